@@ -1,0 +1,20 @@
+/**
+ * hookd: a distributed webhook-delivery service. This file only dispatches subcommands to
+ * src/cli/; see README.md.
+ */
+
+import { type Command, dispatch, EXIT_FAILURE } from "./src/cli/command.ts";
+import { benchCommand } from "./src/cli/bench.ts";
+
+const commands: readonly Command[] = [benchCommand];
+
+if (import.meta.main) {
+  let code: number;
+  try {
+    code = await dispatch("hookd", "distributed webhook delivery", commands, Deno.args);
+  } catch (error) {
+    console.error(`hookd: ${error instanceof Error ? error.message : String(error)}`);
+    code = EXIT_FAILURE;
+  }
+  Deno.exit(code);
+}

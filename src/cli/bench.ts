@@ -1,0 +1,13 @@
+/**
+ * `hookd bench <name>`: the benchmarks, one module each under src/bench/.
+ *
+ * Owns only the list of benches. Each prints progress on stderr and, with `--json`, one JSON
+ * object as its last stdout line.
+ */
+
+import type { Command } from "./command.ts";
+
+export const benchCommand: Command = {
+  spec: { name: "bench", summary: "Run a benchmark (hookd bench --help lists them)" },
+  subcommands: [],
+};

@@ -1,0 +1,58 @@
+/**
+ * Builds the command line that starts another hookd process.
+ *
+ * Owns the one place that knows how hookd was started: compiled (`./hookd`, where
+ * `Deno.execPath()` is hookd itself) or uncompiled (`deno run … main.ts`, where it is the deno
+ * binary and the permissions and config must be passed again). Benchmarks, the local cluster
+ * and end-to-end tests all spawn through here so both forms keep working.
+ */
+
+import { fileURLToPath as fromFileUrl } from "node:url";
+
+/** The permissions hookd needs; deno.json's `hookd` and `compile` tasks grant the same. */
+export const HOOKD_PERMISSIONS = [
+  "--allow-net",
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-run",
+  "--allow-sys",
+] as const;
+
+const projectRoot = new URL("../../", import.meta.url);
+
+function isUncompiled(): boolean {
+  const exe = Deno.execPath().split(/[\\/]/).pop() ?? "";
+  return /^deno(\.exe)?$/.test(exe);
+}
+
+/** The program and arguments that run `hookd <args>`. */
+export function hookdArgv(args: readonly string[]): { program: string; args: string[] } {
+  if (!isUncompiled()) return { program: Deno.execPath(), args: [...args] };
+  return {
+    program: Deno.execPath(),
+    args: [
+      "run",
+      "--quiet",
+      `--config=${fromFileUrl(new URL("deno.json", projectRoot))}`,
+      ...HOOKD_PERMISSIONS,
+      fromFileUrl(new URL("main.ts", projectRoot)),
+      ...args,
+    ],
+  };
+}
+
+/** A `Deno.Command` for `hookd <args>` with piped stdout/stderr unless overridden. */
+export function hookdCommand(
+  args: readonly string[],
+  options: Omit<Deno.CommandOptions, "args"> = {},
+): Deno.Command {
+  const argv = hookdArgv(args);
+  return new Deno.Command(argv.program, {
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    ...options,
+    args: argv.args,
+  });
+}
