@@ -95,6 +95,144 @@ export function validateWalConfig(config: WalConfig): WalConfig {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Webhook delivery engine (src/delivery/)
+// ---------------------------------------------------------------------------------------------
+
+export interface DeliveryConfig {
+  /**
+   * Delay before retry n (after the n-th failed attempt), ms. Modelled on what webhook services
+   * use (Svix, Stripe): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h. Past the end the last entry repeats.
+   * Tests and the bench pass a short schedule.
+   * @default [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000]
+   */
+  retryScheduleMs: readonly number[];
+  /**
+   * Each retry delay is multiplied by a uniform factor in [1 - ratio, 1 + ratio], so that jobs
+   * failing together (one receiver outage) do not come back as one burst.
+   * @default 0.2
+   */
+  retryJitterRatio: number;
+  /** Attempts in total (the first one included) before a job becomes a dead letter. @default 7 */
+  attemptsMax: number;
+  /**
+   * A receiver's `Retry-After` replaces the scheduled delay, clamped to
+   * [retryAfterMinMs, retryAfterMaxMs]: the floor stops a receiver asking for a hot loop, the
+   * ceiling stops it parking a job for a year. @default 1_000
+   */
+  retryAfterMinMs: number;
+  /** See `retryAfterMinMs`. @default 7_200_000 (2 h) */
+  retryAfterMaxMs: number;
+  /** Per-attempt timeout when the job sets none, ms (headers and body). @default 15_000 */
+  attemptTimeoutMs: number;
+  /** Largest per-job timeout a job may ask for, ms. @default 60_000 */
+  attemptTimeoutMaxMs: number;
+  /**
+   * Attempts in flight on this node at once. Bounds sockets, memory and the event loop's work;
+   * 256 is several times the ~64 concurrent requests at which fetch saturates this machine.
+   * @default 256
+   */
+  concurrentDeliveriesMax: number;
+  /**
+   * Attempts in flight to one origin (scheme://host:port) at once: one slow receiver can hold at
+   * most this many of the node's slots, so the others keep flowing. @default 64
+   */
+  originConcurrencyMax: number;
+  /**
+   * Jobs the engine holds in memory (waiting, queued or in flight). `schedule` says no past it;
+   * the job store offers the job again later. @default 100_000
+   */
+  jobsMax: number;
+  /** Largest payload accepted, bytes (UTF-8). @default 256 KiB */
+  payloadBytesMax: number;
+  /** Response body kept in an attempt record, bytes; the rest is discarded unread. @default 1_024 */
+  responseBodyBytesMax: number;
+  /**
+   * Consecutive failed attempts (timeout, connection error, 5xx, 429) to one origin that open
+   * its circuit breaker; an open breaker starts no attempt to that origin. @default 5
+   */
+  breakerFailureThreshold: number;
+  /** First time a breaker stays open before it lets one trial attempt through, ms. @default 5_000 */
+  breakerOpenMs: number;
+  /** Each failed trial doubles the open time, up to this, ms. @default 300_000 */
+  breakerOpenMaxMs: number;
+  /**
+   * Deliver to loopback, private, link-local and other special addresses. Off in production
+   * (SSRF guard); the node flag `--allow-private-targets`, tests and benchmarks turn it on.
+   * @default false
+   */
+  allowPrivateTargets: boolean;
+}
+
+export const deliveryDefaults: Readonly<DeliveryConfig> = Object.freeze({
+  retryScheduleMs: Object.freeze([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000]),
+  retryJitterRatio: 0.2,
+  attemptsMax: 7,
+  retryAfterMinMs: 1_000,
+  retryAfterMaxMs: 7_200_000,
+  attemptTimeoutMs: 15_000,
+  attemptTimeoutMaxMs: 60_000,
+  concurrentDeliveriesMax: 256,
+  originConcurrencyMax: 64,
+  jobsMax: 100_000,
+  payloadBytesMax: 256 * 1024,
+  responseBodyBytesMax: 1_024,
+  breakerFailureThreshold: 5,
+  breakerOpenMs: 5_000,
+  breakerOpenMaxMs: 300_000,
+  allowPrivateTargets: false,
+});
+
+export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
+  if (config.retryScheduleMs.length === 0) {
+    throw new RangeError("delivery.retryScheduleMs must not be empty, got []");
+  }
+  config.retryScheduleMs.forEach((ms, i) => nonNegative(`delivery.retryScheduleMs[${i}]`, ms));
+  probability("delivery.retryJitterRatio", config.retryJitterRatio);
+  positiveInteger("delivery.attemptsMax", config.attemptsMax);
+  nonNegative("delivery.retryAfterMinMs", config.retryAfterMinMs);
+  nonNegative("delivery.retryAfterMaxMs", config.retryAfterMaxMs);
+  relation(
+    "delivery.retryAfterMinMs",
+    config.retryAfterMinMs,
+    "<=",
+    "delivery.retryAfterMaxMs",
+    config.retryAfterMaxMs,
+  );
+  positiveInteger("delivery.attemptTimeoutMs", config.attemptTimeoutMs);
+  positiveInteger("delivery.attemptTimeoutMaxMs", config.attemptTimeoutMaxMs);
+  relation(
+    "delivery.attemptTimeoutMs",
+    config.attemptTimeoutMs,
+    "<=",
+    "delivery.attemptTimeoutMaxMs",
+    config.attemptTimeoutMaxMs,
+  );
+  positiveInteger("delivery.concurrentDeliveriesMax", config.concurrentDeliveriesMax);
+  positiveInteger("delivery.originConcurrencyMax", config.originConcurrencyMax);
+  // An origin limit above the node limit would let one receiver take every slot.
+  relation(
+    "delivery.originConcurrencyMax",
+    config.originConcurrencyMax,
+    "<=",
+    "delivery.concurrentDeliveriesMax",
+    config.concurrentDeliveriesMax,
+  );
+  positiveInteger("delivery.jobsMax", config.jobsMax);
+  positiveInteger("delivery.payloadBytesMax", config.payloadBytesMax);
+  nonNegative("delivery.responseBodyBytesMax", config.responseBodyBytesMax);
+  positiveInteger("delivery.breakerFailureThreshold", config.breakerFailureThreshold);
+  positiveInteger("delivery.breakerOpenMs", config.breakerOpenMs);
+  relation(
+    "delivery.breakerOpenMs",
+    config.breakerOpenMs,
+    "<=",
+    "delivery.breakerOpenMaxMs",
+    config.breakerOpenMaxMs,
+  );
+  return config;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Checks shared by every validate function.
 // ---------------------------------------------------------------------------------------------
 
