@@ -233,6 +233,169 @@ export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Membership: SWIM with the Lifeguard extensions (src/membership/)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Timing formulas (T = probeIntervalMs, N = members known, a = awareness score 0..max-1):
+ * - a probe round lasts T·(a+1); its direct ack is awaited probeTimeoutMs·(a+1), then
+ *   `indirectChecks` members are asked to probe and a second direct ping is sent;
+ * - suspicion timeout: minMs = suspicionMult · max(1, log10 N) · T, maxMs =
+ *   suspicionMaxTimeoutMult · minMs; it starts at maxMs and falls (logarithmically) to minMs as
+ *   k = suspicionMult − 2 independent confirmations arrive (Lifeguard);
+ * - gossip: each update is sent at most retransmitMult · ceil(log10(N + 1)) times.
+ * Detection bound after a crash (see `detectionBoundMs` in src/membership/suspicion_math.ts):
+ * 2·(N−1)·T (worst wait until some member's round-robin reaches the crashed node) + T (that
+ * probe fails) + maxMs (suspicion with no confirmation) + 3·gossipIntervalMs (the dead notice
+ * spreads). At N = 5 with the defaults: 1,600 + 200 + 4,000 + 600 = 6,400 ms; measured p99 at
+ * 20 % loss is far lower (confirmations shrink the suspicion to ~minMs = 800 ms).
+ */
+export interface MembershipConfig {
+  /**
+   * Protocol period: each member probes one other member per period. 200 ms keeps detection
+   * near one to two seconds on a LAN while costing ~15 small datagrams per node per second.
+   * @default 200
+   */
+  probeIntervalMs: number;
+  /**
+   * How long a direct ping waits for its ack before indirect probes start. Loopback and LAN
+   * round trips are well under 1 ms; 100 ms leaves room for a busy event loop and GC pauses
+   * and still leaves half a period for the indirect probes.
+   * @default 100
+   */
+  probeTimeoutMs: number;
+  /**
+   * Members asked to probe a target whose direct ping went unanswered (ping-req). Three relays
+   * make a false suspicion at 20 % loss rare (each relayed path needs four datagrams).
+   * @default 3
+   */
+  indirectChecks: number;
+  /**
+   * Suspicion timeout multiplier (see the formula above); k = suspicionMult − 2 confirmations
+   * shrink the timeout to its minimum.
+   * @default 4
+   */
+  suspicionMult: number;
+  /**
+   * Ratio of the longest suspicion timeout (no confirmation) to the shortest. A lone suspicion
+   * (most likely a false one from packet loss) gets 5× longer to be refuted.
+   * @default 5
+   */
+  suspicionMaxTimeoutMult: number;
+  /**
+   * Lifeguard local-health awareness: probe timeouts stretch by (score + 1), score in
+   * [0, awarenessMaxMultiplier − 1]. It rises on missed nacks and on refuting a suspicion of
+   * ourselves, and falls on every successful probe.
+   * @default 8
+   */
+  awarenessMaxMultiplier: number;
+  /**
+   * Gossip retransmit multiplier: an update is piggybacked at most
+   * retransmitMult · ceil(log10(N + 1)) times.
+   * @default 4
+   */
+  retransmitMult: number;
+  /** Period of the dedicated gossip send (updates not yet piggybacked elsewhere). @default 200 */
+  gossipIntervalMs: number;
+  /** Members sent a gossip packet each gossip period. @default 3 */
+  gossipFanout: number;
+  /**
+   * Recently dead members still receive gossip for this long, so the side of a healed partition
+   * learns it was declared dead and refutes. @default 30000
+   */
+  gossipToDeadMs: number;
+  /**
+   * Period of the full state sync (push-pull) with one random member: a slow anti-entropy for
+   * anything gossip missed, and the way healed partitions converge. @default 10000
+   */
+  syncIntervalMs: number;
+  /** A node that has not heard back from any seed retries the join this often. @default 1000 */
+  joinRetryMs: number;
+  /**
+   * Dead or left members leave the table after this long; a bounded tombstone keeps their last
+   * incarnation so a stale alive message cannot resurrect them. @default 30000
+   */
+  deadReapMs: number;
+  /** Tombstones kept (oldest evicted first). @default 1024 */
+  tombstonesMax: number;
+  /** Most members the table accepts; more are refused and counted. @default 1024 */
+  membersMax: number;
+  /**
+   * Largest membership datagram (a message plus piggybacked gossip). Fits one Ethernet frame
+   * after the transport's header and MAC. Full state syncs are exempt (sent reliably).
+   * @default 1100
+   */
+  packetBytesMax: number;
+  /** Most indirect probes this node relays at once for others; more are refused. @default 256 */
+  relayPendingMax: number;
+  /** Most distinct updates queued for gossip; the most-sent are dropped first. @default 1024 */
+  gossipQueueMax: number;
+}
+
+export const membershipDefaults: Readonly<MembershipConfig> = Object.freeze({
+  probeIntervalMs: 200,
+  probeTimeoutMs: 100,
+  indirectChecks: 3,
+  suspicionMult: 4,
+  suspicionMaxTimeoutMult: 5,
+  awarenessMaxMultiplier: 8,
+  retransmitMult: 4,
+  gossipIntervalMs: 200,
+  gossipFanout: 3,
+  gossipToDeadMs: 30_000,
+  syncIntervalMs: 10_000,
+  joinRetryMs: 1_000,
+  deadReapMs: 30_000,
+  tombstonesMax: 1024,
+  membersMax: 1024,
+  packetBytesMax: 1100,
+  relayPendingMax: 256,
+  gossipQueueMax: 1024,
+});
+
+export function validateMembershipConfig(config: MembershipConfig): MembershipConfig {
+  positiveInteger("membership.probeIntervalMs", config.probeIntervalMs);
+  positiveInteger("membership.probeTimeoutMs", config.probeTimeoutMs);
+  nonNegative("membership.indirectChecks", config.indirectChecks);
+  if (!Number.isInteger(config.indirectChecks)) {
+    throw new RangeError(
+      `membership.indirectChecks must be an integer, got ${config.indirectChecks}`,
+    );
+  }
+  positiveInteger("membership.suspicionMult", config.suspicionMult);
+  positiveInteger("membership.suspicionMaxTimeoutMult", config.suspicionMaxTimeoutMult);
+  positiveInteger("membership.awarenessMaxMultiplier", config.awarenessMaxMultiplier);
+  positiveInteger("membership.retransmitMult", config.retransmitMult);
+  positiveInteger("membership.gossipIntervalMs", config.gossipIntervalMs);
+  positiveInteger("membership.gossipFanout", config.gossipFanout);
+  nonNegative("membership.gossipToDeadMs", config.gossipToDeadMs);
+  positiveInteger("membership.syncIntervalMs", config.syncIntervalMs);
+  positiveInteger("membership.joinRetryMs", config.joinRetryMs);
+  positiveInteger("membership.deadReapMs", config.deadReapMs);
+  positiveInteger("membership.tombstonesMax", config.tombstonesMax);
+  positiveInteger("membership.membersMax", config.membersMax);
+  positiveInteger("membership.packetBytesMax", config.packetBytesMax);
+  positiveInteger("membership.relayPendingMax", config.relayPendingMax);
+  positiveInteger("membership.gossipQueueMax", config.gossipQueueMax);
+  // The ack must be awaited for less than a period, or no time is left for indirect probes.
+  relation(
+    "membership.probeTimeoutMs",
+    config.probeTimeoutMs,
+    "<",
+    "membership.probeIntervalMs",
+    config.probeIntervalMs,
+  );
+  // The largest single message (a full-length alive) must fit a packet with its header.
+  relation(
+    "membership.packetBytesMax (min)",
+    600,
+    "<=",
+    "membership.packetBytesMax",
+    config.packetBytesMax,
+  );
+  return config;
+}
+// ---------------------------------------------------------------------------------------------
 // Checks shared by every validate function.
 // ---------------------------------------------------------------------------------------------
 

@@ -1,0 +1,855 @@
+/**
+ * The sans-I/O SWIM core with the Lifeguard extensions: member table, randomised round-robin
+ * probe loop, indirect probes with nacks, suspicion with incarnations and refutation, shrinking
+ * suspicion timeouts, local health awareness, piggybacked gossip, full state sync on join and
+ * periodically, graceful leave and dead reaping.
+ *
+ * Driven only by `step(nowMs, input)`; it returns datagrams to send and member events, and
+ * `nextWakeMs()` says when it next needs a `tick`. Clock and Rng are injected, so the simulator
+ * replays a seed exactly. Owns membership state only: it never touches a socket or a timer,
+ * and nothing it outputs must be durable (membership is soft state, rebuilt after a restart).
+ */
+
+import { type MembershipConfig, membershipDefaults, validateMembershipConfig } from "../config.ts";
+import { assert, unreachable } from "../lib/assert.ts";
+import type { Rng } from "../lib/rng.ts";
+import { type Counter, type Gauge, MetricsRegistry } from "../metrics/registry.ts";
+import { Awareness } from "./awareness.ts";
+import {
+  decodePacket,
+  encodePacket,
+  messageBytes,
+  PACKET_HEADER_BYTES,
+  PACKET_MESSAGES_MAX,
+} from "./codec.ts";
+import { GossipQueue } from "./gossip_queue.ts";
+import {
+  ack,
+  alive,
+  dead,
+  type GossipMessage,
+  type MemberRecord,
+  type MemberState,
+  nack,
+  ping,
+  suspect,
+  type SwimMessage,
+} from "./messages.ts";
+import { Suspicion } from "./suspicion.ts";
+import { retransmitLimit, suspicionBounds } from "./suspicion_math.ts";
+
+export type SwimInput =
+  | { type: "tick" }
+  | { type: "packet"; fromAddress: string; bytes: Uint8Array }
+  /** Graceful leave: tell everyone at once, stop probing, keep answering until shut down. */
+  | { type: "leave" };
+
+export type MemberEventType = "member-alive" | "member-suspect" | "member-dead" | "member-left";
+
+export interface MemberEvent {
+  type: MemberEventType;
+  nodeId: string;
+  address: string;
+  incarnation: number;
+}
+
+export type SwimOutput =
+  | {
+    type: "send";
+    toAddress: string;
+    bytes: Uint8Array;
+    /** Full state syncs may exceed one datagram: send them on the reliable channel. */
+    reliable: boolean;
+  }
+  | { type: "event"; event: MemberEvent };
+
+/** A read-only row of the member table. */
+export interface MemberInfo {
+  readonly nodeId: string;
+  readonly address: string;
+  readonly incarnation: number;
+  readonly state: MemberState;
+  /** When this node last saw the member change state (its own clock). */
+  readonly stateChangeMs: number;
+}
+
+/** What ownership and the CLI may read; nothing here changes the protocol state. */
+export interface MembershipView {
+  readonly nodeId: string;
+  members(): MemberInfo[];
+  member(nodeId: string): MemberInfo | undefined;
+  /** Dead or left, or reaped after being so. Unknown ids are not dead: they never joined. */
+  isDead(nodeId: string): boolean;
+  isAlive(nodeId: string): boolean;
+}
+
+export interface SwimCoreOptions {
+  nodeId: string;
+  /** This node's `host:port`, as peers reach it. */
+  address: string;
+  /** Seed addresses to join through (any subset of the cluster; our own is skipped). */
+  seeds?: readonly string[];
+  config?: Partial<MembershipConfig>;
+  rng: Rng;
+  /** Time of creation on the caller's clock. */
+  nowMs: number;
+  /**
+   * Starting incarnation. A restarted node should start higher than its previous life (the
+   * node process uses wall-clock seconds); if it does not, it refutes its own death on joining.
+   * @default 0
+   */
+  incarnation?: number;
+  metrics?: MetricsRegistry;
+}
+
+interface Member {
+  nodeId: string;
+  address: string;
+  incarnation: number;
+  state: MemberState;
+  stateChangeMs: number;
+  suspicion: Suspicion | undefined;
+}
+
+interface Probe {
+  seq: number;
+  targetId: string;
+  targetAddress: string;
+  indirectAtMs: number;
+  endMs: number;
+  indirectSent: boolean;
+  expectedNacks: number;
+  nacks: number;
+}
+
+interface Relay {
+  requesterAddress: string;
+  requesterSeq: number;
+  nackAtMs: number;
+  expiresMs: number;
+}
+
+interface Tombstone {
+  incarnation: number;
+}
+
+const INCARNATION_MAX = 0xffffffff;
+
+export class SwimCore implements MembershipView {
+  readonly nodeId: string;
+  readonly address: string;
+  readonly config: Readonly<MembershipConfig>;
+  readonly #rng: Rng;
+  readonly #seeds: string[];
+  readonly #members = new Map<string, Member>();
+  readonly #tombstones = new Map<string, Tombstone>();
+  readonly #gossip: GossipQueue;
+  readonly #awareness: Awareness;
+  readonly #relays = new Map<number, Relay>();
+  #probeOrder: string[] = [];
+  #probeIndex = 0;
+  #probe: Probe | undefined;
+  #seq = 0;
+  #nextProbeMs: number;
+  #nextGossipMs: number;
+  #nextSyncMs: number;
+  #nextJoinMs: number;
+  #joined: boolean;
+  #leaving = false;
+  #out: SwimOutput[] = [];
+  readonly #m: {
+    probes: Counter;
+    acks: Counter;
+    nacks: Counter;
+    indirectProbes: Counter;
+    relayed: Counter;
+    relayRefused: Counter;
+    suspicionsRaised: Counter;
+    suspicionsRefuted: Counter;
+    selfRefutations: Counter;
+    deadDeclared: Counter;
+    decodeErrors: Counter;
+    packetsIn: Counter;
+    packetsOut: Counter;
+    membersRefused: Counter;
+    byState: Record<MemberState, Gauge>;
+    awareness: Gauge;
+  };
+
+  constructor(options: SwimCoreOptions) {
+    this.config = validateMembershipConfig({ ...membershipDefaults, ...options.config });
+    this.nodeId = options.nodeId;
+    this.address = options.address;
+    this.#rng = options.rng;
+    this.#seeds = [...new Set(options.seeds ?? [])].filter((a) => a !== options.address);
+    this.#gossip = new GossipQueue(this.config.gossipQueueMax);
+    this.#awareness = new Awareness(this.config.awarenessMaxMultiplier);
+    const incarnation = options.incarnation ?? 0;
+    assert(
+      Number.isInteger(incarnation) && incarnation >= 0 && incarnation < INCARNATION_MAX,
+      `incarnation must be a u32, got ${incarnation}`,
+    );
+    const now = options.nowMs;
+    this.#members.set(this.nodeId, {
+      nodeId: this.nodeId,
+      address: this.address,
+      incarnation,
+      state: "alive",
+      stateChangeMs: now,
+      suspicion: undefined,
+    });
+    // Spread the first probe and sync over a period so that nodes started together do not
+    // move in lockstep.
+    this.#nextProbeMs = now + this.#rng.next() * this.config.probeIntervalMs;
+    this.#nextGossipMs = now + this.#rng.next() * this.config.gossipIntervalMs;
+    this.#nextSyncMs = now + (0.5 + this.#rng.next()) * this.config.syncIntervalMs;
+    this.#nextJoinMs = now;
+    this.#joined = this.#seeds.length === 0;
+    const reg = options.metrics ?? new MetricsRegistry();
+    const c = (name: string, help: string) => reg.counter(`hookd_membership_${name}`, help);
+    this.#m = {
+      probes: c("probes_total", "Direct probes started"),
+      acks: c("acks_total", "Probes answered by an ack (direct or relayed)"),
+      nacks: c("nacks_total", "Nacks received from indirect probers"),
+      indirectProbes: c("indirect_probes_total", "Ping-req messages sent to relays"),
+      relayed: c("relayed_probes_total", "Indirect probes relayed for other members"),
+      relayRefused: c("relay_refused_total", "Ping-req refused: too many relays pending"),
+      suspicionsRaised: c("suspicions_raised_total", "Members this node began to suspect"),
+      suspicionsRefuted: c("suspicions_refuted_total", "Suspected members seen alive again"),
+      selfRefutations: c("self_refutations_total", "Suspicions of this node it refuted"),
+      deadDeclared: c("dead_declared_total", "Suspicion timeouts that declared a member dead"),
+      decodeErrors: c("decode_errors_total", "Membership packets that failed to decode"),
+      packetsIn: c("packets_in_total", "Membership packets received"),
+      packetsOut: c("packets_out_total", "Membership packets sent"),
+      membersRefused: c("members_refused_total", "New members refused: table full"),
+      byState: {
+        alive: reg.gauge("hookd_membership_members", "Members per state", { state: "alive" }),
+        suspect: reg.gauge("hookd_membership_members", "Members per state", { state: "suspect" }),
+        dead: reg.gauge("hookd_membership_members", "Members per state", { state: "dead" }),
+        left: reg.gauge("hookd_membership_members", "Members per state", { state: "left" }),
+      },
+      awareness: reg.gauge("hookd_membership_awareness_score", "Lifeguard local health score"),
+    };
+    this.#updateGauges();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Read-only view
+  // -------------------------------------------------------------------------------------------
+
+  members(): MemberInfo[] {
+    return [...this.#members.values()].map(toInfo);
+  }
+
+  member(nodeId: string): MemberInfo | undefined {
+    const m = this.#members.get(nodeId);
+    return m === undefined ? undefined : toInfo(m);
+  }
+
+  isDead(nodeId: string): boolean {
+    const m = this.#members.get(nodeId);
+    if (m === undefined) return this.#tombstones.has(nodeId);
+    return m.state === "dead" || m.state === "left";
+  }
+
+  isAlive(nodeId: string): boolean {
+    const s = this.#members.get(nodeId)?.state;
+    return s === "alive" || s === "suspect";
+  }
+
+  get incarnation(): number {
+    return this.#self().incarnation;
+  }
+
+  get awarenessScore(): number {
+    return this.#awareness.score;
+  }
+
+  get joined(): boolean {
+    return this.#joined;
+  }
+
+  get leaving(): boolean {
+    return this.#leaving;
+  }
+
+  get gossipQueued(): number {
+    return this.#gossip.size;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Driving the core
+  // -------------------------------------------------------------------------------------------
+
+  step(nowMs: number, input: SwimInput): SwimOutput[] {
+    assert(this.#out.length === 0, "step is not re-entrant");
+    switch (input.type) {
+      case "tick":
+        this.#tick(nowMs);
+        break;
+      case "packet":
+        this.#onPacket(nowMs, input.fromAddress, input.bytes);
+        break;
+      case "leave":
+        this.#leave(nowMs);
+        break;
+      default:
+        unreachable(input, "input");
+    }
+    this.#updateGauges();
+    const out = this.#out;
+    this.#out = [];
+    return out;
+  }
+
+  /** The earliest time at which `tick` has work to do. */
+  nextWakeMs(): number {
+    let wake = Math.min(this.#nextGossipMs, this.#nextSyncMs);
+    if (!this.#joined) wake = Math.min(wake, this.#nextJoinMs);
+    if (this.#probe !== undefined) {
+      wake = Math.min(
+        wake,
+        this.#probe.indirectSent ? this.#probe.endMs : this.#probe.indirectAtMs,
+      );
+    } else if (!this.#leaving) {
+      wake = Math.min(wake, this.#nextProbeMs);
+    }
+    for (const m of this.#members.values()) {
+      if (m.suspicion !== undefined) wake = Math.min(wake, m.suspicion.deadlineMs);
+      if (m.state === "dead" || m.state === "left") {
+        wake = Math.min(wake, m.stateChangeMs + this.config.deadReapMs);
+      }
+    }
+    for (const r of this.#relays.values()) wake = Math.min(wake, r.nackAtMs, r.expiresMs);
+    return wake;
+  }
+
+  /**
+   * Gossip for the transport's piggyback hook: a packet of queued updates fitting in
+   * `spaceBytes`, or null when nothing is queued or nothing fits.
+   */
+  gossipPacket(spaceBytes: number): Uint8Array | null {
+    const room = Math.min(spaceBytes, this.config.packetBytesMax) - PACKET_HEADER_BYTES;
+    const updates = this.#gossip.take(room, PACKET_MESSAGES_MAX, this.#retransmitLimit());
+    if (updates.length === 0) return null;
+    this.#m.packetsOut.inc();
+    return encodePacket(updates);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Timers
+  // -------------------------------------------------------------------------------------------
+
+  #tick(now: number): void {
+    if (!this.#joined && now >= this.#nextJoinMs) {
+      // Join: push our state to every seed; the first answer makes us a member.
+      for (const seed of this.#seeds) this.#sendSync(seed, false, true);
+      this.#nextJoinMs = now + this.config.joinRetryMs;
+    }
+    this.#tickProbe(now);
+    for (const m of [...this.#members.values()]) {
+      if (m.suspicion !== undefined && now >= m.suspicion.deadlineMs) {
+        this.#m.deadDeclared.inc();
+        this.#onDead(now, dead(m.nodeId, m.incarnation, this.nodeId));
+      }
+    }
+    for (const [seq, r] of this.#relays) {
+      if (now >= r.nackAtMs) {
+        r.nackAtMs = Infinity;
+        this.#send(r.requesterAddress, [nack(r.requesterSeq)]);
+      }
+      if (now >= r.expiresMs) this.#relays.delete(seq);
+    }
+    if (now >= this.#nextGossipMs) {
+      this.#gossipRound(now);
+      this.#nextGossipMs += this.config.gossipIntervalMs;
+      if (this.#nextGossipMs <= now) this.#nextGossipMs = now + this.config.gossipIntervalMs;
+    }
+    if (now >= this.#nextSyncMs) {
+      if (this.#joined && !this.#leaving) this.#periodicSync(now);
+      this.#nextSyncMs = now + this.config.syncIntervalMs;
+    }
+    this.#reap(now);
+  }
+
+  #tickProbe(now: number): void {
+    const probe = this.#probe;
+    if (probe !== undefined) {
+      if (!probe.indirectSent && now >= probe.indirectAtMs) this.#probeIndirect(probe);
+      if (now >= probe.endMs) this.#probeFailed(now, probe);
+    }
+    if (this.#probe === undefined && !this.#leaving && now >= this.#nextProbeMs) {
+      this.#startProbe(now);
+    }
+  }
+
+  #startProbe(now: number): void {
+    const target = this.#nextProbeTarget();
+    if (target === undefined) {
+      this.#nextProbeMs = now + this.config.probeIntervalMs;
+      return;
+    }
+    const seq = this.#nextSeq();
+    const endMs = now + this.#awareness.scaleMs(this.config.probeIntervalMs);
+    this.#probe = {
+      seq,
+      targetId: target.nodeId,
+      targetAddress: target.address,
+      indirectAtMs: now + this.#awareness.scaleMs(this.config.probeTimeoutMs),
+      endMs,
+      indirectSent: false,
+      expectedNacks: 0,
+      nacks: 0,
+    };
+    this.#nextProbeMs = endMs;
+    this.#m.probes.inc();
+    this.#send(target.address, [ping(seq, target.nodeId)]);
+  }
+
+  #probeIndirect(probe: Probe): void {
+    probe.indirectSent = true;
+    const relays = this.#pick(
+      this.config.indirectChecks,
+      (m) => m.state === "alive" && m.nodeId !== this.nodeId && m.nodeId !== probe.targetId,
+    );
+    for (const relay of relays) {
+      this.#m.indirectProbes.inc();
+      this.#send(relay.address, [{
+        type: "ping-req",
+        seq: probe.seq,
+        targetId: probe.targetId,
+        targetAddress: probe.targetAddress,
+        wantNack: true,
+      }]);
+    }
+    probe.expectedNacks = relays.length;
+    // A second direct ping: a lost datagram is far likelier than a dead peer, and it costs one
+    // packet (memberlist sends a TCP ping at this point).
+    this.#send(probe.targetAddress, [ping(probe.seq, probe.targetId)]);
+  }
+
+  #probeFailed(now: number, probe: Probe): void {
+    this.#probe = undefined;
+    // Lifeguard: missing nacks mean our own links (or we) are slow, so stretch our timeouts
+    // before we accuse anyone else.
+    const delta = probe.expectedNacks > 0 ? probe.expectedNacks - probe.nacks : 1;
+    this.#awareness.applyDelta(delta);
+    const target = this.#members.get(probe.targetId);
+    if (target === undefined || target.state !== "alive" && target.state !== "suspect") return;
+    this.#onSuspect(now, suspect(target.nodeId, target.incarnation, this.nodeId));
+    if (target.state === "suspect") {
+      // Tell the suspect at once so it can refute without waiting for gossip to reach it.
+      this.#send(target.address, [suspect(target.nodeId, target.incarnation, this.nodeId)]);
+    }
+  }
+
+  #nextProbeTarget(): Member | undefined {
+    const probeable = (m: Member | undefined): m is Member =>
+      m !== undefined && m.nodeId !== this.nodeId && (m.state === "alive" || m.state === "suspect");
+    for (let attempts = 0; attempts < 2; attempts++) {
+      while (this.#probeIndex < this.#probeOrder.length) {
+        const m = this.#members.get(this.#probeOrder[this.#probeIndex++]!);
+        if (probeable(m)) return m;
+      }
+      // End of a pass: reshuffle, so each member is probed once per pass in a fresh order.
+      this.#probeOrder = [...this.#members.values()].filter(probeable).map((m) => m.nodeId);
+      shuffle(this.#probeOrder, this.#rng);
+      this.#probeIndex = 0;
+    }
+    return undefined;
+  }
+
+  #gossipRound(now: number): void {
+    if (this.#gossip.size === 0) return;
+    const targets = this.#pick(this.config.gossipFanout, (m) =>
+      m.nodeId !== this.nodeId &&
+      (m.state === "alive" || m.state === "suspect" ||
+        (m.state === "dead" && now - m.stateChangeMs < this.config.gossipToDeadMs)));
+    for (const t of targets) {
+      const packet = this.gossipPacket(this.config.packetBytesMax);
+      if (packet === null) return;
+      this.#out.push({ type: "send", toAddress: t.address, bytes: packet, reliable: false });
+    }
+  }
+
+  #periodicSync(now: number): void {
+    const candidates = [...this.#members.values()].filter((m) =>
+      m.nodeId !== this.nodeId &&
+      (m.state === "alive" || m.state === "suspect" ||
+        (m.state === "dead" && now - m.stateChangeMs < this.config.gossipToDeadMs))
+    );
+    // Now and then a seed: after a long partition the other side may be reaped from our table,
+    // and the seeds are how we find it again.
+    const useSeed = this.#seeds.length > 0 &&
+      (candidates.length === 0 || this.#rng.next() < 1 / (candidates.length + 1));
+    const address = useSeed
+      ? this.#seeds[this.#rng.int(this.#seeds.length)]!
+      : candidates[this.#rng.int(candidates.length)]?.address;
+    if (address !== undefined) this.#sendSync(address, false, false);
+  }
+
+  #reap(now: number): void {
+    for (const m of [...this.#members.values()]) {
+      if (
+        (m.state === "dead" || m.state === "left") &&
+        now - m.stateChangeMs >= this.config.deadReapMs
+      ) {
+        this.#members.delete(m.nodeId);
+        this.#remember(m.nodeId, m.incarnation);
+      }
+    }
+  }
+
+  /** Tombstones a dead member's last incarnation (bounded: the oldest is forgotten first). */
+  #remember(nodeId: string, incarnation: number): void {
+    const known = this.#tombstones.get(nodeId);
+    if (known !== undefined && known.incarnation > incarnation) return;
+    this.#tombstones.delete(nodeId);
+    this.#tombstones.set(nodeId, { incarnation });
+    if (this.#tombstones.size > this.config.tombstonesMax) {
+      const oldest = this.#tombstones.keys().next().value;
+      if (oldest !== undefined) this.#tombstones.delete(oldest);
+    }
+  }
+
+  #leave(now: number): void {
+    if (this.#leaving) return;
+    this.#leaving = true;
+    this.#probe = undefined;
+    const self = this.#self();
+    self.state = "left";
+    self.stateChangeMs = now;
+    const notice = dead(this.nodeId, self.incarnation, this.nodeId);
+    this.#gossip.push(notice);
+    // Tell every live member directly: others must learn at once, not after a gossip round.
+    for (const m of this.#members.values()) {
+      if (m.nodeId !== this.nodeId && (m.state === "alive" || m.state === "suspect")) {
+        this.#send(m.address, [notice]);
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Packets
+  // -------------------------------------------------------------------------------------------
+
+  #onPacket(now: number, fromAddress: string, bytes: Uint8Array): void {
+    const decoded = decodePacket(bytes);
+    if (!decoded.ok) {
+      this.#m.decodeErrors.inc();
+      return;
+    }
+    this.#m.packetsIn.inc();
+    for (const message of decoded.value) this.#onMessage(now, fromAddress, message);
+  }
+
+  #onMessage(now: number, fromAddress: string, message: SwimMessage): void {
+    switch (message.type) {
+      case "ping":
+        // A probe for another node id reached a process that reused the address: stay silent,
+        // so the prober learns that its target is gone.
+        if (message.targetId === this.nodeId) this.#send(fromAddress, [ack(message.seq)]);
+        return;
+      case "ping-req": {
+        if (this.#relays.size >= this.config.relayPendingMax) {
+          this.#m.relayRefused.inc();
+          return;
+        }
+        const seq = this.#nextSeq();
+        this.#relays.set(seq, {
+          requesterAddress: fromAddress,
+          requesterSeq: message.seq,
+          nackAtMs: message.wantNack ? now + 0.8 * this.config.probeTimeoutMs : Infinity,
+          expiresMs: now + this.config.probeTimeoutMs,
+        });
+        this.#m.relayed.inc();
+        this.#send(message.targetAddress, [ping(seq, message.targetId)]);
+        return;
+      }
+      case "ack": {
+        const probe = this.#probe;
+        if (probe !== undefined && probe.seq === message.seq) {
+          this.#probe = undefined;
+          this.#m.acks.inc();
+          this.#awareness.applyDelta(-1);
+          return;
+        }
+        const relay = this.#relays.get(message.seq);
+        if (relay !== undefined) {
+          this.#relays.delete(message.seq);
+          this.#send(relay.requesterAddress, [ack(relay.requesterSeq)]);
+        }
+        return;
+      }
+      case "nack":
+        if (this.#probe !== undefined && this.#probe.seq === message.seq) {
+          this.#probe.nacks++;
+          this.#m.nacks.inc();
+        }
+        return;
+      case "alive":
+        this.#onAlive(now, message);
+        return;
+      case "suspect":
+        this.#onSuspect(now, message);
+        return;
+      case "dead":
+        this.#onDead(now, message);
+        return;
+      case "sync":
+        this.#onSync(now, fromAddress, message.isResponse, message.members);
+        return;
+      default:
+        unreachable(message, "message");
+    }
+  }
+
+  #onSync(now: number, fromAddress: string, isResponse: boolean, rows: MemberRecord[]): void {
+    for (const row of rows) {
+      switch (row.state) {
+        case "alive":
+          this.#onAlive(now, alive(row.nodeId, row.address, row.incarnation));
+          break;
+        case "suspect":
+        case "dead":
+          // Another node's "dead" in a bulk sync may be stale; start our own suspicion instead,
+          // which the member can refute (as memberlist does). A member we never knew is learnt
+          // as it is: a suspect is added and suspected, a dead one only remembered.
+          if (!this.#members.has(row.nodeId) && row.nodeId !== this.nodeId) {
+            if (row.state === "dead") {
+              this.#remember(row.nodeId, row.incarnation);
+              break;
+            }
+            this.#onAlive(now, alive(row.nodeId, row.address, row.incarnation));
+          }
+          this.#onSuspect(now, suspect(row.nodeId, row.incarnation, this.nodeId));
+          break;
+        case "left":
+          this.#onDead(now, dead(row.nodeId, row.incarnation, row.nodeId));
+          break;
+        default:
+          unreachable(row.state, "state");
+      }
+    }
+    if (isResponse) {
+      this.#joined = true;
+    } else if (!this.#leaving) {
+      this.#sendSync(fromAddress, true, false);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // State transitions (the SWIM ordering: higher incarnation wins; at equal incarnation
+  // dead/left beats suspect beats alive)
+  // -------------------------------------------------------------------------------------------
+
+  #onAlive(now: number, message: GossipMessage & { type: "alive" }): void {
+    if (message.nodeId === this.nodeId) {
+      // Someone claims a newer us (a previous life, or a forged message): outvote it.
+      if (message.incarnation > this.#self().incarnation && !this.#leaving) {
+        this.#refute(message.incarnation);
+      }
+      return;
+    }
+    let m = this.#members.get(message.nodeId);
+    if (m === undefined) {
+      const tomb = this.#tombstones.get(message.nodeId);
+      if (tomb !== undefined && message.incarnation <= tomb.incarnation) return;
+      if (this.#members.size >= this.config.membersMax) {
+        this.#m.membersRefused.inc();
+        return;
+      }
+      this.#tombstones.delete(message.nodeId);
+      m = {
+        nodeId: message.nodeId,
+        address: message.address,
+        incarnation: message.incarnation,
+        state: "alive",
+        stateChangeMs: now,
+        suspicion: undefined,
+      };
+      this.#members.set(m.nodeId, m);
+      // New members go to a random place in the current pass so they are probed soon.
+      this.#probeOrder.splice(
+        this.#probeIndex + this.#rng.int(this.#probeOrder.length - this.#probeIndex + 1),
+        0,
+        m.nodeId,
+      );
+      if (this.#members.size === 2 && this.#seeds.length > 0) this.#joined = true;
+      this.#gossip.push(message);
+      this.#emit("member-alive", m);
+      return;
+    }
+    if (message.incarnation <= m.incarnation) return;
+    const wasSuspect = m.state === "suspect";
+    const changed = m.state !== "alive";
+    m.incarnation = message.incarnation;
+    m.address = message.address;
+    m.suspicion = undefined;
+    if (changed) {
+      m.state = "alive";
+      m.stateChangeMs = now;
+      if (wasSuspect) this.#m.suspicionsRefuted.inc();
+      this.#emit("member-alive", m);
+    }
+    this.#gossip.push(message);
+  }
+
+  #onSuspect(now: number, message: GossipMessage & { type: "suspect" }): void {
+    if (message.nodeId === this.nodeId) {
+      if (!this.#leaving && message.incarnation >= this.#self().incarnation) {
+        this.#refute(message.incarnation);
+      }
+      return;
+    }
+    const m = this.#members.get(message.nodeId);
+    if (m === undefined || message.incarnation < m.incarnation) return;
+    if (m.state === "dead" || m.state === "left") return;
+    if (m.state === "suspect" && m.suspicion !== undefined) {
+      if (message.incarnation > m.incarnation) m.incarnation = message.incarnation;
+      // An independent confirmation shrinks our timer; pass it on so others' shrink too.
+      if (m.suspicion.confirm(message.fromId)) this.#gossip.push(message);
+      return;
+    }
+    m.incarnation = message.incarnation;
+    m.state = "suspect";
+    m.stateChangeMs = now;
+    m.suspicion = new Suspicion(
+      now,
+      message.fromId,
+      suspicionBounds(this.#liveCount(), this.config),
+    );
+    this.#m.suspicionsRaised.inc();
+    this.#gossip.push(message);
+    this.#emit("member-suspect", m);
+  }
+
+  #onDead(now: number, message: GossipMessage & { type: "dead" }): void {
+    if (message.nodeId === this.nodeId) {
+      if (!this.#leaving && message.incarnation >= this.#self().incarnation) {
+        this.#refute(message.incarnation);
+      }
+      return;
+    }
+    const m = this.#members.get(message.nodeId);
+    if (m === undefined || message.incarnation < m.incarnation) return;
+    if (m.state === "dead" || m.state === "left") return;
+    m.incarnation = message.incarnation;
+    m.state = message.fromId === message.nodeId ? "left" : "dead";
+    m.stateChangeMs = now;
+    m.suspicion = undefined;
+    if (this.#probe?.targetId === m.nodeId) this.#probe = undefined;
+    this.#gossip.push(message);
+    this.#emit(m.state === "left" ? "member-left" : "member-dead", m);
+  }
+
+  #refute(seenIncarnation: number): void {
+    const self = this.#self();
+    const next = Math.max(self.incarnation, seenIncarnation) + 1;
+    assert(next <= INCARNATION_MAX, "incarnation overflow");
+    self.incarnation = next;
+    this.#m.selfRefutations.inc();
+    // Lifeguard: being suspected hints that we are the slow one.
+    this.#awareness.applyDelta(1);
+    this.#gossip.push(alive(this.nodeId, this.address, next));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Helpers
+  // -------------------------------------------------------------------------------------------
+
+  #self(): Member {
+    const self = this.#members.get(this.nodeId);
+    assert(self !== undefined, "the member table always holds this node");
+    return self;
+  }
+
+  #liveCount(): number {
+    let n = 0;
+    for (const m of this.#members.values()) if (m.state === "alive" || m.state === "suspect") n++;
+    return n;
+  }
+
+  #retransmitLimit(): number {
+    return retransmitLimit(this.config.retransmitMult, this.#liveCount());
+  }
+
+  #nextSeq(): number {
+    this.#seq = (this.#seq + 1) >>> 0;
+    return this.#seq;
+  }
+
+  /** Up to `count` distinct random members satisfying `accept`. */
+  #pick(count: number, accept: (m: Member) => boolean): Member[] {
+    const all = [...this.#members.values()].filter(accept);
+    shuffle(all, this.#rng);
+    return all.slice(0, count);
+  }
+
+  /** Sends `messages` with as much queued gossip as fits the packet. */
+  #send(toAddress: string, messages: SwimMessage[]): void {
+    let used = PACKET_HEADER_BYTES;
+    for (const m of messages) used += messageBytes(m);
+    const extra = this.#gossip.take(
+      this.config.packetBytesMax - used,
+      PACKET_MESSAGES_MAX - messages.length,
+      this.#retransmitLimit(),
+    );
+    this.#m.packetsOut.inc();
+    this.#out.push({
+      type: "send",
+      toAddress,
+      bytes: encodePacket([...messages, ...extra]),
+      reliable: false,
+    });
+  }
+
+  #sendSync(toAddress: string, isResponse: boolean, isJoin: boolean): void {
+    const members: MemberRecord[] = [...this.#members.values()].map((m) => ({
+      nodeId: m.nodeId,
+      address: m.address,
+      incarnation: m.incarnation,
+      state: m.state,
+    }));
+    this.#m.packetsOut.inc();
+    this.#out.push({
+      type: "send",
+      toAddress,
+      bytes: encodePacket([{ type: "sync", isResponse, isJoin, members }]),
+      reliable: true,
+    });
+  }
+
+  #emit(type: MemberEventType, m: Member): void {
+    this.#out.push({
+      type: "event",
+      event: { type, nodeId: m.nodeId, address: m.address, incarnation: m.incarnation },
+    });
+  }
+
+  #updateGauges(): void {
+    const counts: Record<MemberState, number> = { alive: 0, suspect: 0, dead: 0, left: 0 };
+    for (const m of this.#members.values()) counts[m.state]++;
+    for (const s of ["alive", "suspect", "dead", "left"] as const) {
+      this.#m.byState[s].set(counts[s]);
+    }
+    this.#m.awareness.set(this.#awareness.score);
+  }
+}
+
+function toInfo(m: Member): MemberInfo {
+  return {
+    nodeId: m.nodeId,
+    address: m.address,
+    incarnation: m.incarnation,
+    state: m.state,
+    stateChangeMs: m.stateChangeMs,
+  };
+}
+
+function shuffle<T>(items: T[], rng: Rng): void {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+}
