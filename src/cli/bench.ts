@@ -6,8 +6,10 @@
  */
 
 import type { Command } from "./command.ts";
+import { membershipBenchCommand } from "../bench/membership_bench.ts";
+import { walBench } from "../bench/wal_bench.ts";
 
 export const benchCommand: Command = {
   spec: { name: "bench", summary: "Run a benchmark (hookd bench --help lists them)" },
-  subcommands: [],
+  subcommands: [walBench, membershipBenchCommand],
 };

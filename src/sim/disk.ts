@@ -1,0 +1,233 @@
+/**
+ * An in-memory disk for the simulator and for WAL fault tests: it implements `WalFs` and can
+ * crash.
+ *
+ * Owns simulated files. Each file keeps what has been made durable (by `syncData`) apart from
+ * what was only written. `crash()` throws away unsynced bytes — all, or a seeded random
+ * prefix, optionally with its last bytes scrambled, as a torn write leaves them — and drops
+ * files whose creation was never made durable by a directory sync. Faults (a failing write
+ * or fsync, a full disk) are injected per call.
+ */
+
+import type { Rng } from "../lib/rng.ts";
+import { type WalFile, type WalFs } from "../wal/wal_fs.ts";
+
+interface SimFile {
+  durable: Uint8Array;
+  /** Everything written, synced or not. */
+  current: Uint8Array;
+  /** The file's directory entry has been made durable. */
+  linked: boolean;
+}
+
+export type DiskFault = "write" | "sync" | "full";
+
+export class SimDisk implements WalFs {
+  readonly #files = new Map<string, SimFile>();
+  readonly #removedUnsynced = new Map<string, SimFile>();
+  readonly #dirs = new Set<string>();
+  #nextFault: { kind: DiskFault; afterCalls: number } | undefined;
+  /** Bumped by `crash()`: handles opened before it belong to the dead process and fail. */
+  generation = 0;
+  writes = 0;
+  syncs = 0;
+
+  /** The `afterCalls`-th next write (or fsync) fails; `full` fails writes with ENOSPC. */
+  injectFault(kind: DiskFault, afterCalls = 0): void {
+    this.#nextFault = { kind, afterCalls };
+  }
+
+  #fault(call: "write" | "sync"): Error | undefined {
+    const fault = this.#nextFault;
+    if (fault === undefined) return undefined;
+    const matches = fault.kind === call || (fault.kind === "full" && call === "write");
+    if (!matches) return undefined;
+    if (fault.afterCalls > 0) {
+      fault.afterCalls--;
+      return undefined;
+    }
+    this.#nextFault = undefined;
+    if (fault.kind === "full") return new Error("No space left on device (os error 28)");
+    return new Error(`injected ${call} failure (EIO)`);
+  }
+
+  /**
+   * Loses every unsynced byte. With `rng`, a random prefix of each file's unsynced bytes
+   * survives instead, and with `tear` its last bytes are scrambled (a torn sector).
+   */
+  crash(rng?: Rng, tear = false): void {
+    this.generation++;
+    this.#nextFault = undefined;
+    for (const [path, file] of this.#files) {
+      if (!file.linked) {
+        this.#files.delete(path);
+        continue;
+      }
+      const unsynced = file.current.length - file.durable.length;
+      let keep = 0;
+      if (rng !== undefined && unsynced > 0) keep = rng.int(unsynced + 1);
+      const survived = file.current.slice(0, file.durable.length + keep);
+      if (tear && rng !== undefined && keep > 0) {
+        const from = Math.max(file.durable.length, survived.length - 1 - rng.int(16));
+        for (let i = from; i < survived.length; i++) survived[i] = rng.int(256);
+      }
+      file.current = survived;
+      file.durable = survived.slice();
+    }
+    // A removal that was never made durable is undone by the crash.
+    for (const [path, file] of this.#removedUnsynced) {
+      if (!this.#files.has(path)) this.#files.set(path, { ...file, current: file.durable.slice() });
+    }
+    this.#removedUnsynced.clear();
+  }
+
+  /**
+   * The disk as one process sees it: every call through the returned adapter fails once the
+   * disk has crashed, so a "dead" process cannot keep writing into its successor's files.
+   */
+  mount(): WalFs {
+    const generation = this.generation;
+    const check = (): void => {
+      if (generation !== this.generation) throw new Error("the process crashed");
+    };
+    const guard =
+      <A extends unknown[], R>(fn: (...args: A) => Promise<R>) => (...args: A): Promise<R> => {
+        try {
+          check();
+        } catch (error) {
+          return Promise.reject(error);
+        }
+        return fn(...args);
+      };
+    return {
+      mkdirp: guard((dir: string) => this.mkdirp(dir)),
+      list: guard((dir: string) => this.list(dir)),
+      readFile: guard((path: string) => this.readFile(path)),
+      openAppend: guard((path: string, create: boolean) => this.openAppend(path, create)),
+      truncate: guard((path: string, lengthBytes: number) => this.truncate(path, lengthBytes)),
+      remove: guard((path: string) => this.remove(path)),
+      syncDir: guard((dir: string) => this.syncDir(dir)),
+    };
+  }
+
+  /** Test access: the bytes of a file as written so far. */
+  bytes(path: string): Uint8Array | undefined {
+    return this.#files.get(path)?.current;
+  }
+
+  /** Test access: overwrite bytes of a file (durably), to simulate media corruption. */
+  corrupt(path: string, offset: number, bytes: Uint8Array): void {
+    const file = this.#files.get(path);
+    if (file === undefined) throw new Error(`SimDisk.corrupt: no file ${path}`);
+    file.current.set(bytes, offset);
+    file.durable = file.current.slice(0, Math.max(file.durable.length, offset + bytes.length));
+  }
+
+  mkdirp(dir: string): Promise<void> {
+    this.#dirs.add(dir);
+    return Promise.resolve();
+  }
+
+  list(dir: string): Promise<string[]> {
+    const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+    const names = [...this.#files.keys()]
+      .filter((p) => p.startsWith(prefix) && !p.slice(prefix.length).includes("/"))
+      .map((p) => p.slice(prefix.length));
+    return Promise.resolve(names);
+  }
+
+  readFile(path: string): Promise<Uint8Array> {
+    const file = this.#files.get(path);
+    if (file === undefined) return Promise.reject(new Deno.errors.NotFound(path));
+    return Promise.resolve(file.current.slice());
+  }
+
+  openAppend(path: string, create: boolean): Promise<WalFile> {
+    let file = this.#files.get(path);
+    if (file === undefined) {
+      if (!create) return Promise.reject(new Deno.errors.NotFound(path));
+      file = { durable: new Uint8Array(0), current: new Uint8Array(0), linked: false };
+      this.#files.set(path, file);
+    }
+    return Promise.resolve(new SimDiskFile(this, file));
+  }
+
+  truncate(path: string, lengthBytes: number): Promise<void> {
+    const file = this.#files.get(path);
+    if (file === undefined) return Promise.reject(new Deno.errors.NotFound(path));
+    file.current = file.current.slice(0, lengthBytes);
+    file.durable = file.current.slice();
+    return Promise.resolve();
+  }
+
+  remove(path: string): Promise<void> {
+    const file = this.#files.get(path);
+    if (file === undefined) return Promise.reject(new Deno.errors.NotFound(path));
+    this.#files.delete(path);
+    if (file.linked) this.#removedUnsynced.set(path, file);
+    return Promise.resolve();
+  }
+
+  syncDir(dir: string): Promise<void> {
+    const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+    for (const [path, file] of this.#files) if (path.startsWith(prefix)) file.linked = true;
+    for (const path of [...this.#removedUnsynced.keys()]) {
+      if (path.startsWith(prefix)) this.#removedUnsynced.delete(path);
+    }
+    return Promise.resolve();
+  }
+
+  /** @internal */
+  write(file: SimFile, bytes: Uint8Array): Promise<void> {
+    this.writes++;
+    const fault = this.#fault("write");
+    if (fault) return Promise.reject(fault);
+    const next = new Uint8Array(file.current.length + bytes.length);
+    next.set(file.current);
+    next.set(bytes, file.current.length);
+    file.current = next;
+    return Promise.resolve();
+  }
+
+  /** @internal */
+  sync(file: SimFile): Promise<void> {
+    this.syncs++;
+    const fault = this.#fault("sync");
+    if (fault) return Promise.reject(fault);
+    file.durable = file.current.slice();
+    return Promise.resolve();
+  }
+}
+
+class SimDiskFile implements WalFile {
+  readonly #disk: SimDisk;
+  readonly #file: SimFile;
+  readonly #generation: number;
+  #closed = false;
+
+  constructor(disk: SimDisk, file: SimFile) {
+    this.#disk = disk;
+    this.#file = file;
+    this.#generation = disk.generation;
+  }
+
+  #stale(): Error | undefined {
+    if (this.#closed) return new Error("file is closed");
+    if (this.#generation !== this.#disk.generation) return new Error("the process crashed");
+    return undefined;
+  }
+
+  writeAll(bytes: Uint8Array): Promise<void> {
+    const stale = this.#stale();
+    return stale ? Promise.reject(stale) : this.#disk.write(this.#file, bytes);
+  }
+
+  syncData(): Promise<void> {
+    const stale = this.#stale();
+    return stale ? Promise.reject(stale) : this.#disk.sync(this.#file);
+  }
+
+  close(): void {
+    this.#closed = true;
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * The WAL's on-disk formats: record frames and segment headers.
+ *
+ * Owns byte layouts only; it does no I/O. Decoders never throw on hostile bytes: they return
+ * an error value saying why, so recovery can tell a torn tail from corruption.
+ *
+ * Record frame (little-endian):
+ *
+ *     0  u32  payloadBytes
+ *     4  u32  CRC32C over bytes [0, 4) and [8, end): the length, the type and the payload
+ *     8  u8   type (RecordType)
+ *     9  ...  payload
+ *
+ * Segment header (32 bytes, little-endian):
+ *
+ *     0  u32  magic "HKWL"
+ *     4  u16  format version
+ *     6  u16  flags (bit 0: the segment starts with a checkpoint)
+ *     8  u64  segment index
+ *    16  u64  LSN of the first data record in the segment
+ *    24  u32  reserved, zero
+ *    28  u32  CRC32C over bytes [0, 28)
+ */
+
+import { crc32cUpdate } from "./crc32c.ts";
+
+export const RECORD_HEADER_BYTES = 9;
+export const SEGMENT_HEADER_BYTES = 32;
+export const SEGMENT_MAGIC = 0x4c574b48; // "HKWL" read as little-endian u32
+export const SEGMENT_VERSION = 1;
+export const SEGMENT_FLAG_CHECKPOINT = 1;
+
+/**
+ * What a frame holds. `Data` frames carry the caller's opaque records; the others are the
+ * WAL's own bookkeeping. Zero is not a type, so zero-filled space never decodes as a record.
+ */
+export const RecordType = {
+  /** A caller's record. */
+  Data: 1,
+  /** Ends every batch write: recovery uses it to tell a torn last batch from corruption. */
+  BatchEnd: 2,
+  /** Opens a checkpoint: the snapshot records follow. */
+  SnapshotBegin: 3,
+  /** One record of a caller's snapshot. */
+  Snapshot: 4,
+  /** Closes a checkpoint; the checkpoint counts only once this is on disk. */
+  SnapshotEnd: 5,
+} as const;
+export type RecordType = (typeof RecordType)[keyof typeof RecordType];
+
+const MAX_TYPE = RecordType.SnapshotEnd;
+
+export function frameBytes(payloadBytes: number): number {
+  return RECORD_HEADER_BYTES + payloadBytes;
+}
+
+/** Writes one frame at `offset` of `target`; returns the offset just past it. */
+export function encodeRecordInto(
+  target: Uint8Array,
+  offset: number,
+  type: RecordType,
+  payload: Uint8Array,
+): number {
+  const view = new DataView(target.buffer, target.byteOffset, target.byteLength);
+  view.setUint32(offset, payload.length, true);
+  target[offset + 8] = type;
+  target.set(payload, offset + RECORD_HEADER_BYTES);
+  const end = offset + RECORD_HEADER_BYTES + payload.length;
+  let crc = crc32cUpdate(0, target, offset, offset + 4);
+  crc = crc32cUpdate(crc, target, offset + 8, end);
+  view.setUint32(offset + 4, crc, true);
+  return end;
+}
+
+export function encodeRecord(type: RecordType, payload: Uint8Array): Uint8Array {
+  const out = new Uint8Array(frameBytes(payload.length));
+  encodeRecordInto(out, 0, type, payload);
+  return out;
+}
+
+export type DecodedRecord = {
+  ok: true;
+  type: RecordType;
+  /** A view into the input, not a copy. */
+  payload: Uint8Array;
+  /** Offset just past this frame. */
+  next: number;
+};
+
+export type RecordDecodeError = {
+  ok: false;
+  /** `short`: the bytes end inside the frame; `corrupt`: the frame's checks fail. */
+  kind: "short" | "corrupt";
+  reason: string;
+};
+
+/** Decodes the frame at `offset`, refusing payloads over `payloadBytesMax`. */
+export function decodeRecord(
+  bytes: Uint8Array,
+  offset: number,
+  payloadBytesMax: number,
+): DecodedRecord | RecordDecodeError {
+  const available = bytes.length - offset;
+  if (offset < 0 || available < RECORD_HEADER_BYTES) {
+    return { ok: false, kind: "short", reason: `${available} bytes left, a frame header needs 9` };
+  }
+  // The type byte is checked before anything else: recovery scans damaged regions byte by
+  // byte, and most offsets fail here cheaply.
+  const type = bytes[offset + 8]!;
+  if (type === 0 || type > MAX_TYPE) {
+    return { ok: false, kind: "corrupt", reason: `unknown record type ${type}` };
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const payloadBytes = view.getUint32(offset, true);
+  if (payloadBytes > payloadBytesMax) {
+    return {
+      ok: false,
+      kind: "corrupt",
+      reason: `payload length ${payloadBytes} exceeds the limit ${payloadBytesMax}`,
+    };
+  }
+  const end = offset + RECORD_HEADER_BYTES + payloadBytes;
+  if (end > bytes.length) {
+    return {
+      ok: false,
+      kind: "short",
+      reason: `frame of ${RECORD_HEADER_BYTES + payloadBytes} bytes, ${available} left`,
+    };
+  }
+  let crc = crc32cUpdate(0, bytes, offset, offset + 4);
+  crc = crc32cUpdate(crc, bytes, offset + 8, end);
+  const stored = view.getUint32(offset + 4, true);
+  if (crc !== stored) {
+    return { ok: false, kind: "corrupt", reason: `checksum mismatch` };
+  }
+  return {
+    ok: true,
+    type: type as RecordType,
+    payload: bytes.subarray(offset + RECORD_HEADER_BYTES, end),
+    next: end,
+  };
+}
+
+export interface SegmentHeader {
+  version: number;
+  flags: number;
+  segmentIndex: number;
+  firstLsn: number;
+}
+
+export function encodeSegmentHeader(header: SegmentHeader): Uint8Array {
+  const out = new Uint8Array(SEGMENT_HEADER_BYTES);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, SEGMENT_MAGIC, true);
+  view.setUint16(4, header.version, true);
+  view.setUint16(6, header.flags, true);
+  view.setBigUint64(8, BigInt(header.segmentIndex), true);
+  view.setBigUint64(16, BigInt(header.firstLsn), true);
+  view.setUint32(24, 0, true);
+  view.setUint32(28, crc32cUpdate(0, out, 0, 28), true);
+  return out;
+}
+
+export type SegmentHeaderResult =
+  | { ok: true; header: SegmentHeader }
+  | { ok: false; kind: "short" | "corrupt"; reason: string };
+
+export function decodeSegmentHeader(bytes: Uint8Array): SegmentHeaderResult {
+  if (bytes.length < SEGMENT_HEADER_BYTES) {
+    return {
+      ok: false,
+      kind: "short",
+      reason: `segment header needs 32 bytes, got ${bytes.length}`,
+    };
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, SEGMENT_HEADER_BYTES);
+  if (view.getUint32(0, true) !== SEGMENT_MAGIC) {
+    return { ok: false, kind: "corrupt", reason: "bad segment magic" };
+  }
+  if (view.getUint32(28, true) !== crc32cUpdate(0, bytes, 0, 28)) {
+    return { ok: false, kind: "corrupt", reason: "segment header checksum mismatch" };
+  }
+  const version = view.getUint16(4, true);
+  if (version !== SEGMENT_VERSION) {
+    return { ok: false, kind: "corrupt", reason: `unsupported segment version ${version}` };
+  }
+  const segmentIndex = view.getBigUint64(8, true);
+  const firstLsn = view.getBigUint64(16, true);
+  if (
+    segmentIndex > BigInt(Number.MAX_SAFE_INTEGER) || firstLsn > BigInt(Number.MAX_SAFE_INTEGER)
+  ) {
+    return { ok: false, kind: "corrupt", reason: "segment index or LSN out of range" };
+  }
+  return {
+    ok: true,
+    header: {
+      version,
+      flags: view.getUint16(6, true),
+      segmentIndex: Number(segmentIndex),
+      firstLsn: Number(firstLsn),
+    },
+  };
+}
+
+export function segmentFileName(segmentIndex: number): string {
+  return `${String(segmentIndex).padStart(20, "0")}.wal`;
+}
+
+/** The index in a segment file name, or undefined for any other file. */
+export function parseSegmentFileName(name: string): number | undefined {
+  const match = /^(\d{20})\.wal$/.exec(name);
+  return match ? Number(match[1]) : undefined;
+}

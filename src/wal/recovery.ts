@@ -1,0 +1,299 @@
+/**
+ * Recovery: reads a WAL directory back on open.
+ *
+ * Owns the decision of what on disk is the log: which segments count (from the newest
+ * complete checkpoint on), which tail bytes are a torn, never-acknowledged last batch (cut
+ * and reported), and which damage is corruption of acknowledged data (an error naming the
+ * segment and offset — never skipped silently). It does not write records; it may delete or
+ * truncate files only to finish what a crash interrupted.
+ *
+ * Why batch ends decide: the writer starts batch N+1 only after batch N's fsync returned, and
+ * ends every batch with a BatchEnd frame. Damage inside the last batch with nothing durable
+ * after it is a torn write (the batch was never acknowledged). Damage followed by a later
+ * batch's frames was durable once, so it is reported as corruption.
+ */
+
+import {
+  decodeRecord,
+  decodeSegmentHeader,
+  parseSegmentFileName,
+  RECORD_HEADER_BYTES,
+  RecordType,
+  SEGMENT_FLAG_CHECKPOINT,
+  SEGMENT_HEADER_BYTES,
+  type SegmentHeader,
+} from "./record_codec.ts";
+import { joinPath, type WalFs } from "./wal_fs.ts";
+
+export class WalCorruptionError extends Error {
+  override name = "WalCorruptionError";
+  constructor(readonly segment: string, readonly offset: number, reason: string) {
+    super(`WAL corruption in segment ${segment} at offset ${offset}: ${reason}`);
+  }
+}
+
+/** One record handed back in log order. */
+export interface ReplayedRecord {
+  kind: "snapshot" | "data";
+  payload: Uint8Array;
+  /** For data records: the LSN `append` returned. For snapshot records: the LSN they precede. */
+  lsn: number;
+}
+
+export interface TruncationReport {
+  segment: string;
+  offset: number;
+  droppedBytes: number;
+  reason: string;
+}
+
+export interface RecoveryReport {
+  segmentsRead: number;
+  dataRecords: number;
+  snapshotRecords: number;
+  /** Set when a torn tail was cut off. */
+  truncated: TruncationReport | undefined;
+  /** Segments deleted to finish an interrupted checkpoint or rotation. */
+  removedSegments: string[];
+}
+
+export interface RecoveredTail {
+  /** The segment to keep appending to, or undefined when the directory is empty. */
+  lastSegment:
+    | { index: number; name: string; sizeBytes: number; header: SegmentHeader }
+    | undefined;
+  /** Segments kept (oldest first), for reclamation later. */
+  segments: Array<{ index: number; name: string }>;
+  nextLsn: number;
+  report: RecoveryReport;
+}
+
+interface SegmentFile {
+  index: number;
+  name: string;
+  bytes: Uint8Array;
+  header: SegmentHeader | undefined;
+}
+
+export async function recoverWal(
+  fs: WalFs,
+  dir: string,
+  recordBytesMax: number,
+  replay: (record: ReplayedRecord) => void,
+): Promise<RecoveredTail> {
+  await fs.mkdirp(dir);
+  const report: RecoveryReport = {
+    segmentsRead: 0,
+    dataRecords: 0,
+    snapshotRecords: 0,
+    truncated: undefined,
+    removedSegments: [],
+  };
+  const indexes = (await fs.list(dir))
+    .map((name) => ({ name, index: parseSegmentFileName(name) }))
+    .filter((s): s is { name: string; index: number } => s.index !== undefined)
+    .sort((a, b) => a.index - b.index);
+
+  const segments: SegmentFile[] = [];
+  for (const { name, index } of indexes) {
+    const bytes = await fs.readFile(joinPath(dir, name));
+    const decoded = decodeSegmentHeader(bytes);
+    segments.push({ index, name, bytes, header: decoded.ok ? decoded.header : undefined });
+  }
+
+  // A segment whose header never became durable can only be the newest (rotation writes and
+  // syncs the header before anything goes into it); anything else is corruption.
+  const last = segments.at(-1);
+  if (last !== undefined && last.header === undefined) {
+    if (last.bytes.length > SEGMENT_HEADER_BYTES && hasAnyFrame(last.bytes, recordBytesMax)) {
+      throw new WalCorruptionError(last.name, 0, "segment header is damaged but records follow");
+    }
+    await fs.remove(joinPath(dir, last.name));
+    await fs.syncDir(dir);
+    report.removedSegments.push(last.name);
+    report.truncated = {
+      segment: last.name,
+      offset: 0,
+      droppedBytes: last.bytes.length,
+      reason: "segment header incomplete (crash during rotation)",
+    };
+    segments.pop();
+  }
+  for (const segment of segments) {
+    if (segment.header === undefined) {
+      const why = decodeSegmentHeader(segment.bytes);
+      throw new WalCorruptionError(segment.name, 0, why.ok ? "unreadable header" : why.reason);
+    }
+    if (segment.header.segmentIndex !== segment.index) {
+      throw new WalCorruptionError(
+        segment.name,
+        8,
+        `header names segment ${segment.header.segmentIndex}, file name says ${segment.index}`,
+      );
+    }
+  }
+
+  // Start from the newest segment that opens with a complete checkpoint. A checkpoint is
+  // written in one batch right after a rotation, so an incomplete one is a torn last batch.
+  let start = 0;
+  for (let i = segments.length - 1; i >= 0; i--) {
+    const segment = segments[i]!;
+    if ((segment.header!.flags & SEGMENT_FLAG_CHECKPOINT) === 0) continue;
+    if (checkpointComplete(segment.bytes, recordBytesMax)) {
+      start = i;
+      break;
+    }
+    if (i !== segments.length - 1) {
+      throw new WalCorruptionError(
+        segment.name,
+        SEGMENT_HEADER_BYTES,
+        "incomplete checkpoint in a sealed segment",
+      );
+    }
+  }
+  for (const stale of segments.slice(0, start)) {
+    await fs.remove(joinPath(dir, stale.name));
+    report.removedSegments.push(stale.name);
+  }
+  if (start > 0) await fs.syncDir(dir);
+  const live = segments.slice(start);
+
+  let nextLsn = live[0]?.header?.firstLsn ?? 0;
+  let lastSize = 0;
+  for (let s = 0; s < live.length; s++) {
+    const segment = live[s]!;
+    const isLast = s === live.length - 1;
+    const header = segment.header!;
+    if (header.firstLsn !== nextLsn) {
+      throw new WalCorruptionError(
+        segment.name,
+        16,
+        `segment starts at LSN ${header.firstLsn}, previous segment ended at ${nextLsn}`,
+      );
+    }
+    report.segmentsRead++;
+    const bytes = segment.bytes;
+    let offset = SEGMENT_HEADER_BYTES;
+    // Records of the batch being read are held back until its BatchEnd arrives, so a torn last
+    // batch is never half-replayed.
+    let pending: ReplayedRecord[] = [];
+    let pendingDataRecords = 0;
+    let batchStart = offset;
+    let inCheckpoint = false;
+    while (offset < bytes.length) {
+      const frame = decodeRecord(bytes, offset, recordBytesMax);
+      if (!frame.ok) {
+        if (!isLast) {
+          throw new WalCorruptionError(segment.name, offset, `${frame.reason} in a sealed segment`);
+        }
+        const later = findFrameAfterBatch(bytes, offset + 1, recordBytesMax);
+        if (later !== undefined) {
+          throw new WalCorruptionError(
+            segment.name,
+            offset,
+            `${frame.reason}; a later batch at offset ${later} is intact, so this is not a torn tail`,
+          );
+        }
+        break;
+      }
+      switch (frame.type) {
+        case RecordType.Data:
+          pending.push({ kind: "data", payload: frame.payload, lsn: nextLsn + pendingDataRecords });
+          pendingDataRecords++;
+          break;
+        case RecordType.SnapshotBegin:
+          inCheckpoint = true;
+          break;
+        case RecordType.Snapshot:
+          if (!inCheckpoint) {
+            throw new WalCorruptionError(
+              segment.name,
+              offset,
+              "snapshot record outside a checkpoint",
+            );
+          }
+          pending.push({ kind: "snapshot", payload: frame.payload, lsn: nextLsn });
+          break;
+        case RecordType.SnapshotEnd:
+          inCheckpoint = false;
+          break;
+        case RecordType.BatchEnd:
+          for (const record of pending) {
+            replay(record);
+            if (record.kind === "data") report.dataRecords++;
+            else report.snapshotRecords++;
+          }
+          nextLsn += pendingDataRecords;
+          pending = [];
+          pendingDataRecords = 0;
+          batchStart = frame.next;
+          break;
+      }
+      offset = frame.next;
+    }
+    const goodEnd = batchStart;
+    if (goodEnd < bytes.length) {
+      if (!isLast) {
+        throw new WalCorruptionError(segment.name, goodEnd, "sealed segment ends inside a batch");
+      }
+      await fs.truncate(joinPath(dir, segment.name), goodEnd);
+      report.truncated = {
+        segment: segment.name,
+        offset: goodEnd,
+        droppedBytes: bytes.length - goodEnd,
+        reason: offset < bytes.length ? "torn record at the tail" : "last batch incomplete",
+      };
+    }
+    lastSize = goodEnd;
+  }
+
+  const tail = live.at(-1);
+  return {
+    lastSegment: tail === undefined
+      ? undefined
+      : { index: tail.index, name: tail.name, sizeBytes: lastSize, header: tail.header! },
+    segments: live.map(({ index, name }) => ({ index, name })),
+    nextLsn,
+    report,
+  };
+}
+
+function checkpointComplete(bytes: Uint8Array, recordBytesMax: number): boolean {
+  let offset = SEGMENT_HEADER_BYTES;
+  const first = decodeRecord(bytes, offset, recordBytesMax);
+  if (!first.ok || first.type !== RecordType.SnapshotBegin) return false;
+  offset = first.next;
+  while (offset < bytes.length) {
+    const frame = decodeRecord(bytes, offset, recordBytesMax);
+    if (!frame.ok) return false;
+    if (frame.type === RecordType.SnapshotEnd) {
+      const end = decodeRecord(bytes, frame.next, recordBytesMax);
+      return end.ok && end.type === RecordType.BatchEnd;
+    }
+    offset = frame.next;
+  }
+  return false;
+}
+
+/**
+ * Looks past damage at `from` for an intact frame that belongs to a later batch: a valid
+ * BatchEnd followed by at least one more valid frame. Returns that frame's offset.
+ */
+function findFrameAfterBatch(
+  bytes: Uint8Array,
+  from: number,
+  recordBytesMax: number,
+): number | undefined {
+  for (let offset = from; offset + RECORD_HEADER_BYTES <= bytes.length; offset++) {
+    const frame = decodeRecord(bytes, offset, recordBytesMax);
+    if (!frame.ok || frame.type !== RecordType.BatchEnd) continue;
+    const next = decodeRecord(bytes, frame.next, recordBytesMax);
+    if (next.ok) return frame.next;
+  }
+  return undefined;
+}
+
+function hasAnyFrame(bytes: Uint8Array, recordBytesMax: number): boolean {
+  return findFrameAfterBatch(bytes, SEGMENT_HEADER_BYTES, recordBytesMax) !== undefined ||
+    decodeRecord(bytes, SEGMENT_HEADER_BYTES, recordBytesMax).ok;
+}

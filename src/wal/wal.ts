@@ -1,0 +1,492 @@
+/**
+ * The write-ahead log: durable, ordered, checksummed records with group commit.
+ *
+ * Owns the segment files of one directory and the single writer that appends to them. Records
+ * are opaque bytes; the WAL assigns each an LSN (its position in the log, from 0) and resolves
+ * `append` only once the record is on disk (write + `syncData`).
+ *
+ * Group commit: appends join a queue; one writer takes as many queued appends as the batch
+ * bounds allow, writes them with one write and one `syncData`, then resolves every waiter of
+ * the batch. Appends that arrive during the fsync form the next batch. `per-append` mode
+ * writes and syncs each record alone, for comparison.
+ *
+ * Fail-stop: a failed write or fsync rejects every waiter of that batch and every queued
+ * append, and the WAL refuses all further appends with `WalFailedError`. An fsync is never
+ * retried: after a failed fsync the kernel may have dropped the dirty pages, so a retry that
+ * succeeds proves nothing.
+ *
+ * Must not: interpret record payloads, or retry I/O.
+ */
+
+import { assert } from "../lib/assert.ts";
+import { validateWalConfig, type WalConfig, walDefaults } from "../config.ts";
+import type { Histogram } from "../metrics/histogram.ts";
+import { type Counter, type Gauge, MetricsRegistry } from "../metrics/registry.ts";
+import {
+  encodeRecordInto,
+  encodeSegmentHeader,
+  frameBytes,
+  RecordType,
+  SEGMENT_FLAG_CHECKPOINT,
+  SEGMENT_HEADER_BYTES,
+  SEGMENT_VERSION,
+  segmentFileName,
+} from "./record_codec.ts";
+import { recoverWal, type RecoveryReport, type ReplayedRecord } from "./recovery.ts";
+import { denoWalFs, joinPath, type WalFile, type WalFs } from "./wal_fs.ts";
+
+/** The WAL stopped accepting appends after a write or fsync failed. */
+export class WalFailedError extends Error {
+  override name = "WalFailedError";
+}
+
+/** The append queue is full; the caller should shed load (a 503), not wait. */
+export class WalBusyError extends Error {
+  override name = "WalBusyError";
+}
+
+export interface WalOpenOptions {
+  /** Overrides of `walDefaults`. */
+  config?: Partial<WalConfig>;
+  /** File-system adapter. @default the real disk */
+  fs?: WalFs;
+  /** Where the WAL's metrics are registered. @default a private registry */
+  metrics?: MetricsRegistry;
+  /** Called for every recovered record, in log order, before `open` resolves. */
+  replay?: (record: ReplayedRecord) => void;
+}
+
+export interface CheckpointResult {
+  snapshotRecords: number;
+  snapshotBytes: number;
+  removedSegments: string[];
+}
+
+interface AppendWaiter {
+  kind: "append";
+  payload: Uint8Array;
+  lsn: number;
+  resolve: (lsn: number) => void;
+  reject: (error: Error) => void;
+}
+
+interface CheckpointWaiter {
+  kind: "checkpoint";
+  takeSnapshot: () => Iterable<Uint8Array>;
+  resolve: (result: CheckpointResult) => void;
+  reject: (error: Error) => void;
+}
+
+type QueueItem = AppendWaiter | CheckpointWaiter;
+
+const BATCH_END_BYTES = frameBytes(0);
+const EMPTY = new Uint8Array(0);
+
+export interface WalMetrics {
+  appends: Counter;
+  batches: Counter;
+  fsyncs: Counter;
+  bytesWritten: Counter;
+  checkpoints: Counter;
+  batchRecords: Histogram;
+  fsyncMs: Histogram;
+  segments: Gauge;
+  failed: Gauge;
+}
+
+function registerMetrics(registry: MetricsRegistry): WalMetrics {
+  return {
+    appends: registry.counter("hookd_wal_appends_total", "Records acknowledged as durable"),
+    batches: registry.counter("hookd_wal_batches_total", "Batches written (one write each)"),
+    fsyncs: registry.counter("hookd_wal_fsyncs_total", "syncData calls on segment files"),
+    bytesWritten: registry.counter(
+      "hookd_wal_bytes_written_total",
+      "Bytes written, framing included",
+    ),
+    checkpoints: registry.counter("hookd_wal_checkpoints_total", "Checkpoints completed"),
+    batchRecords: registry.histogram("hookd_wal_batch_records", "Records per batch", {}, 1),
+    fsyncMs: registry.histogram("hookd_wal_fsync_ms", "Write + syncData time per batch, ms"),
+    segments: registry.gauge("hookd_wal_segments", "Segment files on disk"),
+    failed: registry.gauge("hookd_wal_failed", "1 once a write or fsync failed (fail-stop)"),
+  };
+}
+
+export class Wal {
+  readonly #dir: string;
+  readonly #fs: WalFs;
+  readonly #config: WalConfig;
+  readonly metrics: WalMetrics;
+  #file: WalFile;
+  #segmentIndex: number;
+  #segmentSizeBytes: number;
+  #segments: Array<{ index: number; name: string }>;
+  /** LSN the next `append` gets. */
+  #nextLsn: number;
+  /** Queue of waiters; `#head` is the first not yet taken by the writer. */
+  #queue: QueueItem[] = [];
+  #head = 0;
+  /** Appends accepted but not yet settled (queued or in the batch being written). */
+  #unsettled = 0;
+  #writing = false;
+  #failure: WalFailedError | undefined;
+  #closed = false;
+  #idle: Array<() => void> = [];
+
+  private constructor(
+    dir: string,
+    fs: WalFs,
+    config: WalConfig,
+    metrics: WalMetrics,
+    file: WalFile,
+    segmentIndex: number,
+    segmentSizeBytes: number,
+    segments: Array<{ index: number; name: string }>,
+    nextLsn: number,
+  ) {
+    this.#dir = dir;
+    this.#fs = fs;
+    this.#config = config;
+    this.metrics = metrics;
+    this.#file = file;
+    this.#segmentIndex = segmentIndex;
+    this.#segmentSizeBytes = segmentSizeBytes;
+    this.#segments = segments;
+    this.#nextLsn = nextLsn;
+    metrics.segments.set(segments.length);
+  }
+
+  /**
+   * Opens (or creates) the WAL in `dir`: recovers every valid record through
+   * `options.replay`, cuts a torn tail (reported), and fails with `WalCorruptionError` on
+   * damage to acknowledged data.
+   */
+  static async open(
+    dir: string,
+    options: WalOpenOptions = {},
+  ): Promise<{ wal: Wal; report: RecoveryReport }> {
+    const config = validateWalConfig({ ...walDefaults, ...options.config });
+    const fs = options.fs ?? denoWalFs;
+    const metrics = registerMetrics(options.metrics ?? new MetricsRegistry());
+    const recovered = await recoverWal(
+      fs,
+      dir,
+      config.recordBytesMax,
+      options.replay ?? (() => {}),
+    );
+    let segments = recovered.segments;
+    let file: WalFile;
+    let index: number;
+    let size: number;
+    if (recovered.lastSegment === undefined) {
+      index = 0;
+      const name = segmentFileName(index);
+      file = await createSegment(fs, dir, name, 0, recovered.nextLsn);
+      size = SEGMENT_HEADER_BYTES;
+      segments = [{ index, name }];
+    } else {
+      index = recovered.lastSegment.index;
+      size = recovered.lastSegment.sizeBytes;
+      file = await fs.openAppend(joinPath(dir, recovered.lastSegment.name), false);
+    }
+    const wal = new Wal(dir, fs, config, metrics, file, index, size, segments, recovered.nextLsn);
+    return { wal, report: recovered.report };
+  }
+
+  /** The LSN the next append will get; every LSN below it has been handed out. */
+  get nextLsn(): number {
+    return this.#nextLsn;
+  }
+
+  /** Appends accepted and not yet settled. */
+  get queuedAppends(): number {
+    return this.#unsettled;
+  }
+
+  get failed(): boolean {
+    return this.#failure !== undefined;
+  }
+
+  get segmentCount(): number {
+    return this.#segments.length;
+  }
+
+  /**
+   * Appends `payload` and resolves with its LSN once it is durable. The WAL keeps a reference
+   * to `payload` until then: do not modify it. Rejects with `WalFailedError` after a failure,
+   * `WalBusyError` when the queue is full, and `RangeError` for an oversized record.
+   */
+  append(payload: Uint8Array): Promise<number> {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) return Promise.reject(refusal);
+    if (payload.length > this.#config.recordBytesMax) {
+      return Promise.reject(
+        new RangeError(
+          `WAL record of ${payload.length} bytes exceeds recordBytesMax ${this.#config.recordBytesMax}`,
+        ),
+      );
+    }
+    if (this.#unsettled >= this.#config.queueRecordsMax) {
+      return Promise.reject(
+        new WalBusyError(`WAL append queue is full (${this.#config.queueRecordsMax} records)`),
+      );
+    }
+    return new Promise<number>((resolve, reject) => {
+      this.#queue.push({ kind: "append", payload, lsn: this.#nextLsn++, resolve, reject });
+      this.#unsettled++;
+      this.#kick();
+    });
+  }
+
+  /**
+   * Writes a checkpoint and reclaims the segments it makes obsolete. `takeSnapshot` is called
+   * by the writer at the cut: after every append made before this call is durable, and before
+   * any later append is written. The records it returns must stand for the whole state up to
+   * the cut; data records appended after this call are replayed after the snapshot on
+   * recovery.
+   */
+  checkpoint(takeSnapshot: () => Iterable<Uint8Array>): Promise<CheckpointResult> {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) return Promise.reject(refusal);
+    return new Promise<CheckpointResult>((resolve, reject) => {
+      this.#queue.push({ kind: "checkpoint", takeSnapshot, resolve, reject });
+      this.#kick();
+    });
+  }
+
+  /** Waits for every queued append to settle, then closes the segment file. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#writing || this.#head < this.#queue.length) {
+      await new Promise<void>((resolve) => this.#idle.push(resolve));
+    }
+    this.#file.close();
+  }
+
+  #refusal(): Error | undefined {
+    if (this.#failure !== undefined) {
+      return new WalFailedError(`WAL is failed and refuses appends: ${this.#failure.message}`, {
+        cause: this.#failure.cause,
+      });
+    }
+    if (this.#closed) return new WalFailedError("WAL is closed");
+    return undefined;
+  }
+
+  #kick(): void {
+    if (this.#writing) return;
+    this.#writing = true;
+    // Start on a microtask, not synchronously: appends made in this same turn (a burst of
+    // resolved appenders appending again) then join the first batch instead of trailing it.
+    queueMicrotask(() => void this.#drain());
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#head < this.#queue.length && this.#failure === undefined) {
+        const first = this.#queue[this.#head]!;
+        if (first.kind === "checkpoint") {
+          this.#head++;
+          await this.#writeCheckpoint(first);
+          continue;
+        }
+        if (
+          this.#config.batchWaitMs > 0 &&
+          this.#queue.length - this.#head < this.#config.batchRecordsMax
+        ) {
+          await new Promise((resolve) => setTimeout(resolve, this.#config.batchWaitMs));
+        }
+        await this.#writeBatch(this.#takeBatch());
+        // Under sustained load the writer never goes idle, so drop settled waiters here.
+        if (this.#head > 4096) this.#compactQueue();
+      }
+    } catch (error) {
+      this.#fail(error);
+    } finally {
+      this.#writing = false;
+      this.#compactQueue();
+      if (this.#head < this.#queue.length && this.#failure === undefined) {
+        this.#kick();
+      } else {
+        for (const resolve of this.#idle.splice(0)) resolve();
+      }
+    }
+  }
+
+  #takeBatch(): AppendWaiter[] {
+    const recordsMax = this.#config.syncMode === "per-append" ? 1 : this.#config.batchRecordsMax;
+    const batch: AppendWaiter[] = [];
+    let bytes = BATCH_END_BYTES;
+    while (this.#head < this.#queue.length && batch.length < recordsMax) {
+      const item = this.#queue[this.#head]!;
+      if (item.kind !== "append") break;
+      const size = frameBytes(item.payload.length);
+      if (batch.length > 0 && bytes + size > this.#config.batchBytesMax) break;
+      batch.push(item);
+      bytes += size;
+      this.#head++;
+    }
+    assert(batch.length > 0, "a batch starts with an append");
+    return batch;
+  }
+
+  async #writeBatch(batch: AppendWaiter[]): Promise<void> {
+    let bytes = BATCH_END_BYTES;
+    for (const item of batch) bytes += frameBytes(item.payload.length);
+    const buffer = new Uint8Array(bytes);
+    let offset = 0;
+    for (const item of batch) {
+      offset = encodeRecordInto(buffer, offset, RecordType.Data, item.payload);
+    }
+    offset = encodeRecordInto(buffer, offset, RecordType.BatchEnd, EMPTY);
+    assert(offset === bytes, "batch buffer filled exactly");
+
+    try {
+      if (
+        this.#segmentSizeBytes + bytes > this.#config.segmentBytes &&
+        this.#segmentSizeBytes > SEGMENT_HEADER_BYTES
+      ) {
+        await this.#rotate(0, batch[0]!.lsn);
+      }
+      await this.#writeAndSync(buffer);
+    } catch (error) {
+      const failure = this.#fail(error);
+      for (const item of batch) item.reject(failure);
+      this.#unsettled -= batch.length;
+      return;
+    }
+    this.metrics.appends.inc(batch.length);
+    this.metrics.batches.inc();
+    this.metrics.batchRecords.record(batch.length);
+    this.#unsettled -= batch.length;
+    for (const item of batch) item.resolve(item.lsn);
+  }
+
+  async #writeCheckpoint(waiter: CheckpointWaiter): Promise<void> {
+    let result: CheckpointResult;
+    try {
+      const records = [...waiter.takeSnapshot()];
+      let bytes = frameBytes(0) * 2 + BATCH_END_BYTES;
+      for (const record of records) {
+        if (record.length > this.#config.recordBytesMax) {
+          throw new RangeError(
+            `snapshot record of ${record.length} bytes exceeds recordBytesMax ${this.#config.recordBytesMax}`,
+          );
+        }
+        bytes += frameBytes(record.length);
+      }
+      const buffer = new Uint8Array(bytes);
+      let offset = encodeRecordInto(buffer, 0, RecordType.SnapshotBegin, EMPTY);
+      for (const record of records) {
+        offset = encodeRecordInto(buffer, offset, RecordType.Snapshot, record);
+      }
+      offset = encodeRecordInto(buffer, offset, RecordType.SnapshotEnd, EMPTY);
+      encodeRecordInto(buffer, offset, RecordType.BatchEnd, EMPTY);
+      result = { snapshotRecords: records.length, snapshotBytes: bytes, removedSegments: [] };
+      // Every append before the cut is durable (the writer is FIFO), so the next data LSN is
+      // the first LSN not yet written.
+      const cutLsn = this.#firstUnwrittenLsn();
+      await this.#rotate(SEGMENT_FLAG_CHECKPOINT, cutLsn);
+      await this.#writeAndSync(buffer);
+    } catch (error) {
+      if (error instanceof RangeError) {
+        waiter.reject(error);
+        return;
+      }
+      waiter.reject(this.#fail(error));
+      return;
+    }
+    // The checkpoint is durable; the segments before it are now garbage. A crash during the
+    // removals is finished by recovery, which starts at the newest complete checkpoint.
+    try {
+      const obsolete = this.#segments.filter((s) => s.index < this.#segmentIndex);
+      for (const segment of obsolete) {
+        await this.#fs.remove(joinPath(this.#dir, segment.name));
+        result.removedSegments.push(segment.name);
+      }
+      this.#segments = this.#segments.filter((s) => s.index >= this.#segmentIndex);
+      this.metrics.segments.set(this.#segments.length);
+      if (obsolete.length > 0) await this.#fs.syncDir(this.#dir);
+    } catch (error) {
+      waiter.reject(this.#fail(error));
+      return;
+    }
+    this.metrics.checkpoints.inc();
+    waiter.resolve(result);
+  }
+
+  #firstUnwrittenLsn(): number {
+    for (let i = this.#head; i < this.#queue.length; i++) {
+      const item = this.#queue[i]!;
+      if (item.kind === "append") return item.lsn;
+    }
+    return this.#nextLsn;
+  }
+
+  async #writeAndSync(buffer: Uint8Array): Promise<void> {
+    const started = performance.now();
+    await this.#file.writeAll(buffer);
+    await this.#file.syncData();
+    this.metrics.fsyncMs.record(performance.now() - started);
+    this.metrics.fsyncs.inc();
+    this.metrics.bytesWritten.inc(buffer.length);
+    this.#segmentSizeBytes += buffer.length;
+  }
+
+  async #rotate(flags: number, firstLsn: number): Promise<void> {
+    this.#file.close();
+    const index = this.#segmentIndex + 1;
+    const name = segmentFileName(index);
+    this.#file = await createSegment(this.#fs, this.#dir, name, flags, firstLsn, index);
+    this.metrics.fsyncs.inc(2);
+    this.#segmentIndex = index;
+    this.#segmentSizeBytes = SEGMENT_HEADER_BYTES;
+    this.#segments.push({ index, name });
+    this.metrics.segments.set(this.#segments.length);
+  }
+
+  /** Enters the failed state (once) and rejects everything still queued. */
+  #fail(error: unknown): WalFailedError {
+    if (this.#failure === undefined) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.#failure = new WalFailedError(`WAL write or fsync failed: ${message}`, { cause: error });
+      this.metrics.failed.set(1);
+    }
+    const failure = this.#failure;
+    for (let i = this.#head; i < this.#queue.length; i++) {
+      const item = this.#queue[i]!;
+      item.reject(failure);
+      if (item.kind === "append") this.#unsettled--;
+    }
+    this.#head = this.#queue.length;
+    return failure;
+  }
+
+  #compactQueue(): void {
+    if (this.#head === 0) return;
+    this.#queue = this.#queue.slice(this.#head);
+    this.#head = 0;
+  }
+}
+
+async function createSegment(
+  fs: WalFs,
+  dir: string,
+  name: string,
+  flags: number,
+  firstLsn: number,
+  index = 0,
+): Promise<WalFile> {
+  const file = await fs.openAppend(joinPath(dir, name), true);
+  try {
+    await file.writeAll(
+      encodeSegmentHeader({ version: SEGMENT_VERSION, flags, segmentIndex: index, firstLsn }),
+    );
+    await file.syncData();
+    await fs.syncDir(dir);
+  } catch (error) {
+    file.close();
+    throw error;
+  }
+  return file;
+}

@@ -1,0 +1,298 @@
+import { assert, assertEquals, assertRejects } from "../assert.ts";
+import { SimDisk } from "../../src/sim/disk.ts";
+import { Sfc32 } from "../../src/lib/rng.ts";
+import {
+  type ReplayedRecord,
+  Wal,
+  WalBusyError,
+  WalCorruptionError,
+  WalFailedError,
+} from "../../src/wal/mod.ts";
+import {
+  RECORD_HEADER_BYTES,
+  SEGMENT_HEADER_BYTES,
+  segmentFileName,
+} from "../../src/wal/record_codec.ts";
+import type { WalConfig } from "../../src/config.ts";
+
+const DIR = "/wal";
+
+function record(n: number, bytes = 40): Uint8Array {
+  const out = new Uint8Array(bytes);
+  new DataView(out.buffer).setUint32(0, n, true);
+  for (let i = 4; i < bytes; i++) out[i] = (n + i) & 0xff;
+  return out;
+}
+
+/** The record's number, after checking that its body is exactly what `record` wrote. */
+function recordNumber(payload: Uint8Array): number {
+  const n = new DataView(payload.buffer, payload.byteOffset, payload.byteLength).getUint32(0, true);
+  for (let i = 4; i < payload.length; i++) {
+    if (payload[i] !== ((n + i) & 0xff)) throw new Error(`record ${n} is damaged at byte ${i}`);
+  }
+  return n;
+}
+
+async function reopen(disk: SimDisk, config: Partial<WalConfig> = {}) {
+  const replayed: ReplayedRecord[] = [];
+  const opened = await Wal.open(DIR, { fs: disk.mount(), config, replay: (r) => replayed.push(r) });
+  return {
+    ...opened,
+    replayed,
+    numbers: replayed.filter((r) => r.kind === "data").map((r) => recordNumber(r.payload)),
+  };
+}
+
+Deno.test("Wal replays every appended record in order after reopening", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk });
+  const lsns = await Promise.all(Array.from({ length: 100 }, (_, i) => wal.append(record(i))));
+  assertEquals(lsns, Array.from({ length: 100 }, (_, i) => i));
+  await wal.close();
+  const again = await reopen(disk);
+  assertEquals(again.numbers, lsns);
+  assertEquals(again.replayed.map((r) => r.lsn), lsns);
+  assertEquals(again.report.truncated, undefined);
+  assertEquals(await again.wal.append(record(100)), 100);
+  await again.wal.close();
+});
+
+Deno.test("Wal group commit writes concurrent appends with one fsync per batch", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk });
+  const syncsBefore = disk.syncs;
+  await Promise.all(Array.from({ length: 500 }, (_, i) => wal.append(record(i))));
+  assertEquals(disk.syncs - syncsBefore, 1);
+  assertEquals(wal.metrics.batches.value, 1);
+  assertEquals(wal.metrics.appends.value, 500);
+  await wal.close();
+});
+
+Deno.test("Wal per-append mode syncs once per record", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk, config: { syncMode: "per-append" } });
+  const syncsBefore = disk.syncs;
+  await Promise.all(Array.from({ length: 20 }, (_, i) => wal.append(record(i))));
+  assertEquals(disk.syncs - syncsBefore, 20);
+  await wal.close();
+  assertEquals((await reopen(disk)).numbers.length, 20);
+});
+
+Deno.test("Wal bounds a batch by batchRecordsMax", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk, config: { batchRecordsMax: 16 } });
+  await Promise.all(Array.from({ length: 100 }, (_, i) => wal.append(record(i))));
+  assertEquals(wal.metrics.batches.value, 7);
+  assert(wal.metrics.batchRecords.summary().max <= 16);
+  await wal.close();
+});
+
+Deno.test("Wal recovers every acknowledged record after crashes at random points", async () => {
+  for (let seed = 1; seed <= 200; seed++) {
+    const rng = new Sfc32(seed);
+    const disk = new SimDisk();
+    let { wal } = await Wal.open(DIR, {
+      fs: disk.mount(),
+      config: { segmentBytes: 4096, batchBytesMax: 2048, recordBytesMax: 1024 },
+    });
+    const acked: number[] = [];
+    let next = 0;
+    for (let round = 0; round < 3; round++) {
+      const appends = 1 + rng.int(60);
+      const inFlight: Promise<void>[] = [];
+      for (let i = 0; i < appends; i++) {
+        const n = next++;
+        inFlight.push(
+          wal.append(record(n, 8 + rng.int(120))).then(() => void acked.push(n), () => {}),
+        );
+      }
+      // Crash either after everything settled or with the last batch still in the page cache.
+      if (rng.next() < 0.5) await Promise.all(inFlight);
+      else await Promise.race(inFlight);
+      disk.crash(rng, rng.next() < 0.5);
+      const again = await reopen(disk, {
+        segmentBytes: 4096,
+        batchBytesMax: 2048,
+        recordBytesMax: 1024,
+      });
+      const recovered = new Set(again.numbers);
+      for (const n of acked) {
+        assert(recovered.has(n), `seed ${seed}: acknowledged record ${n} lost`);
+      }
+      const sorted = [...again.numbers].sort((a, b) => a - b);
+      assertEquals(again.numbers, sorted, `seed ${seed}: records out of order`);
+      acked.length = 0;
+      acked.push(...again.numbers);
+      wal = again.wal;
+    }
+    await wal.close();
+  }
+});
+
+Deno.test("Wal cuts a torn tail and reports where", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk });
+  for (let i = 0; i < 5; i++) await wal.append(record(i));
+  await wal.close();
+  const path = `${DIR}/${segmentFileName(0)}`;
+  const goodLength = disk.bytes(path)!.length;
+  // Half a frame at the end: a write that never completed.
+  const torn = new Uint8Array(RECORD_HEADER_BYTES + 10).fill(0xab);
+  torn[8] = 1;
+  const file = await disk.openAppend(path, false);
+  await file.writeAll(torn);
+  await file.syncData();
+  const again = await reopen(disk);
+  assertEquals(again.numbers, [0, 1, 2, 3, 4]);
+  assertEquals(again.report.truncated?.offset, goodLength);
+  assertEquals(again.report.truncated?.droppedBytes, torn.length);
+  assertEquals(disk.bytes(path)!.length, goodLength);
+  await again.wal.close();
+});
+
+Deno.test("Wal refuses to open over mid-log corruption and names segment and offset", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk });
+  for (let i = 0; i < 10; i++) await wal.append(record(i));
+  await wal.close();
+  const path = `${DIR}/${segmentFileName(0)}`;
+  // Damage the third record's payload; batches after it are intact.
+  const frame = RECORD_HEADER_BYTES + 40;
+  const batch = frame + RECORD_HEADER_BYTES;
+  const offset = SEGMENT_HEADER_BYTES + 2 * batch;
+  disk.corrupt(path, offset + 12, new Uint8Array([0xde, 0xad]));
+  const error = await assertRejects(() => reopen(disk), WalCorruptionError);
+  assertEquals(error.segment, segmentFileName(0));
+  assertEquals(error.offset, offset);
+});
+
+Deno.test("Wal fails stop on an fsync error: the batch and all later appends are refused", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk });
+  await wal.append(record(0));
+  disk.injectFault("sync");
+  const batch = Array.from({ length: 10 }, (_, i) => wal.append(record(i + 1)));
+  for (const append of batch) await assertRejects(() => append, WalFailedError);
+  assert(wal.failed);
+  assertEquals(wal.metrics.failed.value, 1);
+  // The disk works again, but the WAL must not pretend the lost batch is safe.
+  await assertRejects(() => wal.append(record(99)), WalFailedError, "refuses appends");
+  await wal.close();
+  const again = await reopen(disk);
+  assertEquals(again.numbers.includes(0), true);
+  await again.wal.close();
+});
+
+Deno.test("Wal fails stop on a full disk with a clear error", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk });
+  disk.injectFault("full");
+  await assertRejects(() => wal.append(record(0)), WalFailedError, "No space left on device");
+  await assertRejects(() => wal.append(record(1)), WalFailedError);
+  await wal.close();
+});
+
+Deno.test("Wal refuses appends past queueRecordsMax with WalBusyError", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, {
+    fs: disk,
+    config: { queueRecordsMax: 8, batchRecordsMax: 8 },
+  });
+  const accepted = Array.from({ length: 8 }, (_, i) => wal.append(record(i)));
+  await assertRejects(() => wal.append(record(8)), WalBusyError);
+  await Promise.all(accepted);
+  assertEquals(await wal.append(record(9)), 8);
+  await wal.close();
+});
+
+Deno.test("Wal rejects a record over recordBytesMax without failing", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk, config: { recordBytesMax: 64 } });
+  await assertRejects(() => wal.append(new Uint8Array(65)), RangeError);
+  assert(!wal.failed);
+  await wal.append(new Uint8Array(64));
+  await wal.close();
+});
+
+Deno.test("Wal rotates segments and recovers across them", async () => {
+  const disk = new SimDisk();
+  const config = { segmentBytes: 1024, batchBytesMax: 512, recordBytesMax: 256 };
+  const { wal } = await Wal.open(DIR, { fs: disk, config });
+  for (let i = 0; i < 200; i++) await wal.append(record(i, 50));
+  assert(wal.segmentCount > 10, `expected many segments, got ${wal.segmentCount}`);
+  await wal.close();
+  const names = await disk.list(DIR);
+  for (const name of names) {
+    assert(disk.bytes(`${DIR}/${name}`)!.length <= 1024, `${name} exceeds segmentBytes`);
+  }
+  const again = await reopen(disk, config);
+  assertEquals(again.numbers, Array.from({ length: 200 }, (_, i) => i));
+  assertEquals(again.replayed.map((r) => r.lsn), again.numbers);
+  await again.wal.close();
+});
+
+Deno.test("Wal checkpoint reclaims old segments and recovery starts from the snapshot", async () => {
+  const disk = new SimDisk();
+  const config = { segmentBytes: 1024, batchBytesMax: 512, recordBytesMax: 256 };
+  const { wal } = await Wal.open(DIR, { fs: disk, config });
+  const live = new Set<number>();
+  for (let i = 0; i < 300; i++) {
+    await wal.append(record(i, 50));
+    live.add(i);
+    if (i >= 5) live.delete(i - 5); // only the last five records are "live" state
+  }
+  const segmentsBefore = (await disk.list(DIR)).length;
+  const result = await wal.checkpoint(() => [...live].map((n) => record(n, 50)));
+  assertEquals(result.snapshotRecords, 5);
+  assert(result.removedSegments.length >= segmentsBefore - 1);
+  assertEquals((await disk.list(DIR)).length, 1);
+  await wal.append(record(1000, 50));
+  await wal.close();
+  const again = await reopen(disk, config);
+  const snapshot = again.replayed.filter((r) => r.kind === "snapshot").map((r) =>
+    recordNumber(r.payload)
+  );
+  assertEquals(snapshot, [295, 296, 297, 298, 299]);
+  assertEquals(again.numbers, [1000]);
+  assertEquals(again.replayed.at(-1)!.lsn, 300);
+  assertEquals(await again.wal.append(record(1001, 50)), 301);
+  await again.wal.close();
+});
+
+Deno.test("Wal keeps disk use bounded by live data across repeated checkpoints", async () => {
+  const disk = new SimDisk();
+  const config = { segmentBytes: 2048, batchBytesMax: 1024, recordBytesMax: 256 };
+  const { wal } = await Wal.open(DIR, { fs: disk, config });
+  for (let round = 0; round < 20; round++) {
+    for (let i = 0; i < 100; i++) await wal.append(record(round * 100 + i, 60));
+    await wal.checkpoint(() => [record(round, 60)]);
+    const names = await disk.list(DIR);
+    const bytes = names.reduce((sum, n) => sum + disk.bytes(`${DIR}/${n}`)!.length, 0);
+    assert(bytes <= 2048, `round ${round}: ${bytes} bytes on disk`);
+  }
+  await wal.close();
+});
+
+Deno.test("Wal survives a crash in the middle of a checkpoint", async () => {
+  for (let seed = 1; seed <= 20; seed++) {
+    const rng = new Sfc32(seed);
+    const disk = new SimDisk();
+    const config = { segmentBytes: 1024, batchBytesMax: 512, recordBytesMax: 256 };
+    const { wal } = await Wal.open(DIR, { fs: disk.mount(), config });
+    for (let i = 0; i < 50; i++) await wal.append(record(i, 50));
+    // Crash before the checkpoint's fsync: the snapshot is torn, the old log must still hold.
+    disk.injectFault("sync", rng.int(3));
+    await wal.checkpoint(() => [record(7, 50)]).catch(() => {});
+    disk.crash(rng, true);
+    const again = await reopen(disk, config);
+    const snapshot = again.replayed.filter((r) => r.kind === "snapshot");
+    if (snapshot.length === 0) {
+      assertEquals(
+        again.numbers,
+        Array.from({ length: 50 }, (_, i) => i),
+        `seed ${seed}`,
+      );
+    } else assertEquals(again.numbers, [], `seed ${seed}`);
+    await again.wal.close();
+  }
+});
