@@ -13,9 +13,10 @@ import type { Rng } from "../lib/rng.ts";
 import { type WalFile, type WalFs } from "../wal/wal_fs.ts";
 
 interface SimFile {
-  durable: Uint8Array;
-  /** Everything written, synced or not. */
+  /** Everything written, synced or not. Only appends change it, so a prefix is durable. */
   current: Uint8Array;
+  /** How many leading bytes of `current` have been made durable. */
+  durableBytes: number;
   /** The file's directory entry has been made durable. */
   linked: boolean;
 }
@@ -63,20 +64,22 @@ export class SimDisk implements WalFs {
         this.#files.delete(path);
         continue;
       }
-      const unsynced = file.current.length - file.durable.length;
+      const unsynced = file.current.length - file.durableBytes;
       let keep = 0;
       if (rng !== undefined && unsynced > 0) keep = rng.int(unsynced + 1);
-      const survived = file.current.slice(0, file.durable.length + keep);
+      const survived = file.current.slice(0, file.durableBytes + keep);
       if (tear && rng !== undefined && keep > 0) {
-        const from = Math.max(file.durable.length, survived.length - 1 - rng.int(16));
+        const from = Math.max(file.durableBytes, survived.length - 1 - rng.int(16));
         for (let i = from; i < survived.length; i++) survived[i] = rng.int(256);
       }
       file.current = survived;
-      file.durable = survived.slice();
+      file.durableBytes = survived.length;
     }
     // A removal that was never made durable is undone by the crash.
     for (const [path, file] of this.#removedUnsynced) {
-      if (!this.#files.has(path)) this.#files.set(path, { ...file, current: file.durable.slice() });
+      if (!this.#files.has(path)) {
+        this.#files.set(path, { ...file, current: file.current.slice(0, file.durableBytes) });
+      }
     }
     this.#removedUnsynced.clear();
   }
@@ -120,7 +123,7 @@ export class SimDisk implements WalFs {
     const file = this.#files.get(path);
     if (file === undefined) throw new Error(`SimDisk.corrupt: no file ${path}`);
     file.current.set(bytes, offset);
-    file.durable = file.current.slice(0, Math.max(file.durable.length, offset + bytes.length));
+    file.durableBytes = Math.max(file.durableBytes, offset + bytes.length);
   }
 
   mkdirp(dir: string): Promise<void> {
@@ -146,7 +149,7 @@ export class SimDisk implements WalFs {
     let file = this.#files.get(path);
     if (file === undefined) {
       if (!create) return Promise.reject(new Deno.errors.NotFound(path));
-      file = { durable: new Uint8Array(0), current: new Uint8Array(0), linked: false };
+      file = { current: new Uint8Array(0), durableBytes: 0, linked: false };
       this.#files.set(path, file);
     }
     return Promise.resolve(new SimDiskFile(this, file));
@@ -156,7 +159,7 @@ export class SimDisk implements WalFs {
     const file = this.#files.get(path);
     if (file === undefined) return Promise.reject(new Deno.errors.NotFound(path));
     file.current = file.current.slice(0, lengthBytes);
-    file.durable = file.current.slice();
+    file.durableBytes = file.current.length;
     return Promise.resolve();
   }
 
@@ -182,10 +185,19 @@ export class SimDisk implements WalFs {
     this.writes++;
     const fault = this.#fault("write");
     if (fault) return Promise.reject(fault);
-    const next = new Uint8Array(file.current.length + bytes.length);
-    next.set(file.current);
-    next.set(bytes, file.current.length);
-    file.current = next;
+    const length = file.current.length;
+    // Grow by doubling into spare capacity so a long simulated log is not copied per write.
+    if (file.current.byteOffset + length + bytes.length > file.current.buffer.byteLength) {
+      const grown = new Uint8Array(Math.max(1024, 2 * (length + bytes.length)));
+      grown.set(file.current);
+      file.current = grown.subarray(0, length);
+    }
+    file.current = new Uint8Array(
+      file.current.buffer,
+      file.current.byteOffset,
+      length + bytes.length,
+    );
+    file.current.set(bytes, length);
     return Promise.resolve();
   }
 
@@ -194,7 +206,7 @@ export class SimDisk implements WalFs {
     this.syncs++;
     const fault = this.#fault("sync");
     if (fault) return Promise.reject(fault);
-    file.durable = file.current.slice();
+    file.durableBytes = file.current.length;
     return Promise.resolve();
   }
 }

@@ -7,6 +7,7 @@ import {
   WalBusyError,
   WalCorruptionError,
   WalFailedError,
+  type WalFs,
 } from "../../src/wal/mod.ts";
 import {
   RECORD_HEADER_BYTES,
@@ -295,4 +296,64 @@ Deno.test("Wal survives a crash in the middle of a checkpoint", async () => {
     } else assertEquals(again.numbers, [], `seed ${seed}`);
     await again.wal.close();
   }
+});
+
+/** A disk whose fsyncs wait until the test opens the gate. */
+function gatedDisk(disk: SimDisk): { fs: WalFs; release: () => void; waiting: () => number } {
+  const gates: Array<() => void> = [];
+  const inner = disk.mount();
+  return {
+    release: () => gates.splice(0).forEach((open) => open()),
+    waiting: () => gates.length,
+    fs: {
+      ...inner,
+      openAppend: async (path, create) => {
+        const file = await inner.openAppend(path, create);
+        return {
+          writeAll: (bytes) => file.writeAll(bytes),
+          close: () => file.close(),
+          syncData: async () => {
+            await new Promise<void>((resolve) => gates.push(resolve));
+            await file.syncData();
+          },
+        };
+      },
+    },
+  };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !condition(); i++) await new Promise((r) => setTimeout(r, 1));
+  assert(condition(), "condition never held");
+}
+
+Deno.test("Wal appends that arrive during an fsync form the next batch", async () => {
+  const disk = new SimDisk();
+  const gated = gatedDisk(disk);
+  const opening = Wal.open(DIR, { fs: gated.fs });
+  await until(() => gated.waiting() === 1); // the new segment's header sync
+  gated.release();
+  const { wal } = await opening;
+  const first = wal.append(record(0));
+  await until(() => gated.waiting() === 1);
+  const later = [wal.append(record(1)), wal.append(record(2)), wal.append(record(3))];
+  gated.release();
+  assertEquals(await first, 0);
+  await until(() => gated.waiting() === 1);
+  gated.release();
+  assertEquals(await Promise.all(later), [1, 2, 3]);
+  assertEquals(wal.metrics.batches.value, 2);
+  assertEquals(wal.metrics.batchRecords.summary().max, 3);
+  await wal.close();
+});
+
+Deno.test("Wal batchWaitMs lets a lone append wait for company", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk.mount(), config: { batchWaitMs: 20 } });
+  const first = wal.append(record(0));
+  await new Promise((r) => setTimeout(r, 5));
+  const second = wal.append(record(1));
+  assertEquals(await Promise.all([first, second]), [0, 1]);
+  assertEquals(wal.metrics.batches.value, 1);
+  await wal.close();
 });
