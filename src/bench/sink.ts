@@ -1,0 +1,116 @@
+/**
+ * The webhook sink: a real receiver on `Deno.serve` for benchmarks and tests. It answers 204
+ * to every POST, counts receipts and duplicates by `webhook-id`, measures latency from the
+ * `hookd-submitted-at` header (epoch ms) when a job carries one, optionally verifies
+ * signatures with the `standardwebhooks` package, and serves its figures on GET /stats.
+ *
+ * Owns its server and counters. Bounded: ids remembered for duplicate detection are capped
+ * (`idsMax`); past it the set is cleared and `ids_reset` counts how often, so duplicates
+ * could then go unseen.
+ */
+
+import process from "node:process";
+import { Webhook } from "standardwebhooks";
+import { Histogram, type HistogramSummary } from "../metrics/histogram.ts";
+
+export interface SinkOptions {
+  hostname: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** `whsec_` secret; when set, every POST's signature is checked (401 when it fails). */
+  secret?: string;
+  /** @default 5_000_000 */
+  idsMax?: number;
+}
+
+export interface SinkStats {
+  received: number;
+  unique: number;
+  duplicates: number;
+  signature_failures: number;
+  missing_id: number;
+  ids_reset: number;
+  latency_ms: HistogramSummary;
+  /** User + system CPU of the sink process so far (`process.cpuUsage`, getrusage), ms. */
+  cpu_ms: number;
+}
+
+export interface Sink {
+  readonly hostname: string;
+  readonly port: number;
+  stats(): SinkStats;
+  close(): Promise<void>;
+}
+
+const SUBMITTED_AT_HEADER = "hookd-submitted-at";
+
+export function startSink(options: SinkOptions): Promise<Sink> {
+  const idsMax = options.idsMax ?? 5_000_000;
+  const verifier = options.secret !== undefined ? new Webhook(options.secret) : undefined;
+  let ids = new Set<string>();
+  const counts = {
+    received: 0,
+    unique: 0,
+    duplicates: 0,
+    signature_failures: 0,
+    missing_id: 0,
+    ids_reset: 0,
+  };
+  const latency = new Histogram();
+  const stats = (): SinkStats => {
+    const cpu = process.cpuUsage();
+    return { ...counts, latency_ms: latency.summary(), cpu_ms: (cpu.user + cpu.system) / 1000 };
+  };
+
+  const handler = async (request: Request): Promise<Response> => {
+    if (request.method === "GET" && new URL(request.url).pathname === "/stats") {
+      return Response.json(stats());
+    }
+    if (request.method !== "POST") return new Response("POST only\n", { status: 405 });
+    const body = await request.text();
+    const nowMs = performance.timeOrigin + performance.now();
+    if (verifier !== undefined) {
+      try {
+        verifier.verify(body, Object.fromEntries(request.headers));
+      } catch {
+        counts.signature_failures++;
+        return new Response("bad signature\n", { status: 401 });
+      }
+    }
+    counts.received++;
+    const id = request.headers.get("webhook-id");
+    if (id === null) {
+      counts.missing_id++;
+    } else if (ids.has(id)) {
+      counts.duplicates++;
+    } else {
+      if (ids.size >= idsMax) {
+        ids = new Set();
+        counts.ids_reset++;
+      }
+      ids.add(id);
+      counts.unique++;
+    }
+    const submitted = request.headers.get(SUBMITTED_AT_HEADER);
+    if (submitted !== null) {
+      const submittedMs = Number(submitted);
+      if (Number.isFinite(submittedMs)) latency.record(Math.max(0, nowMs - submittedMs));
+    }
+    return new Response(null, { status: 204 });
+  };
+
+  return new Promise((resolve) => {
+    const server = Deno.serve({
+      hostname: options.hostname,
+      port: options.port,
+      onListen: () => {},
+    }, handler);
+    const addr = server.addr as Deno.NetAddr;
+    resolve({
+      hostname: addr.hostname,
+      port: addr.port,
+      stats,
+      close: () => server.shutdown(),
+    });
+  });
+}

@@ -1,0 +1,504 @@
+/**
+ * The delivery engine's sans-I/O core: which job to attempt next, when, and what follows each
+ * attempt. Driven by (nowMs, input): `schedule`, `cancel`, `attemptDone`, `persisted`, `tick`;
+ * it answers with outputs (`takeOutputs`: attempts to start, reports for the store) and the
+ * time it next needs waking (`nextWakeMs`). The same core runs under real timers
+ * (engine.ts) and under the simulator's virtual clock.
+ *
+ * Owns: the job table, the retry timer heap, per-origin ready queues, concurrency limits and
+ * circuit breakers, and round-robin fairness between origins. Must not do I/O, read clocks or
+ * call Math.random.
+ *
+ * Ordering contract with the shell: a `retry` report must be persisted (then `persisted()`
+ * called) before the job's timer is armed, so no attempt starts before the store knows the
+ * previous one failed. A `dead` report is likewise persisted by the shell before the job is
+ * listed; `delivered` needs no acknowledgement.
+ */
+
+import type { DeliveryConfig } from "../config.ts";
+import { assert } from "../lib/assert.ts";
+import { MinHeap } from "../lib/min_heap.ts";
+import { err, ok, type Result } from "../lib/result.ts";
+import type { Rng } from "../lib/rng.ts";
+import type { Gauge } from "../metrics/registry.ts";
+import { type BreakerState, CircuitBreaker } from "./circuit_breaker.ts";
+import { Fifo } from "./fifo.ts";
+import { BREAKER_STATE_VALUE, type DeliveryMetrics } from "./metrics.ts";
+import { classifyAttempt, decideRetry, isOriginFailure } from "./retry_policy.ts";
+import { checkScheme } from "./ssrf_guard.ts";
+import type {
+  AttemptRecord,
+  AttemptResult,
+  DeliveryJob,
+  DeliveryReport,
+  ResumeState,
+} from "./types.ts";
+
+export type CoreOutput =
+  | {
+    readonly type: "attempt";
+    readonly job: DeliveryJob;
+    /** 1-based attempt number. */
+    readonly attempt: number;
+    readonly timeoutMs: number;
+  }
+  | { readonly type: "report"; readonly job: DeliveryJob; readonly report: DeliveryReport };
+
+type Phase = "waiting" | "ready" | "inflight" | "persisting";
+
+interface JobEntry {
+  readonly job: DeliveryJob;
+  readonly origin: OriginState;
+  readonly firstScheduledMs: number;
+  attemptsMade: number;
+  phase: Phase;
+  dueMs: number;
+  /** Matches the live heap item; older heap items for this job are stale. */
+  timerSeq: number;
+  /** Ownership moved away while an attempt or a store write was in flight. */
+  cancelled: boolean;
+  attemptStartedMs: number;
+  isTrial: boolean;
+}
+
+interface OriginState {
+  readonly key: string;
+  readonly breaker: CircuitBreaker;
+  readonly ready: Fifo<JobEntry>;
+  readonly gauge: Gauge;
+  inflight: number;
+  /** Jobs held by the engine for this origin (any phase). */
+  jobs: number;
+  inRunnable: boolean;
+}
+
+interface TimerItem {
+  readonly atMs: number;
+  readonly seq: number;
+  readonly entry?: JobEntry;
+  readonly origin?: OriginState;
+}
+
+export type CoreConfig = Pick<
+  DeliveryConfig,
+  | "retryScheduleMs"
+  | "retryJitterRatio"
+  | "attemptsMax"
+  | "retryAfterMinMs"
+  | "retryAfterMaxMs"
+  | "attemptTimeoutMs"
+  | "attemptTimeoutMaxMs"
+  | "concurrentDeliveriesMax"
+  | "originConcurrencyMax"
+  | "jobsMax"
+  | "payloadBytesMax"
+  | "responseBodyBytesMax"
+  | "breakerFailureThreshold"
+  | "breakerOpenMs"
+  | "breakerOpenMaxMs"
+>;
+
+const encoder = new TextEncoder();
+
+/** Reads the state through a call so the type checker does not keep an earlier narrowing. */
+function stateOf(breaker: CircuitBreaker): BreakerState {
+  return breaker.state;
+}
+
+export class DeliveryCore {
+  readonly #config: CoreConfig;
+  readonly #rng: Rng;
+  readonly #metrics: DeliveryMetrics;
+  readonly #jobs = new Map<string, JobEntry>();
+  readonly #origins = new Map<string, OriginState>();
+  readonly #runnable = new Fifo<OriginState>();
+  readonly #timers = new MinHeap<TimerItem>((a, b) =>
+    a.atMs < b.atMs || (a.atMs === b.atMs && a.seq < b.seq)
+  );
+  #outputs: CoreOutput[] = [];
+  #inflight = 0;
+  #seq = 0;
+  #breakersNotClosed = 0;
+
+  constructor(config: CoreConfig, rng: Rng, metrics: DeliveryMetrics) {
+    this.#config = config;
+    this.#rng = rng;
+    this.#metrics = metrics;
+  }
+
+  /** Jobs held (any phase). */
+  get jobCount(): number {
+    return this.#jobs.size;
+  }
+
+  /** Attempts in flight on this node. */
+  get inflight(): number {
+    return this.#inflight;
+  }
+
+  /** Attempts in flight to `origin` (e.g. `http://127.0.0.1:8080`). */
+  originInflight(origin: string): number {
+    return this.#origins.get(origin)?.inflight ?? 0;
+  }
+
+  breakerState(origin: string): "closed" | "open" | "half_open" {
+    return this.#origins.get(origin)?.breaker.state ?? "closed";
+  }
+
+  has(jobId: string): boolean {
+    const entry = this.#jobs.get(jobId);
+    return entry !== undefined && !entry.cancelled;
+  }
+
+  /** Outputs produced since the last call, in order. */
+  takeOutputs(): CoreOutput[] {
+    const out = this.#outputs;
+    this.#outputs = [];
+    return out;
+  }
+
+  /**
+   * The job became this node's to deliver. Idempotent for a job already held. A job that can
+   * never be delivered (bad URL or scheme, payload too large) becomes a `dead` report at once.
+   * Says no (error value) when the engine already holds `jobsMax` jobs; the store offers the
+   * job again later.
+   */
+  schedule(nowMs: number, job: DeliveryJob, resume?: ResumeState): Result<void> {
+    const existing = this.#jobs.get(job.id);
+    if (existing !== undefined) {
+      existing.cancelled = false;
+      return ok(undefined);
+    }
+    if (this.#jobs.size >= this.#config.jobsMax) {
+      this.#metrics.rejectedFull.inc();
+      return err(`delivery engine full: it holds jobsMax (${this.#config.jobsMax}) jobs`);
+    }
+    const attemptsMade = resume?.attemptsMade ?? 0;
+    const refusal = this.#refusal(job);
+    if (refusal !== undefined) {
+      this.#metrics.deadLetters.inc();
+      this.#outputs.push({
+        type: "report",
+        job,
+        report: { kind: "dead", jobId: job.id, attemptsMade, reason: `refused: ${refusal}` },
+      });
+      return ok(undefined);
+    }
+    const origin = this.#origin(new URL(job.url).origin);
+    const entry: JobEntry = {
+      job,
+      origin,
+      firstScheduledMs: nowMs,
+      attemptsMade,
+      phase: "waiting",
+      dueMs: resume?.nextAttemptAtMs ?? nowMs,
+      timerSeq: 0,
+      cancelled: false,
+      attemptStartedMs: 0,
+      isTrial: false,
+    };
+    this.#jobs.set(job.id, entry);
+    origin.jobs++;
+    this.#metrics.jobs.set(this.#jobs.size);
+    this.#wait(nowMs, entry);
+    this.#pump(nowMs);
+    return ok(undefined);
+  }
+
+  /**
+   * The job stopped being this node's. A waiting or queued job is dropped at once; an attempt
+   * in flight finishes and its outcome is still reported, but nothing follows it.
+   * Returns whether the engine held the job.
+   */
+  cancel(_nowMs: number, jobId: string): boolean {
+    const entry = this.#jobs.get(jobId);
+    if (entry === undefined) return false;
+    if (entry.phase === "waiting" || entry.phase === "ready") {
+      this.#forget(entry);
+    } else {
+      entry.cancelled = true;
+    }
+    return true;
+  }
+
+  /** Virtual or real time passed: start what became due. */
+  tick(nowMs: number): void {
+    for (;;) {
+      const top = this.#timers.peek();
+      if (top === undefined || top.atMs > nowMs) break;
+      this.#timers.pop();
+      if (top.entry !== undefined) {
+        const entry = top.entry;
+        if (
+          this.#jobs.get(entry.job.id) === entry && entry.phase === "waiting" &&
+          entry.timerSeq === top.seq
+        ) {
+          this.#makeReady(nowMs, entry);
+        }
+      } else if (top.origin !== undefined) {
+        const origin = top.origin;
+        if (this.#origins.get(origin.key) === origin) {
+          // canStart moves open → half-open; the gauge follows.
+          origin.breaker.canStart(nowMs);
+          this.#updateBreakerGauge(origin);
+          this.#markRunnable(nowMs, origin);
+          this.#maybeDropOrigin(origin);
+        }
+      }
+    }
+    this.#pump(nowMs);
+  }
+
+  /** When the core next needs `tick` (epoch ms), or undefined when nothing waits on time. */
+  nextWakeMs(): number | undefined {
+    for (;;) {
+      const top = this.#timers.peek();
+      if (top === undefined) return undefined;
+      const entry = top.entry;
+      const stale = entry !== undefined
+        ? this.#jobs.get(entry.job.id) !== entry || entry.phase !== "waiting" ||
+          entry.timerSeq !== top.seq
+        : this.#origins.get(top.origin!.key) !== top.origin;
+      if (!stale) return top.atMs;
+      this.#timers.pop();
+    }
+  }
+
+  /** An attempt started by an `attempt` output ended. */
+  attemptDone(nowMs: number, jobId: string, result: AttemptResult): void {
+    const entry = this.#jobs.get(jobId);
+    assert(
+      entry !== undefined && entry.phase === "inflight",
+      `attemptDone: ${jobId} not in flight`,
+    );
+    const origin = entry.origin;
+    origin.inflight--;
+    this.#inflight--;
+    this.#metrics.inflight.set(this.#inflight);
+    const wasOpen = origin.breaker.state === "open";
+    origin.breaker.onResult(nowMs, isOriginFailure(result), entry.isTrial);
+    if (!wasOpen && stateOf(origin.breaker) === "open") {
+      this.#timers.push({ atMs: origin.breaker.reopenAtMs, seq: ++this.#seq, origin });
+    }
+    this.#updateBreakerGauge(origin);
+
+    const outcome = classifyAttempt(result);
+    this.#metrics.attempts[outcome].inc();
+    this.#metrics.attemptLatencyMs.record(result.latencyMs);
+    const record: AttemptRecord = {
+      attempt: entry.attemptsMade,
+      startedAtMs: entry.attemptStartedMs,
+      latencyMs: result.latencyMs,
+      outcome,
+      ...(result.kind === "response" ? { status: result.status } : {}),
+      detail: result.kind === "response"
+        ? result.body.slice(0, this.#config.responseBodyBytesMax)
+        : result.kind === "timeout"
+        ? `timed out after ${Math.round(result.latencyMs)} ms`
+        : result.message,
+    };
+    const decision = decideRetry(this.#config, result, entry.attemptsMade, nowMs, this.#rng);
+    switch (decision.kind) {
+      case "delivered":
+        this.#metrics.delivered.inc();
+        this.#metrics.deliveryLatencyMs.record(
+          nowMs - (entry.job.submittedAtMs ?? entry.firstScheduledMs),
+        );
+        this.#forget(entry);
+        this.#outputs.push({
+          type: "report",
+          job: entry.job,
+          report: { kind: "delivered", jobId, attempt: record },
+        });
+        break;
+      case "dead":
+        this.#metrics.deadLetters.inc();
+        this.#forget(entry);
+        this.#outputs.push({
+          type: "report",
+          job: entry.job,
+          report: {
+            kind: "dead",
+            jobId,
+            attempt: record,
+            attemptsMade: entry.attemptsMade,
+            reason: decision.reason,
+          },
+        });
+        break;
+      case "retry":
+        this.#metrics.retriesScheduled.inc();
+        entry.phase = "persisting";
+        entry.dueMs = nowMs + decision.delayMs;
+        this.#outputs.push({
+          type: "report",
+          job: entry.job,
+          report: {
+            kind: "retry",
+            jobId,
+            attempt: record,
+            attemptsMade: entry.attemptsMade,
+            nextAttemptAtMs: entry.dueMs,
+          },
+        });
+        break;
+    }
+    this.#markRunnable(nowMs, origin);
+    this.#maybeDropOrigin(origin);
+    this.#pump(nowMs);
+  }
+
+  /**
+   * The store made a `retry` report durable (`durable`), or failed to (the job is dropped from
+   * the engine: without a durable record a retry could repeat uncounted; the store re-offers it).
+   */
+  persisted(nowMs: number, jobId: string, durable: boolean): void {
+    const entry = this.#jobs.get(jobId);
+    assert(
+      entry !== undefined && entry.phase === "persisting",
+      `persisted: ${jobId} not persisting`,
+    );
+    if (!durable) this.#metrics.storeFailures.inc();
+    if (entry.cancelled || !durable) {
+      this.#forget(entry);
+      return;
+    }
+    this.#wait(nowMs, entry);
+    this.#pump(nowMs);
+  }
+
+  #refusal(job: DeliveryJob): string | undefined {
+    const scheme = checkScheme(job.url);
+    if (!scheme.ok) return scheme.reason;
+    const max = this.#config.payloadBytesMax;
+    // UTF-8 needs at most 3 bytes per UTF-16 unit: most payloads skip the encode.
+    if (job.payload.length * 3 > max && encoder.encode(job.payload).length > max) {
+      return `payload is larger than payloadBytesMax (${max} bytes)`;
+    }
+    return undefined;
+  }
+
+  #origin(key: string): OriginState {
+    let origin = this.#origins.get(key);
+    if (origin === undefined) {
+      origin = {
+        key,
+        breaker: new CircuitBreaker({
+          failureThreshold: this.#config.breakerFailureThreshold,
+          openMs: this.#config.breakerOpenMs,
+          openMaxMs: this.#config.breakerOpenMaxMs,
+        }),
+        ready: new Fifo(),
+        gauge: this.#metrics.breakerGauge(key),
+        inflight: 0,
+        jobs: 0,
+        inRunnable: false,
+      };
+      this.#origins.set(key, origin);
+    }
+    return origin;
+  }
+
+  /** Arms the job's timer, or queues it at once when it is already due. */
+  #wait(nowMs: number, entry: JobEntry): void {
+    if (entry.dueMs <= nowMs) {
+      this.#makeReady(nowMs, entry);
+      return;
+    }
+    entry.phase = "waiting";
+    entry.timerSeq = ++this.#seq;
+    this.#timers.push({ atMs: entry.dueMs, seq: entry.timerSeq, entry });
+  }
+
+  #makeReady(nowMs: number, entry: JobEntry): void {
+    entry.phase = "ready";
+    entry.origin.ready.push(entry);
+    this.#markRunnable(nowMs, entry.origin);
+  }
+
+  #canRun(nowMs: number, origin: OriginState): boolean {
+    return origin.ready.size > 0 && origin.inflight < this.#config.originConcurrencyMax &&
+      origin.breaker.canStart(nowMs);
+  }
+
+  #markRunnable(nowMs: number, origin: OriginState): void {
+    if (!origin.inRunnable && this.#canRun(nowMs, origin)) {
+      origin.inRunnable = true;
+      this.#runnable.push(origin);
+    }
+  }
+
+  /** Starts attempts while node slots are free, one per runnable origin in turn (fairness). */
+  #pump(nowMs: number): void {
+    while (this.#inflight < this.#config.concurrentDeliveriesMax) {
+      const origin = this.#runnable.shift();
+      if (origin === undefined) break;
+      origin.inRunnable = false;
+      if (!this.#canRun(nowMs, origin)) continue;
+      const entry = this.#nextReady(origin);
+      if (entry === undefined) {
+        this.#maybeDropOrigin(origin);
+        continue;
+      }
+      this.#start(nowMs, entry);
+      this.#markRunnable(nowMs, origin);
+    }
+    this.#metrics.inflight.set(this.#inflight);
+  }
+
+  #nextReady(origin: OriginState): JobEntry | undefined {
+    for (;;) {
+      const entry = origin.ready.shift();
+      if (entry === undefined) return undefined;
+      if (this.#jobs.get(entry.job.id) === entry && entry.phase === "ready") return entry;
+    }
+  }
+
+  #start(nowMs: number, entry: JobEntry): void {
+    const origin = entry.origin;
+    entry.isTrial = origin.breaker.onStart(nowMs);
+    this.#updateBreakerGauge(origin);
+    entry.phase = "inflight";
+    entry.attemptsMade++;
+    entry.attemptStartedMs = nowMs;
+    origin.inflight++;
+    this.#inflight++;
+    assert(origin.inflight <= this.#config.originConcurrencyMax, "origin concurrency exceeded");
+    assert(this.#inflight <= this.#config.concurrentDeliveriesMax, "node concurrency exceeded");
+    const timeoutMs = Math.min(
+      entry.job.timeoutMs ?? this.#config.attemptTimeoutMs,
+      this.#config.attemptTimeoutMaxMs,
+    );
+    this.#outputs.push({ type: "attempt", job: entry.job, attempt: entry.attemptsMade, timeoutMs });
+  }
+
+  #forget(entry: JobEntry): void {
+    const deleted = this.#jobs.delete(entry.job.id);
+    assert(deleted, `forget: ${entry.job.id} not held`);
+    entry.origin.jobs--;
+    assert(entry.origin.jobs >= 0, "origin job count went negative");
+    this.#metrics.jobs.set(this.#jobs.size);
+    this.#maybeDropOrigin(entry.origin);
+  }
+
+  /** Forgets an origin with nothing held and nothing to remember (bounded origin table). */
+  #maybeDropOrigin(origin: OriginState): void {
+    if (origin.jobs > 0 || origin.inflight > 0 || origin.inRunnable) return;
+    if (this.#origins.get(origin.key) !== origin) return;
+    // A breaker with no jobs left behind it protects nobody; its memory goes with the origin.
+    if (origin.gauge.value !== BREAKER_STATE_VALUE.closed) this.#breakersNotClosed--;
+    origin.gauge.set(BREAKER_STATE_VALUE.closed);
+    this.#metrics.breakersOpen.set(this.#breakersNotClosed);
+    this.#origins.delete(origin.key);
+  }
+
+  #updateBreakerGauge(origin: OriginState): void {
+    const value = BREAKER_STATE_VALUE[origin.breaker.state];
+    const before = origin.gauge.value;
+    if (value === before) return;
+    if (before === BREAKER_STATE_VALUE.closed) this.#breakersNotClosed++;
+    if (value === BREAKER_STATE_VALUE.closed) this.#breakersNotClosed--;
+    origin.gauge.set(value);
+    this.#metrics.breakersOpen.set(this.#breakersNotClosed);
+  }
+}

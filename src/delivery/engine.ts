@@ -1,0 +1,223 @@
+/**
+ * The delivery engine: the thin shell that runs `DeliveryCore` on real time. It starts the
+ * core's attempts on an `AttemptTransport` (HTTP by default), passes outcome reports to a
+ * `DeliveryStore` in the order the durability contract demands (types.ts), and keeps ONE
+ * timer armed at the core's next wake time. Event-driven: nothing polls.
+ *
+ * Owns: the wake timer, the attempt promises in flight, store calls. Must not make delivery
+ * decisions (the core does) or persist anything itself (the store does).
+ */
+
+import { type DeliveryConfig, validateDeliveryConfig } from "../config.ts";
+import { err, type Result } from "../lib/result.ts";
+import { randomRng, type Rng } from "../lib/rng.ts";
+import { MetricsRegistry } from "../metrics/registry.ts";
+import { type CoreOutput, DeliveryCore } from "./delivery_core.ts";
+import { type AttemptTransport, HttpTransport } from "./http_transport.ts";
+import { DeliveryMetrics } from "./metrics.ts";
+import type { Resolver } from "./ssrf_guard.ts";
+import type {
+  DeadLetter,
+  DeliveryJob,
+  DeliveryReport,
+  DeliveryStore,
+  ResumeState,
+} from "./types.ts";
+
+export interface DeliveryEngineOptions {
+  config: DeliveryConfig;
+  store: DeliveryStore;
+  /** @default an `HttpTransport` built from `config` */
+  transport?: AttemptTransport;
+  /** @default randomRng() */
+  rng?: Rng;
+  /** Epoch ms with sub-ms resolution. @default performance.timeOrigin + performance.now() */
+  clock?: () => number;
+  /** @default a private registry */
+  metrics?: MetricsRegistry;
+  /** DNS for the SSRF guard of the default transport. @default Deno.resolveDns */
+  resolve?: Resolver;
+  /**
+   * Called with every report after the store has it (after the durable write for `retry` and
+   * `dead`). For harnesses and tests; must not throw.
+   */
+  onReport?: (report: DeliveryReport, job: DeliveryJob) => void;
+}
+
+/** setTimeout's largest delay; a later wake is re-armed when this one fires. */
+const TIMER_DELAY_MAX_MS = 2_147_483_647;
+
+export class DeliveryEngine {
+  readonly #core: DeliveryCore;
+  readonly #store: DeliveryStore;
+  readonly #transport: AttemptTransport;
+  readonly #clock: () => number;
+  readonly #onReport: ((report: DeliveryReport, job: DeliveryJob) => void) | undefined;
+  readonly #pending = new Set<Promise<void>>();
+  readonly metrics: MetricsRegistry;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAtMs = Infinity;
+  #closed = false;
+
+  constructor(options: DeliveryEngineOptions) {
+    const config = validateDeliveryConfig(options.config);
+    this.#store = options.store;
+    this.#clock = options.clock ?? (() => performance.timeOrigin + performance.now());
+    this.metrics = options.metrics ?? new MetricsRegistry();
+    this.#onReport = options.onReport;
+    this.#core = new DeliveryCore(
+      config,
+      options.rng ?? randomRng(),
+      new DeliveryMetrics(this.metrics),
+    );
+    this.#transport = options.transport ?? new HttpTransport({
+      allowPrivateTargets: config.allowPrivateTargets,
+      responseBodyBytesMax: config.responseBodyBytesMax,
+      clock: this.#clock,
+      ...(options.resolve !== undefined ? { resolve: options.resolve } : {}),
+    });
+  }
+
+  /** Jobs held (waiting, queued, in flight or being persisted). */
+  get jobCount(): number {
+    return this.#core.jobCount;
+  }
+
+  get inflight(): number {
+    return this.#core.inflight;
+  }
+
+  breakerState(origin: string): "closed" | "open" | "half_open" {
+    return this.#core.breakerState(origin);
+  }
+
+  /**
+   * The job became this node's to deliver (committed, or handed over with `resume`). Says no
+   * when the engine is full or closed; the store offers the job again later.
+   */
+  schedule(job: DeliveryJob, resume?: ResumeState): Result<void> {
+    if (this.#closed) return err("delivery engine is closed");
+    const result = this.#core.schedule(this.#clock(), job, resume);
+    this.#flush();
+    return result;
+  }
+
+  /** The job stopped being this node's; an attempt in flight finishes and is still reported. */
+  cancel(jobId: string): boolean {
+    const held = this.#core.cancel(this.#clock(), jobId);
+    this.#flush();
+    return held;
+  }
+
+  listDeadLetters(limit = 100): readonly DeadLetter[] {
+    return this.#store.listDead(limit);
+  }
+
+  /** Retries a dead letter by hand: the store durably revives it, then it is scheduled afresh. */
+  async retryDeadLetter(jobId: string): Promise<Result<void>> {
+    const job = await this.#store.reviveDead(jobId);
+    if (job === undefined) return err(`no dead letter ${JSON.stringify(jobId)}`);
+    return this.schedule(job);
+  }
+
+  /** Resolves once nothing is in flight and no store write is pending (jobs may still wait). */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.all([...this.#pending]);
+  }
+
+  /** Stops timers, aborts attempts in flight (reported as errors), waits for them to settle. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#transport.close();
+    await this.settled();
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #flush(): void {
+    for (const output of this.#core.takeOutputs()) this.#handle(output);
+    this.#arm();
+  }
+
+  #handle(output: CoreOutput): void {
+    if (output.type === "attempt") {
+      // A closed engine starts nothing new; the store still holds the job for its next owner.
+      if (this.#closed) return;
+      this.#track(
+        this.#transport.send(output).then(
+          (result) => this.#core.attemptDone(this.#clock(), output.job.id, result),
+          (error: unknown) =>
+            this.#core.attemptDone(this.#clock(), output.job.id, {
+              kind: "network_error",
+              message: `transport failed: ${
+                error instanceof Error ? error.message : String(error)
+              }`,
+              latencyMs: 0,
+            }),
+        ),
+      );
+      return;
+    }
+    const { report, job } = output;
+    switch (report.kind) {
+      case "delivered":
+        this.#store.recordDelivered(report);
+        this.#onReport?.(report, job);
+        return;
+      case "retry":
+        this.#track(
+          this.#store.recordRetry(report).then(
+            () => {
+              this.#onReport?.(report, job);
+              this.#core.persisted(this.#clock(), report.jobId, true);
+            },
+            (error: unknown) => {
+              console.error(`delivery: store failed to persist retry of ${report.jobId}: ${error}`);
+              this.#core.persisted(this.#clock(), report.jobId, false);
+            },
+          ),
+        );
+        return;
+      case "dead":
+        this.#track(
+          this.#store.recordDead(job, report).then(
+            () => this.#onReport?.(report, job),
+            (error: unknown) =>
+              console.error(
+                `delivery: store failed to persist dead letter ${report.jobId}: ${error}`,
+              ),
+          ),
+        );
+        return;
+    }
+  }
+
+  /** Keeps `promise` in the pending set and flushes the core's outputs after it. */
+  #track(promise: Promise<void>): void {
+    const tracked = promise.finally(() => {
+      this.#pending.delete(tracked);
+      this.#flush();
+    });
+    this.#pending.add(tracked);
+  }
+
+  #arm(): void {
+    if (this.#closed) return;
+    const wakeMs = this.#core.nextWakeMs();
+    if (wakeMs === this.#timerAtMs && this.#timer !== undefined) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAtMs = Infinity;
+    if (wakeMs === undefined) return;
+    this.#timerAtMs = wakeMs;
+    const delayMs = Math.min(Math.max(0, Math.ceil(wakeMs - this.#clock())), TIMER_DELAY_MAX_MS);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAtMs = Infinity;
+      this.#core.tick(this.#clock());
+      this.#flush();
+    }, delayMs);
+  }
+}

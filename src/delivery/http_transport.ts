@@ -1,0 +1,186 @@
+/**
+ * The HTTP side of an attempt: SSRF check, Standard Webhooks signing, one `fetch` POST with a
+ * timeout covering headers and body, and a truncated read of the response body.
+ *
+ * Owns its HTTP client (one pooled `Deno.HttpClient`, so connections are reused across
+ * attempts and closed with the transport) and a small cache of DNS verdicts. Must not decide
+ * retries: it only reports what happened (`AttemptResult`).
+ */
+
+import { checkScheme, checkTarget, denoResolver, type Resolver } from "./ssrf_guard.ts";
+import { webhookHeaders } from "./signing.ts";
+import type { AttemptResult, DeliveryJob } from "./types.ts";
+
+export interface AttemptRequest {
+  readonly job: DeliveryJob;
+  /** 1-based attempt number. */
+  readonly attempt: number;
+  readonly timeoutMs: number;
+}
+
+/** What the engine needs from a transport; tests and the simulator supply their own. */
+export interface AttemptTransport {
+  send(request: AttemptRequest): Promise<AttemptResult>;
+  /** Aborts attempts in flight and releases connections. */
+  close(): void;
+}
+
+export interface HttpTransportOptions {
+  allowPrivateTargets: boolean;
+  responseBodyBytesMax: number;
+  /** Epoch ms; `webhook-timestamp` is its seconds. */
+  clock: () => number;
+  /** DNS for the SSRF guard. @default Deno.resolveDns (A and AAAA) */
+  resolve?: Resolver;
+  /** How long a host's SSRF verdict is reused, ms. @default 30_000 */
+  dnsCacheMs?: number;
+}
+
+/** Hosts whose verdict is cached; past this the cache is dropped whole. */
+const DNS_CACHE_MAX = 10_000;
+const SUBMITTED_AT_HEADER = "hookd-submitted-at";
+
+class TimeoutSignal extends Error {
+  override name = "TimeoutSignal";
+}
+
+export class HttpTransport implements AttemptTransport {
+  readonly #options: HttpTransportOptions;
+  readonly #resolve: Resolver;
+  readonly #dnsCacheMs: number;
+  readonly #client = Deno.createHttpClient({});
+  readonly #inflight = new Set<AbortController>();
+  readonly #verdicts = new Map<string, { untilMs: number; refusal?: string }>();
+  #closed = false;
+
+  constructor(options: HttpTransportOptions) {
+    this.#options = options;
+    this.#resolve = options.resolve ?? denoResolver;
+    this.#dnsCacheMs = options.dnsCacheMs ?? 30_000;
+  }
+
+  async send(request: AttemptRequest): Promise<AttemptResult> {
+    const startMs = performance.now();
+    const latency = () => performance.now() - startMs;
+    const { job } = request;
+    if (this.#closed) return { kind: "network_error", message: "transport closed", latencyMs: 0 };
+
+    const refusal = await this.#guard(job.url);
+    if (refusal !== undefined) {
+      return refusal.permanent
+        ? { kind: "refused", message: refusal.message, latencyMs: latency() }
+        : { kind: "network_error", message: refusal.message, latencyMs: latency() };
+    }
+
+    const timestampSeconds = Math.floor(this.#options.clock() / 1000);
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      ...job.headers,
+      ...await webhookHeaders(job.secrets, job.id, timestampSeconds, job.payload),
+    };
+    if (job.submittedAtMs !== undefined) headers[SUBMITTED_AT_HEADER] = String(job.submittedAtMs);
+
+    const controller = new AbortController();
+    this.#inflight.add(controller);
+    const timer = setTimeout(() => controller.abort(new TimeoutSignal()), request.timeoutMs);
+    try {
+      const response = await fetch(job.url, {
+        method: "POST",
+        headers,
+        body: job.payload,
+        // A redirect could point at a private address the guard never saw: treat 3xx as failure.
+        redirect: "manual",
+        signal: controller.signal,
+        client: this.#client,
+      });
+      const body = await readTruncated(response, this.#options.responseBodyBytesMax);
+      const retryAfter = response.headers.get("retry-after");
+      return {
+        kind: "response",
+        status: response.status,
+        ...(retryAfter !== null ? { retryAfter } : {}),
+        body,
+        latencyMs: latency(),
+      };
+    } catch (error) {
+      if (controller.signal.reason instanceof TimeoutSignal) {
+        return { kind: "timeout", latencyMs: latency() };
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      return { kind: "network_error", message: message.slice(0, 500), latencyMs: latency() };
+    } finally {
+      clearTimeout(timer);
+      this.#inflight.delete(controller);
+    }
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const controller of this.#inflight) controller.abort(new Error("transport closed"));
+    this.#client.close();
+  }
+
+  async #guard(url: string): Promise<{ permanent: boolean; message: string } | undefined> {
+    if (this.#options.allowPrivateTargets) {
+      const scheme = checkScheme(url);
+      return scheme.ok ? undefined : { permanent: true, message: scheme.reason };
+    }
+    let host: string;
+    try {
+      host = new URL(url).host;
+    } catch {
+      host = url;
+    }
+    const nowMs = performance.now();
+    const cached = this.#verdicts.get(host);
+    if (cached !== undefined && cached.untilMs > nowMs) {
+      return cached.refusal === undefined
+        ? undefined
+        : { permanent: true, message: cached.refusal };
+    }
+    const verdict = await checkTarget(url, {
+      allowPrivateTargets: false,
+      resolve: this.#resolve,
+    });
+    if (!verdict.ok && !verdict.reason.permanent) return verdict.reason;
+    if (this.#verdicts.size >= DNS_CACHE_MAX) this.#verdicts.clear();
+    this.#verdicts.set(host, {
+      untilMs: nowMs + this.#dnsCacheMs,
+      ...(verdict.ok ? {} : { refusal: verdict.reason.message }),
+    });
+    return verdict.ok ? undefined : verdict.reason;
+  }
+}
+
+/** Reads at most `maxBytes` of the body as text; the rest is cancelled, not read. */
+async function readTruncated(response: Response, maxBytes: number): Promise<string> {
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    while (total < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) return decode(chunks, total, maxBytes);
+      chunks.push(value);
+      total += value.length;
+    }
+    await reader.cancel();
+    return decode(chunks, total, maxBytes);
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+function decode(chunks: Uint8Array[], total: number, maxBytes: number): string {
+  const bytes = new Uint8Array(Math.min(total, maxBytes));
+  let offset = 0;
+  for (const chunk of chunks) {
+    const n = Math.min(chunk.length, bytes.length - offset);
+    bytes.set(chunk.subarray(0, n), offset);
+    offset += n;
+    if (offset >= bytes.length) break;
+  }
+  return new TextDecoder().decode(bytes);
+}

@@ -1,0 +1,141 @@
+/**
+ * The delivery engine's vocabulary: a job, one attempt's result and record, the outcome
+ * reports the engine sends to its store, and the `DeliveryStore` interface the replicated job
+ * store (a later issue) implements.
+ *
+ * Owns types only; no behaviour. Must not import I/O modules.
+ *
+ * Durability contract (what the store must have persisted before what):
+ * - `retry` report: durable BEFORE the next attempt of that job starts. The engine awaits
+ *   `recordRetry` and only then arms the job's timer, so a new owner taking over after a crash
+ *   never repeats more attempts than were counted, nor retries earlier than agreed.
+ * - `dead` report: durable BEFORE the job is listed as a dead letter or revived by hand; the
+ *   engine awaits it and forgets the job afterwards.
+ * - `delivered` report: may be lost (fire and forget). Losing it costs one duplicate delivery
+ *   with the same `webhook-id`, which receivers drop (at-least-once).
+ * - Every report carries the record of the attempt that produced it ("attempt recorded"), so
+ *   there is no separate attempt write. An attempt in flight when its owner crashes is simply
+ *   not counted; the next owner repeats it.
+ */
+
+/** A job as the engine sees it. Immutable while the engine holds it. */
+export interface DeliveryJob {
+  /** Unique id, sent as `webhook-id` on every attempt so receivers can drop duplicates. */
+  readonly id: string;
+  /** http(s) target. */
+  readonly url: string;
+  /** Request body, sent as UTF-8 and signed exactly as given. */
+  readonly payload: string;
+  /** Extra request headers (content-type defaults to application/json). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * `whsec_<base64>` signing secrets; during rotation several, each producing one signature in
+   * the space-separated `webhook-signature` header. Empty: the request is not signed.
+   */
+  readonly secrets: readonly string[];
+  /** Per-attempt timeout for this job, ms; capped at `attemptTimeoutMaxMs`. */
+  readonly timeoutMs?: number;
+  /**
+   * When the job was submitted (epoch ms, fractional allowed). Sent as `hookd-submitted-at` so a
+   * sink can measure end-to-end latency; also the start of the delivery latency histogram.
+   */
+  readonly submittedAtMs?: number;
+}
+
+/** Where a job resumes when its store hands it over with attempts already made. */
+export interface ResumeState {
+  /** Attempts already made by earlier owners. */
+  readonly attemptsMade: number;
+  /** Epoch ms before which the next attempt must not start. */
+  readonly nextAttemptAtMs: number;
+}
+
+/** What the transport observed for one attempt. */
+export type AttemptResult =
+  | {
+    readonly kind: "response";
+    readonly status: number;
+    /** Raw `Retry-After` header, if any. */
+    readonly retryAfter?: string;
+    /** First `responseBodyBytesMax` bytes of the body, as text. */
+    readonly body: string;
+    readonly latencyMs: number;
+  }
+  | { readonly kind: "timeout"; readonly latencyMs: number }
+  | { readonly kind: "network_error"; readonly message: string; readonly latencyMs: number }
+  /** Refused before sending: bad scheme, private address with the guard on, payload too big. */
+  | { readonly kind: "refused"; readonly message: string; readonly latencyMs: number };
+
+/** Outcome label of an attempt, used in metrics and records. */
+export type AttemptOutcome =
+  | "success"
+  | "gone"
+  | "http_error"
+  | "timeout"
+  | "network_error"
+  | "refused";
+
+/** One attempt, as kept in a job's history. */
+export interface AttemptRecord {
+  /** 1-based attempt number. */
+  readonly attempt: number;
+  readonly startedAtMs: number;
+  readonly latencyMs: number;
+  readonly outcome: AttemptOutcome;
+  readonly status?: number;
+  /** Error message or truncated response body. */
+  readonly detail: string;
+}
+
+/** The engine's outcome reports, in the order it emits them for one job. */
+export type DeliveryReport =
+  | {
+    readonly kind: "delivered";
+    readonly jobId: string;
+    readonly attempt: AttemptRecord;
+  }
+  | {
+    readonly kind: "retry";
+    readonly jobId: string;
+    readonly attempt: AttemptRecord;
+    /** Attempts made so far (equals `attempt.attempt`). */
+    readonly attemptsMade: number;
+    /** Epoch ms at which the next attempt is due. */
+    readonly nextAttemptAtMs: number;
+  }
+  | {
+    readonly kind: "dead";
+    readonly jobId: string;
+    /** Absent when the job was refused before any attempt (bad URL, payload too large). */
+    readonly attempt?: AttemptRecord;
+    readonly attemptsMade: number;
+    readonly reason: string;
+  };
+
+/** A dead letter as listed by the store. */
+export interface DeadLetter {
+  readonly job: DeliveryJob;
+  readonly attemptsMade: number;
+  readonly reason: string;
+  readonly history: readonly AttemptRecord[];
+}
+
+/**
+ * Where the engine's outcome reports go. The replicated job store implements this on the WAL;
+ * `MemoryDeliveryStore` implements it in memory for tests and the bench.
+ */
+export interface DeliveryStore {
+  /** Must be durable when the promise resolves; the next attempt starts only after. */
+  recordRetry(report: Extract<DeliveryReport, { kind: "retry" }>): Promise<void>;
+  /** Must be durable when the promise resolves; the job is then a dead letter. */
+  recordDead(job: DeliveryJob, report: Extract<DeliveryReport, { kind: "dead" }>): Promise<void>;
+  /** May be lost (costs a duplicate delivery); the engine does not wait for it. */
+  recordDelivered(report: Extract<DeliveryReport, { kind: "delivered" }>): void;
+  /** Dead letters, oldest first, at most `limit`. */
+  listDead(limit: number): readonly DeadLetter[];
+  /**
+   * Takes a dead letter back for a manual retry: durably resets its attempt count and returns
+   * the job, or undefined when no such dead letter exists.
+   */
+  reviveDead(jobId: string): Promise<DeliveryJob | undefined>;
+}
