@@ -5,8 +5,9 @@
 
 import { type Command, dispatch, EXIT_FAILURE } from "./src/cli/command.ts";
 import { benchCommand } from "./src/cli/bench.ts";
+import { sinkCommand } from "./src/cli/sink.ts";
 
-const commands: readonly Command[] = [benchCommand];
+const commands: readonly Command[] = [sinkCommand, benchCommand];
 
 if (import.meta.main) {
   let code: number;

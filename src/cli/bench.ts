@@ -6,10 +6,11 @@
  */
 
 import type { Command } from "./command.ts";
+import { deliveryBenchCommand } from "../bench/delivery_bench.ts";
 import { membershipBenchCommand } from "../bench/membership_bench.ts";
 import { walBench } from "../bench/wal_bench.ts";
 
 export const benchCommand: Command = {
   spec: { name: "bench", summary: "Run a benchmark (hookd bench --help lists them)" },
-  subcommands: [walBench, membershipBenchCommand],
+  subcommands: [deliveryBenchCommand, walBench, membershipBenchCommand],
 };
