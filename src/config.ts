@@ -395,6 +395,230 @@ export function validateMembershipConfig(config: MembershipConfig): MembershipCo
   );
   return config;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Transport (src/transport/)
+// ---------------------------------------------------------------------------------------------
+
+export interface TransportConfig {
+  /**
+   * Largest datagram the transport builds, header and MAC included. 1,400 bytes stays under a
+   * 1,500-byte Ethernet MTU with room for IP/UDP headers; on loopback up to 65,000 is allowed
+   * and lets one socket write carry hundreds of small messages.
+   * @default 1400
+   */
+  datagramBytes: number;
+  /**
+   * Most bytes in flight (sent, neither acknowledged nor declared lost) per peer. Kept well
+   * under the kernel's default 208 KB receive buffer (which also counts per-datagram overhead)
+   * so that a sender never overruns a receiver that is momentarily busy.
+   * @default 65536
+   */
+  windowBytes: number;
+  /**
+   * Most reliable messages per peer between the oldest unacknowledged one and the newest sent
+   * one. Bounds the receiver's duplicate-suppression state and reassembly fan-out.
+   * @default 8192
+   */
+  windowMessages: number;
+  /**
+   * Most reliable messages waiting per peer (queued or in flight). Past it `send` answers
+   * backpressure instead of growing memory.
+   * @default 16384
+   */
+  sendQueueMessagesMax: number;
+  /** Most bytes of reliable messages waiting per peer (queued or in flight). @default 8 MiB */
+  sendQueueBytesMax: number;
+  /**
+   * Most unreliable messages waiting per peer for the next flush; extra ones are dropped and
+   * counted (they are unreliable by contract, so dropping them is the bounded answer).
+   * @default 1024
+   */
+  unreliableQueueMessagesMax: number;
+  /** Largest reliable message; larger ones are fragmented up to this. @default 1 MiB */
+  messageBytesMax: number;
+  /**
+   * Most bytes of partly reassembled messages kept per peer. A datagram whose fragments would
+   * exceed it is dropped unacknowledged (and counted), so the sender retransmits later.
+   * @default 8 MiB
+   */
+  reassemblyBytesMax: number;
+  /**
+   * RTO before any RTT sample (RFC 6298 says 1 s for the Internet; a LAN answers in well under
+   * a millisecond, and the first packets of a session should not wait a second on a loss).
+   * @default 30
+   */
+  rtoInitialMs: number;
+  /**
+   * Floor of the RTO. RFC 6298 recommends 1 s for the Internet; on a LAN a few milliseconds
+   * covers event-loop stalls on a busy 2-core machine without making a lost packet wait long.
+   * @default 5
+   */
+  rtoMinMs: number;
+  /** Ceiling of the RTO, backoff included. @default 2000 */
+  rtoMaxMs: number;
+  /**
+   * Longest a receiver holds back an acknowledgement. Acks go out at once when a gap is seen
+   * or `ackEveryPackets` ack-eliciting datagrams arrived, and ride on every data datagram.
+   * @default 1
+   */
+  maxAckDelayMs: number;
+  /** Ack-eliciting datagrams received before an acknowledgement is sent at once. @default 2 */
+  ackEveryPackets: number;
+  /** Most acknowledgement ranges in one datagram. @default 16 */
+  ackRangesMax: number;
+  /**
+   * Most received-packet ranges remembered per peer; the oldest are forgotten first (a
+   * retransmission of a forgotten one is then suppressed by message ids instead).
+   * @default 64
+   */
+  receivedRangesMax: number;
+  /**
+   * Fast retransmit: a packet is lost once a packet this many numbers later is acknowledged
+   * (RFC 9002's kPacketThreshold).
+   * @default 3
+   */
+  packetThreshold: number;
+  /**
+   * Time-threshold loss: a packet is lost once a later one is acknowledged and this multiple
+   * of max(SRTT, latest RTT) has passed since it was sent (RFC 9002's kTimeThreshold).
+   * @default 1.125
+   */
+  timeThreshold: number;
+  /** Least time-threshold loss delay; the timer granularity of the event loop. @default 1 */
+  lossDelayMinMs: number;
+  /**
+   * Tail-loss probe: with data in flight and no acknowledgement for
+   * max(2·SRTT + maxAckDelayMs, tlpMinMs), resend the newest unacknowledged data once so the
+   * tail of a burst is not left to the RTO.
+   * @default 2
+   */
+  tlpMinMs: number;
+  /** Tail-loss probes before the RTO takes over. @default 2 */
+  tlpMax: number;
+  /**
+   * A datagram with at least this many spare bytes asks the piggyback provider for gossip.
+   * @default 32
+   */
+  piggybackBytesMin: number;
+  /** Most peer sessions; datagrams from further addresses are dropped and counted. @default 1024 */
+  peersMax: number;
+}
+
+export const transportDefaults: Readonly<TransportConfig> = Object.freeze({
+  datagramBytes: 1400,
+  windowBytes: 65536,
+  windowMessages: 8192,
+  sendQueueMessagesMax: 16384,
+  sendQueueBytesMax: 8 * 1024 * 1024,
+  unreliableQueueMessagesMax: 1024,
+  messageBytesMax: 1024 * 1024,
+  reassemblyBytesMax: 8 * 1024 * 1024,
+  rtoInitialMs: 30,
+  rtoMinMs: 5,
+  rtoMaxMs: 2000,
+  maxAckDelayMs: 1,
+  ackEveryPackets: 2,
+  ackRangesMax: 16,
+  receivedRangesMax: 64,
+  packetThreshold: 3,
+  timeThreshold: 1.125,
+  lossDelayMinMs: 1,
+  tlpMinMs: 2,
+  tlpMax: 2,
+  piggybackBytesMin: 32,
+  peersMax: 1024,
+});
+
+/** Smallest and largest datagram sizes the codec accepts (65,000 keeps under the UDP limit). */
+export const TRANSPORT_DATAGRAM_BYTES_MIN = 512;
+export const TRANSPORT_DATAGRAM_BYTES_MAX = 65000;
+
+export function validateTransportConfig(config: TransportConfig): TransportConfig {
+  positiveInteger("transport.datagramBytes", config.datagramBytes);
+  if (
+    config.datagramBytes < TRANSPORT_DATAGRAM_BYTES_MIN ||
+    config.datagramBytes > TRANSPORT_DATAGRAM_BYTES_MAX
+  ) {
+    throw new RangeError(
+      `transport.datagramBytes must be in [${TRANSPORT_DATAGRAM_BYTES_MIN}, ${TRANSPORT_DATAGRAM_BYTES_MAX}], got ${config.datagramBytes}`,
+    );
+  }
+  for (
+    const name of [
+      "windowBytes",
+      "windowMessages",
+      "sendQueueMessagesMax",
+      "sendQueueBytesMax",
+      "unreliableQueueMessagesMax",
+      "messageBytesMax",
+      "reassemblyBytesMax",
+      "ackEveryPackets",
+      "ackRangesMax",
+      "receivedRangesMax",
+      "packetThreshold",
+      "peersMax",
+    ] as const
+  ) positiveInteger(`transport.${name}`, config[name]);
+  for (
+    const name of [
+      "rtoInitialMs",
+      "rtoMinMs",
+      "rtoMaxMs",
+      "maxAckDelayMs",
+      "lossDelayMinMs",
+      "tlpMinMs",
+      "tlpMax",
+      "piggybackBytesMin",
+    ] as const
+  ) nonNegative(`transport.${name}`, config[name]);
+  if (!(config.timeThreshold >= 1) || !Number.isFinite(config.timeThreshold)) {
+    throw new RangeError(`transport.timeThreshold must be >= 1, got ${config.timeThreshold}`);
+  }
+  if (config.ackRangesMax > 255) {
+    throw new RangeError(`transport.ackRangesMax must be <= 255, got ${config.ackRangesMax}`);
+  }
+  // A window smaller than one datagram could never send a full one.
+  relation(
+    "transport.datagramBytes",
+    config.datagramBytes,
+    "<=",
+    "transport.windowBytes",
+    config.windowBytes,
+  );
+  relation("transport.rtoMinMs", config.rtoMinMs, "<=", "transport.rtoMaxMs", config.rtoMaxMs);
+  relation(
+    "transport.rtoInitialMs",
+    config.rtoInitialMs,
+    "<=",
+    "transport.rtoMaxMs",
+    config.rtoMaxMs,
+  );
+  // One message must fit in the queue bound and in the reassembly bound, or it could never go.
+  relation(
+    "transport.messageBytesMax",
+    config.messageBytesMax,
+    "<=",
+    "transport.sendQueueBytesMax",
+    config.sendQueueBytesMax,
+  );
+  relation(
+    "transport.messageBytesMax",
+    config.messageBytesMax,
+    "<=",
+    "transport.reassemblyBytesMax",
+    config.reassemblyBytesMax,
+  );
+  relation(
+    "transport.ackRangesMax",
+    config.ackRangesMax,
+    "<=",
+    "transport.receivedRangesMax",
+    config.receivedRangesMax,
+  );
+  return config;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Checks shared by every validate function.
 // ---------------------------------------------------------------------------------------------

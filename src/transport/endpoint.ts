@@ -1,0 +1,253 @@
+/**
+ * The sans-I/O transport core: one local endpoint and its per-peer sessions.
+ *
+ * Owns the session table, datagram authentication, decoding, peer-restart detection and the
+ * output queues. Drive it with `send`/`sendUnreliable`/`receive` and `tick(nowMs)` (timers,
+ * then one flush that coalesces everything queued into as few datagrams as fit), and pull
+ * `takeDatagrams()`, `takeMessages()` and `takeEvents()` after each step. Nothing here touches
+ * a socket, a timer or the clock, so the simulator replays it exactly from a seed. Nothing
+ * needs to be durable before it is sent.
+ */
+
+import { assert } from "../lib/assert.ts";
+import type { Rng } from "../lib/rng.ts";
+import { type TransportConfig, transportDefaults, validateTransportConfig } from "../config.ts";
+import { MetricsRegistry } from "../metrics/registry.ts";
+import { DatagramWriter, decodeDatagram, encodeNodeId, HEADER_FIXED_BYTES } from "./frame_codec.ts";
+import { Session, type SessionContext, type SessionOutput } from "./session.ts";
+import { type TransportCounters, transportCounters } from "./transport_metrics.ts";
+import {
+  APP_CHANNEL_MAX,
+  type Authenticator,
+  type DeliveredMessage,
+  type OutgoingDatagram,
+  type PeerStats,
+  type PiggybackProvider,
+  type SendResult,
+  type TransportEvent,
+} from "./types.ts";
+
+export interface EndpointOptions {
+  /** This node's id, 1..64 bytes of UTF-8, carried in every datagram. */
+  nodeId: string;
+  authenticator: Authenticator;
+  /** Injected randomness; used to choose the session epoch when `epoch` is not given. */
+  rng: Rng;
+  /** This incarnation's session epoch (u32). @default drawn from `rng` */
+  epoch?: number;
+  config?: Partial<TransportConfig>;
+  metrics?: MetricsRegistry;
+  piggyback?: PiggybackProvider;
+}
+
+export class Endpoint {
+  readonly nodeId: string;
+  readonly epoch: number;
+  readonly config: Readonly<TransportConfig>;
+  readonly metrics: MetricsRegistry;
+  readonly counters: TransportCounters;
+  readonly #auth: Authenticator;
+  readonly #sessions = new Map<string, Session>();
+  readonly #ctx: SessionContext;
+  readonly #out: SessionOutput = { datagrams: [], messages: [], events: [] };
+  #piggyback: PiggybackProvider | null;
+  readonly #minDatagramBytes: number;
+
+  constructor(options: EndpointOptions) {
+    this.config = validateTransportConfig({ ...transportDefaults, ...options.config });
+    const nodeIdBytes = encodeNodeId(options.nodeId);
+    if (!nodeIdBytes.ok) {
+      throw new RangeError(`nodeId ${JSON.stringify(options.nodeId)}: ${nodeIdBytes.reason}`);
+    }
+    this.nodeId = options.nodeId;
+    this.epoch = (options.epoch ?? Math.floor(options.rng.next() * 0x1_0000_0000)) >>> 0;
+    this.metrics = options.metrics ?? new MetricsRegistry();
+    this.counters = transportCounters(this.metrics);
+    this.#auth = options.authenticator;
+    this.#piggyback = options.piggyback ?? null;
+    this.#minDatagramBytes = HEADER_FIXED_BYTES + 1 + this.#auth.tagBytes;
+    const auth = this.#auth;
+    this.#ctx = {
+      config: this.config,
+      nodeIdBytes: nodeIdBytes.value,
+      epoch: this.epoch,
+      writer: new DatagramWriter(this.config.datagramBytes, auth.tagBytes),
+      sign: (body) => auth.sign(body),
+      counters: this.counters,
+      piggyback: () => this.#piggyback,
+      out: this.#out,
+      onRtt: (address, srttMs) => this.counters.rttMs(address).set(srttMs),
+    };
+    // Every session must be able to carry at least one fragment byte next to a full ack.
+    const probe = new Session("probe:0", this.#ctx);
+    assert(probe.frameSpaceBytes() > 20, "datagramBytes too small for this node id");
+  }
+
+  /** Registers (or clears, with null) the gossip piggyback provider. */
+  setPiggyback(provider: PiggybackProvider | null): void {
+    this.#piggyback = provider;
+  }
+
+  /** Queues a reliable message for `address`; it leaves at the next `tick`/`flush`. */
+  send(_nowMs: number, address: string, channel: number, bytes: Uint8Array): SendResult {
+    if (!validChannel(channel)) return { accepted: false, reason: "invalid-channel" };
+    if (bytes.length > this.config.messageBytesMax) {
+      return { accepted: false, reason: "message-too-large" };
+    }
+    const session = this.#session(address);
+    if (session === undefined) return { accepted: false, reason: "peer-limit" };
+    if (!session.enqueue(channel, bytes)) {
+      this.counters.backpressure.inc();
+      return { accepted: false, reason: "backpressure" };
+    }
+    return { accepted: true };
+  }
+
+  /** Queues an unreliable message (no retransmission, no acknowledgement) of one datagram at most. */
+  sendUnreliable(_nowMs: number, address: string, channel: number, bytes: Uint8Array): SendResult {
+    if (!validChannel(channel)) return { accepted: false, reason: "invalid-channel" };
+    const session = this.#session(address);
+    if (session === undefined) return { accepted: false, reason: "peer-limit" };
+    if (!session.fitsUnreliable(bytes.length)) {
+      return { accepted: false, reason: "message-too-large" };
+    }
+    if (!session.enqueueUnreliable(channel, bytes)) {
+      this.counters.unreliableDropped.inc();
+      return { accepted: false, reason: "backpressure" };
+    }
+    return { accepted: true };
+  }
+
+  /**
+   * Handles one datagram from `fromAddress`. Drops (and counts) short, forged, malformed and
+   * stale ones; never throws on hostile bytes.
+   */
+  receive(nowMs: number, fromAddress: string, datagram: Uint8Array): void {
+    const c = this.counters;
+    c.datagramsIn.inc();
+    c.bytesIn.inc(datagram.length);
+    if (datagram.length < this.#minDatagramBytes) {
+      c.decodeErrors.inc();
+      return;
+    }
+    const tagAt = datagram.length - this.#auth.tagBytes;
+    if (!this.#auth.verify(datagram.subarray(0, tagAt), datagram.subarray(tagAt))) {
+      c.authFailures.inc();
+      return;
+    }
+    const decoded = decodeDatagram(datagram, this.#auth.tagBytes);
+    if (!decoded.ok) {
+      c.decodeErrors.inc();
+      return;
+    }
+    const { nodeId, epoch } = decoded.value;
+    const session = this.#session(fromAddress);
+    if (session === undefined) {
+      c.peerLimitDrops.inc();
+      return;
+    }
+    if (session.peerEpoch === undefined) {
+      session.peerNodeId = nodeId;
+      session.peerEpoch = epoch;
+      this.#out.events.push({ type: "peer-discovered", address: fromAddress, nodeId, epoch });
+    } else if (session.peerEpoch !== epoch || session.peerNodeId !== nodeId) {
+      if (session.retiredEpochs.includes(epoch)) {
+        c.staleEpochDrops.inc();
+        return;
+      }
+      const previousEpoch = session.peerEpoch;
+      session.resetForPeerRestart(nodeId, epoch);
+      c.peerRestarts.inc();
+      this.#out.events.push({
+        type: "peer-restarted",
+        address: fromAddress,
+        nodeId,
+        previousEpoch,
+        epoch,
+      });
+    }
+    session.onDatagram(nowMs, decoded.value);
+  }
+
+  /** Runs due timers (acks, loss detection, probes, RTO), then flushes. */
+  tick(nowMs: number): void {
+    for (const session of this.#sessions.values()) {
+      if (session.nextDeadlineMs() <= nowMs) session.onTimers(nowMs);
+    }
+    this.flush(nowMs);
+  }
+
+  /** Builds datagrams for everything queued; many messages share one datagram. */
+  flush(nowMs: number): void {
+    const datagrams = this.#out.datagrams;
+    const before = datagrams.length;
+    for (const session of this.#sessions.values()) session.flush(nowMs);
+    for (let i = before; i < datagrams.length; i++) {
+      this.counters.datagramsOut.inc();
+      this.counters.bytesOut.inc(datagrams[i]!.bytes.length);
+    }
+  }
+
+  /** Earliest time `tick` has timer work; Infinity when none. */
+  nextDeadlineMs(): number {
+    let deadline = Infinity;
+    for (const session of this.#sessions.values()) {
+      const d = session.nextDeadlineMs();
+      if (d < deadline) deadline = d;
+    }
+    return deadline;
+  }
+
+  takeDatagrams(): OutgoingDatagram[] {
+    const out = this.#out.datagrams;
+    this.#out.datagrams = [];
+    return out;
+  }
+
+  takeMessages(): DeliveredMessage[] {
+    const out = this.#out.messages;
+    this.#out.messages = [];
+    return out;
+  }
+
+  takeEvents(): TransportEvent[] {
+    const out = this.#out.events;
+    this.#out.events = [];
+    return out;
+  }
+
+  /** Whether nothing is queued or unacknowledged towards `address` (or any peer). */
+  isIdle(address?: string): boolean {
+    if (address !== undefined) return this.#sessions.get(address)?.idle ?? true;
+    for (const s of this.#sessions.values()) if (!s.idle) return false;
+    return true;
+  }
+
+  peers(): string[] {
+    return [...this.#sessions.keys()];
+  }
+
+  peerStats(address: string): PeerStats | undefined {
+    const s = this.#sessions.get(address);
+    if (s === undefined) return undefined;
+    return { address, nodeId: s.peerNodeId, peerEpoch: s.peerEpoch, ...s.stats() };
+  }
+
+  /** Drops the session with `address` and everything queued for it (e.g. a node removed). */
+  forgetPeer(address: string): void {
+    this.#sessions.delete(address);
+  }
+
+  #session(address: string): Session | undefined {
+    let s = this.#sessions.get(address);
+    if (s !== undefined) return s;
+    if (this.#sessions.size >= this.config.peersMax) return undefined;
+    s = new Session(address, this.#ctx);
+    this.#sessions.set(address, s);
+    return s;
+  }
+}
+
+function validChannel(channel: number): boolean {
+  return Number.isInteger(channel) && channel >= 0 && channel <= APP_CHANNEL_MAX;
+}

@@ -1,0 +1,401 @@
+/**
+ * The transport's wire format, version 1: one datagram = header, frames, MAC tag.
+ *
+ * Owns byte layout only: `DatagramWriter` (the sender's zero-copy builder) and
+ * `decodeDatagram` (which never throws: hostile bytes give `{ ok: false, reason }`). It does
+ * not compute or check the MAC (auth.ts) and knows nothing of sessions.
+ *
+ * All integers little-endian. Header (17 bytes + node id):
+ *   0  u16 magic 0x4B48 ("HK")   2 u8 version (1)   3 u8 flags (reserved, 0)
+ *   4  u32 sender session epoch  8 u53 packet number (u32 low, u32 high < 2^21)
+ *   16 u8 node id length (1..64) 17 node id, UTF-8
+ * Frames, each starting with a type byte:
+ *   0x01 ACK   u32 ack epoch (the receiver's epoch being acknowledged), u32 ack delay µs,
+ *              u8 range count (>= 1), u53 largest, u32 first range length (covers
+ *              largest-len..largest), then per further range u32 gap, u32 length
+ *              (QUIC-style: next high = previous low - gap - 2).
+ *   0x02 MSG   u8 channel, u53 message id, u16 length, bytes         (reliable, whole)
+ *   0x03 FRAG  u8 channel, u53 message id, u32 total length, u32 offset, u16 length, bytes
+ *   0x04 UNREL u8 channel, u16 length, bytes                        (unreliable)
+ * Then the MAC tag over everything before it.
+ */
+
+import { err, ok, type Result } from "../lib/result.ts";
+import { assert } from "../lib/assert.ts";
+
+export const MAGIC = 0x4b48;
+export const VERSION = 1;
+export const HEADER_FIXED_BYTES = 17;
+export const NODE_ID_BYTES_MAX = 64;
+export const ACK_FRAME_BASE_BYTES = 22;
+export const ACK_RANGE_BYTES = 8;
+export const MSG_FRAME_OVERHEAD_BYTES = 12;
+export const FRAG_FRAME_OVERHEAD_BYTES = 20;
+export const UNRELIABLE_FRAME_OVERHEAD_BYTES = 4;
+/** Largest payload one frame's u16 length can carry. */
+export const FRAME_PAYLOAD_BYTES_MAX = 0xffff;
+
+const FRAME_ACK = 0x01;
+const FRAME_MSG = 0x02;
+const FRAME_FRAG = 0x03;
+const FRAME_UNRELIABLE = 0x04;
+const U53_HIGH_MAX = 0x1fffff;
+const TWO_32 = 0x1_0000_0000;
+
+/** An inclusive range of packet numbers, `lo <= hi`. */
+export interface PacketRange {
+  lo: number;
+  hi: number;
+}
+
+export type Frame =
+  | { type: "ack"; ackEpoch: number; ackDelayUs: number; ranges: PacketRange[] }
+  | { type: "message"; channel: number; msgId: number; bytes: Uint8Array }
+  | {
+    type: "fragment";
+    channel: number;
+    msgId: number;
+    totalBytes: number;
+    offset: number;
+    bytes: Uint8Array;
+  }
+  | { type: "unreliable"; channel: number; bytes: Uint8Array };
+
+export interface DatagramHeader {
+  nodeId: string;
+  epoch: number;
+  packetNumber: number;
+}
+
+export interface DecodedDatagram extends DatagramHeader {
+  frames: Frame[];
+}
+
+const utf8 = new TextEncoder();
+const utf8Strict = new TextDecoder("utf-8", { fatal: true });
+
+/** The node id's UTF-8 bytes, or a reason it is not acceptable on the wire. */
+export function encodeNodeId(nodeId: string): Result<Uint8Array> {
+  const bytes = utf8.encode(nodeId);
+  if (bytes.length === 0) return err("node id is empty");
+  if (bytes.length > NODE_ID_BYTES_MAX) {
+    return err(`node id is ${bytes.length} bytes, more than ${NODE_ID_BYTES_MAX}`);
+  }
+  return ok(bytes);
+}
+
+export function headerBytes(nodeIdBytes: number): number {
+  return HEADER_FIXED_BYTES + nodeIdBytes;
+}
+
+export function ackFrameBytes(rangeCount: number): number {
+  return ACK_FRAME_BASE_BYTES + ACK_RANGE_BYTES * Math.max(0, rangeCount - 1);
+}
+
+/**
+ * Builds one datagram in a reusable scratch buffer. The caller checks `remaining` before each
+ * frame (writing past capacity is a programmer error and asserts); `finish` copies the bytes
+ * out with the tag appended, so the scratch buffer can be reused at once.
+ */
+export class DatagramWriter {
+  readonly #buf: Uint8Array;
+  readonly #view: DataView;
+  readonly #capacity: number;
+  #pos = 0;
+
+  /** `capacityBytes`: the whole datagram including `tagBytes` of MAC. */
+  constructor(capacityBytes: number, readonly tagBytes: number) {
+    assert(capacityBytes > tagBytes + HEADER_FIXED_BYTES, "datagram capacity too small");
+    this.#buf = new Uint8Array(capacityBytes);
+    this.#view = new DataView(this.#buf.buffer);
+    this.#capacity = capacityBytes - tagBytes;
+  }
+
+  /** Bytes still free for frames (the tag is already reserved). */
+  get remaining(): number {
+    return this.#capacity - this.#pos;
+  }
+
+  get length(): number {
+    return this.#pos;
+  }
+
+  begin(nodeIdBytes: Uint8Array, epoch: number, packetNumber: number): void {
+    assert(nodeIdBytes.length >= 1 && nodeIdBytes.length <= NODE_ID_BYTES_MAX, "node id size");
+    const v = this.#view;
+    v.setUint16(0, MAGIC, true);
+    v.setUint8(2, VERSION);
+    v.setUint8(3, 0);
+    v.setUint32(4, epoch >>> 0, true);
+    writeU53(v, 8, packetNumber);
+    v.setUint8(16, nodeIdBytes.length);
+    this.#buf.set(nodeIdBytes, 17);
+    this.#pos = 17 + nodeIdBytes.length;
+  }
+
+  /** `ranges` sorted descending by `hi`, disjoint, non-adjacent; at least one. */
+  writeAck(ackEpoch: number, ackDelayUs: number, ranges: readonly PacketRange[]): void {
+    assert(ranges.length >= 1 && ranges.length <= 255, "ack range count");
+    assert(this.remaining >= ackFrameBytes(ranges.length), "ack frame does not fit");
+    const v = this.#view;
+    let p = this.#pos;
+    const first = ranges[0]!;
+    v.setUint8(p, FRAME_ACK);
+    v.setUint32(p + 1, ackEpoch >>> 0, true);
+    v.setUint32(p + 5, Math.min(0xffffffff, Math.max(0, Math.round(ackDelayUs))), true);
+    v.setUint8(p + 9, ranges.length);
+    writeU53(v, p + 10, first.hi);
+    v.setUint32(p + 18, first.hi - first.lo, true);
+    p += ACK_FRAME_BASE_BYTES;
+    let prevLo = first.lo;
+    for (let i = 1; i < ranges.length; i++) {
+      const r = ranges[i]!;
+      const gap = prevLo - r.hi - 2;
+      assert(gap >= 0 && r.hi >= r.lo, "ack ranges must be descending and non-adjacent");
+      v.setUint32(p, gap, true);
+      v.setUint32(p + 4, r.hi - r.lo, true);
+      p += ACK_RANGE_BYTES;
+      prevLo = r.lo;
+    }
+    this.#pos = p;
+  }
+
+  writeMessage(channel: number, msgId: number, bytes: Uint8Array): void {
+    assert(bytes.length <= FRAME_PAYLOAD_BYTES_MAX, "message frame payload too large");
+    assert(this.remaining >= MSG_FRAME_OVERHEAD_BYTES + bytes.length, "message does not fit");
+    const v = this.#view;
+    const p = this.#pos;
+    v.setUint8(p, FRAME_MSG);
+    v.setUint8(p + 1, channel);
+    writeU53(v, p + 2, msgId);
+    v.setUint16(p + 10, bytes.length, true);
+    this.#buf.set(bytes, p + 12);
+    this.#pos = p + 12 + bytes.length;
+  }
+
+  writeFragment(
+    channel: number,
+    msgId: number,
+    totalBytes: number,
+    offset: number,
+    bytes: Uint8Array,
+  ): void {
+    assert(bytes.length <= FRAME_PAYLOAD_BYTES_MAX, "fragment payload too large");
+    assert(this.remaining >= FRAG_FRAME_OVERHEAD_BYTES + bytes.length, "fragment does not fit");
+    const v = this.#view;
+    const p = this.#pos;
+    v.setUint8(p, FRAME_FRAG);
+    v.setUint8(p + 1, channel);
+    writeU53(v, p + 2, msgId);
+    v.setUint32(p + 10, totalBytes, true);
+    v.setUint32(p + 14, offset, true);
+    v.setUint16(p + 18, bytes.length, true);
+    this.#buf.set(bytes, p + 20);
+    this.#pos = p + 20 + bytes.length;
+  }
+
+  writeUnreliable(channel: number, bytes: Uint8Array): void {
+    assert(bytes.length <= FRAME_PAYLOAD_BYTES_MAX, "unreliable payload too large");
+    assert(
+      this.remaining >= UNRELIABLE_FRAME_OVERHEAD_BYTES + bytes.length,
+      "unreliable message does not fit",
+    );
+    const v = this.#view;
+    const p = this.#pos;
+    v.setUint8(p, FRAME_UNRELIABLE);
+    v.setUint8(p + 1, channel);
+    v.setUint16(p + 2, bytes.length, true);
+    this.#buf.set(bytes, p + 4);
+    this.#pos = p + 4 + bytes.length;
+  }
+
+  /** A copy of the datagram with `sign(body)` appended (or zeros when `sign` is absent). */
+  finish(sign?: (body: Uint8Array) => Uint8Array): Uint8Array {
+    const out = new Uint8Array(this.#pos + this.tagBytes);
+    out.set(this.#buf.subarray(0, this.#pos));
+    if (sign !== undefined && this.tagBytes > 0) {
+      const tag = sign(out.subarray(0, this.#pos));
+      assert(tag.length === this.tagBytes, "MAC tag length");
+      out.set(tag, this.#pos);
+    }
+    return out;
+  }
+}
+
+/** Whole-datagram encoder for tests and tools; the session uses `DatagramWriter` directly. */
+export function encodeDatagram(
+  header: DatagramHeader,
+  frames: readonly Frame[],
+  tagBytes = 0,
+  sign?: (body: Uint8Array) => Uint8Array,
+): Uint8Array {
+  const nodeId = encodeNodeId(header.nodeId);
+  assert(nodeId.ok, `encodeDatagram: ${nodeId.ok ? "" : nodeId.reason}`);
+  let size = headerBytes(nodeId.value.length) + tagBytes;
+  for (const f of frames) size += frameBytes(f);
+  const writer = new DatagramWriter(Math.max(size, HEADER_FIXED_BYTES + tagBytes + 1), tagBytes);
+  writer.begin(nodeId.value, header.epoch, header.packetNumber);
+  for (const f of frames) {
+    switch (f.type) {
+      case "ack":
+        writer.writeAck(f.ackEpoch, f.ackDelayUs, f.ranges);
+        break;
+      case "message":
+        writer.writeMessage(f.channel, f.msgId, f.bytes);
+        break;
+      case "fragment":
+        writer.writeFragment(f.channel, f.msgId, f.totalBytes, f.offset, f.bytes);
+        break;
+      case "unreliable":
+        writer.writeUnreliable(f.channel, f.bytes);
+        break;
+      default:
+        unreachableFrame(f);
+    }
+  }
+  return writer.finish(sign);
+}
+
+export function frameBytes(f: Frame): number {
+  switch (f.type) {
+    case "ack":
+      return ackFrameBytes(f.ranges.length);
+    case "message":
+      return MSG_FRAME_OVERHEAD_BYTES + f.bytes.length;
+    case "fragment":
+      return FRAG_FRAME_OVERHEAD_BYTES + f.bytes.length;
+    case "unreliable":
+      return UNRELIABLE_FRAME_OVERHEAD_BYTES + f.bytes.length;
+    default:
+      return unreachableFrame(f);
+  }
+}
+
+function unreachableFrame(f: never): never {
+  throw new Error(`unknown frame ${JSON.stringify(f)}`);
+}
+
+/**
+ * Parses `datagram` minus its trailing `tagBytes` (the caller verified the MAC first). Never
+ * throws; payload views alias `datagram`.
+ */
+export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<DecodedDatagram> {
+  const end = datagram.length - tagBytes;
+  if (end < HEADER_FIXED_BYTES + 1) return err("short datagram");
+  const v = new DataView(datagram.buffer, datagram.byteOffset, datagram.byteLength);
+  if (v.getUint16(0, true) !== MAGIC) return err("bad magic");
+  if (v.getUint8(2) !== VERSION) return err(`unsupported version ${v.getUint8(2)}`);
+  if (v.getUint8(3) !== 0) return err("reserved flags set");
+  const epoch = v.getUint32(4, true);
+  const packetNumber = readU53(v, 8);
+  if (packetNumber === undefined) return err("packet number out of range");
+  const idLen = v.getUint8(16);
+  if (idLen === 0 || idLen > NODE_ID_BYTES_MAX) return err("bad node id length");
+  if (HEADER_FIXED_BYTES + idLen > end) return err("node id truncated");
+  let nodeId: string;
+  try {
+    nodeId = utf8Strict.decode(datagram.subarray(17, 17 + idLen));
+  } catch {
+    return err("node id is not UTF-8");
+  }
+  const frames: Frame[] = [];
+  let p = HEADER_FIXED_BYTES + idLen;
+  while (p < end) {
+    const type = v.getUint8(p);
+    switch (type) {
+      case FRAME_ACK: {
+        if (p + ACK_FRAME_BASE_BYTES > end) return err("ack frame truncated");
+        const ackEpoch = v.getUint32(p + 1, true);
+        const ackDelayUs = v.getUint32(p + 5, true);
+        const count = v.getUint8(p + 9);
+        if (count === 0) return err("ack frame without ranges");
+        const largest = readU53(v, p + 10);
+        if (largest === undefined) return err("ack largest out of range");
+        const firstLen = v.getUint32(p + 18, true);
+        if (firstLen > largest) return err("ack range below zero");
+        if (p + ackFrameBytes(count) > end) return err("ack ranges truncated");
+        const ranges: PacketRange[] = [{ lo: largest - firstLen, hi: largest }];
+        let q = p + ACK_FRAME_BASE_BYTES;
+        let prevLo = largest - firstLen;
+        for (let i = 1; i < count; i++) {
+          const gap = v.getUint32(q, true);
+          const len = v.getUint32(q + 4, true);
+          const hi = prevLo - gap - 2;
+          const lo = hi - len;
+          if (lo < 0) return err("ack range below zero");
+          ranges.push({ lo, hi });
+          prevLo = lo;
+          q += ACK_RANGE_BYTES;
+        }
+        frames.push({ type: "ack", ackEpoch, ackDelayUs, ranges });
+        p = q;
+        break;
+      }
+      case FRAME_MSG: {
+        if (p + MSG_FRAME_OVERHEAD_BYTES > end) return err("message frame truncated");
+        const channel = v.getUint8(p + 1);
+        const msgId = readU53(v, p + 2);
+        if (msgId === undefined) return err("message id out of range");
+        const len = v.getUint16(p + 10, true);
+        const start = p + MSG_FRAME_OVERHEAD_BYTES;
+        if (start + len > end) return err("message payload truncated");
+        frames.push({
+          type: "message",
+          channel,
+          msgId,
+          bytes: datagram.subarray(start, start + len),
+        });
+        p = start + len;
+        break;
+      }
+      case FRAME_FRAG: {
+        if (p + FRAG_FRAME_OVERHEAD_BYTES > end) return err("fragment frame truncated");
+        const channel = v.getUint8(p + 1);
+        const msgId = readU53(v, p + 2);
+        if (msgId === undefined) return err("message id out of range");
+        const totalBytes = v.getUint32(p + 10, true);
+        const offset = v.getUint32(p + 14, true);
+        const len = v.getUint16(p + 18, true);
+        if (len === 0) return err("empty fragment");
+        if (offset + len > totalBytes) return err("fragment beyond message end");
+        const start = p + FRAG_FRAME_OVERHEAD_BYTES;
+        if (start + len > end) return err("fragment payload truncated");
+        frames.push({
+          type: "fragment",
+          channel,
+          msgId,
+          totalBytes,
+          offset,
+          bytes: datagram.subarray(start, start + len),
+        });
+        p = start + len;
+        break;
+      }
+      case FRAME_UNRELIABLE: {
+        if (p + UNRELIABLE_FRAME_OVERHEAD_BYTES > end) return err("unreliable frame truncated");
+        const channel = v.getUint8(p + 1);
+        const len = v.getUint16(p + 2, true);
+        const start = p + UNRELIABLE_FRAME_OVERHEAD_BYTES;
+        if (start + len > end) return err("unreliable payload truncated");
+        frames.push({ type: "unreliable", channel, bytes: datagram.subarray(start, start + len) });
+        p = start + len;
+        break;
+      }
+      default:
+        return err(`unknown frame type ${type}`);
+    }
+  }
+  return ok({ nodeId, epoch, packetNumber, frames });
+}
+
+function writeU53(v: DataView, at: number, value: number): void {
+  assert(Number.isSafeInteger(value) && value >= 0, `u53 out of range: ${value}`);
+  v.setUint32(at, value % TWO_32, true);
+  v.setUint32(at + 4, Math.floor(value / TWO_32), true);
+}
+
+function readU53(v: DataView, at: number): number | undefined {
+  const hi = v.getUint32(at + 4, true);
+  if (hi > U53_HIGH_MAX) return undefined;
+  return hi * TWO_32 + v.getUint32(at, true);
+}

@@ -1,0 +1,319 @@
+/**
+ * The socket adapter: the sans-I/O `Endpoint` on a `Deno.listenDatagram` UDP socket.
+ *
+ * Owns the socket, the receive loop, the one timer (armed at the core's next deadline), the
+ * clock, ingress loss injection and handler dispatch. Protocol decisions all live in the core.
+ * Sends made during one event-loop turn are flushed together in a microtask, so they share
+ * datagrams. Ingress loss is applied to raw datagrams before authentication or decoding, so a
+ * dropped packet can be anything: data, an ack, a probe.
+ */
+
+import { randomRng, type Rng, Sfc32 } from "../lib/rng.ts";
+import { probability, type TransportConfig } from "../config.ts";
+import { type Counter, MetricsRegistry } from "../metrics/registry.ts";
+import { canonicalAddress, formatAddress, parseAddress } from "./address.ts";
+import { HmacSha256Authenticator } from "./auth.ts";
+import { Endpoint } from "./endpoint.ts";
+import type {
+  Authenticator,
+  DeliveredMessage,
+  PeerStats,
+  PiggybackProvider,
+  SendResult,
+  TransportEvent,
+} from "./types.ts";
+
+export interface UdpTransportOptions {
+  /** This node's id (1..64 bytes UTF-8). */
+  nodeId: string;
+  /** `"host:port"` to bind; port 0 picks a free port. @default "127.0.0.1:0" */
+  listen?: string;
+  /** Cluster key (>= 16 bytes); see auth.ts `clusterKeyFrom`. Ignored when `authenticator` is given. */
+  clusterKey?: string;
+  authenticator?: Authenticator;
+  config?: Partial<TransportConfig>;
+  metrics?: MetricsRegistry;
+  /** Probability of dropping each received datagram before any processing. @default 0 */
+  lossProbability?: number;
+  /** Seed for the loss decisions, for a reproducible drop pattern. @default random */
+  lossSeed?: number;
+  /** Randomness for the core (session epoch). @default randomRng() */
+  rng?: Rng;
+  /** Session epoch for this incarnation. @default random */
+  epoch?: number;
+}
+
+type MessageHandler = (message: DeliveredMessage) => void;
+type EventHandler = (event: TransportEvent) => void;
+
+export class UdpTransport {
+  readonly endpoint: Endpoint;
+  readonly metrics: MetricsRegistry;
+  readonly #conn: Deno.DatagramConn;
+  readonly #address: string;
+  readonly #lossProbability: number;
+  readonly #lossRng: Rng;
+  readonly #dropsInjected: Counter;
+  readonly #socketErrors: Counter;
+  readonly #handlerErrors: Counter;
+  readonly #messageHandlers = new Set<MessageHandler>();
+  readonly #eventHandlers = new Set<EventHandler>();
+  readonly #addressCache = new Map<string, string | null>();
+  readonly #socketAddress = new Map<string, Deno.NetAddr>();
+  readonly #receiveLoop: Promise<void>;
+  #flushQueued = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAtMs = Infinity;
+  #closed = false;
+  #sendsInFlight = 0;
+  #sendsDrained: (() => void) | undefined;
+
+  private constructor(options: UdpTransportOptions, conn: Deno.DatagramConn) {
+    this.#conn = conn;
+    const local = conn.addr as Deno.NetAddr;
+    this.#address = formatAddress(local.hostname, local.port);
+    this.metrics = options.metrics ?? new MetricsRegistry();
+    const rng = options.rng ?? randomRng();
+    this.endpoint = new Endpoint({
+      nodeId: options.nodeId,
+      authenticator: options.authenticator ?? new HmacSha256Authenticator(options.clusterKey!),
+      rng,
+      ...(options.epoch !== undefined ? { epoch: options.epoch } : {}),
+      ...(options.config !== undefined ? { config: options.config } : {}),
+      metrics: this.metrics,
+    });
+    this.#lossProbability = options.lossProbability ?? 0;
+    this.#lossRng = options.lossSeed !== undefined ? new Sfc32(options.lossSeed) : randomRng();
+    this.#dropsInjected = this.metrics.counter(
+      "hookd_transport_drops_injected_total",
+      "Received datagrams dropped by ingress loss injection",
+    );
+    this.#socketErrors = this.metrics.counter(
+      "hookd_transport_socket_errors_total",
+      "Socket send or receive errors",
+    );
+    this.#handlerErrors = this.metrics.counter(
+      "hookd_transport_handler_errors_total",
+      "Exceptions thrown by message or event handlers",
+    );
+    this.#receiveLoop = this.#receive();
+  }
+
+  /** Binds the socket and starts receiving. Throws `RangeError` on bad options. */
+  static start(options: UdpTransportOptions): UdpTransport {
+    const listen = parseAddress(options.listen ?? "127.0.0.1:0", { allowPortZero: true });
+    if (!listen.ok) throw new RangeError(`listen: ${listen.reason}`);
+    probability("lossProbability", options.lossProbability ?? 0);
+    if (options.authenticator === undefined && options.clusterKey === undefined) {
+      throw new RangeError(
+        "clusterKey: a cluster key is required (--cluster-key or HOOKD_CLUSTER_KEY)",
+      );
+    }
+    const conn = Deno.listenDatagram({
+      transport: "udp",
+      hostname: listen.value.hostname,
+      port: listen.value.port,
+    });
+    try {
+      return new UdpTransport(options, conn);
+    } catch (error) {
+      conn.close();
+      throw error;
+    }
+  }
+
+  /** The bound `"host:port"`, the address peers send to. */
+  get address(): string {
+    return this.#address;
+  }
+
+  get nodeId(): string {
+    return this.endpoint.nodeId;
+  }
+
+  get epoch(): number {
+    return this.endpoint.epoch;
+  }
+
+  send(address: string, channel: number, bytes: Uint8Array): SendResult {
+    const to = this.#canonical(address);
+    if (this.#closed) return { accepted: false, reason: "closed" };
+    if (to === null) return { accepted: false, reason: "invalid-address" };
+    const result = this.endpoint.send(performance.now(), to, channel, bytes);
+    if (result.accepted) this.#scheduleFlush();
+    return result;
+  }
+
+  sendUnreliable(address: string, channel: number, bytes: Uint8Array): SendResult {
+    const to = this.#canonical(address);
+    if (this.#closed) return { accepted: false, reason: "closed" };
+    if (to === null) return { accepted: false, reason: "invalid-address" };
+    const result = this.endpoint.sendUnreliable(performance.now(), to, channel, bytes);
+    if (result.accepted) this.#scheduleFlush();
+    return result;
+  }
+
+  /** Subscribes to delivered messages; returns the unsubscribe function. */
+  onMessage(handler: MessageHandler): () => void {
+    this.#messageHandlers.add(handler);
+    return () => void this.#messageHandlers.delete(handler);
+  }
+
+  /** Subscribes to transport events; returns the unsubscribe function. */
+  onEvent(handler: EventHandler): () => void {
+    this.#eventHandlers.add(handler);
+    return () => void this.#eventHandlers.delete(handler);
+  }
+
+  setPiggyback(provider: PiggybackProvider | null): void {
+    this.endpoint.setPiggyback(provider);
+  }
+
+  peerStats(address: string): PeerStats | undefined {
+    const to = this.#canonical(address);
+    return to === null ? undefined : this.endpoint.peerStats(to);
+  }
+
+  isIdle(address?: string): boolean {
+    if (address === undefined) return this.endpoint.isIdle();
+    const to = this.#canonical(address);
+    return to === null || this.endpoint.isIdle(to);
+  }
+
+  /** Stops the timer and the receive loop, waits for sends in progress, closes the socket. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#sendsInFlight > 0) {
+      await new Promise<void>((resolve) => (this.#sendsDrained = resolve));
+    }
+    this.#conn.close();
+    await this.#receiveLoop;
+  }
+
+  #canonical(address: string): string | null {
+    let to = this.#addressCache.get(address);
+    if (to === undefined) {
+      to = canonicalAddress(address) ?? null;
+      if (this.#addressCache.size < 4096) this.#addressCache.set(address, to);
+    }
+    return to;
+  }
+
+  async #receive(): Promise<void> {
+    while (!this.#closed) {
+      let received: [Uint8Array, Deno.Addr];
+      try {
+        received = await this.#conn.receive();
+      } catch {
+        if (this.#closed) return;
+        this.#socketErrors.inc();
+        continue;
+      }
+      if (this.#closed) return;
+      if (this.#lossProbability > 0 && this.#lossRng.next() < this.#lossProbability) {
+        this.#dropsInjected.inc();
+        continue;
+      }
+      const [data, addr] = received;
+      const from = addr as Deno.NetAddr;
+      this.endpoint.receive(performance.now(), formatAddress(from.hostname, from.port), data);
+      this.#dispatch();
+      this.#scheduleFlush();
+    }
+  }
+
+  #dispatch(): void {
+    const messages = this.endpoint.takeMessages();
+    for (const m of messages) {
+      for (const h of this.#messageHandlers) {
+        try {
+          h(m);
+        } catch (error) {
+          this.#handlerErrors.inc();
+          console.error(`transport: message handler threw: ${error}`);
+        }
+      }
+    }
+    const events = this.endpoint.takeEvents();
+    for (const e of events) {
+      for (const h of this.#eventHandlers) {
+        try {
+          h(e);
+        } catch (error) {
+          this.#handlerErrors.inc();
+          console.error(`transport: event handler threw: ${error}`);
+        }
+      }
+    }
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushQueued || this.#closed) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => {
+      this.#flushQueued = false;
+      this.#flushNow();
+    });
+  }
+
+  #flushNow(): void {
+    if (this.#closed) return;
+    this.endpoint.tick(performance.now());
+    for (const d of this.endpoint.takeDatagrams()) this.#sendDatagram(d.address, d.bytes);
+    // Acks processed while flushing can raise `writable` events.
+    this.#dispatch();
+    this.#armTimer();
+  }
+
+  #sendDatagram(address: string, bytes: Uint8Array): void {
+    let to = this.#socketAddress.get(address);
+    if (to === undefined) {
+      const parsed = parseAddress(address);
+      if (!parsed.ok) {
+        this.#socketErrors.inc();
+        return;
+      }
+      to = { transport: "udp", hostname: parsed.value.hostname, port: parsed.value.port };
+      this.#socketAddress.set(address, to);
+    }
+    this.#sendsInFlight++;
+    this.#conn.send(bytes, to).then(
+      () => this.#sendDone(),
+      () => {
+        this.#socketErrors.inc();
+        this.#sendDone();
+      },
+    );
+  }
+
+  #sendDone(): void {
+    this.#sendsInFlight--;
+    if (this.#sendsInFlight === 0 && this.#sendsDrained !== undefined) {
+      const drained = this.#sendsDrained;
+      this.#sendsDrained = undefined;
+      drained();
+    }
+  }
+
+  #armTimer(): void {
+    const deadline = this.endpoint.nextDeadlineMs();
+    if (deadline === Infinity) {
+      if (this.#timer !== undefined) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#timerAtMs = Infinity;
+      return;
+    }
+    if (this.#timer !== undefined && this.#timerAtMs <= deadline) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timerAtMs = deadline;
+    const delayMs = Math.max(0, deadline - performance.now());
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAtMs = Infinity;
+      this.#flushNow();
+    }, delayMs);
+  }
+}
