@@ -4,8 +4,9 @@
  *
  * Layout (big-endian): magic u8 0x53 ('S'), version u8 1, count u8 (1..255), then `count`
  * messages, each a type u8 followed by its fields. Strings are a u8 byte length and UTF-8.
- *   1 ping      seq u32, targetId
- *   2 ping-req  seq u32, wantNack u8 (0|1), targetId, targetAddress
+ *   1 ping      seq u32, flags u8 (bit0 target suspected), targetIncarnation u32, targetId
+ *   2 ping-req  seq u32, flags u8 (bit0 want nack, bit1 target suspected),
+ *               targetIncarnation u32, targetId, targetAddress
  *   3 ack       seq u32
  *   4 nack      seq u32
  *   5 alive     incarnation u32, nodeId, address
@@ -61,9 +62,9 @@ function stringBytes(value: string): number {
 export function messageBytes(message: SwimMessage): number {
   switch (message.type) {
     case "ping":
-      return 1 + 4 + stringBytes(message.targetId);
+      return 1 + 4 + 1 + 4 + stringBytes(message.targetId);
     case "ping-req":
-      return 1 + 4 + 1 + stringBytes(message.targetId) + stringBytes(message.targetAddress);
+      return 1 + 4 + 1 + 4 + stringBytes(message.targetId) + stringBytes(message.targetAddress);
     case "ack":
     case "nack":
       return 1 + 4;
@@ -140,13 +141,18 @@ export function encodePacket(messages: readonly SwimMessage[]): Uint8Array {
     switch (m.type) {
       case "ping":
         checkU32(m.seq, "seq");
+        checkU32(m.targetIncarnation, "targetIncarnation");
         w.u32(m.seq);
+        w.u8(m.targetSuspect ? 1 : 0);
+        w.u32(m.targetIncarnation);
         w.str(m.targetId, NODE_ID_BYTES_MAX, "targetId");
         break;
       case "ping-req":
         checkU32(m.seq, "seq");
+        checkU32(m.targetIncarnation, "targetIncarnation");
         w.u32(m.seq);
-        w.u8(m.wantNack ? 1 : 0);
+        w.u8((m.wantNack ? 1 : 0) | (m.targetSuspect ? 2 : 0));
+        w.u32(m.targetIncarnation);
         w.str(m.targetId, NODE_ID_BYTES_MAX, "targetId");
         w.str(m.targetAddress, ADDRESS_BYTES_MAX, "targetAddress");
         break;
@@ -243,21 +249,29 @@ export function decodePacket(bytes: Uint8Array): Result<SwimMessage[]> {
     for (let i = 0; i < count; i++) {
       const code = r.u8();
       switch (code) {
-        case 1:
+        case 1: {
+          const seq = r.u32();
+          const flags = r.u8();
+          if (flags > 1) return err("bad ping flags");
           messages.push({
             type: "ping",
-            seq: r.u32(),
+            seq,
+            targetSuspect: flags === 1,
+            targetIncarnation: r.u32(),
             targetId: r.str(NODE_ID_BYTES_MAX, "targetId"),
           });
           break;
+        }
         case 2: {
           const seq = r.u32();
-          const flag = r.u8();
-          if (flag > 1) return err("bad wantNack flag");
+          const flags = r.u8();
+          if (flags > 3) return err("bad ping-req flags");
           messages.push({
             type: "ping-req",
             seq,
-            wantNack: flag === 1,
+            wantNack: (flags & 1) !== 0,
+            targetSuspect: (flags & 2) !== 0,
+            targetIncarnation: r.u32(),
             targetId: r.str(NODE_ID_BYTES_MAX, "targetId"),
             targetAddress: r.str(ADDRESS_BYTES_MAX, "targetAddress"),
           });

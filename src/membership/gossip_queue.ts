@@ -10,7 +10,7 @@
 
 import { assert } from "../lib/assert.ts";
 import { messageBytes } from "./codec.ts";
-import type { GossipMessage } from "./messages.ts";
+import type { GossipMessage, SwimMessage } from "./messages.ts";
 
 interface Item {
   message: GossipMessage;
@@ -66,7 +66,12 @@ export class GossipQueue {
    * Takes updates that fit in `spaceBytes` (at most `countMax`), least-sent then newest first,
    * counting one transmission each; an update reaching `retransmitLimit` leaves the queue.
    */
-  take(spaceBytes: number, countMax: number, retransmitLimit: number): GossipMessage[] {
+  take(
+    spaceBytes: number,
+    countMax: number,
+    retransmitLimit: number,
+    alreadySent: readonly SwimMessage[] = [],
+  ): GossipMessage[] {
     if (this.#items.size === 0 || spaceBytes <= 0 || countMax <= 0) return [];
     const ordered = [...this.#items.values()].sort((a, b) =>
       a.transmits - b.transmits || b.id - a.id
@@ -76,6 +81,9 @@ export class GossipQueue {
     for (const item of ordered) {
       if (out.length >= countMax) break;
       if (item.bytes > room) continue;
+      // The packet already carries this very update as its main message: a copy would burn
+      // one of its few retransmissions for nothing.
+      if (alreadySent.some((m) => sameUpdate(m, item.message))) continue;
       room -= item.bytes;
       out.push(item.message);
       item.transmits++;
@@ -83,4 +91,9 @@ export class GossipQueue {
     }
     return out;
   }
+}
+
+function sameUpdate(a: SwimMessage, b: GossipMessage): boolean {
+  return a.type === b.type && "nodeId" in a && a.nodeId === b.nodeId &&
+    a.incarnation === b.incarnation;
 }

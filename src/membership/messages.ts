@@ -20,11 +20,18 @@ export interface MemberRecord {
   state: MemberState;
 }
 
-/** Direct probe; `targetId` lets a process that reused an address ignore a probe for another. */
+/**
+ * Direct probe; `targetId` lets a process that reused an address ignore a probe for another.
+ * It also carries the prober's view of the target (incarnation, suspected or not), so a
+ * suspected target refutes on the spot and a target seen at an old incarnation answers with
+ * its current one: refutation cannot be starved by unlucky gossip.
+ */
 export interface PingMessage {
   type: "ping";
   seq: number;
   targetId: string;
+  targetIncarnation: number;
+  targetSuspect: boolean;
 }
 
 /** Asks the receiver to probe `targetAddress` and relay the ack (and a nack if it gets none). */
@@ -33,6 +40,8 @@ export interface PingReqMessage {
   seq: number;
   targetId: string;
   targetAddress: string;
+  targetIncarnation: number;
+  targetSuspect: boolean;
   wantNack: boolean;
 }
 
@@ -90,11 +99,12 @@ export type SwimMessage =
 /** Messages that gossip carries (piggybacked on other datagrams). */
 export type GossipMessage = AliveMessage | SuspectMessage | DeadMessage;
 
-export const ping = (seq: number, targetId: string): PingMessage => ({
-  type: "ping",
-  seq,
-  targetId,
-});
+export const ping = (
+  seq: number,
+  targetId: string,
+  targetIncarnation: number,
+  targetSuspect: boolean,
+): PingMessage => ({ type: "ping", seq, targetId, targetIncarnation, targetSuspect });
 export const ack = (seq: number): AckMessage => ({ type: "ack", seq });
 export const nack = (seq: number): NackMessage => ({ type: "nack", seq });
 export const alive = (nodeId: string, address: string, incarnation: number): AliveMessage => ({

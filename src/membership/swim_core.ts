@@ -125,6 +125,9 @@ interface Probe {
 interface Relay {
   requesterAddress: string;
   requesterSeq: number;
+  targetId: string;
+  /** The requester's view of the target, to correct it in the relayed ack if stale. */
+  targetIncarnation: number;
   nackAtMs: number;
   expiresMs: number;
 }
@@ -350,7 +353,12 @@ export class SwimCore implements MembershipView {
     for (const m of [...this.#members.values()]) {
       if (m.suspicion !== undefined && now >= m.suspicion.deadlineMs) {
         this.#m.deadDeclared.inc();
-        this.#onDead(now, dead(m.nodeId, m.incarnation, this.nodeId));
+        const notice = dead(m.nodeId, m.incarnation, this.nodeId);
+        this.#onDead(now, notice);
+        // Our own timer fired: tell every live member directly. A declaration is rare (a few
+        // nodes per crash) and every member acting on it at once is what bounds detection;
+        // gossip alone leaves a tail where one member misses every retransmission.
+        this.#sendToLive(notice);
       }
     }
     for (const [seq, r] of this.#relays) {
@@ -403,11 +411,16 @@ export class SwimCore implements MembershipView {
     };
     this.#nextProbeMs = endMs;
     this.#m.probes.inc();
-    this.#send(target.address, [ping(seq, target.nodeId)]);
+    this.#send(target.address, [
+      ping(seq, target.nodeId, target.incarnation, target.state === "suspect"),
+    ]);
   }
 
   #probeIndirect(probe: Probe): void {
     probe.indirectSent = true;
+    const target = this.#members.get(probe.targetId);
+    const targetIncarnation = target?.incarnation ?? 0;
+    const targetSuspect = target?.state === "suspect";
     const relays = this.#pick(
       this.config.indirectChecks,
       (m) => m.state === "alive" && m.nodeId !== this.nodeId && m.nodeId !== probe.targetId,
@@ -419,13 +432,17 @@ export class SwimCore implements MembershipView {
         seq: probe.seq,
         targetId: probe.targetId,
         targetAddress: probe.targetAddress,
+        targetIncarnation,
+        targetSuspect,
         wantNack: true,
       }]);
     }
     probe.expectedNacks = relays.length;
     // A second direct ping: a lost datagram is far likelier than a dead peer, and it costs one
     // packet (memberlist sends a TCP ping at this point).
-    this.#send(probe.targetAddress, [ping(probe.seq, probe.targetId)]);
+    this.#send(probe.targetAddress, [
+      ping(probe.seq, probe.targetId, targetIncarnation, targetSuspect),
+    ]);
   }
 
   #probeFailed(now: number, probe: Probe): void {
@@ -460,6 +477,13 @@ export class SwimCore implements MembershipView {
   }
 
   #gossipRound(now: number): void {
+    // Keep telling each member we suspect, until it refutes or our timer fires: its refutation
+    // is the only thing that stops a false death, and one lost datagram must not prevent it.
+    for (const m of this.#members.values()) {
+      if (m.state === "suspect") {
+        this.#send(m.address, [suspect(m.nodeId, m.incarnation, this.nodeId)]);
+      }
+    }
     if (this.#gossip.size === 0) return;
     const targets = this.#pick(this.config.gossipFanout, (m) =>
       m.nodeId !== this.nodeId &&
@@ -522,9 +546,13 @@ export class SwimCore implements MembershipView {
     const notice = dead(this.nodeId, self.incarnation, this.nodeId);
     this.#gossip.push(notice);
     // Tell every live member directly: others must learn at once, not after a gossip round.
+    this.#sendToLive(notice);
+  }
+
+  #sendToLive(message: SwimMessage): void {
     for (const m of this.#members.values()) {
       if (m.nodeId !== this.nodeId && (m.state === "alive" || m.state === "suspect")) {
-        this.#send(m.address, [notice]);
+        this.#send(m.address, [message]);
       }
     }
   }
@@ -545,11 +573,31 @@ export class SwimCore implements MembershipView {
 
   #onMessage(now: number, fromAddress: string, message: SwimMessage): void {
     switch (message.type) {
-      case "ping":
+      case "ping": {
         // A probe for another node id reached a process that reused the address: stay silent,
         // so the prober learns that its target is gone.
-        if (message.targetId === this.nodeId) this.#send(fromAddress, [ack(message.seq)]);
+        if (message.targetId !== this.nodeId) return;
+        const self = this.#self();
+        if (this.#leaving) {
+          this.#send(fromAddress, [
+            ack(message.seq),
+            dead(this.nodeId, self.incarnation, this.nodeId),
+          ]);
+          return;
+        }
+        if (message.targetSuspect && message.targetIncarnation >= self.incarnation) {
+          this.#refute(message.targetIncarnation);
+        }
+        // The prober's view of us is stale: correct it in the ack itself.
+        const stale = message.targetSuspect || message.targetIncarnation < self.incarnation;
+        this.#send(
+          fromAddress,
+          stale
+            ? [ack(message.seq), alive(this.nodeId, this.address, self.incarnation)]
+            : [ack(message.seq)],
+        );
         return;
+      }
       case "ping-req": {
         if (this.#relays.size >= this.config.relayPendingMax) {
           this.#m.relayRefused.inc();
@@ -559,11 +607,15 @@ export class SwimCore implements MembershipView {
         this.#relays.set(seq, {
           requesterAddress: fromAddress,
           requesterSeq: message.seq,
+          targetId: message.targetId,
+          targetIncarnation: message.targetIncarnation,
           nackAtMs: message.wantNack ? now + 0.8 * this.config.probeTimeoutMs : Infinity,
           expiresMs: now + this.config.probeTimeoutMs,
         });
         this.#m.relayed.inc();
-        this.#send(message.targetAddress, [ping(seq, message.targetId)]);
+        this.#send(message.targetAddress, [
+          ping(seq, message.targetId, message.targetIncarnation, message.targetSuspect),
+        ]);
         return;
       }
       case "ack": {
@@ -577,7 +629,16 @@ export class SwimCore implements MembershipView {
         const relay = this.#relays.get(message.seq);
         if (relay !== undefined) {
           this.#relays.delete(message.seq);
-          this.#send(relay.requesterAddress, [ack(relay.requesterSeq)]);
+          // The target's ack came with its current incarnation if the requester's was stale
+          // (already applied above, as it precedes the ack in the packet): pass it on.
+          const target = this.#members.get(relay.targetId);
+          this.#send(
+            relay.requesterAddress,
+            target !== undefined && target.state === "alive" &&
+              target.incarnation > relay.targetIncarnation
+              ? [ack(relay.requesterSeq), alive(target.nodeId, target.address, target.incarnation)]
+              : [ack(relay.requesterSeq)],
+          );
         }
         return;
       }
@@ -591,10 +652,20 @@ export class SwimCore implements MembershipView {
         this.#onAlive(now, message);
         return;
       case "suspect":
-        this.#onSuspect(now, message);
-        return;
       case "dead":
-        this.#onDead(now, message);
+        if (message.type === "suspect") this.#onSuspect(now, message);
+        else this.#onDead(now, message);
+        if (message.nodeId === this.nodeId) {
+          // The sender holds a stale view of us (refuted or not): correct it directly, as the
+          // ack of a ping would. Without this an accuser that missed our refutation keeps
+          // accusing until its timer declares us dead.
+          const self = this.#self();
+          this.#send(fromAddress, [
+            this.#leaving
+              ? dead(this.nodeId, self.incarnation, this.nodeId)
+              : alive(this.nodeId, this.address, self.incarnation),
+          ]);
+        }
         return;
       case "sync":
         this.#onSync(now, fromAddress, message.isResponse, message.members);
@@ -622,7 +693,7 @@ export class SwimCore implements MembershipView {
             }
             this.#onAlive(now, alive(row.nodeId, row.address, row.incarnation));
           }
-          this.#onSuspect(now, suspect(row.nodeId, row.incarnation, this.nodeId));
+          this.#onSuspect(now, suspect(row.nodeId, row.incarnation, this.nodeId), true);
           break;
         case "left":
           this.#onDead(now, dead(row.nodeId, row.incarnation, row.nodeId));
@@ -695,7 +766,12 @@ export class SwimCore implements MembershipView {
     this.#gossip.push(message);
   }
 
-  #onSuspect(now: number, message: GossipMessage & { type: "suspect" }): void {
+  /**
+   * `fromSync`: the suspicion comes from a bulk state sync, i.e. second hand. It starts our own
+   * timer but is neither an independent confirmation nor news to gossip, or one real suspicion
+   * copied around by syncs would shrink everyone's timeout.
+   */
+  #onSuspect(now: number, message: GossipMessage & { type: "suspect" }, fromSync = false): void {
     if (message.nodeId === this.nodeId) {
       if (!this.#leaving && message.incarnation >= this.#self().incarnation) {
         this.#refute(message.incarnation);
@@ -705,12 +781,17 @@ export class SwimCore implements MembershipView {
     const m = this.#members.get(message.nodeId);
     if (m === undefined || message.incarnation < m.incarnation) return;
     if (m.state === "dead" || m.state === "left") return;
-    if (m.state === "suspect" && m.suspicion !== undefined) {
-      if (message.incarnation > m.incarnation) m.incarnation = message.incarnation;
+    if (
+      m.state === "suspect" && m.suspicion !== undefined && message.incarnation === m.incarnation
+    ) {
+      if (fromSync) return;
       // An independent confirmation shrinks our timer; pass it on so others' shrink too.
       if (m.suspicion.confirm(message.fromId)) this.#gossip.push(message);
       return;
     }
+    // Alive, or suspected at an older incarnation: a newer suspicion means the member refuted
+    // the old one (we missed that), so it gets a fresh timer rather than the old one's remains.
+    const wasSuspect = m.state === "suspect";
     m.incarnation = message.incarnation;
     m.state = "suspect";
     m.stateChangeMs = now;
@@ -720,8 +801,14 @@ export class SwimCore implements MembershipView {
       suspicionBounds(this.#liveCount(), this.config),
     );
     this.#m.suspicionsRaised.inc();
-    this.#gossip.push(message);
-    this.#emit("member-suspect", m);
+    if (message.fromId !== this.nodeId && !fromSync) {
+      // Probe a member others suspect next: our ping tells it it is suspected (so a live one
+      // refutes at once) and a failure is an independent confirmation (so a dead one is
+      // confirmed within a period or two instead of waiting for our round-robin).
+      this.#probeOrder.splice(this.#probeIndex, 0, m.nodeId);
+    }
+    if (!fromSync) this.#gossip.push(message);
+    if (!wasSuspect) this.#emit("member-suspect", m);
   }
 
   #onDead(now: number, message: GossipMessage & { type: "dead" }): void {
@@ -751,7 +838,11 @@ export class SwimCore implements MembershipView {
     this.#m.selfRefutations.inc();
     // Lifeguard: being suspected hints that we are the slow one.
     this.#awareness.applyDelta(1);
-    this.#gossip.push(alive(this.nodeId, this.address, next));
+    const notice = alive(this.nodeId, this.address, next);
+    this.#gossip.push(notice);
+    // Every member holding the suspicion runs its own timer; gossip alone may miss one of them
+    // for seconds at high loss, so the refutation also goes to each live member directly.
+    this.#sendToLive(notice);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -794,6 +885,7 @@ export class SwimCore implements MembershipView {
       this.config.packetBytesMax - used,
       PACKET_MESSAGES_MAX - messages.length,
       this.#retransmitLimit(),
+      messages,
     );
     this.#m.packetsOut.inc();
     this.#out.push({
