@@ -1,0 +1,283 @@
+/**
+ * The engine end to end over real HTTP on loopback: each test starts its own receiver on
+ * 127.0.0.1 (port 0) and an engine with an in-memory store, and closes both.
+ */
+
+import { assert, assertEquals } from "../assert.ts";
+import { Webhook } from "standardwebhooks";
+import { type DeliveryConfig, deliveryDefaults } from "../../src/config.ts";
+import { Sfc32 } from "../../src/lib/rng.ts";
+import { DeliveryEngine } from "../../src/delivery/engine.ts";
+import { MemoryDeliveryStore } from "../../src/delivery/memory_store.ts";
+import type { DeliveryJob, DeliveryReport } from "../../src/delivery/types.ts";
+
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+/** Longest any test waits for a report; the test fails past it instead of hanging. */
+const WAIT_LIMIT_MS = 10_000;
+
+const config: DeliveryConfig = {
+  ...deliveryDefaults,
+  retryScheduleMs: [10, 20, 40],
+  attemptsMax: 4,
+  retryAfterMinMs: 300,
+  retryAfterMaxMs: 400,
+  attemptTimeoutMs: 2_000,
+  breakerFailureThreshold: 100,
+  allowPrivateTargets: true,
+};
+
+interface Receiver {
+  url: string;
+  requests: Array<{ headers: Record<string, string>; body: string; atMs: number }>;
+  close(): Promise<void>;
+}
+
+function startReceiver(
+  respond: (index: number, request: Request) => Response | Promise<Response>,
+): Receiver {
+  const requests: Receiver["requests"] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.text();
+    const index = requests.length;
+    requests.push({ headers: Object.fromEntries(req.headers), body, atMs: performance.now() });
+    return await respond(index, req);
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/hook`,
+    requests,
+    close: () => server.shutdown(),
+  };
+}
+
+/** An engine plus a way to await reports. */
+function harness(overrides: Partial<DeliveryConfig> = {}) {
+  const store = new MemoryDeliveryStore();
+  const reports: DeliveryReport[] = [];
+  const waiters: Array<
+    { pred: (r: DeliveryReport) => boolean; resolve: (r: DeliveryReport) => void }
+  > = [];
+  const engine = new DeliveryEngine({
+    config: { ...config, ...overrides },
+    store,
+    rng: new Sfc32(42),
+    onReport: (report) => {
+      reports.push(report);
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        if (waiters[i]!.pred(report)) waiters.splice(i, 1)[0]!.resolve(report);
+      }
+    },
+  });
+  const waitFor = async (pred: (r: DeliveryReport) => boolean): Promise<DeliveryReport> => {
+    const seen = reports.find(pred);
+    if (seen !== undefined) return seen;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      return await new Promise<DeliveryReport>((resolve, reject) => {
+        waiters.push({ pred, resolve });
+        timer = setTimeout(() => reject(new Error("no matching report in time")), WAIT_LIMIT_MS);
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const submit = (j: DeliveryJob) => {
+    store.add(j);
+    const result = engine.schedule(j);
+    assert(result.ok, "schedule refused");
+  };
+  return { engine, store, reports, waitFor, submit };
+}
+
+const job = (id: string, url: string, extra: Partial<DeliveryJob> = {}): DeliveryJob => ({
+  id,
+  url,
+  payload: JSON.stringify({ type: "test.event", id }),
+  secrets: [SECRET],
+  ...extra,
+});
+
+Deno.test("DeliveryEngine delivers a signed POST that standardwebhooks verifies", async () => {
+  const receiver = startReceiver(() => new Response(null, { status: 204 }));
+  const { engine, waitFor, submit, store } = harness();
+  try {
+    submit(job("msg_ok", receiver.url, { headers: { "x-tenant": "t1" } }));
+    const report = await waitFor((r) => r.jobId === "msg_ok");
+    assertEquals(report.kind, "delivered");
+    assertEquals(receiver.requests.length, 1);
+    const { headers, body } = receiver.requests[0]!;
+    assertEquals(headers["webhook-id"], "msg_ok");
+    assertEquals(headers["x-tenant"], "t1");
+    assertEquals(headers["content-type"], "application/json");
+    new Webhook(SECRET).verify(body, headers);
+    assertEquals(store.delivered, 1);
+    const snapshot = engine.metrics.snapshot();
+    assertEquals(snapshot['hookd_delivery_attempts_total{outcome="success"}'], 1);
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("DeliveryEngine retries a 500 with the same webhook-id, then delivers", async () => {
+  const receiver = startReceiver((i) =>
+    i === 0 ? new Response("boom", { status: 500 }) : new Response("ok")
+  );
+  const { engine, waitFor, submit, reports } = harness();
+  try {
+    submit(job("msg_retry", receiver.url));
+    const done = await waitFor((r) => r.kind === "delivered");
+    assert(done.kind === "delivered" && done.attempt.attempt === 2);
+    assertEquals(reports.map((r) => r.kind), ["retry", "delivered"]);
+    const first = reports[0]!;
+    assert(
+      first.kind === "retry" && first.attempt.status === 500 && first.attempt.detail === "boom",
+    );
+    const ids = receiver.requests.map((r) => r.headers["webhook-id"]);
+    assertEquals(ids, ["msg_retry", "msg_retry"]);
+    // Each attempt is signed afresh and verifies.
+    for (const r of receiver.requests) new Webhook(SECRET).verify(r.body, r.headers);
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("DeliveryEngine times an attempt out and retries it", async () => {
+  const receiver = startReceiver(async (i) => {
+    if (i === 0) await new Promise((resolve) => setTimeout(resolve, 400));
+    return new Response(null, { status: 200 });
+  });
+  const { engine, waitFor, submit, reports } = harness();
+  try {
+    submit(job("msg_slow", receiver.url, { timeoutMs: 100 }));
+    await waitFor((r) => r.kind === "delivered");
+    const first = reports[0]!;
+    assert(first.kind === "retry" && first.attempt.outcome === "timeout", JSON.stringify(first));
+    assertEquals(engine.metrics.snapshot()['hookd_delivery_attempts_total{outcome="timeout"}'], 1);
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("DeliveryEngine ends a job at 410 Gone and can retry the dead letter by hand", async () => {
+  let gone = true;
+  const receiver = startReceiver(() => new Response(null, { status: gone ? 410 : 200 }));
+  const { engine, waitFor, submit, reports } = harness();
+  try {
+    submit(job("msg_gone", receiver.url));
+    const dead = await waitFor((r) => r.kind === "dead");
+    assert(dead.kind === "dead" && dead.attemptsMade === 1 && /410/.test(dead.reason));
+    assertEquals(receiver.requests.length, 1);
+    const letters = engine.listDeadLetters();
+    assertEquals(letters.map((l) => [l.job.id, l.history.length]), [["msg_gone", 1]]);
+    gone = false;
+    assert((await engine.retryDeadLetter("msg_gone")).ok);
+    assert(!(await engine.retryDeadLetter("msg_unknown")).ok);
+    await waitFor((r) => r.kind === "delivered");
+    assertEquals(engine.listDeadLetters().length, 0);
+    assertEquals(reports.map((r) => r.kind), ["dead", "delivered"]);
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("DeliveryEngine honours Retry-After within its bounds", async () => {
+  const receiver = startReceiver((i) =>
+    i === 0
+      ? new Response(null, { status: 503, headers: { "retry-after": "60" } })
+      : new Response(null, { status: 200 })
+  );
+  const { engine, waitFor, submit, reports } = harness();
+  try {
+    submit(job("msg_later", receiver.url));
+    await waitFor((r) => r.kind === "delivered");
+    const retry = reports[0]!;
+    assert(retry.kind === "retry");
+    // 60 s asked, clamped to retryAfterMaxMs (400 ms); the schedule alone would say 10 ms.
+    const delayMs = retry.nextAttemptAtMs - retry.attempt.startedAtMs - retry.attempt.latencyMs;
+    assert(delayMs > 390 && delayMs <= 401, `delay ${delayMs}`);
+    const [a, b] = receiver.requests;
+    assert(b!.atMs - a!.atMs >= 390, "the second attempt came before Retry-After allowed");
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("DeliveryEngine keeps delivering to a fast endpoint while a slow one hangs", async () => {
+  const { promise: release, resolve: releaseSlow } = Promise.withResolvers<void>();
+  const slow = startReceiver(async () => {
+    await release;
+    return new Response(null, { status: 200 });
+  });
+  const fast = startReceiver(() => new Response(null, { status: 200 }));
+  const { engine, waitFor, submit, reports } = harness({
+    originConcurrencyMax: 2,
+    concurrentDeliveriesMax: 4,
+  });
+  try {
+    for (let i = 0; i < 10; i++) submit(job(`slow${i}`, slow.url));
+    for (let i = 0; i < 30; i++) submit(job(`fast${i}`, fast.url));
+    for (let i = 0; i < 30; i++) await waitFor((r) => r.jobId === `fast${i}`);
+    assertEquals(reports.filter((r) => r.kind === "delivered").length, 30);
+    assertEquals(slow.requests.length, 2, "the slow origin holds only its own 2 slots");
+  } finally {
+    releaseSlow();
+    await engine.close();
+    await slow.close();
+    await fast.close();
+  }
+});
+
+Deno.test("DeliveryEngine SSRF guard refuses loopback targets unless allowed", async () => {
+  const receiver = startReceiver(() => new Response(null, { status: 200 }));
+  const guarded = harness({ allowPrivateTargets: false });
+  const open = harness({ allowPrivateTargets: true });
+  try {
+    guarded.submit(job("msg_ssrf", receiver.url));
+    const dead = await guarded.waitFor((r) => r.jobId === "msg_ssrf");
+    assert(dead.kind === "dead", JSON.stringify(dead));
+    assert(
+      /loopback/.test(dead.reason) && /--allow-private-targets/.test(dead.reason),
+      dead.reason,
+    );
+    assertEquals(receiver.requests.length, 0, "nothing may reach the private target");
+    guarded.submit(job("msg_scheme", "ftp://127.0.0.1/x"));
+    const scheme = await guarded.waitFor((r) => r.jobId === "msg_scheme");
+    assert(scheme.kind === "dead" && /scheme/.test(scheme.reason));
+
+    open.submit(job("msg_allowed", receiver.url));
+    assertEquals((await open.waitFor((r) => r.jobId === "msg_allowed")).kind, "delivered");
+    assertEquals(receiver.requests.length, 1);
+  } finally {
+    await guarded.engine.close();
+    await open.engine.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("DeliveryEngine keeps only a truncated response body and retries connection errors", async () => {
+  const receiver = startReceiver(() => new Response("x".repeat(10_000), { status: 500 }));
+  const { engine, waitFor, submit, reports } = harness({
+    responseBodyBytesMax: 16,
+    attemptsMax: 2,
+  });
+  // A port nobody listens on: connection refused.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const deadPort = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  try {
+    submit(job("msg_big", receiver.url));
+    submit(job("msg_refused", `http://127.0.0.1:${deadPort}/`));
+    const big = await waitFor((r) => r.jobId === "msg_big" && r.kind === "dead");
+    assert(big.kind === "dead" && big.attempt!.detail === "x".repeat(16));
+    const refused = await waitFor((r) => r.jobId === "msg_refused" && r.kind === "dead");
+    assert(refused.kind === "dead" && refused.attempt!.outcome === "network_error");
+    assertEquals(reports.filter((r) => r.kind === "retry").length, 2);
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+});

@@ -1,0 +1,66 @@
+import { assert, assertEquals } from "../assert.ts";
+import { startSink } from "../../src/bench/sink.ts";
+import { hookdCommand } from "../../src/cli/self_command.ts";
+import { webhookHeaders } from "../../src/delivery/signing.ts";
+
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+async function post(url: string, id: string, body: string, extra: Record<string, string> = {}) {
+  const headers = await webhookHeaders([SECRET], id, Math.floor(Date.now() / 1000), body);
+  const response = await fetch(url, { method: "POST", headers: { ...headers, ...extra }, body });
+  await response.body?.cancel();
+  return response.status;
+}
+
+Deno.test("startSink counts receipts, duplicates by webhook-id, latency and bad signatures", async () => {
+  const sink = await startSink({ hostname: "127.0.0.1", port: 0, secret: SECRET });
+  const url = `http://127.0.0.1:${sink.port}/hook`;
+  try {
+    const submitted = String(performance.timeOrigin + performance.now() - 5);
+    assertEquals(await post(url, "msg_1", "{}", { "hookd-submitted-at": submitted }), 204);
+    assertEquals(await post(url, "msg_1", "{}"), 204);
+    assertEquals(await post(url, "msg_2", "{}"), 204);
+    // Signed for another body: refused and counted, not received.
+    const headers = await webhookHeaders([SECRET], "msg_3", Math.floor(Date.now() / 1000), "{}");
+    const bad = await fetch(url, { method: "POST", headers, body: '{"tampered":1}' });
+    await bad.body?.cancel();
+    assertEquals(bad.status, 401);
+    const response = await fetch(`http://127.0.0.1:${sink.port}/stats`);
+    const stats = await response.json();
+    assertEquals(
+      [stats.received, stats.unique, stats.duplicates, stats.signature_failures],
+      [3, 2, 1, 1],
+    );
+    assertEquals(stats.latency_ms.count, 1);
+    assert(stats.latency_ms.max >= 5, `latency ${stats.latency_ms.max}`);
+  } finally {
+    await sink.close();
+  }
+});
+
+Deno.test("hookd sink prints where it listens and its stats when stopped", async () => {
+  const child = hookdCommand(["sink", "--listen", "127.0.0.1:0"]).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  try {
+    while (!text.includes("\n")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    const listening = JSON.parse(text.split("\n")[0]!).listening as string;
+    assert(/^127\.0\.0\.1:\d+$/.test(listening), listening);
+    assertEquals(await post(`http://${listening}/`, "msg_a", "{}"), 204);
+  } finally {
+    child.kill("SIGTERM");
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    await child.stderr.cancel();
+    await child.status;
+  }
+  const final = JSON.parse(text.trim().split("\n").pop()!);
+  assertEquals(final.received, 1);
+});
