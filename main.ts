@@ -5,9 +5,10 @@
 
 import { type Command, dispatch, EXIT_FAILURE } from "./src/cli/command.ts";
 import { benchCommand } from "./src/cli/bench.ts";
+import { nodeCommand } from "./src/cli/node.ts";
 import { sinkCommand } from "./src/cli/sink.ts";
 
-const commands: readonly Command[] = [sinkCommand, benchCommand];
+const commands: readonly Command[] = [nodeCommand, sinkCommand, benchCommand];
 
 if (import.meta.main) {
   let code: number;

@@ -1,0 +1,120 @@
+/**
+ * The thin adapter that runs a `SwimCore` on the transport: SWIM packets travel unreliably on
+ * `MEMBERSHIP_CHANNEL`, queued gossip rides on the transport's spare datagram room (the
+ * piggyback hook, delivered on `PIGGYBACK_CHANNEL`), and one timer is armed at the core's next
+ * deadline.
+ *
+ * Owns the real clock (`performance.now()`), the timer and the subscription to the transport.
+ * Protocol decisions all live in swim_core.ts; this file must not grow any.
+ */
+
+import { PIGGYBACK_CHANNEL } from "../transport/types.ts";
+import type { DeliveredMessage, PiggybackProvider, SendResult } from "../transport/types.ts";
+import type { MemberEvent, MembershipView, SwimCore, SwimInput } from "./swim_core.ts";
+
+/** Transport channel of SWIM packets. */
+export const MEMBERSHIP_CHANNEL = 1;
+
+/** What the adapter needs from the transport (`UdpTransport` has it; tests may fake it). */
+export interface MembershipTransport {
+  send(address: string, channel: number, bytes: Uint8Array): SendResult;
+  sendUnreliable(address: string, channel: number, bytes: Uint8Array): SendResult;
+  onMessage(handler: (message: DeliveredMessage) => void): () => void;
+  setPiggyback(provider: PiggybackProvider | null): void;
+}
+
+export interface MembershipServiceOptions {
+  core: SwimCore;
+  transport: MembershipTransport;
+  onEvent?: (event: MemberEvent) => void;
+  /** The clock; tests may inject one. @default performance.now */
+  nowMs?: () => number;
+}
+
+export class MembershipService {
+  readonly core: SwimCore;
+  readonly #transport: MembershipTransport;
+  readonly #onEvent: ((event: MemberEvent) => void) | undefined;
+  readonly #now: () => number;
+  #unsubscribe: (() => void) | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAtMs = Infinity;
+  #closed = false;
+  /** Sends the transport refused (counted, not retried: SWIM tolerates loss by design). */
+  sendsRefused = 0;
+
+  constructor(options: MembershipServiceOptions) {
+    this.core = options.core;
+    this.#transport = options.transport;
+    this.#onEvent = options.onEvent;
+    this.#now = options.nowMs ?? (() => performance.now());
+  }
+
+  get view(): MembershipView {
+    return this.core;
+  }
+
+  /** Subscribes to the transport, installs the piggyback hook and runs the first tick. */
+  start(): void {
+    this.#unsubscribe = this.#transport.onMessage((m) => {
+      if (m.channel !== MEMBERSHIP_CHANNEL && m.channel !== PIGGYBACK_CHANNEL) return;
+      this.#step({ type: "packet", fromAddress: m.fromAddress, bytes: m.bytes });
+    });
+    this.#transport.setPiggyback((_peer, spaceBytes) =>
+      this.#closed ? null : this.core.gossipPacket(spaceBytes)
+    );
+    this.#step({ type: "tick" });
+  }
+
+  /**
+   * Graceful leave: tells every live member at once, keeps answering probes for `lingerMs` so
+   * the notice spreads (and nobody suspects us meanwhile), then stops.
+   */
+  async leave(lingerMs = 2 * this.core.config.gossipIntervalMs): Promise<void> {
+    if (this.#closed) return;
+    this.#step({ type: "leave" });
+    await new Promise((resolve) => setTimeout(resolve, lingerMs));
+    this.close();
+  }
+
+  /** Stops the timer and the subscriptions; the transport is the caller's to close. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#unsubscribe?.();
+    this.#transport.setPiggyback(null);
+  }
+
+  #step(input: SwimInput): void {
+    if (this.#closed) return;
+    for (const out of this.core.step(this.#now(), input)) {
+      if (out.type === "send") {
+        // Syncs are marked reliable because a large table can exceed a datagram; a small one
+        // goes unreliably, so a join to a seed that is not up yet queues nothing.
+        let result = this.#transport.sendUnreliable(out.toAddress, MEMBERSHIP_CHANNEL, out.bytes);
+        if (!result.accepted && result.reason === "message-too-large" && out.reliable) {
+          result = this.#transport.send(out.toAddress, MEMBERSHIP_CHANNEL, out.bytes);
+        }
+        if (!result.accepted) this.sendsRefused++;
+      } else {
+        this.#onEvent?.(out.event);
+      }
+    }
+    this.#arm();
+  }
+
+  #arm(): void {
+    if (this.#closed) return;
+    const wake = this.core.nextWakeMs();
+    if (this.#timer !== undefined && this.#timerAtMs <= wake) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timerAtMs = wake;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAtMs = Infinity;
+      this.#step({ type: "tick" });
+    }, Math.max(0, wake - this.#now()));
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * A hookd node process: owns the pieces that make one cluster member (today the transport and
+ * the membership service; later issues add the WAL, replication and the HTTP API here) and
+ * their start and stop order.
+ *
+ * Owns lifecycles only. Flag parsing is src/cli/node.ts; protocols live in their own areas.
+ */
+
+import type { MembershipConfig } from "../config.ts";
+import { MetricsRegistry } from "../metrics/registry.ts";
+import { randomRng } from "../lib/rng.ts";
+import { canonicalAddress, UdpTransport } from "../transport/mod.ts";
+import { MembershipService } from "../membership/membership_service.ts";
+import { type MemberEvent, SwimCore } from "../membership/swim_core.ts";
+
+export interface NodeOptions {
+  nodeId: string;
+  /** UDP `host:port` to bind; also the address peers reach this node at. */
+  listen: string;
+  /** Seed addresses (any subset of the cluster). */
+  peers: readonly string[];
+  clusterKey: string;
+  /** Ingress loss injection, passed to the transport. @default 0 */
+  lossProbability?: number;
+  lossSeed?: number;
+  membership?: Partial<MembershipConfig>;
+  onMemberEvent?: (event: MemberEvent) => void;
+}
+
+export class Node {
+  readonly nodeId: string;
+  readonly metrics: MetricsRegistry;
+  readonly transport: UdpTransport;
+  readonly membership: MembershipService;
+  #stopped = false;
+
+  private constructor(options: NodeOptions, transport: UdpTransport, metrics: MetricsRegistry) {
+    this.nodeId = options.nodeId;
+    this.metrics = metrics;
+    this.transport = transport;
+    const seeds = options.peers.map((p) => {
+      const canonical = canonicalAddress(p);
+      if (canonical === undefined) throw new RangeError(`peers: bad address ${JSON.stringify(p)}`);
+      return canonical;
+    });
+    const core = new SwimCore({
+      nodeId: options.nodeId,
+      address: transport.address,
+      seeds,
+      rng: randomRng(),
+      nowMs: performance.now(),
+      // A restarted process must outrank its previous life at once: wall-clock seconds grow
+      // across restarts (a refutation still fixes it if the clock went backwards).
+      incarnation: Math.floor(Date.now() / 1000),
+      metrics,
+      ...(options.membership !== undefined ? { config: options.membership } : {}),
+    });
+    this.membership = new MembershipService({
+      core,
+      transport,
+      ...(options.onMemberEvent !== undefined ? { onEvent: options.onMemberEvent } : {}),
+    });
+  }
+
+  /** Binds the socket and joins the cluster through `peers`. */
+  static start(options: NodeOptions): Node {
+    const metrics = new MetricsRegistry();
+    const transport = UdpTransport.start({
+      nodeId: options.nodeId,
+      listen: options.listen,
+      clusterKey: options.clusterKey,
+      metrics,
+      lossProbability: options.lossProbability ?? 0,
+      ...(options.lossSeed !== undefined ? { lossSeed: options.lossSeed } : {}),
+    });
+    let node: Node;
+    try {
+      node = new Node(options, transport, metrics);
+    } catch (error) {
+      void transport.close();
+      throw error;
+    }
+    node.membership.start();
+    return node;
+  }
+
+  get address(): string {
+    return this.transport.address;
+  }
+
+  /** Leaves the cluster gracefully (others learn at once), then closes the transport. */
+  async stop(): Promise<void> {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    await this.membership.leave();
+    await this.transport.close();
+  }
+}
