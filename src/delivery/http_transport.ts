@@ -76,7 +76,7 @@ export class HttpTransport implements AttemptTransport {
     const headers: Record<string, string> = {
       "content-type": "application/json",
       ...job.headers,
-      ...await webhookHeaders(job.secrets, job.id, timestampSeconds, job.payload),
+      ...webhookHeaders(job.secrets, job.id, timestampSeconds, job.payload),
     };
     if (job.submittedAtMs !== undefined) headers[SUBMITTED_AT_HEADER] = String(job.submittedAtMs);
 

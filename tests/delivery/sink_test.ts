@@ -6,7 +6,7 @@ import { webhookHeaders } from "../../src/delivery/signing.ts";
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 async function post(url: string, id: string, body: string, extra: Record<string, string> = {}) {
-  const headers = await webhookHeaders([SECRET], id, Math.floor(Date.now() / 1000), body);
+  const headers = webhookHeaders([SECRET], id, Math.floor(Date.now() / 1000), body);
   const response = await fetch(url, { method: "POST", headers: { ...headers, ...extra }, body });
   await response.body?.cancel();
   return response.status;
@@ -21,7 +21,7 @@ Deno.test("startSink counts receipts, duplicates by webhook-id, latency and bad 
     assertEquals(await post(url, "msg_1", "{}"), 204);
     assertEquals(await post(url, "msg_2", "{}"), 204);
     // Signed for another body: refused and counted, not received.
-    const headers = await webhookHeaders([SECRET], "msg_3", Math.floor(Date.now() / 1000), "{}");
+    const headers = webhookHeaders([SECRET], "msg_3", Math.floor(Date.now() / 1000), "{}");
     const bad = await fetch(url, { method: "POST", headers, body: '{"tampered":1}' });
     await bad.body?.cancel();
     assertEquals(bad.status, 401);
