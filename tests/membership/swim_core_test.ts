@@ -1,0 +1,287 @@
+/**
+ * Unit tests of the SWIM core driven by hand: each test feeds packets and ticks at chosen
+ * times and checks the datagrams and events that come out.
+ */
+
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { isDeepStrictEqual } from "node:util";
+import { Sfc32 } from "../../src/lib/rng.ts";
+import { MetricsRegistry } from "../../src/metrics/registry.ts";
+import { decodePacket, encodePacket } from "../../src/membership/codec.ts";
+import {
+  ack,
+  alive,
+  dead,
+  ping,
+  suspect,
+  type SwimMessage,
+} from "../../src/membership/messages.ts";
+import { type MemberEvent, SwimCore, type SwimInput } from "../../src/membership/swim_core.ts";
+
+const A = "10.0.0.1:7946";
+const B = "10.0.0.2:7946";
+const C = "10.0.0.3:7946";
+
+interface Sent {
+  to: string;
+  messages: SwimMessage[];
+}
+
+function makeCore(metrics?: MetricsRegistry): SwimCore {
+  return new SwimCore({
+    nodeId: "n1",
+    address: A,
+    rng: new Sfc32(42),
+    nowMs: 0,
+    ...(metrics ? { metrics } : {}),
+  });
+}
+
+function step(
+  core: SwimCore,
+  nowMs: number,
+  input: SwimInput,
+): { sent: Sent[]; events: MemberEvent[] } {
+  const sent: Sent[] = [];
+  const events: MemberEvent[] = [];
+  for (const out of core.step(nowMs, input)) {
+    if (out.type === "send") {
+      const decoded = decodePacket(out.bytes);
+      assert(decoded.ok, "the core sends packets that decode");
+      sent.push({ to: out.toAddress, messages: decoded.value });
+    } else {
+      events.push(out.event);
+    }
+  }
+  return { sent, events };
+}
+
+function deliver(core: SwimCore, nowMs: number, from: string, messages: SwimMessage[]) {
+  return step(core, nowMs, { type: "packet", fromAddress: from, bytes: encodePacket(messages) });
+}
+
+/** A core that knows n2 (at B) and n3 (at C) as alive at incarnation 1. */
+function coreWithPeers(metrics?: MetricsRegistry): SwimCore {
+  const core = makeCore(metrics);
+  deliver(core, 0, B, [alive("n2", B, 1), alive("n3", C, 1)]);
+  return core;
+}
+
+function has(sent: Sent[], to: string, type: SwimMessage["type"]): boolean {
+  return sent.some((s) => s.to === to && s.messages.some((m) => m.type === type));
+}
+
+Deno.test("SwimCore answers a ping for itself and ignores one for another node id", () => {
+  const core = makeCore();
+  const mine = deliver(core, 1, B, [ping(9, "n1", 0, false)]);
+  assertEquals(mine.sent, [{ to: B, messages: [ack(9)] }]);
+  const other = deliver(core, 2, B, [ping(10, "n7", 0, false)]);
+  assertEquals(other.sent, []);
+});
+
+Deno.test("SwimCore learns members from alive messages and emits member-alive once", () => {
+  const core = makeCore();
+  const { events } = deliver(core, 0, B, [alive("n2", B, 1), alive("n2", B, 1)]);
+  assertEquals(events, [{ type: "member-alive", nodeId: "n2", address: B, incarnation: 1 }]);
+  assertEquals(core.member("n2")?.state, "alive");
+  assert(core.isAlive("n2") && !core.isDead("n2"));
+  assertEquals(core.members().map((m) => m.nodeId).sort(), ["n1", "n2"]);
+});
+
+Deno.test("SwimCore refutes a suspicion of itself with a higher incarnation sent to every live member", () => {
+  const core = coreWithPeers();
+  const { sent } = deliver(core, 5, B, [suspect("n1", 0, "n2")]);
+  assertEquals(core.incarnation, 1);
+  const refutation = alive("n1", A, 1);
+  for (const to of [B, C]) {
+    assert(
+      sent.some((s) => s.to === to && s.messages.some((m) => isDeepStrictEqual(m, refutation))),
+      `refutation sent to ${to}`,
+    );
+  }
+  assertEquals(core.awarenessScore, 1, "being suspected raises our own health score");
+});
+
+Deno.test("SwimCore answers a ping that holds it suspect with the refutation in the ack", () => {
+  const core = makeCore();
+  const { sent } = deliver(core, 1, B, [ping(3, "n1", 0, true)]);
+  assertEquals(sent[0], { to: B, messages: [ack(3), alive("n1", A, 1)] });
+  // A prober with an old incarnation is corrected too, without a new refutation.
+  const stale = deliver(core, 2, C, [ping(4, "n1", 0, false)]);
+  assertEquals(stale.sent[0], { to: C, messages: [ack(4), alive("n1", A, 1)] });
+  assertEquals(core.incarnation, 1);
+});
+
+Deno.test("SwimCore orders updates: higher incarnation wins, dead beats suspect beats alive", () => {
+  const core = coreWithPeers();
+  assertEquals(deliver(core, 1, B, [alive("n3", C, 1)]).events, []);
+  assertEquals(deliver(core, 2, B, [suspect("n3", 0, "n2")]).events, [], "stale suspicion");
+  assertEquals(deliver(core, 3, B, [suspect("n3", 1, "n2")]).events.map((e) => e.type), [
+    "member-suspect",
+  ]);
+  assertEquals(deliver(core, 4, B, [alive("n3", C, 1)]).events, [], "same-incarnation alive loses");
+  assertEquals(deliver(core, 5, C, [alive("n3", C, 2)]).events.map((e) => e.type), [
+    "member-alive",
+  ]);
+  assertEquals(core.member("n3")?.incarnation, 2);
+  assertEquals(deliver(core, 6, B, [dead("n3", 1, "n2")]).events, [], "stale death");
+  assertEquals(deliver(core, 7, B, [dead("n3", 2, "n2")]).events.map((e) => e.type), [
+    "member-dead",
+  ]);
+  assert(core.isDead("n3"));
+  assertEquals(
+    deliver(core, 8, B, [suspect("n3", 2, "n2")]).events,
+    [],
+    "no suspicion of the dead",
+  );
+  assertEquals(
+    deliver(core, 9, C, [alive("n3", C, 3)]).events.map((e) => e.type),
+    ["member-alive"],
+    "a restart rejoins",
+  );
+});
+
+Deno.test("SwimCore marks a member that announces its own death as left", () => {
+  const core = coreWithPeers();
+  const { events } = deliver(core, 1, B, [dead("n2", 1, "n2")]);
+  assertEquals(events, [{ type: "member-left", nodeId: "n2", address: B, incarnation: 1 }]);
+  assert(core.isDead("n2"));
+});
+
+Deno.test("SwimCore probes, goes indirect, suspects and declares dead after the suspicion timeout", () => {
+  const metrics = new MetricsRegistry();
+  const core = coreWithPeers(metrics);
+  const cfg = core.config;
+  let now = 0;
+  let target: string | undefined;
+  let targetAddress = "";
+  // Run ticks until the first probe goes out.
+  for (let i = 0; i < 100 && target === undefined; i++) {
+    now = core.nextWakeMs();
+    for (const s of step(core, now, { type: "tick" }).sent) {
+      const p = s.messages.find((m) => m.type === "ping");
+      if (p?.type === "ping") [target, targetAddress] = [p.targetId, s.to];
+    }
+  }
+  assert(target !== undefined, "a probe was sent");
+  const probeAt = now;
+  const relay = targetAddress === B ? C : B;
+  // No ack: after probeTimeoutMs a ping-req goes to the other member, plus a second ping.
+  const indirect = step(core, probeAt + cfg.probeTimeoutMs, { type: "tick" });
+  assert(has(indirect.sent, relay, "ping-req"), "ping-req to the relay");
+  assert(has(indirect.sent, targetAddress, "ping"), "second direct ping");
+  // No ack by the end of the period: suspect.
+  const end = step(core, probeAt + cfg.probeIntervalMs, { type: "tick" });
+  assertEquals(end.events.map((e) => e.type), ["member-suspect"]);
+  assert(has(end.sent, targetAddress, "suspect"), "the suspect is told at once");
+  // Three members: one could confirm, nobody does, so the longest timeout applies.
+  const suspectedAt = probeAt + cfg.probeIntervalMs;
+  const timeoutMs = 4 * 1 * cfg.probeIntervalMs * cfg.suspicionMaxTimeoutMult;
+  let deadAt: number | undefined;
+  while (deadAt === undefined) {
+    now = core.nextWakeMs();
+    assert(now <= suspectedAt + timeoutMs, `no death by ${now}`);
+    const r = step(core, now, { type: "tick" });
+    if (r.events.some((e) => e.type === "member-dead" && e.nodeId === target)) deadAt = now;
+  }
+  assertEquals(deadAt, suspectedAt + timeoutMs);
+  const snap = metrics.snapshot();
+  assert((snap["hookd_membership_probes_total"] as number) >= 1);
+  assertEquals(snap["hookd_membership_indirect_probes_total"], 1);
+  assertEquals(snap["hookd_membership_dead_declared_total"], 1);
+});
+
+Deno.test("SwimCore relays an indirect probe: forwards the ack, or nacks when the target is silent", () => {
+  const core = coreWithPeers();
+  const req = (seq: number): SwimMessage => ({
+    type: "ping-req",
+    seq,
+    targetId: "n3",
+    targetAddress: C,
+    targetIncarnation: 1,
+    targetSuspect: false,
+    wantNack: true,
+  });
+  const relayed = deliver(core, 10, B, [req(77)]);
+  const probe = relayed.sent.find((s) => s.to === C)?.messages[0];
+  assert(probe?.type === "ping", "the relay pings the target");
+  const forwarded = deliver(core, 11, C, [ack(probe.seq)]);
+  assertEquals(forwarded.sent[0]?.to, B);
+  assertEquals(forwarded.sent[0]?.messages[0], ack(77));
+  // Second request: the target never answers; a nack goes back before the requester gives up.
+  deliver(core, 20, B, [req(78)]);
+  const later = step(core, 20 + core.config.probeTimeoutMs, { type: "tick" });
+  assert(later.sent.some((s) => s.to === B && s.messages[0]?.type === "nack"), "nack sent");
+});
+
+Deno.test("SwimCore counts undecodable packets and changes nothing", () => {
+  const metrics = new MetricsRegistry();
+  const core = makeCore(metrics);
+  const r = step(core, 1, { type: "packet", fromAddress: B, bytes: new Uint8Array([1, 2, 3]) });
+  assertEquals(r, { sent: [], events: [] });
+  assertEquals(metrics.snapshot()["hookd_membership_decode_errors_total"], 1);
+  assertEquals(core.members().length, 1);
+});
+
+Deno.test("SwimCore leave tells every live member and answers later pings with the notice", () => {
+  const core = coreWithPeers();
+  const { sent } = step(core, 1, { type: "leave" });
+  const notice = dead("n1", 0, "n1");
+  for (const to of [B, C]) {
+    assert(
+      sent.some((s) => s.to === to && isDeepStrictEqual(s.messages[0], notice)),
+    );
+  }
+  const answer = deliver(core, 2, B, [ping(5, "n1", 0, false)]);
+  assertEquals(answer.sent[0]?.messages.slice(0, 2), [ack(5), notice]);
+  // A suspicion of a leaving node is not refuted.
+  deliver(core, 3, B, [suspect("n1", 0, "n2")]);
+  assertEquals(core.incarnation, 0);
+});
+
+Deno.test("SwimCore reaps the dead after deadReapMs and its tombstone blocks a stale alive", () => {
+  const core = coreWithPeers();
+  deliver(core, 0, B, [dead("n3", 1, "n2")]);
+  step(core, core.config.deadReapMs, { type: "tick" });
+  assertEquals(core.member("n3"), undefined);
+  assert(core.isDead("n3"), "a reaped member stays dead in the view");
+  assertEquals(deliver(core, core.config.deadReapMs + 1, B, [alive("n3", C, 1)]).events, []);
+  assertEquals(
+    deliver(core, core.config.deadReapMs + 2, C, [alive("n3", C, 2)]).events.map((e) => e.type),
+    ["member-alive"],
+  );
+});
+
+Deno.test("SwimCore joins through seeds with a state sync and answers syncs in kind", () => {
+  const core = new SwimCore({
+    nodeId: "n1",
+    address: A,
+    seeds: [B, A],
+    rng: new Sfc32(1),
+    nowMs: 0,
+  });
+  assertEquals(core.joined, false);
+  const first = step(core, 0, { type: "tick" });
+  const syncs = first.sent.filter((s) => s.messages[0]?.type === "sync");
+  assertEquals(syncs.map((s) => s.to), [B], "our own address is skipped");
+  const response: SwimMessage = {
+    type: "sync",
+    isResponse: true,
+    isJoin: false,
+    members: [
+      { nodeId: "n2", address: B, incarnation: 4, state: "alive" },
+      { nodeId: "n3", address: C, incarnation: 2, state: "dead" },
+      { nodeId: "n1", address: A, incarnation: 7, state: "dead" },
+    ],
+  };
+  const r = deliver(core, 5, B, [response]);
+  assert(core.joined);
+  assertEquals(r.events.map((e) => `${e.type} ${e.nodeId}`), ["member-alive n2"]);
+  assert(core.isDead("n3"), "a dead member we never knew is remembered as dead");
+  assertEquals(core.incarnation, 8, "our own death from a previous life is refuted");
+  // A sync request is answered with our table.
+  const req = deliver(core, 6, C, [{ type: "sync", isResponse: false, isJoin: true, members: [] }]);
+  const answer = req.sent.find((s) => s.to === C)?.messages[0];
+  assert(answer?.type === "sync" && answer.isResponse);
+  assertEquals(answer.members.map((m) => m.nodeId).sort(), ["n1", "n2"]);
+});
