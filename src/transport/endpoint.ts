@@ -60,7 +60,12 @@ export class Endpoint {
       throw new RangeError(`nodeId ${JSON.stringify(options.nodeId)}: ${nodeIdBytes.reason}`);
     }
     this.nodeId = options.nodeId;
-    this.epoch = (options.epoch ?? Math.floor(options.rng.next() * 0x1_0000_0000)) >>> 0;
+    // 0 means "unknown" in a datagram's destination epoch, so no incarnation may use it.
+    const epoch = options.epoch ?? 1 + Math.floor(options.rng.next() * 0xffff_ffff);
+    if (!Number.isInteger(epoch) || epoch < 1 || epoch > 0xffff_ffff) {
+      throw new RangeError(`epoch must be an integer in [1, 2^32 - 1], got ${options.epoch}`);
+    }
+    this.epoch = epoch;
     this.metrics = options.metrics ?? new MetricsRegistry();
     this.counters = transportCounters(this.metrics);
     this.#auth = options.authenticator;
@@ -147,8 +152,7 @@ export class Endpoint {
       return;
     }
     if (session.peerEpoch === undefined) {
-      session.peerNodeId = nodeId;
-      session.peerEpoch = epoch;
+      session.learnPeerEpoch(nodeId, epoch);
       this.#out.events.push({ type: "peer-discovered", address: fromAddress, nodeId, epoch });
     } else if (session.peerEpoch !== epoch || session.peerNodeId !== nodeId) {
       if (session.retiredEpochs.includes(epoch)) {

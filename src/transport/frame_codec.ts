@@ -5,10 +5,13 @@
  * `decodeDatagram` (which never throws: hostile bytes give `{ ok: false, reason }`). It does
  * not compute or check the MAC (auth.ts) and knows nothing of sessions.
  *
- * All integers little-endian. Header (17 bytes + node id):
+ * All integers little-endian. Header (21 bytes + node id):
  *   0  u16 magic 0x4B48 ("HK")   2 u8 version (1)   3 u8 flags (reserved, 0)
- *   4  u32 sender session epoch  8 u53 packet number (u32 low, u32 high < 2^21)
- *   16 u8 node id length (1..64) 17 node id, UTF-8
+ *   4  u32 sender session epoch (never 0)
+ *   8  u32 destination epoch: the receiver's epoch as the sender knows it, 0 when unknown.
+ *      Reliable frames are only accepted by the incarnation they were numbered for.
+ *   12 u53 packet number (u32 low, u32 high < 2^21)
+ *   20 u8 node id length (1..64) 21 node id, UTF-8
  * Frames, each starting with a type byte:
  *   0x01 ACK   u32 ack epoch (the receiver's epoch being acknowledged), u32 ack delay µs,
  *              u8 range count (>= 1), u53 largest, u32 first range length (covers
@@ -25,7 +28,7 @@ import { assert } from "../lib/assert.ts";
 
 export const MAGIC = 0x4b48;
 export const VERSION = 1;
-export const HEADER_FIXED_BYTES = 17;
+export const HEADER_FIXED_BYTES = 21;
 export const NODE_ID_BYTES_MAX = 64;
 export const ACK_FRAME_BASE_BYTES = 22;
 export const ACK_RANGE_BYTES = 8;
@@ -64,6 +67,8 @@ export type Frame =
 export interface DatagramHeader {
   nodeId: string;
   epoch: number;
+  /** The receiver's epoch as known to the sender; 0 when unknown. */
+  dstEpoch: number;
   packetNumber: number;
 }
 
@@ -120,17 +125,19 @@ export class DatagramWriter {
     return this.#pos;
   }
 
-  begin(nodeIdBytes: Uint8Array, epoch: number, packetNumber: number): void {
+  begin(nodeIdBytes: Uint8Array, epoch: number, dstEpoch: number, packetNumber: number): void {
     assert(nodeIdBytes.length >= 1 && nodeIdBytes.length <= NODE_ID_BYTES_MAX, "node id size");
+    assert(epoch !== 0, "epoch 0 means unknown on the wire");
     const v = this.#view;
     v.setUint16(0, MAGIC, true);
     v.setUint8(2, VERSION);
     v.setUint8(3, 0);
     v.setUint32(4, epoch >>> 0, true);
-    writeU53(v, 8, packetNumber);
-    v.setUint8(16, nodeIdBytes.length);
-    this.#buf.set(nodeIdBytes, 17);
-    this.#pos = 17 + nodeIdBytes.length;
+    v.setUint32(8, dstEpoch >>> 0, true);
+    writeU53(v, 12, packetNumber);
+    v.setUint8(20, nodeIdBytes.length);
+    this.#buf.set(nodeIdBytes, HEADER_FIXED_BYTES);
+    this.#pos = HEADER_FIXED_BYTES + nodeIdBytes.length;
   }
 
   /** `ranges` sorted descending by `hi`, disjoint, non-adjacent; at least one. */
@@ -234,7 +241,7 @@ export function encodeDatagram(
   let size = headerBytes(nodeId.value.length) + tagBytes;
   for (const f of frames) size += frameBytes(f);
   const writer = new DatagramWriter(Math.max(size, HEADER_FIXED_BYTES + tagBytes + 1), tagBytes);
-  writer.begin(nodeId.value, header.epoch, header.packetNumber);
+  writer.begin(nodeId.value, header.epoch, header.dstEpoch, header.packetNumber);
   for (const f of frames) {
     switch (f.type) {
       case "ack":
@@ -287,14 +294,18 @@ export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<D
   if (v.getUint8(2) !== VERSION) return err(`unsupported version ${v.getUint8(2)}`);
   if (v.getUint8(3) !== 0) return err("reserved flags set");
   const epoch = v.getUint32(4, true);
-  const packetNumber = readU53(v, 8);
+  if (epoch === 0) return err("epoch 0");
+  const dstEpoch = v.getUint32(8, true);
+  const packetNumber = readU53(v, 12);
   if (packetNumber === undefined) return err("packet number out of range");
-  const idLen = v.getUint8(16);
+  const idLen = v.getUint8(20);
   if (idLen === 0 || idLen > NODE_ID_BYTES_MAX) return err("bad node id length");
   if (HEADER_FIXED_BYTES + idLen > end) return err("node id truncated");
   let nodeId: string;
   try {
-    nodeId = utf8Strict.decode(datagram.subarray(17, 17 + idLen));
+    nodeId = utf8Strict.decode(
+      datagram.subarray(HEADER_FIXED_BYTES, HEADER_FIXED_BYTES + idLen),
+    );
   } catch {
     return err("node id is not UTF-8");
   }
@@ -385,7 +396,7 @@ export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<D
         return err(`unknown frame type ${type}`);
     }
   }
-  return ok({ nodeId, epoch, packetNumber, frames });
+  return ok({ nodeId, epoch, dstEpoch, packetNumber, frames });
 }
 
 function writeU53(v: DataView, at: number, value: number): void {

@@ -27,6 +27,7 @@ import {
   type DecodedDatagram,
   FRAG_FRAME_OVERHEAD_BYTES,
   type Frame,
+  HEADER_FIXED_BYTES,
   MSG_FRAME_OVERHEAD_BYTES,
   type PacketRange,
   UNRELIABLE_FRAME_OVERHEAD_BYTES,
@@ -139,6 +140,8 @@ export class Session {
   #ackPending = 0;
   #ackDeadlineMs = Infinity;
   #ackNow = false;
+  /** Send a datagram even with nothing to say, so the peer learns our epoch. */
+  #announce = false;
   #deliveredBelow = 0;
   #deliveredAbove = new Set<number>();
   #reassembly = new Map<number, Reassembly>();
@@ -163,7 +166,7 @@ export class Session {
 
   /** Frame bytes a fresh datagram offers once header, a full ack and the MAC are counted. */
   frameSpaceBytes(): number {
-    return this.#cfg.datagramBytes - this.#ctx.writer.tagBytes - 17 -
+    return this.#cfg.datagramBytes - this.#ctx.writer.tagBytes - HEADER_FIXED_BYTES -
       this.#ctx.nodeIdBytes.length - ackFrameBytes(this.#cfg.ackRangesMax);
   }
 
@@ -274,6 +277,24 @@ export class Session {
    */
   onDatagram(nowMs: number, datagram: DecodedDatagram): boolean {
     const frames = datagram.frames;
+    // Reliable frames are numbered for one incarnation of us. A sender that does not know our
+    // epoch yet (0) or knows an earlier one would mix two numberings in our duplicate
+    // suppression, so its reliable frames are ignored, left unacknowledged (it retransmits
+    // them) and answered at once with a datagram that tells it our epoch.
+    if (datagram.dstEpoch !== this.#ctx.epoch) {
+      let reliable = false;
+      for (const frame of frames) {
+        if (frame.type === "ack") {
+          this.#onAck(nowMs, frame.ackEpoch, frame.ackDelayUs, frame.ranges);
+        } else if (frame.type === "unreliable") this.#deliver(frame.channel, false, frame.bytes);
+        else reliable = true;
+      }
+      if (reliable) {
+        this.#announce = true;
+        this.#ctx.counters.epochMismatch.inc();
+      }
+      return true;
+    }
     if (!this.#reassemblyFits(frames)) {
       this.#ctx.counters.reassemblyOverflow.inc();
       return false;
@@ -496,7 +517,7 @@ export class Session {
       if (packet.pn > this.#largestAckedPn) break;
       if (
         this.#largestAckedPn - packet.pn >= this.#cfg.packetThreshold ||
-        packet.sentMs <= nowMs - lossDelayMs
+        packet.sentMs + lossDelayMs <= nowMs
       ) {
         lost.push(packet);
       } else {
@@ -519,7 +540,17 @@ export class Session {
     if (queued > 0) this.#ctx.counters.retransmits[kind].inc(queued);
   }
 
-  // ---- peer restart ----------------------------------------------------------------------
+  // ---- peer epochs ----------------------------------------------------------------------
+
+  /**
+   * First datagram from the peer. Everything we sent before carried destination epoch 0, which
+   * the peer ignores, so it is all lost: retransmit it now rather than after an RTO.
+   */
+  learnPeerEpoch(nodeId: string, epoch: number): void {
+    this.peerNodeId = nodeId;
+    this.peerEpoch = epoch;
+    for (const packet of [...this.#sent.values()]) this.#declareLost(packet, "fast");
+  }
 
   /**
    * The peer came back as a new incarnation: forget everything received from the old one,
@@ -556,6 +587,7 @@ export class Session {
     this.#ackPending = 0;
     this.#ackDeadlineMs = Infinity;
     this.#ackNow = false;
+    this.#announce = false;
     this.#deliveredBelow = 0;
     this.#deliveredAbove = new Set();
     this.#reassembly = new Map();
@@ -638,7 +670,7 @@ export class Session {
     // Bounded: each iteration sends at least one chunk, one unreliable message or the ack.
     for (;;) {
       const hasData = this.#hasData();
-      if (!hasData && !this.#ackDue(nowMs)) return;
+      if (!hasData && !this.#ackDue(nowMs) && !this.#announce) return;
       this.#buildDatagram(nowMs);
       if (!hasData) return;
     }
@@ -648,7 +680,8 @@ export class Session {
     const ctx = this.#ctx;
     const w = ctx.writer;
     const pn = this.#nextPn++;
-    w.begin(ctx.nodeIdBytes, ctx.epoch, pn);
+    w.begin(ctx.nodeIdBytes, ctx.epoch, this.peerEpoch ?? 0, pn);
+    this.#announce = false;
     if (this.#received.size > 0 && this.peerEpoch !== undefined) {
       const fit = Math.floor((w.remaining - ACK_FRAME_BASE_BYTES) / ACK_RANGE_BYTES) + 1;
       const count = Math.min(this.#cfg.ackRangesMax, this.#received.size, fit);

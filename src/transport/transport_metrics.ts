@@ -20,6 +20,7 @@ export interface TransportCounters {
   decodeErrors: Counter;
   duplicates: Counter;
   staleAcks: Counter;
+  epochMismatch: Counter;
   staleEpochDrops: Counter;
   peerLimitDrops: Counter;
   reassemblyOverflow: Counter;
@@ -67,6 +68,10 @@ export function transportCounters(registry: MetricsRegistry): TransportCounters 
     decodeErrors: c("decode_errors_total", "Authenticated datagrams that did not parse"),
     duplicates: c("duplicates_suppressed_total", "Reliable messages received again and dropped"),
     staleAcks: c("stale_acks_total", "Ack frames naming an earlier epoch of this node"),
+    epochMismatch: c(
+      "epoch_mismatch_total",
+      "Datagrams whose reliable frames were numbered for another incarnation of this node",
+    ),
     staleEpochDrops: c(
       "stale_epoch_drops_total",
       "Datagrams from an earlier incarnation of a peer",
