@@ -76,7 +76,7 @@ export const deliveryBenchCommand: LeafCommand = {
       integer: true,
     });
     const payloadBytes = numberFlag(args.values, "payload-bytes", 256, {
-      min: 2,
+      min: 32,
       max: deliveryDefaults.payloadBytesMax,
       integer: true,
     });
@@ -93,10 +93,12 @@ export const deliveryBenchCommand: LeafCommand = {
       const url = `http://${listening}/hook`;
       progress(`sink pid ${sinkProcess.pid} listening on ${listening}`);
 
-      const payload = JSON.stringify({ type: "bench", data: "x".repeat(payloadBytes) }).slice(
-        0,
-        payloadBytes - 1,
-      ) + "}";
+      // Valid JSON of exactly payloadBytes bytes.
+      const envelope = JSON.stringify({ type: "bench", data: "" }).length;
+      const payload = JSON.stringify({
+        type: "bench",
+        data: "x".repeat(Math.max(0, payloadBytes - envelope)),
+      });
       const result = await runPhases({
         url,
         seconds,
