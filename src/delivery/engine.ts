@@ -11,7 +11,7 @@
 import { type DeliveryConfig, validateDeliveryConfig } from "../config.ts";
 import { err, type Result } from "../lib/result.ts";
 import { randomRng, type Rng } from "../lib/rng.ts";
-import { MetricsRegistry } from "../metrics/registry.ts";
+import { type Counter, MetricsRegistry } from "../metrics/registry.ts";
 import { type CoreOutput, DeliveryCore } from "./delivery_core.ts";
 import { type AttemptTransport, HttpTransport } from "./http_transport.ts";
 import { DeliveryMetrics } from "./metrics.ts";
@@ -55,6 +55,7 @@ export class DeliveryEngine {
   readonly #onReport: ((report: DeliveryReport, job: DeliveryJob) => void) | undefined;
   readonly #pending = new Set<Promise<void>>();
   readonly metrics: MetricsRegistry;
+  readonly #storeFailures: Counter;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAtMs = Infinity;
   #closed = false;
@@ -65,11 +66,9 @@ export class DeliveryEngine {
     this.#clock = options.clock ?? (() => performance.timeOrigin + performance.now());
     this.metrics = options.metrics ?? new MetricsRegistry();
     this.#onReport = options.onReport;
-    this.#core = new DeliveryCore(
-      config,
-      options.rng ?? randomRng(),
-      new DeliveryMetrics(this.metrics),
-    );
+    const metrics = new DeliveryMetrics(this.metrics);
+    this.#storeFailures = metrics.storeFailures;
+    this.#core = new DeliveryCore(config, options.rng ?? randomRng(), metrics);
     this.#transport = options.transport ?? new HttpTransport({
       allowPrivateTargets: config.allowPrivateTargets,
       responseBodyBytesMax: config.responseBodyBytesMax,
@@ -184,10 +183,13 @@ export class DeliveryEngine {
         this.#track(
           this.#store.recordDead(job, report).then(
             () => this.#onReport?.(report, job),
-            (error: unknown) =>
+            (error: unknown) => {
+              // The store still holds the job as pending and offers it again later.
+              this.#storeFailures.inc();
               console.error(
                 `delivery: store failed to persist dead letter ${report.jobId}: ${error}`,
-              ),
+              );
+            },
           ),
         );
         return;
