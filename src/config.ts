@@ -291,8 +291,10 @@ export interface MembershipConfig {
   awarenessMaxMultiplier: number;
   /**
    * Gossip retransmit multiplier: an update is piggybacked at most
-   * retransmitMult · ceil(log10(N + 1)) times.
-   * @default 4
+   * retransmitMult · ceil(log10(N + 1)) times. memberlist uses 4; at 20 % loss that left a
+   * member missing a join for a whole sync period in ~2 % of the simulated joins, and extra
+   * retransmissions ride on datagrams that are sent anyway.
+   * @default 6
    */
   retransmitMult: number;
   /** Period of the dedicated gossip send (updates not yet piggybacked elsewhere). @default 200 */
@@ -339,7 +341,7 @@ export const membershipDefaults: Readonly<MembershipConfig> = Object.freeze({
   suspicionMult: 4,
   suspicionMaxTimeoutMult: 5,
   awarenessMaxMultiplier: 8,
-  retransmitMult: 4,
+  retransmitMult: 6,
   gossipIntervalMs: 200,
   gossipFanout: 3,
   gossipToDeadMs: 30_000,
@@ -395,7 +397,6 @@ export function validateMembershipConfig(config: MembershipConfig): MembershipCo
   );
   return config;
 }
-
 // ---------------------------------------------------------------------------------------------
 // Transport (src/transport/)
 // ---------------------------------------------------------------------------------------------
