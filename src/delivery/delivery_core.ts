@@ -499,6 +499,7 @@ export class DeliveryCore {
     if (before === BREAKER_STATE_VALUE.closed) this.#breakersNotClosed++;
     if (value === BREAKER_STATE_VALUE.closed) this.#breakersNotClosed--;
     origin.gauge.set(value);
+    assert(this.#breakersNotClosed >= 0, "breakers-open count went negative");
     this.#metrics.breakersOpen.set(this.#breakersNotClosed);
   }
 }
