@@ -9,8 +9,9 @@ import type { Command } from "./command.ts";
 import { deliveryBenchCommand } from "../bench/delivery_bench.ts";
 import { membershipBenchCommand } from "../bench/membership_bench.ts";
 import { walBench } from "../bench/wal_bench.ts";
+import { transportBenchCommand } from "../bench/transport_bench.ts";
 
 export const benchCommand: Command = {
   spec: { name: "bench", summary: "Run a benchmark (hookd bench --help lists them)" },
-  subcommands: [deliveryBenchCommand, walBench, membershipBenchCommand],
+  subcommands: [deliveryBenchCommand, walBench, membershipBenchCommand, transportBenchCommand],
 };
