@@ -1,0 +1,248 @@
+import { deepStrictEqual, equal, ok } from "node:assert/strict";
+import fc from "fast-check";
+import { Sfc32 } from "../../src/lib/rng.ts";
+import type { TransportConfig } from "../../src/config.ts";
+import {
+  type DeliveredMessage,
+  Endpoint,
+  HmacSha256Authenticator,
+  PIGGYBACK_CHANNEL,
+} from "../../src/transport/mod.ts";
+import { ReceivedRanges } from "../../src/transport/received_ranges.ts";
+import { RttEstimator } from "../../src/transport/rtt_estimator.ts";
+
+const KEY = "endpoint-test-cluster-key-0123";
+const A = "10.0.0.1:7000";
+const B = "10.0.0.2:7000";
+
+function endpoint(nodeId: string, epoch: number, config: Partial<TransportConfig> = {}): Endpoint {
+  return new Endpoint({
+    nodeId,
+    epoch,
+    authenticator: new HmacSha256Authenticator(KEY),
+    rng: new Sfc32(epoch),
+    config,
+  });
+}
+
+/** Moves every datagram `from` has built to `to` (unless `drop` says so); returns how many. */
+function deliver(
+  nowMs: number,
+  from: Endpoint,
+  fromAddress: string,
+  to: Endpoint,
+  drop: (bytes: Uint8Array) => boolean = () => false,
+): number {
+  from.tick(nowMs);
+  const datagrams = from.takeDatagrams();
+  for (const d of datagrams) if (!drop(d.bytes)) to.receive(nowMs, fromAddress, d.bytes);
+  return datagrams.length;
+}
+
+/** Ping-pongs datagrams between a and b until both are quiet (bounded). */
+function settle(nowMs: number, a: Endpoint, b: Endpoint): void {
+  for (let i = 0; i < 100; i++) {
+    const moved = deliver(nowMs, a, A, b) + deliver(nowMs, b, B, a);
+    if (moved === 0) return;
+  }
+  throw new Error("endpoints did not settle in 100 rounds");
+}
+
+/** Lets each endpoint learn the other's epoch, as any first exchange does. */
+function handshake(a: Endpoint, b: Endpoint): void {
+  a.sendUnreliable(0, B, 0, new Uint8Array(1));
+  b.sendUnreliable(0, A, 0, new Uint8Array(1));
+  settle(0, a, b);
+  a.takeMessages();
+  b.takeMessages();
+  a.takeEvents();
+  b.takeEvents();
+}
+
+const text = (m: DeliveredMessage) => new TextDecoder().decode(m.bytes);
+
+Deno.test("Endpoint coalesces many small sends made before one flush into one datagram", () => {
+  const a = endpoint("a", 1);
+  const b = endpoint("b", 2);
+  handshake(a, b);
+  // 30 frames of 12 + 20 bytes fit one 1,400-byte datagram.
+  for (let i = 0; i < 30; i++) equal(a.send(1, B, 3, new Uint8Array(20)).accepted, true);
+  a.tick(1);
+  const datagrams = a.takeDatagrams();
+  equal(datagrams.length, 1);
+  for (const d of datagrams) b.receive(1, A, d.bytes);
+  const got = b.takeMessages().filter((m) => m.reliable);
+  equal(got.length, 30);
+  ok(got.every((m) => m.channel === 3 && m.fromNodeId === "a" && m.fromAddress === A));
+});
+
+Deno.test("Endpoint fragments a large message and reassembles it intact", () => {
+  const a = endpoint("a", 1);
+  const b = endpoint("b", 2);
+  const big = new Uint8Array(100_000).map((_, i) => (i * 13) & 0xff);
+  equal(a.send(0, B, 1, big).accepted, true);
+  settle(0, a, b);
+  const got = b.takeMessages();
+  equal(got.length, 1);
+  deepStrictEqual(got[0]!.bytes, big);
+  ok(a.isIdle(B));
+});
+
+Deno.test("Endpoint drops and counts datagrams with a wrong MAC or garbage, and never throws", () => {
+  const a = endpoint("a", 1);
+  const b = endpoint("b", 2);
+  const forger = new Endpoint({
+    nodeId: "a",
+    epoch: 1,
+    authenticator: new HmacSha256Authenticator("a-different-cluster-key-000"),
+    rng: new Sfc32(1),
+  });
+  forger.sendUnreliable(0, B, 0, new TextEncoder().encode("forged"));
+  deliver(0, forger, A, b);
+  equal(b.takeMessages().length, 0);
+  equal(b.metrics.snapshot()["hookd_transport_auth_failures_total"], 1);
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 200 }), (bytes) => {
+      b.receive(0, A, bytes);
+      equal(b.takeMessages().length, 0);
+    }),
+    { numRuns: 500 },
+  );
+  a.sendUnreliable(0, B, 0, new TextEncoder().encode("genuine"));
+  deliver(0, a, A, b);
+  deepStrictEqual(b.takeMessages().map(text), ["genuine"]);
+});
+
+Deno.test("Endpoint refuses sends past the queue bound with backpressure, then reports writable", () => {
+  const a = endpoint("a", 1, { sendQueueMessagesMax: 4 });
+  const b = endpoint("b", 2);
+  for (let i = 0; i < 4; i++) equal(a.send(0, B, 1, new Uint8Array(10)).accepted, true);
+  deepStrictEqual(a.send(0, B, 1, new Uint8Array(10)), {
+    accepted: false,
+    reason: "backpressure",
+  });
+  settle(0, a, b);
+  deepStrictEqual(a.takeEvents().filter((e) => e.type === "writable"), [
+    { type: "writable", address: B },
+  ]);
+  equal(a.send(1, B, 1, new Uint8Array(10)).accepted, true);
+});
+
+Deno.test("Endpoint refuses an invalid channel and an oversized message", () => {
+  const a = endpoint("a", 1, { messageBytesMax: 1000, sendQueueBytesMax: 10_000 });
+  deepStrictEqual(a.send(0, B, 255, new Uint8Array(1)), {
+    accepted: false,
+    reason: "invalid-channel",
+  });
+  deepStrictEqual(a.send(0, B, 1, new Uint8Array(1001)), {
+    accepted: false,
+    reason: "message-too-large",
+  });
+  deepStrictEqual(a.sendUnreliable(0, B, 1, new Uint8Array(2000)), {
+    accepted: false,
+    reason: "message-too-large",
+  });
+});
+
+Deno.test("Endpoint asks the piggyback provider when a datagram has room and delivers its bytes on the reserved channel", () => {
+  const a = endpoint("a", 1);
+  const b = endpoint("b", 2);
+  const asked: Array<[string, number]> = [];
+  a.setPiggyback((peer, space) => {
+    asked.push([peer, space]);
+    return new TextEncoder().encode("gossip");
+  });
+  a.sendUnreliable(0, B, 7, new TextEncoder().encode("probe"));
+  deliver(0, a, A, b);
+  ok(asked.length === 1 && asked[0]![0] === B && asked[0]![1] > 1000);
+  const got = b.takeMessages().map((m) => [m.channel, m.reliable, text(m)]);
+  deepStrictEqual(got, [[7, false, "probe"], [PIGGYBACK_CHANNEL, false, "gossip"]]);
+});
+
+Deno.test("Endpoint retransmits a lost datagram when its timer fires", () => {
+  const a = endpoint("a", 1);
+  const b = endpoint("b", 2);
+  handshake(a, b);
+  equal(a.send(1, B, 1, new TextEncoder().encode("once")).accepted, true);
+  equal(deliver(1, a, A, b, () => true), 1); // lost
+  const deadline = a.nextDeadlineMs();
+  ok(Number.isFinite(deadline) && deadline > 1, `deadline ${deadline}`);
+  settle(deadline, a, b);
+  deepStrictEqual(b.takeMessages().map(text), ["once"]);
+  ok(a.isIdle(B));
+  const s = a.metrics.snapshot();
+  equal(
+    (s['hookd_transport_retransmits_total{kind="timeout"}'] as number) +
+      (s['hookd_transport_retransmits_total{kind="probe"}'] as number),
+    1,
+  );
+});
+
+Deno.test("Endpoint reports a peer restart, drops the old incarnation's late datagrams and resends what was unacknowledged", () => {
+  const a = endpoint("a", 1);
+  const b1 = endpoint("b", 2);
+  b1.sendUnreliable(0, A, 0, new Uint8Array(1));
+  settle(0, a, b1);
+  equal(a.peerStats(B)?.peerEpoch, 2);
+  b1.sendUnreliable(0, A, 0, new TextEncoder().encode("late"));
+  b1.tick(0);
+  const late = b1.takeDatagrams();
+  // a sends to b1, which crashes before receiving it.
+  a.send(1, B, 1, new TextEncoder().encode("in flight"));
+  a.tick(1);
+  a.takeDatagrams();
+  const b2 = endpoint("b", 3);
+  b2.sendUnreliable(2, A, 0, new TextEncoder().encode("hello again"));
+  deliver(2, b2, B, a);
+  deepStrictEqual(
+    a.takeEvents().filter((e) => e.type === "peer-restarted"),
+    [{ type: "peer-restarted", address: B, nodeId: "b", previousEpoch: 2, epoch: 3 }],
+  );
+  for (const d of late) a.receive(2, B, d.bytes);
+  equal(a.metrics.snapshot()["hookd_transport_stale_epoch_drops_total"], 1);
+  settle(3, a, b2);
+  deepStrictEqual(b2.takeMessages().filter((m) => m.reliable).map(text), ["in flight"]);
+});
+
+Deno.test("ReceivedRanges agrees with a set of packet numbers", () => {
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 300 }), (pns) => {
+      const ranges = new ReceivedRanges(1000);
+      const model = new Set<number>();
+      for (const pn of pns) {
+        equal(ranges.add(pn), !model.has(pn));
+        model.add(pn);
+      }
+      for (let pn = 0; pn <= 201; pn++) equal(ranges.has(pn), model.has(pn));
+      const top = ranges.top(1000);
+      for (let i = 1; i < top.length; i++) ok(top[i]!.hi + 1 < top[i - 1]!.lo, "disjoint, apart");
+    }),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("ReceivedRanges forgets the lowest ranges beyond its bound", () => {
+  const ranges = new ReceivedRanges(2);
+  for (const pn of [1, 3, 5]) ranges.add(pn);
+  equal(ranges.size, 2);
+  equal(ranges.has(1), false);
+  ok(ranges.has(3) && ranges.has(5));
+});
+
+Deno.test("RttEstimator follows RFC 6298 with a floor, a ceiling and backoff", () => {
+  const rtt = new RttEstimator({ rtoInitialMs: 30, rtoMinMs: 5, rtoMaxMs: 200, granularityMs: 1 });
+  equal(rtt.rtoMs(), 30);
+  rtt.update(10, 0);
+  equal(rtt.srttMs, 10);
+  equal(rtt.rttVarMs, 5);
+  equal(rtt.rtoMs(), 30); // 10 + 4·5
+  rtt.update(2, 0);
+  equal(rtt.rttVarMs, 0.75 * 5 + 0.25 * 8);
+  equal(rtt.srttMs, 0.875 * 10 + 0.125 * 2);
+  equal(rtt.rtoMs(3), 200); // doubled three times, capped
+  const lan = new RttEstimator({ rtoInitialMs: 30, rtoMinMs: 5, rtoMaxMs: 200, granularityMs: 1 });
+  lan.update(0.1, 0);
+  equal(lan.rtoMs(), 5); // floor
+  lan.update(0.2, 0.15); // the reported ack delay would go below the least RTT seen: ignored
+  ok(lan.srttMs! > 0.1);
+});

@@ -1,0 +1,179 @@
+import { deepStrictEqual, equal, ok } from "node:assert/strict";
+import fc from "fast-check";
+import {
+  decodeDatagram,
+  encodeDatagram,
+  type Frame,
+  HEADER_FIXED_BYTES,
+  type PacketRange,
+} from "../../src/transport/frame_codec.ts";
+import { HmacSha256Authenticator, MAC_TAG_BYTES } from "../../src/transport/auth.ts";
+
+const u53 = fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER });
+const u32 = fc.integer({ min: 0, max: 0xffffffff });
+const channel = fc.integer({ min: 0, max: 255 });
+const payload = (max: number) => fc.uint8Array({ minLength: 0, maxLength: max });
+
+/** Descending, disjoint, non-adjacent ranges as the ack writer requires. */
+const ackRanges: fc.Arbitrary<PacketRange[]> = fc
+  .tuple(
+    fc.integer({ min: 0, max: 1_000_000 }),
+    fc.array(fc.tuple(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 50 })), {
+      minLength: 1,
+      maxLength: 20,
+    }),
+  )
+  .map(([base, steps]) => {
+    // Build upwards from `base`, then reverse to get the highest range first.
+    const ranges: PacketRange[] = [];
+    let lo = base;
+    for (const [len, gap] of steps) {
+      ranges.push({ lo, hi: lo + len });
+      lo = lo + len + gap + 2;
+    }
+    return ranges.reverse();
+  });
+
+const frame: fc.Arbitrary<Frame> = fc.oneof(
+  fc.record({
+    type: fc.constant("ack" as const),
+    ackEpoch: u32,
+    ackDelayUs: u32,
+    ranges: ackRanges,
+  }),
+  fc.record({ type: fc.constant("message" as const), channel, msgId: u53, bytes: payload(300) }),
+  fc
+    .record({
+      channel,
+      msgId: u53,
+      bytes: fc.uint8Array({ minLength: 1, maxLength: 300 }),
+      offset: fc.integer({ min: 0, max: 100_000 }),
+      extra: fc.integer({ min: 0, max: 100_000 }),
+    })
+    .map(({ channel, msgId, bytes, offset, extra }): Frame => ({
+      type: "fragment",
+      channel,
+      msgId,
+      totalBytes: offset + bytes.length + extra,
+      offset,
+      bytes,
+    })),
+  fc.record({ type: fc.constant("unreliable" as const), channel, bytes: payload(300) }),
+);
+
+const header = fc.record({
+  nodeId: fc.string({ minLength: 1, maxLength: 16 }).filter((s) =>
+    new TextEncoder().encode(s).length <= 64
+  ),
+  epoch: fc.integer({ min: 1, max: 0xffffffff }),
+  dstEpoch: u32,
+  packetNumber: u53,
+});
+
+/** Frames as the decoder returns them: payloads compared by value. */
+function normalize(frames: readonly Frame[]): unknown[] {
+  return frames.map((f) =>
+    "bytes" in f
+      ? { ...f, bytes: [...f.bytes] }
+      : { ...f, ranges: f.ranges.map((r) => ({ lo: r.lo, hi: r.hi })) }
+  );
+}
+
+Deno.test("decodeDatagram round-trips every header and frame sequence encodeDatagram writes", () => {
+  fc.assert(
+    fc.property(header, fc.array(frame, { maxLength: 8 }), (h, frames) => {
+      const bytes = encodeDatagram(h, frames, MAC_TAG_BYTES);
+      const decoded = decodeDatagram(bytes, MAC_TAG_BYTES);
+      ok(decoded.ok, decoded.ok ? "" : decoded.reason);
+      equal(decoded.value.nodeId, h.nodeId);
+      equal(decoded.value.epoch, h.epoch);
+      equal(decoded.value.dstEpoch, h.dstEpoch);
+      equal(decoded.value.packetNumber, h.packetNumber);
+      deepStrictEqual(normalize(decoded.value.frames), normalize(frames));
+    }),
+    { numRuns: 500 },
+  );
+});
+
+Deno.test("decodeDatagram never throws on arbitrary bytes", () => {
+  fc.assert(
+    fc.property(
+      fc.uint8Array({ maxLength: 400 }),
+      fc.integer({ min: 0, max: 32 }),
+      (bytes, tag) => {
+        const result = decodeDatagram(bytes, tag);
+        ok(typeof result.ok === "boolean");
+      },
+    ),
+    { numRuns: 2000 },
+  );
+});
+
+Deno.test("decodeDatagram never throws on valid datagrams with bytes flipped, cut or appended", () => {
+  fc.assert(
+    fc.property(
+      header,
+      fc.array(frame, { minLength: 1, maxLength: 4 }),
+      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 6 }),
+      fc.nat(),
+      payload(20),
+      (h, frames, flips, cut, tail) => {
+        const bytes = encodeDatagram(h, frames, 0);
+        for (const [at, value] of flips) bytes[at % bytes.length] = value;
+        const mutated = new Uint8Array([...bytes.subarray(0, cut % (bytes.length + 1)), ...tail]);
+        const result = decodeDatagram(mutated, 0);
+        if (result.ok) {
+          for (const f of result.value.frames) {
+            if (f.type === "fragment") ok(f.offset + f.bytes.length <= f.totalBytes);
+            if (f.type === "ack") { for (const r of f.ranges) ok(r.lo >= 0 && r.lo <= r.hi); }
+          }
+        }
+      },
+    ),
+    { numRuns: 1000 },
+  );
+});
+
+Deno.test("decodeDatagram rejects a bad magic, version, reserved flags and epoch 0", () => {
+  const good = encodeDatagram({ nodeId: "n1", epoch: 5, dstEpoch: 0, packetNumber: 1 }, [], 0);
+  ok(decodeDatagram(good, 0).ok);
+  for (
+    const [at, value, reason] of [
+      [0, 0, "bad magic"],
+      [2, 2, "unsupported version 2"],
+      [3, 1, "reserved flags set"],
+      [4, 0, "epoch 0"],
+    ] as const
+  ) {
+    const bad = good.slice();
+    bad[at] = value;
+    const result = decodeDatagram(bad, 0);
+    equal(result.ok, false);
+    if (!result.ok) equal(result.reason, reason);
+  }
+  equal(decodeDatagram(good.subarray(0, HEADER_FIXED_BYTES), 0).ok, false);
+});
+
+Deno.test("HmacSha256Authenticator verifies its own tags and rejects other keys and changed bytes", () => {
+  const a = new HmacSha256Authenticator("cluster-key-one-0123456789");
+  const b = new HmacSha256Authenticator("cluster-key-two-0123456789");
+  const data = new TextEncoder().encode("some datagram body");
+  const tag = a.sign(data);
+  equal(tag.length, MAC_TAG_BYTES);
+  ok(a.verify(data, tag));
+  equal(b.verify(data, tag), false);
+  const changed = data.slice();
+  changed[0]! ^= 1;
+  equal(a.verify(changed, tag), false);
+  equal(a.verify(data, tag.subarray(0, 8)), false);
+});
+
+Deno.test("HmacSha256Authenticator refuses a cluster key shorter than 16 bytes", () => {
+  let error: unknown;
+  try {
+    new HmacSha256Authenticator("short");
+  } catch (e) {
+    error = e;
+  }
+  ok(error instanceof RangeError);
+});
