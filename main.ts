@@ -5,10 +5,11 @@
 
 import { type Command, dispatch, EXIT_FAILURE } from "./src/cli/command.ts";
 import { benchCommand } from "./src/cli/bench.ts";
+import { clusterCommand } from "./src/cli/cluster.ts";
 import { nodeCommand } from "./src/cli/node.ts";
 import { sinkCommand } from "./src/cli/sink.ts";
 
-const commands: readonly Command[] = [nodeCommand, sinkCommand, benchCommand];
+const commands: readonly Command[] = [nodeCommand, clusterCommand, sinkCommand, benchCommand];
 
 if (import.meta.main) {
   let code: number;
