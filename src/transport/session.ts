@@ -226,9 +226,12 @@ export class Session {
 
   #probeOrRtoDeadlineMs(): number {
     const srtt = this.#rtt.srttMs;
-    if (srtt !== undefined && this.#tlpCount < this.#cfg.tlpMax) {
-      return this.#lastElicitingSentMs +
-        Math.max(2 * srtt + this.#cfg.maxAckDelayMs, this.#cfg.tlpMinMs);
+    const rttVar = this.#rtt.rttVarMs;
+    if (srtt !== undefined && rttVar !== undefined && this.#tlpCount < this.#cfg.tlpMax) {
+      // RFC 8985's 2·SRTT, widened by the variance: event-loop stalls make RTT samples jumpy
+      // here, and a probe sent too early is pure overhead.
+      const probeMs = Math.max(2 * srtt, srtt + 4 * rttVar) + this.#cfg.maxAckDelayMs;
+      return this.#lastElicitingSentMs + Math.max(probeMs, this.#cfg.tlpMinMs);
     }
     return this.#lastElicitingSentMs + this.#rtt.rtoMs(this.#rtoCount);
   }
@@ -250,19 +253,21 @@ export class Session {
     }
   }
 
-  /** Tail-loss probe: resend the newest unacknowledged data without declaring anything lost. */
+  /**
+   * Tail-loss probe: resend the newest unacknowledged chunk, declaring nothing lost. Its
+   * acknowledgement tells the loss detector which earlier packets are missing, so one chunk
+   * is enough; resending the whole packet would mostly duplicate data that arrived.
+   */
   #probe(): void {
     const packets = [...this.#sent.values()];
     for (let i = packets.length - 1; i >= 0; i--) {
-      let queued = 0;
-      for (const c of packets[i]!.chunks) {
+      const chunks = packets[i]!.chunks;
+      for (let j = chunks.length - 1; j >= 0; j--) {
+        const c = chunks[j]!;
         if (c.acked || c.lastPn === -1) continue;
         c.lastPn = -1;
         this.#retransmit.push(c);
-        queued++;
-      }
-      if (queued > 0) {
-        this.#ctx.counters.retransmits.probe.inc(queued);
+        this.#ctx.counters.retransmits.probe.inc();
         return;
       }
     }
