@@ -8,7 +8,7 @@
  * src/config.ts unless a flag overrides one.
  */
 
-import { membershipDefaults } from "../config.ts";
+import { type MembershipConfig, membershipDefaults } from "../config.ts";
 import { numberFlag } from "../cli/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
 import { Sfc32 } from "../lib/rng.ts";
@@ -22,6 +22,8 @@ export interface MembershipBenchOptions {
   minutes: number;
   seed: number;
   probeIntervalMs?: number;
+  /** Further overrides of the membership defaults (for tuning sweeps). */
+  config?: Partial<MembershipConfig>;
   /** Progress lines (stderr in the CLI). */
   log?: (line: string) => void;
 }
@@ -49,9 +51,10 @@ const DETECT_LIMIT_MS = 60_000;
 const REJOIN_LIMIT_MS = 60_000;
 
 export function runMembershipBench(options: MembershipBenchOptions): MembershipBenchResult {
-  const config = options.probeIntervalMs === undefined
-    ? {}
-    : { probeIntervalMs: options.probeIntervalMs };
+  const config: Partial<MembershipConfig> = {
+    ...options.config,
+    ...(options.probeIntervalMs === undefined ? {} : { probeIntervalMs: options.probeIntervalMs }),
+  };
   const cluster = new SimCluster({
     seed: options.seed,
     nodes: options.nodes,
