@@ -244,8 +244,12 @@ export class Session {
         this.#tlpCount++;
         this.#probe();
       } else {
+        // RFC 6298 §5.4: retransmit the earliest unacknowledged packet only. Its ack lets the
+        // loss detector sort the rest out; declaring the whole window lost would resend it
+        // all after every event-loop stall longer than the RTO, which here is common.
         this.#rtoCount++;
-        for (const packet of [...this.#sent.values()]) this.#declareLost(packet, "timeout");
+        const oldest = this.#sent.values().next().value;
+        if (oldest !== undefined) this.#declareLost(oldest, "timeout");
       }
       // The probe or retransmission goes out in this flush; time the next one from now even
       // if the window or an empty probe means nothing is sent.
