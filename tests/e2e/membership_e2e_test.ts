@@ -5,89 +5,17 @@
  * a `finally`, whatever happens.
  */
 
-import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { assert, assertEquals } from "../assert.ts";
 import { membershipDefaults } from "../../src/config.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
 import { detectionBoundMs } from "../../src/membership/suspicion_math.ts";
+import {
+  freeUdpPorts,
+  LocalCluster,
+  type NodeEventLine,
+  waitUntil as waitFor,
+} from "../../src/cluster/local_cluster.ts";
 
 const CLUSTER_KEY = "e2e-membership-cluster-key-0123456789";
-const POLL_MS = 25;
-
-interface Running {
-  id: string;
-  address: string;
-  child: Deno.ChildProcess;
-  /** The last event each node id had in this process's view. */
-  view: Map<string, string>;
-  /** Arrival times (performance.now) of each `member-dead`/`member-left` line, by node id. */
-  goneAtMs: Map<string, number>;
-  done: Promise<void>;
-}
-
-/** Free UDP ports on 127.0.0.1 (bound, read, released: a small race we accept in tests). */
-function freeUdpPorts(count: number): number[] {
-  const conns = Array.from(
-    { length: count },
-    () => Deno.listenDatagram({ transport: "udp", hostname: "127.0.0.1", port: 0 }),
-  );
-  const ports = conns.map((c) => (c.addr as Deno.NetAddr).port);
-  for (const c of conns) c.close();
-  return ports;
-}
-
-function spawnNode(id: string, address: string, peers: string[]): Running {
-  const child = hookdCommand(
-    ["node", "--id", id, "--listen", address, "--peers", peers.join(",")],
-    { env: { HOOKD_CLUSTER_KEY: CLUSTER_KEY }, stderr: "inherit" },
-  ).spawn();
-  const running: Running = {
-    id,
-    address,
-    child,
-    view: new Map(),
-    goneAtMs: new Map(),
-    done: Promise.resolve(),
-  };
-  running.done = (async () => {
-    let buffered = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffered += chunk;
-      let newline: number;
-      while ((newline = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        const event = JSON.parse(line) as { event: string; node: string };
-        if (!event.event.startsWith("member-")) continue;
-        running.view.set(event.node, event.event);
-        if (event.event === "member-dead" || event.event === "member-left") {
-          running.goneAtMs.set(event.node, performance.now());
-        }
-      }
-    }
-  })();
-  return running;
-}
-
-async function stop(node: Running, signal: Deno.Signal): Promise<Deno.CommandStatus> {
-  try {
-    node.child.kill(signal);
-  } catch {
-    // Already exited.
-  }
-  const status = await node.child.status;
-  await node.done;
-  return status;
-}
-
-/** Polls `done` every POLL_MS until it holds or `limitMs` passes. */
-async function waitFor(done: () => boolean, limitMs: number): Promise<boolean> {
-  const deadline = performance.now() + limitMs;
-  while (!done()) {
-    if (performance.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
-  return true;
-}
 
 Deno.test({
   name: "hookd node: five processes detect a SIGKILLed node, see it rejoin, and see a leave",
@@ -96,26 +24,34 @@ Deno.test({
   async fn() {
     const ids = ["n1", "n2", "n3", "n4", "n5"];
     const addresses = freeUdpPorts(ids.length).map((p) => `127.0.0.1:${p}`);
-    const nodes = new Map<string, Running>();
+    /** Arrival times (performance.now) of each observer's `member-dead`/`member-left` line. */
+    const goneAtMs = new Map<string, Map<string, number>>();
+    const cluster = new LocalCluster({
+      nodes: ids.map((id, i) => ({ id, address: addresses[i]! })),
+      clusterKey: CLUSTER_KEY,
+      onEvent: (line: NodeEventLine) => {
+        if (line.event !== "member-dead" && line.event !== "member-left") return;
+        if (!goneAtMs.has(line.observer)) goneAtMs.set(line.observer, new Map());
+        goneAtMs.get(line.observer)!.set(String(line.node), performance.now());
+      },
+    });
+    const viewOf = (observer: string, subject: string) => cluster.views.get(observer)?.get(subject);
     // Real time on a shared 2-core machine: allow twice the documented worst case before
     // calling it a failure (the figure itself is measured by the bench, not asserted here).
     const boundMs = detectionBoundMs(ids.length, membershipDefaults);
     const allAlive = (observers: string[], subjects: string[]) =>
-      observers.every((o) =>
-        subjects.every((s) => s === o || nodes.get(o)?.view.get(s) === "member-alive")
-      );
+      cluster.everyViewHolds(observers, subjects, "member-alive");
     try {
-      ids.forEach((id, i) => nodes.set(id, spawnNode(id, addresses[i]!, addresses)));
+      cluster.startAll();
       assert(await waitFor(() => allAlive(ids, ids), 30_000), "the five nodes did not converge");
 
       // SIGKILL n5: every other node reports it dead.
       const killedAt = performance.now();
-      await stop(nodes.get("n5")!, "SIGKILL");
+      await cluster.signal("n5", "SIGKILL");
       const others = ids.filter((id) => id !== "n5");
-      const allSeeDead = () => others.every((o) => nodes.get(o)!.view.get("n5") === "member-dead");
+      const allSeeDead = () => others.every((o) => viewOf(o, "n5") === "member-dead");
       assert(await waitFor(allSeeDead, 2 * boundMs), "n5 was not reported dead by every node");
-      const detectionMs = Math.max(...others.map((o) => nodes.get(o)!.goneAtMs.get("n5")!)) -
-        killedAt;
+      const detectionMs = Math.max(...others.map((o) => goneAtMs.get(o)!.get("n5")!)) - killedAt;
       console.error(
         `membership e2e: SIGKILLed n5 dead everywhere after ${
           detectionMs.toFixed(0)
@@ -123,25 +59,22 @@ Deno.test({
       );
 
       // Restart n5 on the same address: alive again everywhere, and it sees everyone.
-      nodes.set("n5", spawnNode("n5", addresses[4]!, addresses));
+      cluster.start("n5");
       assert(
         await waitFor(() => allAlive(ids, ids), 30_000),
         "the restarted n5 is not alive everywhere",
       );
 
       // SIGTERM n4: a graceful leave, reported as left (not dead) by the others.
-      const status = await stop(nodes.get("n4")!, "SIGTERM");
-      assertEquals(status.code, 0);
+      const status = await cluster.signal("n4", "SIGTERM");
+      assertEquals(status?.code, 0);
       const rest = ids.filter((id) => id !== "n4");
       assert(
-        await waitFor(
-          () => rest.every((o) => nodes.get(o)!.view.get("n4") === "member-left"),
-          5_000,
-        ),
+        await waitFor(() => rest.every((o) => viewOf(o, "n4") === "member-left"), 5_000),
         "n4's leave was not reported by every node",
       );
     } finally {
-      for (const node of nodes.values()) await stop(node, "SIGKILL");
+      await cluster.stopAll(0);
     }
   },
 });
