@@ -4,7 +4,7 @@
  * never a throw.
  */
 
-import { deepStrictEqual as assertEquals, ok as assert, throws } from "node:assert/strict";
+import { assert, assertEquals, assertThrows } from "../assert.ts";
 import fc from "fast-check";
 import {
   decodePacket,
@@ -178,10 +178,10 @@ Deno.test("decodePacket rejects bad magic, version, count, flags and trailing by
 });
 
 Deno.test("encodePacket refuses over-long ids and out-of-range numbers", () => {
-  throws(() =>
+  assertThrows(() =>
     encodePacket([{ type: "alive", nodeId: "x".repeat(65), address: "a:1", incarnation: 1 }])
   );
-  throws(() => encodePacket([{ type: "ack", seq: -1 }]));
-  throws(() => encodePacket([{ type: "ack", seq: 2 ** 32 }]));
-  throws(() => encodePacket([]));
+  assertThrows(() => encodePacket([{ type: "ack", seq: -1 }]));
+  assertThrows(() => encodePacket([{ type: "ack", seq: 2 ** 32 }]));
+  assertThrows(() => encodePacket([]));
 });

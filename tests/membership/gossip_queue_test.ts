@@ -3,7 +3,7 @@
  * retransmissions, bounded size, and no copy of a packet's own main message.
  */
 
-import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { assertEquals } from "../assert.ts";
 import { GossipQueue } from "../../src/membership/gossip_queue.ts";
 import { alive, dead, suspect } from "../../src/membership/messages.ts";
 import { messageBytes } from "../../src/membership/codec.ts";

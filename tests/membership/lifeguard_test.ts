@@ -3,7 +3,7 @@
  * local health score that stretches probe timeouts.
  */
 
-import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { assertEquals } from "../assert.ts";
 import { Awareness } from "../../src/membership/awareness.ts";
 import { Suspicion } from "../../src/membership/suspicion.ts";
 

@@ -3,7 +3,7 @@
  * reliable fallback for a sync too large for one datagram, events, and a clean close.
  */
 
-import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { assert, assertEquals } from "../assert.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { decodePacket, encodePacket } from "../../src/membership/codec.ts";
 import { alive } from "../../src/membership/messages.ts";

@@ -4,7 +4,7 @@
  * arguments replays it exactly.
  */
 
-import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { assert, assertEquals } from "../assert.ts";
 import { membershipDefaults } from "../../src/config.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { encodePacket } from "../../src/membership/codec.ts";

@@ -3,7 +3,7 @@
  * limit, detection bound).
  */
 
-import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { assertEquals } from "../assert.ts";
 import { membershipDefaults } from "../../src/config.ts";
 import {
   clusterScale,

@@ -3,7 +3,7 @@
  * times and checks the datagrams and events that come out.
  */
 
-import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { assert, assertEquals } from "../assert.ts";
 import { isDeepStrictEqual } from "node:util";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
