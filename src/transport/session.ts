@@ -486,6 +486,7 @@ export class Session {
   #ackPacket(packet: SentPacket): void {
     this.#sent.delete(packet.pn);
     this.#bytesInFlight -= packet.bytes;
+    assert(this.#bytesInFlight >= 0, "bytes in flight went negative");
     for (const c of packet.chunks) {
       if (c.acked) continue;
       c.acked = true;
@@ -495,6 +496,7 @@ export class Session {
       this.#unackedById.delete(m.id);
       this.#messagesUnacked--;
       this.#queuedBytes -= m.bytes.length;
+      assert(this.#messagesUnacked >= 0 && this.#queuedBytes >= 0, "send queue accounting");
     }
     while (
       this.#lowestUnackedId < this.#nextMsgId && !this.#unackedById.has(this.#lowestUnackedId)
@@ -539,6 +541,7 @@ export class Session {
   #declareLost(packet: SentPacket, kind: RetransmitKind): void {
     this.#sent.delete(packet.pn);
     this.#bytesInFlight -= packet.bytes;
+    assert(this.#bytesInFlight >= 0, "bytes in flight went negative");
     let queued = 0;
     for (const c of packet.chunks) {
       if (c.acked || c.lastPn !== packet.pn) continue;
@@ -679,9 +682,29 @@ export class Session {
     // Bounded: each iteration sends at least one chunk, one unreliable message or the ack.
     for (;;) {
       const hasData = this.#hasData();
-      if (!hasData && !this.#ackDue(nowMs) && !this.#announce) return;
+      if (!hasData && !this.#ackDue(nowMs) && !this.#announce) break;
       this.#buildDatagram(nowMs);
-      if (!hasData) return;
+      if (!hasData) break;
+    }
+    this.#compactQueues();
+  }
+
+  /**
+   * Drops consumed entries at the heads of the queues in bulk (amortised O(1) per entry), so
+   * a queue that never empties under sustained load does not keep every message it ever sent.
+   */
+  #compactQueues(): void {
+    if (this.#pendingHead > 1024 && this.#pendingHead * 2 > this.#pending.length) {
+      this.#pending = this.#pending.slice(this.#pendingHead);
+      this.#pendingHead = 0;
+    }
+    if (this.#newChunksHead > 1024 && this.#newChunksHead * 2 > this.#newChunks.length) {
+      this.#newChunks = this.#newChunks.slice(this.#newChunksHead);
+      this.#newChunksHead = 0;
+    }
+    if (this.#retransmitHead > 1024 && this.#retransmitHead * 2 > this.#retransmit.length) {
+      this.#retransmit = this.#retransmit.slice(this.#retransmitHead);
+      this.#retransmitHead = 0;
     }
   }
 

@@ -246,3 +246,19 @@ Deno.test("RttEstimator follows RFC 6298 with a floor, a ceiling and backoff", (
   lan.update(0.2, 0.15); // the reported ack delay would go below the least RTT seen: ignored
   ok(lan.srttMs! > 0.1);
 });
+
+Deno.test("Endpoint delivers a later message while an earlier one is still missing (no head-of-line blocking)", () => {
+  const a = endpoint("a", 1);
+  const b = endpoint("b", 2);
+  handshake(a, b);
+  a.send(1, B, 1, new TextEncoder().encode("first"));
+  equal(deliver(1, a, A, b, () => true), 1); // lost
+  a.send(2, B, 1, new TextEncoder().encode("second"));
+  equal(deliver(2, a, A, b), 1);
+  deepStrictEqual(b.takeMessages().map(text), ["second"]);
+  // b's ack for the second reveals the gap; a resends the first once the loss delay passed.
+  deliver(2, b, B, a);
+  settle(4, a, b);
+  deepStrictEqual(b.takeMessages().map(text), ["first"]);
+  equal(a.metrics.snapshot()['hookd_transport_retransmits_total{kind="fast"}'], 1);
+});
