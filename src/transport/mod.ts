@@ -2,8 +2,31 @@
  * The transport's public API: reliable and unreliable messages between `"host:port"` peers
  * over one authenticated UDP socket.
  *
- * Owns nothing but this list of re-exports. Applications use `UdpTransport`; simulations use
- * `Endpoint` (the same core, driven by virtual time) with `HmacSha256Authenticator`.
+ * Owns nothing but this list of re-exports and the design notes below. Applications use
+ * `UdpTransport`; simulations use `Endpoint` (the same core, driven by virtual time) with
+ * `HmacSha256Authenticator`.
+ *
+ * Design notes (what departs from the textbook, and why):
+ * - Destination epoch. Every header carries the sender's epoch and the epoch it believes the
+ *   receiver has (0 = unknown). Reliable frames are accepted only by the incarnation they were
+ *   numbered for; anyone else ignores them (unacknowledged) and answers at once with a
+ *   datagram carrying its epoch. Without this, a restarted node that received the middle of
+ *   a session would mix two message numberings in its duplicate suppression. Cost: the first
+ *   reliable message to a peer not heard from yet takes one extra round trip.
+ * - No head-of-line blocking: acknowledgements name packets (SACK ranges, repeated in every
+ *   datagram); messages are delivered as soon as they are whole and deduplicated by message
+ *   id, in a window of `windowMessages` ids.
+ * - Every ack-eliciting datagram is acknowledged in the flush that follows it (no delayed-ack
+ *   timer): `setTimeout` fires 2-5 ms late on a busy 2-core machine, longer than a LAN RTT.
+ * - Loss recovery is ack-driven (RFC 9002 packet and time thresholds). The tail-loss probe
+ *   resends one chunk, after max(2·SRTT, SRTT + 4·RTTVAR); the RTO (RFC 6298, floor
+ *   `rtoMinMs`) resends only the earliest packet, so an event-loop stall longer than the RTO
+ *   costs one packet, not the window.
+ * - Bounds: send queue (messages and bytes, then `backpressure` and a later `writable`
+ *   event), bytes in flight, id window, unreliable queue, reassembly bytes, received ranges,
+ *   peers. Receive buffers are reused (Deno allocates 64 KiB per receive otherwise).
+ * - On loopback, large datagrams (the bench uses 16,000 bytes) carry ~140 small messages: a
+ *   receiver here drains only 15-17k datagrams/s, so message rate comes from coalescing.
  */
 
 export {
