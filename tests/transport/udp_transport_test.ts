@@ -1,0 +1,88 @@
+import { deepStrictEqual, equal, ok } from "node:assert/strict";
+import {
+  type DeliveredMessage,
+  PIGGYBACK_CHANNEL,
+  type TransportEvent,
+  UdpTransport,
+} from "../../src/transport/mod.ts";
+
+const KEY = "udp-transport-test-key-0123456789";
+
+async function waitFor(what: string, done: () => boolean, limitMs = 10_000): Promise<void> {
+  const deadline = performance.now() + limitMs;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+const text = (m: DeliveredMessage) => new TextDecoder().decode(m.bytes);
+
+Deno.test("UdpTransport carries reliable, unreliable and piggybacked messages between two sockets", async () => {
+  const a = UdpTransport.start({ nodeId: "a", clusterKey: KEY });
+  const b = UdpTransport.start({ nodeId: "b", clusterKey: KEY });
+  try {
+    const got: DeliveredMessage[] = [];
+    const events: TransportEvent[] = [];
+    b.onMessage((m) => got.push(m));
+    b.onEvent((e) => events.push(e));
+    let asked = 0;
+    a.setPiggyback(() => asked++ === 0 ? new TextEncoder().encode("gossip") : null);
+    const port = b.address.split(":")[1];
+    equal(
+      a.sendUnreliable(`localhost:${port}`, 4, new TextEncoder().encode("probe")).accepted,
+      true,
+    );
+    equal(a.send(b.address, 1, new TextEncoder().encode("reliable")).accepted, true);
+    await waitFor("three messages", () => got.length >= 3);
+    const seen = got.map((m) => [m.channel, m.reliable, text(m), m.fromNodeId, m.fromAddress]);
+    deepStrictEqual(new Set(seen.map((s) => JSON.stringify(s))).size, 3);
+    ok(seen.some(([c, r, t]) => c === 4 && r === false && t === "probe"));
+    ok(seen.some(([c, r, t]) => c === PIGGYBACK_CHANNEL && r === false && t === "gossip"));
+    ok(seen.some(([c, r, t]) => c === 1 && r === true && t === "reliable"));
+    ok(seen.every(([, , , node, from]) => node === "a" && from === a.address));
+    ok(events.some((e) => e.type === "peer-discovered" && e.nodeId === "a"));
+    await waitFor("acknowledged", () => a.isIdle(b.address));
+    ok((a.peerStats(b.address)?.srttMs ?? -1) >= 0);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+Deno.test("UdpTransport with ingress loss 1 drops every datagram before processing and counts it", async () => {
+  const a = UdpTransport.start({ nodeId: "a", clusterKey: KEY });
+  const b = UdpTransport.start({ nodeId: "b", clusterKey: KEY, lossProbability: 1, lossSeed: 7 });
+  try {
+    const got: DeliveredMessage[] = [];
+    b.onMessage((m) => got.push(m));
+    for (let i = 0; i < 5; i++) a.sendUnreliable(b.address, 0, new Uint8Array([i]));
+    const dropped = () => b.metrics.snapshot()["hookd_transport_drops_injected_total"] as number;
+    await waitFor("a drop", () => dropped() >= 1);
+    equal(got.length, 0);
+    equal(b.metrics.snapshot()['hookd_transport_datagrams_total{direction="in"}'], 0);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+Deno.test("UdpTransport refuses invalid addresses, and every send once closed", async () => {
+  const a = UdpTransport.start({ nodeId: "a", clusterKey: KEY });
+  deepStrictEqual(a.send("no-port", 1, new Uint8Array(1)), {
+    accepted: false,
+    reason: "invalid-address",
+  });
+  await a.close();
+  deepStrictEqual(a.send("127.0.0.1:9", 1, new Uint8Array(1)), {
+    accepted: false,
+    reason: "closed",
+  });
+  let error: unknown;
+  try {
+    UdpTransport.start({ nodeId: "a" });
+  } catch (e) {
+    error = e;
+  }
+  ok(error instanceof RangeError, "a transport without a cluster key is refused");
+});
