@@ -52,6 +52,11 @@ export interface TransportBenchResult {
   p99_ms: number;
   max_ms: number;
   duplicates: number;
+  /**
+   * Percent of phase-1 messages delivered while an earlier one was still missing: the share
+   * that an in-order transport would have held back (head-of-line blocking avoided).
+   */
+  ahead_of_missing_pct: number;
   loss: number;
   rate: number;
   seconds: number;
@@ -313,6 +318,9 @@ export async function runTransportBench(
       p99_ms: round3(fixed.report.latency.p99),
       max_ms: round3(fixed.report.latency.max),
       duplicates: fixed.report.duplicates + maxReport.duplicates,
+      ahead_of_missing_pct: round3(
+        100 * fixed.report.aheadOfMissing / Math.max(1, fixed.report.delivered),
+      ),
       loss: options.lossProbability,
       rate: options.ratePerS,
       seconds: options.seconds,

@@ -31,6 +31,11 @@ export interface PhaseReport {
   phase: number;
   delivered: number;
   duplicates: number;
+  /**
+   * Messages delivered while an earlier sequence number was still missing: under in-order
+   * delivery (KCP, TCP) each of these would have waited behind the missing one.
+   */
+  aheadOfMissing: number;
   latency: HistogramSummary;
   /** Wall-clock ms of the first and last delivery of the phase. */
   firstMs: number;
@@ -77,6 +82,9 @@ class PhaseTracker {
   #seen = new Uint8Array(1024);
   delivered = 0;
   duplicates = 0;
+  aheadOfMissing = 0;
+  /** Every sequence number below this one has been delivered. */
+  #prefix = 0;
   firstMs = 0;
   lastMs = 0;
 
@@ -97,9 +105,16 @@ class PhaseTracker {
     }
     this.#seen[byte]! |= bit;
     this.delivered++;
+    if (seq > this.#prefix) this.aheadOfMissing++;
+    while (this.#has(this.#prefix)) this.#prefix++;
     if (this.firstMs === 0) this.firstMs = nowMs;
     this.lastMs = nowMs;
     this.latency.record(Math.max(0, nowMs - scheduledMs));
+  }
+
+  #has(seq: number): boolean {
+    const byte = seq >>> 3;
+    return byte < this.#seen.length && (this.#seen[byte]! & (1 << (seq & 7))) !== 0;
   }
 
   report(): PhaseReport {
@@ -107,6 +122,7 @@ class PhaseTracker {
       phase: this.phase,
       delivered: this.delivered,
       duplicates: this.duplicates,
+      aheadOfMissing: this.aheadOfMissing,
       latency: this.latency.summary(),
       firstMs: this.firstMs,
       lastMs: this.lastMs,
