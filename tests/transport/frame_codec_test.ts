@@ -62,7 +62,7 @@ const frame: fc.Arbitrary<Frame> = fc.oneof(
 );
 
 const header = fc.record({
-  nodeId: fc.string({ minLength: 1, maxLength: 16 }).filter((s) =>
+  nodeId: fc.string({ unit: "grapheme", minLength: 1, maxLength: 16 }).filter((s) =>
     new TextEncoder().encode(s).length <= 64
   ),
   epoch: fc.integer({ min: 1, max: 0xffffffff }),
