@@ -180,6 +180,15 @@ export class UdpTransport {
     return to === null || this.endpoint.isIdle(to);
   }
 
+  /**
+   * Drops the session with `address` and everything queued or in flight to it (a node removed
+   * for good); a later datagram from it starts a fresh session.
+   */
+  forgetPeer(address: string): void {
+    const to = this.#canonical(address);
+    if (to !== null) this.endpoint.forgetPeer(to);
+  }
+
   /** Stops the timer and the receive loop, waits for sends in progress, closes the socket. */
   async close(): Promise<void> {
     if (this.#closed) return;
