@@ -13,7 +13,14 @@ import { assert } from "../lib/assert.ts";
 import type { Rng } from "../lib/rng.ts";
 import { type TransportConfig, transportDefaults, validateTransportConfig } from "../config.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
-import { DatagramWriter, decodeDatagram, encodeNodeId, HEADER_FIXED_BYTES } from "./frame_codec.ts";
+import {
+  ackFrameBytes,
+  DatagramWriter,
+  decodeDatagram,
+  encodeNodeId,
+  FRAG_FRAME_OVERHEAD_BYTES,
+  HEADER_FIXED_BYTES,
+} from "./frame_codec.ts";
 import { Session, type SessionContext, type SessionOutput } from "./session.ts";
 import { type TransportCounters, transportCounters } from "./transport_metrics.ts";
 import {
@@ -83,9 +90,17 @@ export class Endpoint {
       out: this.#out,
       onRtt: (address, srttMs) => this.counters.rttMs(address).set(srttMs),
     };
-    // Every session must be able to carry at least one fragment byte next to a full ack.
-    const probe = new Session("probe:0", this.#ctx);
-    assert(probe.frameSpaceBytes() > 20, "datagramBytes too small for this node id");
+    // Every datagram must carry at least one fragment byte next to a full ack; the config
+    // check bounds datagramBytes from below, the node id's length is only known here.
+    const frameSpaceBytes = this.config.datagramBytes - auth.tagBytes - HEADER_FIXED_BYTES -
+      nodeIdBytes.value.length - ackFrameBytes(this.config.ackRangesMax);
+    if (frameSpaceBytes <= FRAG_FRAME_OVERHEAD_BYTES) {
+      throw new RangeError(
+        `transport.datagramBytes (${this.config.datagramBytes}) leaves no room for data with node id ${
+          JSON.stringify(this.nodeId)
+        } and ackRangesMax ${this.config.ackRangesMax}`,
+      );
+    }
   }
 
   /** Registers (or clears, with null) the gossip piggyback provider. */
@@ -187,8 +202,10 @@ export class Endpoint {
     const before = datagrams.length;
     for (const session of this.#sessions.values()) session.flush(nowMs);
     for (let i = before; i < datagrams.length; i++) {
+      const length = datagrams[i]!.bytes.length;
+      assert(length <= this.config.datagramBytes, `datagram of ${length} bytes built`);
       this.counters.datagramsOut.inc();
-      this.counters.bytesOut.inc(datagrams[i]!.bytes.length);
+      this.counters.bytesOut.inc(length);
     }
   }
 
