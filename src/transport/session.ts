@@ -140,6 +140,7 @@ export class Session {
   #ackPending = 0;
   #ackDeadlineMs = Infinity;
   #ackNow = false;
+  #lastAckSentMs = -Infinity;
   /** Send a datagram even with nothing to say, so the peer learns our epoch. */
   #announce = false;
   #deliveredBelow = 0;
@@ -338,7 +339,10 @@ export class Session {
       // A gap (a loss or reordering) or a repeat (our ack was lost) is news the sender needs
       // now: it drives fast retransmit on the other side.
       const gap = pn !== previousLargest + 1 && previousLargest >= 0;
-      if (!isNew || gap || this.#ackPending >= this.#cfg.ackEveryPackets) this.#ackNow = true;
+      if (
+        !isNew || gap || this.#ackPending >= this.#cfg.ackEveryPackets ||
+        nowMs - this.#lastAckSentMs >= this.#cfg.ackImmediateAfterMs
+      ) this.#ackNow = true;
       else this.#ackDeadlineMs = Math.min(this.#ackDeadlineMs, nowMs + this.#cfg.maxAckDelayMs);
     }
     return true;
@@ -719,6 +723,7 @@ export class Session {
       const count = Math.min(this.#cfg.ackRangesMax, this.#received.size, fit);
       const delayUs = Math.max(0, nowMs - this.#largestRecvAtMs) * 1000;
       w.writeAck(this.peerEpoch, delayUs, this.#received.top(count));
+      this.#lastAckSentMs = nowMs;
       this.#ackPending = 0;
       this.#ackNow = false;
       this.#ackDeadlineMs = Infinity;
