@@ -16,8 +16,10 @@
  * - No head-of-line blocking: acknowledgements name packets (SACK ranges, repeated in every
  *   datagram); messages are delivered as soon as they are whole and deduplicated by message
  *   id, in a window of `windowMessages` ids.
- * - Every ack-eliciting datagram is acknowledged in the flush that follows it (no delayed-ack
- *   timer): `setTimeout` fires 2-5 ms late on a busy 2-core machine, longer than a LAN RTT.
+ * - Acks do not wait on a timer at low rates: a datagram arriving 0.5 ms or more after our
+ *   last ack is acknowledged in the flush that follows it (`setTimeout` fires 2-5 ms late on
+ *   a busy 2-core machine, longer than a LAN RTT); in bursts every second one is, and gaps
+ *   and repeats always are at once.
  * - Loss recovery is ack-driven (RFC 9002 packet and time thresholds). The tail-loss probe
  *   resends one chunk, after max(2·SRTT, SRTT + 4·RTTVAR); the RTO (RFC 6298, floor
  *   `rtoMinMs`) resends only the earliest packet, so an event-loop stall longer than the RTO
