@@ -12,12 +12,21 @@ import {
   messageBytes,
   PACKET_HEADER_BYTES,
 } from "../../src/membership/codec.ts";
-import type { MemberRecord, SwimMessage } from "../../src/membership/messages.ts";
+import {
+  ADDRESS_BYTES_MAX,
+  type MemberRecord,
+  NODE_ID_BYTES_MAX,
+  type SwimMessage,
+} from "../../src/membership/messages.ts";
 
 const u32 = fc.integer({ min: 0, max: 0xffffffff });
-// Strings whose UTF-8 length stays within the codec's limits (4 bytes per code point at most).
-const nodeId = fc.string({ unit: "grapheme", maxLength: 16 });
-const address = fc.string({ maxLength: 63 });
+// Strings whose UTF-8 length stays within the codec's limits. A grapheme can be several code
+// points, so the limit is checked on the encoded bytes, not on the length in graphemes.
+const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
+const nodeId = fc.string({ unit: "grapheme", maxLength: 16 }).filter((s) =>
+  utf8Bytes(s) <= NODE_ID_BYTES_MAX
+);
+const address = fc.string({ maxLength: 63 }).filter((s) => utf8Bytes(s) <= ADDRESS_BYTES_MAX);
 const state = fc.constantFrom("alive", "suspect", "dead", "left") as fc.Arbitrary<
   MemberRecord["state"]
 >;
