@@ -5,8 +5,8 @@
  * Owns flag parsing and the signal wiring only; the node itself is src/node/node.ts.
  */
 
-import { CLUSTER_KEY_ENV, clusterKeyFrom } from "../transport/mod.ts";
-import { listFlag, numberFlag, stringFlag, UsageError } from "./args.ts";
+import { transportFlags, transportOptionsFromFlags } from "../transport/cli_flags.ts";
+import { listFlag, stringFlag, UsageError } from "./args.ts";
 import { EXIT_OK, type LeafCommand } from "./command.ts";
 import { Node } from "../node/node.ts";
 
@@ -31,18 +31,7 @@ export const nodeCommand: LeafCommand = {
         valueName: "A:P,B:P",
         multiple: true,
       },
-      "cluster-key": {
-        type: "string",
-        help: `Shared key authenticating every datagram (or env ${CLUSTER_KEY_ENV})`,
-        valueName: "KEY",
-      },
-      loss: {
-        type: "string",
-        help: "Ingress loss probability (testing)",
-        valueName: "P",
-        default: "0",
-      },
-      "loss-seed": { type: "string", help: "Seed for the loss decisions", valueName: "SEED" },
+      ...transportFlags,
     },
   },
   async run(args) {
@@ -50,23 +39,17 @@ export const nodeCommand: LeafCommand = {
     if (nodeId === undefined || nodeId === "") throw new UsageError("hookd node: --id is required");
     const listen = stringFlag(args.values, "listen");
     if (listen === undefined) throw new UsageError("hookd node: --listen is required");
-    const clusterKey = clusterKeyFrom(stringFlag(args.values, "cluster-key"));
-    if (clusterKey === undefined) {
-      throw new UsageError(`hookd node: --cluster-key or ${CLUSTER_KEY_ENV} is required`);
-    }
-    const loss = numberFlag(args.values, "loss", 0, { min: 0, max: 1 });
-    const lossSeed = stringFlag(args.values, "loss-seed") === undefined
-      ? undefined
-      : numberFlag(args.values, "loss-seed", 0, { min: 0, max: 0xffffffff, integer: true });
+    const transport = transportOptionsFromFlags(args.values);
     let node: Node;
     try {
       node = Node.start({
         nodeId,
         listen,
         peers: listFlag(args.values, "peers"),
-        clusterKey,
-        lossProbability: loss,
-        ...(lossSeed !== undefined ? { lossSeed } : {}),
+        clusterKey: transport.clusterKey,
+        lossProbability: transport.lossProbability ?? 0,
+        ...(transport.lossSeed !== undefined ? { lossSeed: transport.lossSeed } : {}),
+        ...(transport.config !== undefined ? { transport: transport.config } : {}),
         onMemberEvent: (e) =>
           printLine({
             event: e.type,

@@ -6,7 +6,7 @@
  * Owns lifecycles only. Flag parsing is src/cli/node.ts; protocols live in their own areas.
  */
 
-import type { MembershipConfig } from "../config.ts";
+import type { MembershipConfig, TransportConfig } from "../config.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
 import { randomRng } from "../lib/rng.ts";
 import { canonicalAddress, UdpTransport } from "../transport/mod.ts";
@@ -23,6 +23,7 @@ export interface NodeOptions {
   /** Ingress loss injection, passed to the transport. @default 0 */
   lossProbability?: number;
   lossSeed?: number;
+  transport?: Partial<TransportConfig>;
   membership?: Partial<MembershipConfig>;
   onMemberEvent?: (event: MemberEvent) => void;
 }
@@ -72,6 +73,7 @@ export class Node {
       metrics,
       lossProbability: options.lossProbability ?? 0,
       ...(options.lossSeed !== undefined ? { lossSeed: options.lossSeed } : {}),
+      ...(options.transport !== undefined ? { config: options.transport } : {}),
     });
     let node: Node;
     try {

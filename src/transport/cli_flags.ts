@@ -47,7 +47,7 @@ export const transportFlags: Record<string, FlagSpec> = {
 export function transportOptionsFromFlags(
   values: FlagValues,
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
-): Pick<UdpTransportOptions, "clusterKey" | "lossProbability" | "lossSeed" | "config"> {
+): Pick<UdpTransportOptions, "lossProbability" | "lossSeed" | "config"> & { clusterKey: string } {
   const clusterKey = clusterKeyFrom(stringFlag(values, "cluster-key"), env);
   if (clusterKey === undefined) {
     throw new UsageError(`no cluster key: pass --cluster-key or set ${CLUSTER_KEY_ENV}`);
