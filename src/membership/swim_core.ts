@@ -187,6 +187,7 @@ export class SwimCore implements MembershipView {
     suspicionsRefuted: Counter;
     selfRefutations: Counter;
     deadDeclared: Counter;
+    refutationsRefused: Counter;
     decodeErrors: Counter;
     packetsIn: Counter;
     packetsOut: Counter;
@@ -237,6 +238,10 @@ export class SwimCore implements MembershipView {
       suspicionsRefuted: c("suspicions_refuted_total", "Suspected members seen alive again"),
       selfRefutations: c("self_refutations_total", "Suspicions of this node it refuted"),
       deadDeclared: c("dead_declared_total", "Suspicion timeouts that declared a member dead"),
+      refutationsRefused: c(
+        "refutations_refused_total",
+        "Claims about this node at the last incarnation (forged or corrupt), not refuted",
+      ),
       decodeErrors: c("decode_errors_total", "Membership packets that failed to decode"),
       packetsIn: c("packets_in_total", "Membership packets received"),
       packetsOut: c("packets_out_total", "Membership packets sent"),
@@ -848,8 +853,14 @@ export class SwimCore implements MembershipView {
 
   #refute(seenIncarnation: number): void {
     const self = this.#self();
+    if (Math.max(self.incarnation, seenIncarnation) >= INCARNATION_MAX) {
+      // Only a forged or corrupt message can name the last u32 incarnation (ours starts far
+      // below it and rises by one per refutation). It cannot be outvoted, and asserting here
+      // would let one datagram take the node down: ignore it and count it.
+      this.#m.refutationsRefused.inc();
+      return;
+    }
     const next = Math.max(self.incarnation, seenIncarnation) + 1;
-    assert(next <= INCARNATION_MAX, "incarnation overflow");
     self.incarnation = next;
     this.#m.selfRefutations.inc();
     // Lifeguard: being suspected hints that we are the slow one.

@@ -285,3 +285,34 @@ Deno.test("SwimCore joins through seeds with a state sync and answers syncs in k
   assert(answer?.type === "sync" && answer.isResponse);
   assertEquals(answer.members.map((m) => m.nodeId).sort(), ["n1", "n2"]);
 });
+
+Deno.test("SwimCore ignores a claim about itself at the last incarnation instead of throwing", () => {
+  const MAX = 0xffffffff;
+  const hostile: SwimMessage[][] = [
+    [alive("n1", B, MAX)],
+    [suspect("n1", MAX, "n2")],
+    [dead("n1", MAX, "n2")],
+    [ping(1, "n1", MAX, true)],
+    [{
+      type: "sync",
+      isResponse: true,
+      isJoin: false,
+      members: [{ nodeId: "n1", address: A, incarnation: MAX, state: "dead" }],
+    }],
+    // After a ping whose ack is already queued, so a throw would also wedge the next step.
+    [ping(2, "n1", 0, false), alive("n1", B, MAX)],
+  ];
+  for (const messages of hostile) {
+    const metrics = new MetricsRegistry();
+    const core = coreWithPeers(metrics);
+    deliver(core, 1, B, messages);
+    assertEquals(core.incarnation, 0, `${messages.at(-1)?.type} moved our incarnation`);
+    assertEquals(metrics.snapshot()["hookd_membership_refutations_refused_total"], 1);
+    // Still working: a later ping is answered.
+    assertEquals(deliver(core, 2, C, [ping(9, "n1", 0, false)]).sent[0]?.messages[0], ack(9));
+  }
+  // One below the limit is refuted normally, to the limit itself.
+  const core = coreWithPeers();
+  deliver(core, 1, B, [suspect("n1", MAX - 1, "n2")]);
+  assertEquals(core.incarnation, MAX);
+});
