@@ -144,6 +144,12 @@ export interface DeliveryConfig {
   jobsMax: number;
   /** Largest payload accepted, bytes (UTF-8). @default 256 KiB */
   payloadBytesMax: number;
+  /**
+   * Largest total of a job's own header names and values, bytes; a job past it is refused (a
+   * dead letter at once). 8 KiB leaves room for hookd's own headers under the 16 KiB request
+   * header limit common in servers (Node's default). @default 8_192
+   */
+  jobHeadersBytesMax: number;
   /** Response body kept in an attempt record, bytes; the rest is discarded unread. @default 1_024 */
   responseBodyBytesMax: number;
   /**
@@ -175,6 +181,7 @@ export const deliveryDefaults: Readonly<DeliveryConfig> = Object.freeze({
   originConcurrencyMax: 64,
   jobsMax: 100_000,
   payloadBytesMax: 256 * 1024,
+  jobHeadersBytesMax: 8_192,
   responseBodyBytesMax: 1_024,
   breakerFailureThreshold: 5,
   breakerOpenMs: 5_000,
@@ -219,6 +226,7 @@ export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
   );
   positiveInteger("delivery.jobsMax", config.jobsMax);
   positiveInteger("delivery.payloadBytesMax", config.payloadBytesMax);
+  positiveInteger("delivery.jobHeadersBytesMax", config.jobHeadersBytesMax);
   nonNegative("delivery.responseBodyBytesMax", config.responseBodyBytesMax);
   positiveInteger("delivery.breakerFailureThreshold", config.breakerFailureThreshold);
   positiveInteger("delivery.breakerOpenMs", config.breakerOpenMs);

@@ -25,7 +25,7 @@ import { type BreakerState, CircuitBreaker } from "./circuit_breaker.ts";
 import { Fifo } from "./fifo.ts";
 import { BREAKER_STATE_VALUE, type DeliveryMetrics } from "./metrics.ts";
 import { classifyAttempt, decideRetry, isOriginFailure } from "./retry_policy.ts";
-import { checkScheme } from "./ssrf_guard.ts";
+import { checkJob } from "./job_check.ts";
 import type {
   AttemptRecord,
   AttemptResult,
@@ -92,13 +92,12 @@ export type CoreConfig = Pick<
   | "originConcurrencyMax"
   | "jobsMax"
   | "payloadBytesMax"
+  | "jobHeadersBytesMax"
   | "responseBodyBytesMax"
   | "breakerFailureThreshold"
   | "breakerOpenMs"
   | "breakerOpenMaxMs"
 >;
-
-const encoder = new TextEncoder();
 
 /** Reads the state through a call so the type checker does not keep an earlier narrowing. */
 function stateOf(breaker: CircuitBreaker): BreakerState {
@@ -159,7 +158,8 @@ export class DeliveryCore {
 
   /**
    * The job became this node's to deliver. Idempotent for a job already held. A job that can
-   * never be delivered (bad URL or scheme, payload too large) becomes a `dead` report at once.
+   * never be delivered (see job_check.ts: bad URL, id, headers, secrets, payload too large), or
+   * that is handed over with its attempts already used up, becomes a `dead` report at once.
    * Says no (error value) when the engine already holds `jobsMax` jobs; the store offers the
    * job again later.
    */
@@ -174,13 +174,18 @@ export class DeliveryCore {
       return err(`delivery engine full: it holds jobsMax (${this.#config.jobsMax}) jobs`);
     }
     const attemptsMade = resume?.attemptsMade ?? 0;
-    const refusal = this.#refusal(job);
+    const check = checkJob(job, this.#config);
+    const refusal = !check.ok
+      ? `refused: ${check.reason}`
+      : attemptsMade >= this.#config.attemptsMax
+      ? `${attemptsMade} attempts already made (attemptsMax ${this.#config.attemptsMax})`
+      : undefined;
     if (refusal !== undefined) {
       this.#metrics.deadLetters.inc();
       this.#outputs.push({
         type: "report",
         job,
-        report: { kind: "dead", jobId: job.id, attemptsMade, reason: `refused: ${refusal}` },
+        report: { kind: "dead", jobId: job.id, attemptsMade, reason: refusal },
       });
       return ok(undefined);
     }
@@ -365,17 +370,6 @@ export class DeliveryCore {
     }
     this.#wait(nowMs, entry);
     this.#pump(nowMs);
-  }
-
-  #refusal(job: DeliveryJob): string | undefined {
-    const scheme = checkScheme(job.url);
-    if (!scheme.ok) return scheme.reason;
-    const max = this.#config.payloadBytesMax;
-    // UTF-8 needs at most 3 bytes per UTF-16 unit: most payloads skip the encode.
-    if (job.payload.length * 3 > max && encoder.encode(job.payload).length > max) {
-      return `payload is larger than payloadBytesMax (${max} bytes)`;
-    }
-    return undefined;
   }
 
   #origin(key: string): OriginState {

@@ -72,13 +72,15 @@ export class HttpTransport implements AttemptTransport {
         : { kind: "network_error", message: refusal.message, latencyMs: latency() };
     }
 
-    const timestampSeconds = Math.floor(this.#options.clock() / 1000);
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      ...job.headers,
-      ...webhookHeaders(job.secrets, job.id, timestampSeconds, job.payload),
-    };
-    if (job.submittedAtMs !== undefined) headers[SUBMITTED_AT_HEADER] = String(job.submittedAtMs);
+    let headers: Headers;
+    try {
+      headers = requestHeaders(job, Math.floor(this.#options.clock() / 1000));
+    } catch (error) {
+      // checkJob refuses such jobs at schedule time; a job that got past it still must not be
+      // mistaken for a receiver failure.
+      const message = error instanceof Error ? error.message : String(error);
+      return { kind: "refused", message: message.slice(0, 500), latencyMs: latency() };
+    }
 
     const controller = new AbortController();
     this.#inflight.add(controller);
@@ -151,6 +153,21 @@ export class HttpTransport implements AttemptTransport {
     });
     return verdict.ok ? undefined : verdict.reason;
   }
+}
+
+/**
+ * The request's headers. `Headers.set` replaces a name whatever its case, so a job's
+ * `Content-Type` replaces the default instead of being joined to it ("application/json,
+ * text/plain"), and hookd's own headers always win. Throws on a header `fetch` refuses or a
+ * secret that does not decode.
+ */
+function requestHeaders(job: DeliveryJob, timestampSeconds: number): Headers {
+  const headers = new Headers({ "content-type": "application/json" });
+  for (const [name, value] of Object.entries(job.headers ?? {})) headers.set(name, value);
+  const signed = webhookHeaders(job.secrets, job.id, timestampSeconds, job.payload);
+  for (const [name, value] of Object.entries(signed)) headers.set(name, value);
+  if (job.submittedAtMs !== undefined) headers.set(SUBMITTED_AT_HEADER, String(job.submittedAtMs));
+  return headers;
 }
 
 /** Reads at most `maxBytes` of the body as text; the rest is cancelled, not read. */

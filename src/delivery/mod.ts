@@ -11,5 +11,6 @@ export { MemoryDeliveryStore } from "./memory_store.ts";
 export { DeliveryMetrics } from "./metrics.ts";
 export { decideRetry, parseRetryAfterMs, retryDelayMs } from "./retry_policy.ts";
 export { decodeSecret, generateSecret, signatureHeader, webhookHeaders } from "./signing.ts";
+export { checkJob, type JobLimits } from "./job_check.ts";
 export { checkTarget, specialAddressReason } from "./ssrf_guard.ts";
 export type * from "./types.ts";

@@ -198,3 +198,12 @@ Deno.test("DeliveryCore drops a job whose retry could not be made durable", () =
   assertEquals(core.jobCount, 0);
   assertEquals(registry.snapshot()["hookd_delivery_store_failures_total"], 1);
 });
+
+Deno.test("DeliveryCore dead-letters at once a handed-over job whose attempts are used up", () => {
+  const { core } = makeCore({ attemptsMax: 3 });
+  core.schedule(0, job("spent"), { attemptsMade: 3, nextAttemptAtMs: 0 });
+  const { attempts, reports } = split(core.takeOutputs());
+  assertEquals(attempts.length, 0);
+  assert(reports[0]!.kind === "dead" && reports[0]!.attemptsMade === 3);
+  assertEquals(core.jobCount, 0);
+});

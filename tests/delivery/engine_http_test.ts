@@ -281,3 +281,37 @@ Deno.test("DeliveryEngine keeps only a truncated response body and retries conne
     await receiver.close();
   }
 });
+
+Deno.test("DeliveryEngine sends a job's Content-Type in place of the default, never joined to it", async () => {
+  const receiver = startReceiver(() => new Response(null, { status: 204 }));
+  const { engine, waitFor, submit } = harness();
+  try {
+    submit(job("msg_text", receiver.url, { headers: { "Content-Type": "text/plain" } }));
+    assertEquals((await waitFor((r) => r.jobId === "msg_text")).kind, "delivered");
+    const { headers, body } = receiver.requests[0]!;
+    assertEquals(headers["content-type"], "text/plain");
+    assertEquals(headers["webhook-id"], "msg_text");
+    new Webhook(SECRET).verify(body, headers);
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("DeliveryEngine dead-letters a job with invalid headers at once, sparing the origin", async () => {
+  const receiver = startReceiver(() => new Response(null, { status: 204 }));
+  const { engine, waitFor, submit } = harness({ breakerFailureThreshold: 1 });
+  try {
+    submit(job("msg_badheader", receiver.url, { headers: { "x-a": "a\r\nx-b: c" } }));
+    const dead = await waitFor((r) => r.jobId === "msg_badheader");
+    assert(dead.kind === "dead" && dead.attempt === undefined, JSON.stringify(dead));
+    assert(/CR, LF/.test(dead.reason), dead.reason);
+    // The origin's breaker (threshold 1) saw no failure: the next job goes through.
+    submit(job("msg_after", receiver.url));
+    assertEquals((await waitFor((r) => r.jobId === "msg_after")).kind, "delivered");
+    assertEquals(receiver.requests.length, 1);
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+});
