@@ -124,7 +124,13 @@ export class DeliveryEngine {
     while (this.#pending.size > 0) await Promise.all([...this.#pending]);
   }
 
-  /** Stops timers, aborts attempts in flight (reported as errors), waits for them to settle. */
+  /**
+   * Stops timers, aborts attempts in flight and waits for them to settle. An attempt that ends
+   * in an error after close (our own abort, most likely) is not reported: like an attempt cut
+   * short by a crash it is not counted, and the job's next owner makes it again. Counting it
+   * would spend one of the job's attempts on every restart, and dead-letter a job on its last.
+   * An attempt that got its HTTP response is reported as usual.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
@@ -146,15 +152,20 @@ export class DeliveryEngine {
       if (this.#closed) return;
       this.#track(
         this.#transport.send(output).then(
-          (result) => this.#core.attemptDone(this.#clock(), output.job.id, result),
-          (error: unknown) =>
+          (result) => {
+            if (this.#closed && result.kind !== "response") return;
+            this.#core.attemptDone(this.#clock(), output.job.id, result);
+          },
+          (error: unknown) => {
+            if (this.#closed) return;
             this.#core.attemptDone(this.#clock(), output.job.id, {
               kind: "network_error",
               message: `transport failed: ${
                 error instanceof Error ? error.message : String(error)
               }`,
               latencyMs: 0,
-            }),
+            });
+          },
         ),
       );
       return;

@@ -315,3 +315,27 @@ Deno.test("DeliveryEngine dead-letters a job with invalid headers at once, spari
     await receiver.close();
   }
 });
+
+Deno.test("DeliveryEngine close aborts attempts in flight without spending them", async () => {
+  const { promise: release, resolve: releaseHang } = Promise.withResolvers<void>();
+  const { promise: arrived, resolve: requestArrived } = Promise.withResolvers<void>();
+  const receiver = startReceiver(async () => {
+    requestArrived();
+    await release;
+    return new Response(null, { status: 200 });
+  });
+  // One attempt allowed: had the aborted attempt counted, the job would be a dead letter.
+  const { engine, submit, reports, store } = harness({ attemptsMax: 1 });
+  try {
+    submit(job("msg_shutdown", receiver.url));
+    await arrived;
+    await engine.close();
+    assertEquals(reports, [], "an attempt aborted by close is not reported");
+    assertEquals(store.held("msg_shutdown")?.attemptsMade, 0);
+    assertEquals(engine.listDeadLetters().length, 0);
+  } finally {
+    releaseHang();
+    await engine.close();
+    await receiver.close();
+  }
+});
