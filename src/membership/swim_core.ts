@@ -762,11 +762,7 @@ export class SwimCore implements MembershipView {
       };
       this.#members.set(m.nodeId, m);
       // New members go to a random place in the current pass so they are probed soon.
-      this.#probeOrder.splice(
-        this.#probeIndex + this.#rng.int(this.#probeOrder.length - this.#probeIndex + 1),
-        0,
-        m.nodeId,
-      );
+      this.#queueProbe(m.nodeId, (pending) => this.#rng.int(pending + 1));
       if (this.#members.size === 2 && this.#seeds.length > 0) this.#joined = true;
       this.#gossip.push(message);
       this.#emit("member-alive", m);
@@ -826,7 +822,7 @@ export class SwimCore implements MembershipView {
       // Probe a member others suspect next: our ping tells it it is suspected (so a live one
       // refutes at once) and a failure is an independent confirmation (so a dead one is
       // confirmed within a period or two instead of waiting for our round-robin).
-      this.#probeOrder.splice(this.#probeIndex, 0, m.nodeId);
+      this.#queueProbe(m.nodeId, () => 0);
     }
     if (!fromSync) this.#gossip.push(message);
     if (!wasSuspect) this.#emit("member-suspect", m);
@@ -895,6 +891,19 @@ export class SwimCore implements MembershipView {
   #nextSeq(): number {
     this.#seq = (this.#seq + 1) >>> 0;
     return this.#seq;
+  }
+
+  /**
+   * Puts `nodeId` in the rest of the current pass at the place `at(pending count)` picks, once:
+   * a place it already held is given up and the probed prefix is dropped. Without that, every
+   * suspicion at a new incarnation added a copy, so a stream of them grew the list without
+   * bound and starved the other members of probes.
+   */
+  #queueProbe(nodeId: string, at: (pending: number) => number): void {
+    const pending = this.#probeOrder.slice(this.#probeIndex).filter((id) => id !== nodeId);
+    pending.splice(at(pending.length), 0, nodeId);
+    this.#probeOrder = pending;
+    this.#probeIndex = 0;
   }
 
   /** Up to `count` distinct random members satisfying `accept`. */

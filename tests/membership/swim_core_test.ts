@@ -316,3 +316,28 @@ Deno.test("SwimCore ignores a claim about itself at the last incarnation instead
   deliver(core, 1, B, [suspect("n1", MAX - 1, "n2")]);
   assertEquals(core.incarnation, MAX);
 });
+
+Deno.test("SwimCore queues a member suspected again and again for one probe, not one per suspicion", () => {
+  const core = coreWithPeers();
+  // A stream of suspicions of n2 at ever newer incarnations (each a fresh suspicion that asks
+  // for n2 to be probed next).
+  for (let batch = 0; batch < 20; batch++) {
+    const messages: SwimMessage[] = [];
+    for (let i = 0; i < 50; i++) messages.push(suspect("n2", 2 + batch * 50 + i, "n3"));
+    deliver(core, 0, C, messages);
+  }
+  const probed: string[] = [];
+  for (let i = 0; i < 200 && probed.length < 3; i++) {
+    const now = core.nextWakeMs();
+    for (const s of step(core, now, { type: "tick" }).sent) {
+      for (const m of s.messages) {
+        if (m.type === "ping" && !probed.includes(`${m.seq} ${m.targetId}`)) {
+          probed.push(`${m.seq} ${m.targetId}`);
+        }
+      }
+    }
+  }
+  const targets = probed.map((p) => p.split(" ")[1]);
+  assertEquals(targets[0], "n2", "the suspect is probed first");
+  assert(targets.includes("n3"), `n3 starved of probes: ${targets.join(", ")}`);
+});
