@@ -698,6 +698,13 @@ export class SwimCore implements MembershipView {
 
   #onSync(now: number, fromAddress: string, isResponse: boolean, rows: MemberRecord[]): void {
     for (const row of rows) {
+      const unknown = !this.#members.has(row.nodeId) && row.nodeId !== this.nodeId;
+      if (unknown && (row.state === "dead" || row.state === "left")) {
+        // A member we never knew that is gone is only remembered, so that a stale alive still
+        // in flight cannot add it back.
+        this.#remember(row.nodeId, row.incarnation);
+        continue;
+      }
       switch (row.state) {
         case "alive":
           this.#onAlive(now, alive(row.nodeId, row.address, row.incarnation));
@@ -705,15 +712,9 @@ export class SwimCore implements MembershipView {
         case "suspect":
         case "dead":
           // Another node's "dead" in a bulk sync may be stale; start our own suspicion instead,
-          // which the member can refute (as memberlist does). A member we never knew is learnt
-          // as it is: a suspect is added and suspected, a dead one only remembered.
-          if (!this.#members.has(row.nodeId) && row.nodeId !== this.nodeId) {
-            if (row.state === "dead") {
-              this.#remember(row.nodeId, row.incarnation);
-              break;
-            }
-            this.#onAlive(now, alive(row.nodeId, row.address, row.incarnation));
-          }
+          // which the member can refute (as memberlist does). A suspect we never knew is added
+          // and suspected.
+          if (unknown) this.#onAlive(now, alive(row.nodeId, row.address, row.incarnation));
           this.#onSuspect(now, suspect(row.nodeId, row.incarnation, this.nodeId), true);
           break;
         case "left":

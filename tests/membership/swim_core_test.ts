@@ -271,6 +271,7 @@ Deno.test("SwimCore joins through seeds with a state sync and answers syncs in k
     members: [
       { nodeId: "n2", address: B, incarnation: 4, state: "alive" },
       { nodeId: "n3", address: C, incarnation: 2, state: "dead" },
+      { nodeId: "n4", address: "10.0.0.4:7946", incarnation: 3, state: "left" },
       { nodeId: "n1", address: A, incarnation: 7, state: "dead" },
     ],
   };
@@ -278,6 +279,12 @@ Deno.test("SwimCore joins through seeds with a state sync and answers syncs in k
   assert(core.joined);
   assertEquals(r.events.map((e) => `${e.type} ${e.nodeId}`), ["member-alive n2"]);
   assert(core.isDead("n3"), "a dead member we never knew is remembered as dead");
+  assert(core.isDead("n4"), "so is one that left");
+  assertEquals(
+    deliver(core, 5, B, [alive("n3", C, 2), alive("n4", "10.0.0.4:7946", 3)]).events,
+    [],
+    "stale alives do not bring them back",
+  );
   assertEquals(core.incarnation, 8, "our own death from a previous life is refuted");
   // A sync request is answered with our table.
   const req = deliver(core, 6, C, [{ type: "sync", isResponse: false, isJoin: true, members: [] }]);
