@@ -24,6 +24,10 @@
  *   (one real suspicion copied by syncs would shrink everyone's timeout).
  * - A second direct ping accompanies the indirect probes (memberlist uses a TCP ping there).
  * - A member others suspect is probed next (a fast confirmation or a fast refutation).
+ * - The confirmations that shrink a suspicion are capped at N − 2 rather than set to 0 when
+ *   fewer than suspicionMult − 2 members could confirm (memberlist then uses the shortest
+ *   timeout at once, which in a three-node cluster at 20 % loss turns lone false suspicions
+ *   into deaths). N counts live members only: the dead cannot confirm.
  */
 
 import { type MembershipConfig, membershipDefaults, validateMembershipConfig } from "../config.ts";
@@ -41,12 +45,14 @@ import {
 import { GossipQueue } from "./gossip_queue.ts";
 import {
   ack,
+  ADDRESS_BYTES_MAX,
   alive,
   dead,
   type GossipMessage,
   type MemberRecord,
   type MemberState,
   nack,
+  NODE_ID_BYTES_MAX,
   ping,
   suspect,
   type SwimMessage,
@@ -198,6 +204,9 @@ export class SwimCore implements MembershipView {
 
   constructor(options: SwimCoreOptions) {
     this.config = validateMembershipConfig({ ...membershipDefaults, ...options.config });
+    // Both go into every packet; the encoder would assert on the first send, far from the cause.
+    checkLength("nodeId", options.nodeId, 1, NODE_ID_BYTES_MAX);
+    checkLength("address", options.address, 1, ADDRESS_BYTES_MAX);
     this.nodeId = options.nodeId;
     this.address = options.address;
     this.#rng = options.rng;
@@ -963,6 +972,17 @@ export class SwimCore implements MembershipView {
       this.#m.byState[s].set(counts[s]);
     }
     this.#m.awareness.set(this.#awareness.score);
+  }
+}
+
+function checkLength(option: string, value: string, minBytes: number, maxBytes: number): void {
+  const bytes = new TextEncoder().encode(value).length;
+  if (bytes < minBytes || bytes > maxBytes) {
+    throw new RangeError(
+      `${option} ${
+        JSON.stringify(value)
+      } must be ${minBytes}..${maxBytes} UTF-8 bytes, got ${bytes}`,
+    );
   }
 }
 

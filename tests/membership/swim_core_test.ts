@@ -348,3 +348,24 @@ Deno.test("SwimCore queues a member suspected again and again for one probe, not
   assertEquals(targets[0], "n2", "the suspect is probed first");
   assert(targets.includes("n3"), `n3 starved of probes: ${targets.join(", ")}`);
 });
+
+Deno.test("SwimCore refuses an empty or over-long node id or address with a RangeError", () => {
+  const make = (nodeId: string, address: string) => () =>
+    new SwimCore({ nodeId, address, rng: new Sfc32(1), nowMs: 0 });
+  const bad: Array<[string, string]> = [
+    ["", A],
+    ["x".repeat(65), A],
+    ["n1", ""],
+    ["n1", "a".repeat(256)],
+  ];
+  for (const [nodeId, address] of bad) {
+    let error: unknown;
+    try {
+      make(nodeId, address)();
+    } catch (e) {
+      error = e;
+    }
+    assert(error instanceof RangeError, `no RangeError for ${nodeId.length}/${address.length}`);
+  }
+  make("x".repeat(64), "a".repeat(255))();
+});
