@@ -4,9 +4,12 @@
  *
  * Owns simulated files. Each file keeps what has been made durable (by `syncData`) apart from
  * what was only written. `crash()` throws away unsynced bytes — all, or a seeded random
- * prefix, optionally with its last bytes scrambled, as a torn write leaves them — and drops
- * files whose creation was never made durable by a directory sync. Faults (a failing write
- * or fsync, a full disk) are injected per call.
+ * prefix; with `tear`, the surviving unsynced bytes are torn as a real crash tears them: the
+ * page cache writes sectors back in any order, so some never reach the disk (they read back
+ * as zeros) and the last one may be half old, half garbage. It drops files whose creation,
+ * and undoes removals whose unlinking, was never made durable by a directory sync. Faults (a
+ * failing write or fsync, a full disk that takes part of a write before it refuses) are
+ * injected per call.
  */
 
 import type { Rng } from "../lib/rng.ts";
@@ -23,6 +26,9 @@ interface SimFile {
 
 export type DiskFault = "write" | "sync" | "full";
 
+/** The unit in which a crash tears unsynced data. */
+const SECTOR_BYTES = 512;
+
 export class SimDisk implements WalFs {
   readonly #files = new Map<string, SimFile>();
   readonly #removedUnsynced = new Map<string, SimFile>();
@@ -38,7 +44,7 @@ export class SimDisk implements WalFs {
     this.#nextFault = { kind, afterCalls };
   }
 
-  #fault(call: "write" | "sync"): Error | undefined {
+  #fault(call: "write" | "sync"): { kind: DiskFault; error: Error } | undefined {
     const fault = this.#nextFault;
     if (fault === undefined) return undefined;
     const matches = fault.kind === call || (fault.kind === "full" && call === "write");
@@ -48,8 +54,10 @@ export class SimDisk implements WalFs {
       return undefined;
     }
     this.#nextFault = undefined;
-    if (fault.kind === "full") return new Error("No space left on device (os error 28)");
-    return new Error(`injected ${call} failure (EIO)`);
+    if (fault.kind === "full") {
+      return { kind: "full", error: new Error("No space left on device (os error 28)") };
+    }
+    return { kind: fault.kind, error: new Error(`injected ${call} failure (EIO)`) };
   }
 
   /**
@@ -69,6 +77,11 @@ export class SimDisk implements WalFs {
       if (rng !== undefined && unsynced > 0) keep = rng.int(unsynced + 1);
       const survived = file.current.slice(0, file.durableBytes + keep);
       if (tear && rng !== undefined && keep > 0) {
+        // Sectors of the unsynced range that were never written back: zeros (a sparse hole).
+        const firstSector = Math.floor(file.durableBytes / SECTOR_BYTES) + 1;
+        for (let at = firstSector * SECTOR_BYTES; at < survived.length; at += SECTOR_BYTES) {
+          if (rng.next() < 0.25) survived.fill(0, at, Math.min(at + SECTOR_BYTES, survived.length));
+        }
         const from = Math.max(file.durableBytes, survived.length - 1 - rng.int(16));
         for (let i = from; i < survived.length; i++) survived[i] = rng.int(256);
       }
@@ -106,6 +119,9 @@ export class SimDisk implements WalFs {
       mkdirp: guard((dir: string) => this.mkdirp(dir)),
       list: guard((dir: string) => this.list(dir)),
       readFile: guard((path: string) => this.readFile(path)),
+      readRange: guard((path: string, offset: number, lengthBytes: number) =>
+        this.readRange(path, offset, lengthBytes)
+      ),
       openAppend: guard((path: string, create: boolean) => this.openAppend(path, create)),
       truncate: guard((path: string, lengthBytes: number) => this.truncate(path, lengthBytes)),
       remove: guard((path: string) => this.remove(path)),
@@ -145,6 +161,12 @@ export class SimDisk implements WalFs {
     return Promise.resolve(file.current.slice());
   }
 
+  readRange(path: string, offset: number, lengthBytes: number): Promise<Uint8Array> {
+    const file = this.#files.get(path);
+    if (file === undefined) return Promise.reject(new Deno.errors.NotFound(path));
+    return Promise.resolve(file.current.slice(offset, offset + lengthBytes));
+  }
+
   openAppend(path: string, create: boolean): Promise<WalFile> {
     let file = this.#files.get(path);
     if (file === undefined) {
@@ -172,10 +194,13 @@ export class SimDisk implements WalFs {
   }
 
   syncDir(dir: string): Promise<void> {
+    // Only the directory's own entries: a subdirectory's files need their own directory sync.
     const prefix = dir.endsWith("/") ? dir : `${dir}/`;
-    for (const [path, file] of this.#files) if (path.startsWith(prefix)) file.linked = true;
+    const inDir = (path: string) =>
+      path.startsWith(prefix) && !path.slice(prefix.length).includes("/");
+    for (const [path, file] of this.#files) if (inDir(path)) file.linked = true;
     for (const path of [...this.#removedUnsynced.keys()]) {
-      if (path.startsWith(prefix)) this.#removedUnsynced.delete(path);
+      if (inDir(path)) this.#removedUnsynced.delete(path);
     }
     return Promise.resolve();
   }
@@ -184,7 +209,16 @@ export class SimDisk implements WalFs {
   write(file: SimFile, bytes: Uint8Array): Promise<void> {
     this.writes++;
     const fault = this.#fault("write");
-    if (fault) return Promise.reject(fault);
+    if (fault !== undefined) {
+      // A full disk takes what fits first (a short write), then refuses the rest.
+      if (fault.kind === "full") this.#append(file, bytes.subarray(0, bytes.length >> 1));
+      return Promise.reject(fault.error);
+    }
+    this.#append(file, bytes);
+    return Promise.resolve();
+  }
+
+  #append(file: SimFile, bytes: Uint8Array): void {
     const length = file.current.length;
     // Grow by doubling into spare capacity so a long simulated log is not copied per write.
     if (file.current.byteOffset + length + bytes.length > file.current.buffer.byteLength) {
@@ -198,14 +232,13 @@ export class SimDisk implements WalFs {
       length + bytes.length,
     );
     file.current.set(bytes, length);
-    return Promise.resolve();
   }
 
   /** @internal */
   sync(file: SimFile): Promise<void> {
     this.syncs++;
     const fault = this.#fault("sync");
-    if (fault) return Promise.reject(fault);
+    if (fault) return Promise.reject(fault.error);
     file.durableBytes = file.current.length;
     return Promise.resolve();
   }

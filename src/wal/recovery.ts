@@ -71,7 +71,6 @@ export interface RecoveredTail {
 interface SegmentFile {
   index: number;
   name: string;
-  bytes: Uint8Array;
   header: SegmentHeader | undefined;
 }
 
@@ -94,18 +93,28 @@ export async function recoverWal(
     .filter((s): s is { name: string; index: number } => s.index !== undefined)
     .sort((a, b) => a.index - b.index);
 
+  // Only headers are read up front, and below one segment's bytes are held at a time: a log
+  // of many segments must not have to fit in memory to be recovered.
   const segments: SegmentFile[] = [];
   for (const { name, index } of indexes) {
-    const bytes = await fs.readFile(joinPath(dir, name));
-    const decoded = decodeSegmentHeader(bytes);
-    segments.push({ index, name, bytes, header: decoded.ok ? decoded.header : undefined });
+    const head = await fs.readRange(joinPath(dir, name), 0, SEGMENT_HEADER_BYTES);
+    const decoded = decodeSegmentHeader(head);
+    segments.push({ index, name, header: decoded.ok ? decoded.header : undefined });
   }
+  let cached: { name: string; bytes: Uint8Array } | undefined;
+  const read = async (segment: SegmentFile): Promise<Uint8Array> => {
+    if (cached?.name !== segment.name) {
+      cached = { name: segment.name, bytes: await fs.readFile(joinPath(dir, segment.name)) };
+    }
+    return cached.bytes;
+  };
 
   // A segment whose header never became durable can only be the newest (rotation writes and
   // syncs the header before anything goes into it); anything else is corruption.
   const last = segments.at(-1);
   if (last !== undefined && last.header === undefined) {
-    if (last.bytes.length > SEGMENT_HEADER_BYTES && hasAnyFrame(last.bytes, recordBytesMax)) {
+    const bytes = await read(last);
+    if (bytes.length > SEGMENT_HEADER_BYTES && hasAnyFrame(bytes, recordBytesMax)) {
       throw new WalCorruptionError(last.name, 0, "segment header is damaged but records follow");
     }
     await fs.remove(joinPath(dir, last.name));
@@ -114,14 +123,20 @@ export async function recoverWal(
     report.truncated = {
       segment: last.name,
       offset: 0,
-      droppedBytes: last.bytes.length,
+      droppedBytes: bytes.length,
       reason: "segment header incomplete (crash during rotation)",
     };
     segments.pop();
   }
   for (const segment of segments) {
     if (segment.header === undefined) {
-      const why = decodeSegmentHeader(segment.bytes);
+      const why = decodeSegmentHeader(
+        await fs.readRange(
+          joinPath(dir, segment.name),
+          0,
+          SEGMENT_HEADER_BYTES,
+        ),
+      );
       throw new WalCorruptionError(segment.name, 0, why.ok ? "unreadable header" : why.reason);
     }
     if (segment.header.segmentIndex !== segment.index) {
@@ -134,13 +149,21 @@ export async function recoverWal(
   }
 
   // Start from the newest segment that opens with a complete checkpoint. A checkpoint is
-  // written in one batch right after a rotation, so an incomplete one is a torn last batch.
+  // written in one batch right after a rotation, so an incomplete one can only be the newest
+  // segment, torn by a crash before its fsync returned: the checkpoint never completed, the
+  // log before it still holds the state, and the segment is dropped whole. (Keeping it and
+  // appending after its header would leave a checkpoint-flagged segment without a checkpoint,
+  // which the next recovery could not tell from corruption once a later segment followed it.)
   let start = 0;
+  let startsAtCheckpoint = false;
+  let tornCheckpoint: { segment: SegmentFile; sizeBytes: number } | undefined;
   for (let i = segments.length - 1; i >= 0; i--) {
     const segment = segments[i]!;
     if ((segment.header!.flags & SEGMENT_FLAG_CHECKPOINT) === 0) continue;
-    if (checkpointComplete(segment.bytes, recordBytesMax)) {
+    const bytes = await read(segment);
+    if (checkpointComplete(bytes, recordBytesMax)) {
       start = i;
+      startsAtCheckpoint = true;
       break;
     }
     if (i !== segments.length - 1) {
@@ -150,19 +173,48 @@ export async function recoverWal(
         "incomplete checkpoint in a sealed segment",
       );
     }
+    const later = findFrameAfterBatch(bytes, SEGMENT_HEADER_BYTES, recordBytesMax);
+    if (later !== undefined) {
+      throw new WalCorruptionError(
+        segment.name,
+        SEGMENT_HEADER_BYTES,
+        `checkpoint is damaged but a later batch at offset ${later} is intact`,
+      );
+    }
+    tornCheckpoint = { segment, sizeBytes: bytes.length };
+    segments.pop();
   }
-  for (const stale of segments.slice(0, start)) {
-    await fs.remove(joinPath(dir, stale.name));
-    report.removedSegments.push(stale.name);
-  }
-  if (start > 0) await fs.syncDir(dir);
   const live = segments.slice(start);
+  // Reclamation removes only segments older than a complete checkpoint, so the log starts at
+  // one or at LSN 0, and rotation numbers segments consecutively: anything else means a
+  // segment was lost (one holding no records would slip past the LSN check below). Segments
+  // before the checkpoint are not checked: a crash may have removed any subset of them.
+  const first = live[0];
+  if (first !== undefined && !startsAtCheckpoint && first.header!.firstLsn !== 0) {
+    throw new WalCorruptionError(
+      first.name,
+      16,
+      `oldest segment starts at LSN ${first.header!.firstLsn} without a checkpoint: ` +
+        "earlier segments are missing",
+    );
+  }
+  for (let i = 1; i < live.length; i++) {
+    if (live[i]!.index !== live[i - 1]!.index + 1) {
+      throw new WalCorruptionError(
+        live[i]!.name,
+        0,
+        `segment ${live[i - 1]!.index + 1} is missing before this one`,
+      );
+    }
+  }
 
   let nextLsn = live[0]?.header?.firstLsn ?? 0;
   let lastSize = 0;
   for (let s = 0; s < live.length; s++) {
     const segment = live[s]!;
-    const isLast = s === live.length - 1;
+    // Before a torn checkpoint every segment was sealed: the checkpoint rotated only after
+    // the last batch's fsync returned, so no tail may be cut there.
+    const isLast = s === live.length - 1 && tornCheckpoint === undefined;
     const header = segment.header!;
     if (header.firstLsn !== nextLsn) {
       throw new WalCorruptionError(
@@ -172,7 +224,7 @@ export async function recoverWal(
       );
     }
     report.segmentsRead++;
-    const bytes = segment.bytes;
+    const bytes = await read(segment);
     let offset = SEGMENT_HEADER_BYTES;
     // Records of the batch being read are held back until its BatchEnd arrives, so a torn last
     // batch is never half-replayed.
@@ -196,9 +248,15 @@ export async function recoverWal(
         }
         break;
       }
+      // Payloads are copied out: a view would keep the whole segment's buffer alive for as
+      // long as the caller keeps one record of it.
       switch (frame.type) {
         case RecordType.Data:
-          pending.push({ kind: "data", payload: frame.payload, lsn: nextLsn + pendingDataRecords });
+          pending.push({
+            kind: "data",
+            payload: frame.payload.slice(),
+            lsn: nextLsn + pendingDataRecords,
+          });
           pendingDataRecords++;
           break;
         case RecordType.SnapshotBegin:
@@ -212,7 +270,7 @@ export async function recoverWal(
               "snapshot record outside a checkpoint",
             );
           }
-          pending.push({ kind: "snapshot", payload: frame.payload, lsn: nextLsn });
+          pending.push({ kind: "snapshot", payload: frame.payload.slice(), lsn: nextLsn });
           break;
         case RecordType.SnapshotEnd:
           inCheckpoint = false;
@@ -246,6 +304,35 @@ export async function recoverWal(
     }
     lastSize = goodEnd;
   }
+
+  if (tornCheckpoint !== undefined) {
+    const { segment, sizeBytes } = tornCheckpoint;
+    const cutLsn = segment.header!.firstLsn;
+    if (live.length === 0 || nextLsn !== cutLsn || live.at(-1)!.index + 1 !== segment.index) {
+      throw new WalCorruptionError(
+        segment.name,
+        16,
+        `incomplete checkpoint at LSN ${cutLsn}, but the log before it ends at ${nextLsn}`,
+      );
+    }
+    await fs.remove(joinPath(dir, segment.name));
+    await fs.syncDir(dir);
+    report.removedSegments.push(segment.name);
+    report.truncated = {
+      segment: segment.name,
+      offset: 0,
+      droppedBytes: sizeBytes,
+      reason: "checkpoint incomplete (crash while writing it)",
+    };
+  }
+
+  // A complete checkpoint makes every older segment garbage; finish the reclamation a crash
+  // interrupted. Done last, so nothing is deleted before the log after it has been verified.
+  for (const stale of segments.slice(0, start)) {
+    await fs.remove(joinPath(dir, stale.name));
+    report.removedSegments.push(stale.name);
+  }
+  if (start > 0) await fs.syncDir(dir);
 
   const tail = live.at(-1);
   return {

@@ -19,6 +19,8 @@ export interface WalFs {
   /** Names (not paths) of the regular files in `dir`. */
   list(dir: string): Promise<string[]>;
   readFile(path: string): Promise<Uint8Array>;
+  /** Up to `lengthBytes` bytes of `path` from `offset`; fewer where the file ends. */
+  readRange(path: string, offset: number, lengthBytes: number): Promise<Uint8Array>;
   /** Opens `path` for appending, creating it when `create` is set. */
   openAppend(path: string, create: boolean): Promise<WalFile>;
   /** Cuts `path` to `lengthBytes` and makes the cut durable. */
@@ -57,7 +59,24 @@ class DenoWalFile implements WalFile {
 
 export const denoWalFs: WalFs = {
   async mkdirp(dir) {
+    // A new directory's own entry must be made durable too (an fsync of its parent), or a
+    // crash could take the whole log, acknowledged records and all, with it.
+    const missing: string[] = [];
+    for (let at = dir; missing.length < 64;) {
+      try {
+        await Deno.stat(at);
+        break;
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+        missing.push(at);
+        const parent = parentDir(at);
+        if (parent === at) break;
+        at = parent;
+      }
+    }
+    if (missing.length === 0) return;
     await Deno.mkdir(dir, { recursive: true });
+    for (const created of missing) await syncDirectory(parentDir(created));
   },
   async list(dir) {
     const names: string[] = [];
@@ -66,6 +85,22 @@ export const denoWalFs: WalFs = {
   },
   readFile(path) {
     return Deno.readFile(path);
+  },
+  async readRange(path, offset, lengthBytes) {
+    const file = await Deno.open(path, { read: true });
+    try {
+      await file.seek(offset, Deno.SeekMode.Start);
+      const out = new Uint8Array(lengthBytes);
+      let filled = 0;
+      while (filled < lengthBytes) {
+        const n = await file.read(out.subarray(filled));
+        if (n === null) break;
+        filled += n;
+      }
+      return out.subarray(0, filled);
+    } finally {
+      file.close();
+    }
   },
   async openAppend(path, create) {
     const file = await Deno.open(path, { append: true, create, createNew: false, read: false });
@@ -83,12 +118,25 @@ export const denoWalFs: WalFs = {
   remove(path) {
     return Deno.remove(path);
   },
-  async syncDir(dir) {
-    const handle = await Deno.open(dir, { read: true });
-    try {
-      await handle.sync();
-    } finally {
-      handle.close();
-    }
+  syncDir(dir) {
+    return syncDirectory(dir);
   },
 };
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await Deno.open(dir, { read: true });
+  try {
+    await handle.sync();
+  } finally {
+    handle.close();
+  }
+}
+
+/** The directory holding `path` ("." for a bare name, "/" at the root). */
+function parentDir(path: string): string {
+  const trimmed = path.replace(/\/+$/, "");
+  if (trimmed === "") return "/";
+  const slash = trimmed.lastIndexOf("/");
+  if (slash < 0) return ".";
+  return slash === 0 ? "/" : trimmed.slice(0, slash);
+}
