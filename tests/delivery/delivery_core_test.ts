@@ -1,4 +1,5 @@
 import { assert, assertEquals } from "../assert.ts";
+import { SimScheduler } from "../../src/sim/scheduler.ts";
 import { job, makeCore, split, status } from "./core_harness.ts";
 
 Deno.test("DeliveryCore starts a due job at once and needs no wake-up (no polling)", () => {
@@ -206,4 +207,36 @@ Deno.test("DeliveryCore dead-letters at once a handed-over job whose attempts ar
   assertEquals(attempts.length, 0);
   assert(reports[0]!.kind === "dead" && reports[0]!.attemptsMade === 3);
   assertEquals(core.jobCount, 0);
+});
+
+Deno.test("DeliveryCore gives freed slots to the least-loaded origin, so slow origins holding every slot cannot starve a fast one", () => {
+  // Four slow origins can hold all 8 node slots (2 each); the fast one arrives last.
+  const { core } = makeCore({ originConcurrencyMax: 2, concurrentDeliveriesMax: 8 });
+  const sim = new SimScheduler();
+  let fastDelivered = 0;
+  const flush = (): void => {
+    for (const out of core.takeOutputs()) {
+      if (out.type === "report") {
+        if (out.report.kind === "delivered" && out.job.id.startsWith("fast")) fastDelivered++;
+        continue;
+      }
+      const id = out.job.id;
+      sim.after(id.startsWith("fast") ? 1 : 1_000, () => {
+        core.attemptDone(sim.nowMs, id, status(200));
+        flush();
+      });
+    }
+  };
+  for (let o = 0; o < 4; o++) {
+    for (let i = 0; i < 100; i++) core.schedule(0, job(`slow${o}_${i}`, `http://slow${o}.test`));
+  }
+  for (let i = 0; i < 5_000; i++) core.schedule(0, job(`fast${i}`, "http://fast.test"));
+  flush();
+  let fastInflightAt2s = -1;
+  sim.at(2_000, () => fastInflightAt2s = core.originInflight("http://fast.test"));
+  sim.runUntil(10_000);
+  // After the first slow answers (t = 1 s) the fast origin takes a slot and keeps its share of
+  // them (8 slots, 5 origins); round-robin alone let the slow ones take every slot back.
+  assert(fastInflightAt2s >= 1, `fast origin holds ${fastInflightAt2s} slots at 2 s`);
+  assertEquals(fastDelivered, 5_000, `fast origin delivered only ${fastDelivered} in 10 s`);
 });
