@@ -13,7 +13,9 @@
  * Fail-stop: a failed write or fsync rejects every waiter of that batch and every queued
  * append, and the WAL refuses all further appends with `WalFailedError`. An fsync is never
  * retried: after a failed fsync the kernel may have dropped the dirty pages, so a retry that
- * succeeds proves nothing.
+ * succeeds proves nothing. A rejected append's outcome is unknown, not negative: its bytes may
+ * still have reached the disk and be replayed on the next open (callers treat records as
+ * idempotent).
  *
  * Must not: interpret record payloads, or retry I/O.
  */
@@ -297,8 +299,9 @@ export class Wal {
           await new Promise((resolve) => setTimeout(resolve, this.#config.batchWaitMs));
         }
         await this.#writeBatch(this.#takeBatch());
-        // Under sustained load the writer never goes idle, so drop settled waiters here.
-        if (this.#head > 4096) this.#compactQueue();
+        // Under sustained load the writer never goes idle, so drop settled waiters here; only
+        // once they are at least half the queue, so the copy costs O(1) per append.
+        if (this.#head >= 1024 && 2 * this.#head >= this.#queue.length) this.#compactQueue();
       }
     } catch (error) {
       this.#fail(error);
@@ -337,6 +340,9 @@ export class Wal {
     let offset = 0;
     for (const item of batch) {
       offset = encodeRecordInto(buffer, offset, RecordType.Data, item.payload);
+      // Settled waiters linger in the queue until it is compacted; they must not pin payloads
+      // (up to recordBytesMax each) that are already copied into the batch buffer.
+      item.payload = EMPTY;
     }
     offset = encodeRecordInto(buffer, offset, RecordType.BatchEnd, EMPTY);
     assert(offset === bytes, "batch buffer filled exactly");
@@ -363,6 +369,9 @@ export class Wal {
   }
 
   async #writeCheckpoint(waiter: CheckpointWaiter): Promise<void> {
+    // Building the snapshot touches no file: a caller's callback that throws, or a record
+    // over the limit, fails this checkpoint only, not the WAL.
+    let buffer: Uint8Array;
     let result: CheckpointResult;
     try {
       const records = [...waiter.takeSnapshot()];
@@ -375,7 +384,7 @@ export class Wal {
         }
         bytes += frameBytes(record.length);
       }
-      const buffer = new Uint8Array(bytes);
+      buffer = new Uint8Array(bytes);
       let offset = encodeRecordInto(buffer, 0, RecordType.SnapshotBegin, EMPTY);
       for (const record of records) {
         offset = encodeRecordInto(buffer, offset, RecordType.Snapshot, record);
@@ -383,16 +392,17 @@ export class Wal {
       offset = encodeRecordInto(buffer, offset, RecordType.SnapshotEnd, EMPTY);
       encodeRecordInto(buffer, offset, RecordType.BatchEnd, EMPTY);
       result = { snapshotRecords: records.length, snapshotBytes: bytes, removedSegments: [] };
+    } catch (error) {
+      waiter.reject(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    try {
       // Every append before the cut is durable (the writer is FIFO), so the next data LSN is
       // the first LSN not yet written.
       const cutLsn = this.#firstUnwrittenLsn();
       await this.#rotate(SEGMENT_FLAG_CHECKPOINT, cutLsn);
       await this.#writeAndSync(buffer);
     } catch (error) {
-      if (error instanceof RangeError) {
-        waiter.reject(error);
-        return;
-      }
       waiter.reject(this.#fail(error));
       return;
     }
@@ -434,10 +444,13 @@ export class Wal {
   }
 
   async #rotate(flags: number, firstLsn: number): Promise<void> {
-    this.#file.close();
     const index = this.#segmentIndex + 1;
     const name = segmentFileName(index);
-    this.#file = await createSegment(this.#fs, this.#dir, name, flags, firstLsn, index);
+    // The old file is closed only once the new one exists: if creating it fails, `#file`
+    // must still be an open handle for `close()` to close (a closed Deno file throws).
+    const file = await createSegment(this.#fs, this.#dir, name, flags, firstLsn, index);
+    this.#file.close();
+    this.#file = file;
     this.metrics.fsyncs.inc(2);
     this.#segmentIndex = index;
     this.#segmentSizeBytes = SEGMENT_HEADER_BYTES;

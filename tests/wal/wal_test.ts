@@ -191,6 +191,12 @@ Deno.test("Wal fails stop on a full disk with a clear error", async () => {
   await assertRejects(() => wal.append(record(0)), WalFailedError, "No space left on device");
   await assertRejects(() => wal.append(record(1)), WalFailedError);
   await wal.close();
+  // The disk took half of the batch before refusing: recovery cuts it as a torn tail.
+  const again = await reopen(disk);
+  assertEquals(again.numbers, []);
+  assert(again.report.truncated !== undefined, "the partial write is reported");
+  assertEquals(again.report.truncated.offset, SEGMENT_HEADER_BYTES);
+  await again.wal.close();
 });
 
 Deno.test("Wal refuses appends past queueRecordsMax with WalBusyError", async () => {
@@ -356,4 +362,110 @@ Deno.test("Wal batchWaitMs lets a lone append wait for company", async () => {
   assertEquals(await Promise.all([first, second]), [0, 1]);
   assertEquals(wal.metrics.batches.value, 1);
   await wal.close();
+});
+
+Deno.test("Wal drops a checkpoint torn by a crash and keeps rotating after it", async () => {
+  const disk = new SimDisk();
+  const config = { segmentBytes: 1024, batchBytesMax: 512, recordBytesMax: 256 };
+  const { wal } = await Wal.open(DIR, { fs: disk.mount(), config });
+  for (let i = 0; i < 5; i++) await wal.append(record(i, 50));
+  disk.injectFault("sync", 1); // the checkpoint segment's header syncs; its snapshot does not
+  await assertRejects(() => wal.checkpoint(() => [record(7, 50)]), WalFailedError);
+  disk.crash();
+  const first = await reopen(disk, config);
+  assertEquals(first.numbers, [0, 1, 2, 3, 4]);
+  assertEquals(first.report.truncated?.segment, segmentFileName(1));
+  assertEquals(first.report.removedSegments, [segmentFileName(1)]);
+  // Enough data for several rotations before any new checkpoint: the next recovery must not
+  // meet a checkpoint-flagged segment without a checkpoint.
+  for (let i = 5; i < 60; i++) assertEquals(await first.wal.append(record(i, 50)), i);
+  assert(first.wal.segmentCount > 2, "the log rotated");
+  await first.wal.close();
+  const second = await reopen(disk, config);
+  assertEquals(second.numbers, Array.from({ length: 60 }, (_, i) => i));
+  assertEquals(second.report.truncated, undefined);
+  await second.wal.close();
+});
+
+Deno.test("Wal refuses to open when a segment is missing, naming the segment", async () => {
+  const config = { segmentBytes: 1024, batchBytesMax: 512, recordBytesMax: 256 };
+  for (const missing of [0, 2]) {
+    const disk = new SimDisk();
+    const { wal } = await Wal.open(DIR, { fs: disk, config });
+    for (let i = 0; i < 100; i++) await wal.append(record(i, 50));
+    await wal.close();
+    await disk.remove(`${DIR}/${segmentFileName(missing)}`);
+    const error = await assertRejects(() => reopen(disk, config), WalCorruptionError);
+    assertEquals(error.segment, segmentFileName(missing + 1));
+  }
+});
+
+Deno.test("Wal hands replayed payloads out as copies, not views of a whole segment", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk });
+  for (let i = 0; i < 10; i++) await wal.append(record(i));
+  await wal.checkpoint(() => [record(99)]);
+  await wal.append(record(10));
+  await wal.close();
+  const again = await reopen(disk);
+  assertEquals(again.replayed.length, 2);
+  for (const r of again.replayed) assertEquals(r.payload.buffer.byteLength, r.payload.length);
+  await again.wal.close();
+});
+
+Deno.test("Wal fails only the checkpoint, not the log, when the snapshot callback throws", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk });
+  await wal.append(record(0));
+  await assertRejects(
+    () =>
+      wal.checkpoint(() => {
+        throw new TypeError("caller bug");
+      }),
+    TypeError,
+  );
+  assert(!wal.failed);
+  assertEquals(await wal.append(record(1)), 1);
+  await wal.close();
+  assertEquals((await reopen(disk)).numbers, [0, 1]);
+});
+
+Deno.test("Wal closes its file exactly once after a rotation failed", async () => {
+  const disk = new SimDisk();
+  const inner = disk.mount();
+  let closes = 0;
+  let refuseCreate = false;
+  const fs: WalFs = {
+    ...inner,
+    openAppend: async (path, create) => {
+      if (create && refuseCreate) throw new Error("injected open failure (EMFILE)");
+      const file = await inner.openAppend(path, create);
+      let closed = false;
+      return {
+        writeAll: (bytes) => file.writeAll(bytes),
+        syncData: () => file.syncData(),
+        close: () => {
+          // A closed Deno.FsFile throws when closed again.
+          if (closed) throw new Error("BadResource: file closed twice");
+          closed = true;
+          closes++;
+          file.close();
+        },
+      };
+    },
+  };
+  const config = { segmentBytes: 1024, batchBytesMax: 512, recordBytesMax: 256 };
+  const { wal } = await Wal.open(DIR, { fs, config });
+  for (let i = 0; wal.segmentCount === 1; i++) await wal.append(record(i, 50));
+  refuseCreate = true;
+  let refused = false;
+  for (let i = 0; i < 100 && !refused; i++) {
+    await wal.append(record(i, 50)).catch((error) => {
+      assert(error instanceof WalFailedError);
+      refused = true;
+    });
+  }
+  assert(refused, "a rotation was attempted");
+  await wal.close();
+  assertEquals(closes, 2);
 });
