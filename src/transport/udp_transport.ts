@@ -94,7 +94,7 @@ export class UdpTransport {
     );
     this.#handlerErrors = this.metrics.counter(
       "hookd_transport_handler_errors_total",
-      "Exceptions thrown by message or event handlers",
+      "Exceptions thrown by message or event handlers or the piggyback provider",
     );
     this.#receiveLoop = this.#receive();
   }
@@ -165,8 +165,24 @@ export class UdpTransport {
     return () => void this.#eventHandlers.delete(handler);
   }
 
+  /**
+   * Registers (or clears) the gossip piggyback provider. It runs inside the flush, from a
+   * microtask or the timer, where an exception would escape to the runtime and end the
+   * process; so one that throws counts as a handler error and the datagram goes without.
+   */
   setPiggyback(provider: PiggybackProvider | null): void {
-    this.endpoint.setPiggyback(provider);
+    if (provider === null) {
+      this.endpoint.setPiggyback(null);
+      return;
+    }
+    this.endpoint.setPiggyback((peer, spaceBytes) => {
+      try {
+        return provider(peer, spaceBytes);
+      } catch (error) {
+        this.#errorIn("piggyback provider", error);
+        return null;
+      }
+    });
   }
 
   peerStats(address: string): PeerStats | undefined {
@@ -186,7 +202,9 @@ export class UdpTransport {
    */
   forgetPeer(address: string): void {
     const to = this.#canonical(address);
-    if (to !== null) this.endpoint.forgetPeer(to);
+    if (to === null) return;
+    this.endpoint.forgetPeer(to);
+    this.#socketAddress.delete(to);
   }
 
   /** Stops the timer and the receive loop, waits for sends in progress, closes the socket. */
@@ -243,29 +261,20 @@ export class UdpTransport {
   }
 
   #dispatch(): void {
-    const messages = this.endpoint.takeMessages();
-    for (const m of messages) {
-      for (const h of this.#messageHandlers) {
-        try {
-          h(m);
-        } catch (error) {
-          this.#handlerErrors.inc();
-          console.error(`transport: message handler threw: ${error}`);
-        }
-      }
+    const onError = this.#errorIn;
+    for (const m of this.endpoint.takeMessages()) {
+      callEach(this.#messageHandlers, m, "message handler", onError);
     }
-    const events = this.endpoint.takeEvents();
-    for (const e of events) {
-      for (const h of this.#eventHandlers) {
-        try {
-          h(e);
-        } catch (error) {
-          this.#handlerErrors.inc();
-          console.error(`transport: event handler threw: ${error}`);
-        }
-      }
+    for (const e of this.endpoint.takeEvents()) {
+      callEach(this.#eventHandlers, e, "event handler", onError);
     }
   }
+
+  /** A handler threw: count it and go on, so one bad subscriber cannot stop the transport. */
+  readonly #errorIn = (what: string, error: unknown): void => {
+    this.#handlerErrors.inc();
+    console.error(`transport: ${what} threw: ${error}`);
+  };
 
   #scheduleFlush(): void {
     if (this.#flushQueued || this.#closed) return;
@@ -332,5 +341,20 @@ export class UdpTransport {
       this.#timerAtMs = Infinity;
       this.#flushNow();
     }, delayMs);
+  }
+}
+
+function callEach<T>(
+  handlers: ReadonlySet<(value: T) => void>,
+  value: T,
+  what: string,
+  onError: (what: string, error: unknown) => void,
+): void {
+  for (const h of handlers) {
+    try {
+      h(value);
+    } catch (error) {
+      onError(what, error);
+    }
   }
 }

@@ -86,3 +86,30 @@ Deno.test("UdpTransport refuses invalid addresses, and every send once closed", 
   }
   ok(error instanceof RangeError, "a transport without a cluster key is refused");
 });
+
+Deno.test("UdpTransport counts a piggyback provider that throws as a handler error and still sends", async () => {
+  const a = UdpTransport.start({ nodeId: "a", clusterKey: KEY });
+  const b = UdpTransport.start({ nodeId: "b", clusterKey: KEY });
+  try {
+    const got: DeliveredMessage[] = [];
+    b.onMessage((m) => got.push(m));
+    a.setPiggyback(() => {
+      throw new Error("provider failure (expected by this test)");
+    });
+    const errors: string[] = [];
+    const originalError = console.error;
+    console.error = (line: string) => void errors.push(line);
+    try {
+      equal(a.send(b.address, 1, new TextEncoder().encode("still sent")).accepted, true);
+      await waitFor("the message", () => got.length >= 1);
+    } finally {
+      console.error = originalError;
+    }
+    deepStrictEqual(got.map(text), ["still sent"]);
+    ok((a.metrics.snapshot()["hookd_transport_handler_errors_total"] as number) >= 1);
+    ok(errors.some((line) => line.includes("piggyback provider threw")));
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
