@@ -21,7 +21,7 @@ import {
   FRAG_FRAME_OVERHEAD_BYTES,
   HEADER_FIXED_BYTES,
 } from "./frame_codec.ts";
-import { Session, type SessionContext, type SessionOutput } from "./session.ts";
+import { MESSAGE_ID_SPAN, Session, type SessionContext, type SessionOutput } from "./session.ts";
 import { type TransportCounters, transportCounters } from "./transport_metrics.ts";
 import {
   APP_CHANNEL_MAX,
@@ -59,6 +59,9 @@ export class Endpoint {
   readonly #out: SessionOutput = { datagrams: [], messages: [], events: [] };
   #piggyback: PiggybackProvider | null;
   readonly #minDatagramBytes: number;
+  readonly #rng: Rng;
+  /** Set by the first `forgetPeer`: sessions created from then on take fresh epochs. */
+  #freshSessionEpochs = false;
 
   constructor(options: EndpointOptions) {
     this.config = validateTransportConfig({ ...transportDefaults, ...options.config });
@@ -67,8 +70,8 @@ export class Endpoint {
       throw new RangeError(`nodeId ${JSON.stringify(options.nodeId)}: ${nodeIdBytes.reason}`);
     }
     this.nodeId = options.nodeId;
-    // 0 means "unknown" in a datagram's destination epoch, so no incarnation may use it.
-    const epoch = options.epoch ?? 1 + Math.floor(options.rng.next() * 0xffff_ffff);
+    this.#rng = options.rng;
+    const epoch = options.epoch ?? this.#drawEpoch();
     if (!Number.isInteger(epoch) || epoch < 1 || epoch > 0xffff_ffff) {
       throw new RangeError(`epoch must be an integer in [1, 2^32 - 1], got ${options.epoch}`);
     }
@@ -82,7 +85,6 @@ export class Endpoint {
     this.#ctx = {
       config: this.config,
       nodeIdBytes: nodeIdBytes.value,
-      epoch: this.epoch,
       writer: new DatagramWriter(this.config.datagramBytes, auth.tagBytes),
       sign: (body) => auth.sign(body),
       counters: this.counters,
@@ -90,6 +92,14 @@ export class Endpoint {
       out: this.#out,
       onRtt: (address, srttMs) => this.counters.rttMs(address).set(srttMs),
     };
+    // Receivers track ids up to MESSAGE_ID_SPAN ahead, whatever their own window.
+    if (this.config.windowMessages > MESSAGE_ID_SPAN / 2) {
+      throw new RangeError(
+        `transport.windowMessages must be <= ${
+          MESSAGE_ID_SPAN / 2
+        }, got ${this.config.windowMessages}`,
+      );
+    }
     // Every datagram must carry at least one fragment byte next to a full ack; the config
     // check bounds datagramBytes from below, the node id's length is only known here.
     const frameSpaceBytes = this.config.datagramBytes - auth.tagBytes - HEADER_FIXED_BYTES -
@@ -254,16 +264,29 @@ export class Endpoint {
     return { address, nodeId: s.peerNodeId, peerEpoch: s.peerEpoch, ...s.stats() };
   }
 
-  /** Drops the session with `address` and everything queued for it (e.g. a node removed). */
+  /**
+   * Drops the session with `address` and everything queued for it (e.g. a node removed). A
+   * later session with that address numbers packets and messages from the start again, so it
+   * must not reuse this endpoint's epoch: the peer, if it is still alive, would take the new
+   * numbers for ones it has already seen, acknowledge them and drop them as duplicates. Every
+   * session created after a forget therefore draws its own epoch, which the peer treats as a
+   * restart of ours (a peer we never forgot keeps its session and our epoch).
+   */
   forgetPeer(address: string): void {
-    this.#sessions.delete(address);
+    if (this.#sessions.delete(address)) this.#freshSessionEpochs = true;
+  }
+
+  /** A random session epoch in [1, 2^32 - 1]: 0 means "unknown" on the wire. */
+  #drawEpoch(): number {
+    return 1 + Math.floor(this.#rng.next() * 0xffff_ffff);
   }
 
   #session(address: string): Session | undefined {
     let s = this.#sessions.get(address);
     if (s !== undefined) return s;
     if (this.#sessions.size >= this.config.peersMax) return undefined;
-    s = new Session(address, this.#ctx);
+    const epoch = this.#freshSessionEpochs ? this.#drawEpoch() : this.epoch;
+    s = new Session(address, epoch, this.#ctx);
     this.#sessions.set(address, s);
     return s;
   }

@@ -15,7 +15,14 @@
  *   reliable message to a peer not heard from yet takes one extra round trip.
  * - No head-of-line blocking: acknowledgements name packets (SACK ranges, repeated in every
  *   datagram); messages are delivered as soon as they are whole and deduplicated by message
- *   id, in a window of `windowMessages` ids.
+ *   id, tracked up to `MESSAGE_ID_SPAN` ids ahead (a protocol constant, not the local
+ *   `windowMessages`, so nodes with different settings interoperate).
+ * - A datagram is acknowledged only if every reliable frame in it was taken: one the receiver
+ *   cannot take (reassembly memory full, or a broken peer) leaves the whole datagram
+ *   unacknowledged, so the sender keeps its data instead of losing it silently.
+ * - `forgetPeer` ends a session for good; a later session with that address numbers from the
+ *   start again, so it (and any session created after it) draws a fresh epoch, which the peer
+ *   treats as a restart of ours.
  * - Acks do not wait on a timer at low rates: a datagram arriving 0.5 ms or more after our
  *   last ack is acknowledged in the flush that follows it (`setTimeout` fires 2-5 ms late on
  *   a busy 2-core machine, longer than a LAN RTT); in bursts every second one is, and gaps

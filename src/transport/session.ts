@@ -53,7 +53,6 @@ export interface SessionOutput {
 export interface SessionContext {
   readonly config: Readonly<TransportConfig>;
   readonly nodeIdBytes: Uint8Array;
-  readonly epoch: number;
   readonly writer: DatagramWriter;
   readonly sign: (body: Uint8Array) => Uint8Array;
   readonly counters: TransportCounters;
@@ -92,7 +91,8 @@ interface SentPacket {
 interface Reassembly {
   channel: number;
   buf: Uint8Array;
-  offsets: Set<number>;
+  /** Offset -> length of each fragment received. */
+  fragments: Map<number, number>;
   receivedBytes: number;
 }
 
@@ -101,8 +101,22 @@ type RetransmitKind = "fast" | "probe" | "timeout";
 /** Epochs of earlier incarnations of the peer kept to drop their late datagrams. */
 const RETIRED_EPOCHS_MAX = 4;
 
+/**
+ * How far past its lowest undelivered message id a receiver tracks ids, whatever its own
+ * `windowMessages`: a protocol constant, so that nodes configured with different windows
+ * still take each other's messages (a sender keeps at most `windowMessages` ids, checked
+ * against half this span, ahead of its lowest unacknowledged one, which the receiver has
+ * reached). Bounds the duplicate-suppression set and the reassembly count per peer.
+ */
+export const MESSAGE_ID_SPAN = 32768;
+
 export class Session {
   readonly address: string;
+  /**
+   * Our epoch as this peer sees it: the endpoint's epoch, or a fresh one for a session that
+   * replaces a forgotten one (endpoint.ts `forgetPeer`), since its numbering starts again.
+   */
+  readonly localEpoch: number;
   readonly #ctx: SessionContext;
   readonly #cfg: Readonly<TransportConfig>;
 
@@ -150,8 +164,10 @@ export class Session {
   /** Largest payload of a whole-message chunk so that it fits a datagram with a full ack. */
   readonly #chunkBytesMax: number;
 
-  constructor(address: string, ctx: SessionContext) {
+  constructor(address: string, localEpoch: number, ctx: SessionContext) {
+    assert(localEpoch !== 0, "epoch 0 means unknown on the wire");
     this.address = address;
+    this.localEpoch = localEpoch;
     this.#ctx = ctx;
     this.#cfg = ctx.config;
     this.#rtt = new RttEstimator({
@@ -282,8 +298,8 @@ export class Session {
 
   /**
    * Processes an authenticated datagram from this peer's current epoch. Returns false when it
-   * was dropped unprocessed (reassembly memory exhausted), in which case it is not
-   * acknowledged either.
+   * was dropped unprocessed (see `#refusal`: reassembly memory exhausted, or a reliable frame
+   * we cannot take), in which case it is not acknowledged either.
    */
   onDatagram(nowMs: number, datagram: DecodedDatagram): boolean {
     const frames = datagram.frames;
@@ -291,7 +307,7 @@ export class Session {
     // epoch yet (0) or knows an earlier one would mix two numberings in our duplicate
     // suppression, so its reliable frames are ignored, left unacknowledged (it retransmits
     // them) and answered at once with a datagram that tells it our epoch.
-    if (datagram.dstEpoch !== this.#ctx.epoch) {
+    if (datagram.dstEpoch !== this.localEpoch) {
       let reliable = false;
       for (const frame of frames) {
         if (frame.type === "ack") {
@@ -305,8 +321,13 @@ export class Session {
       }
       return true;
     }
-    if (!this.#reassemblyFits(frames)) {
-      this.#ctx.counters.reassemblyOverflow.inc();
+    // Decide on every reliable frame before any state changes: a datagram we acknowledge is
+    // one the sender forgets, so a frame we would refuse (from a peer whose limits differ from
+    // ours, or a broken one) must not be acknowledged with the rest and silently lost.
+    const refusal = this.#refusal(frames);
+    if (refusal !== undefined) {
+      if (refusal === "reassembly-full") this.#ctx.counters.reassemblyOverflow.inc();
+      else this.#ctx.counters.protocolErrors.inc();
       return false;
     }
     const pn = datagram.packetNumber;
@@ -348,37 +369,64 @@ export class Session {
     return true;
   }
 
-  #reassemblyFits(frames: readonly Frame[]): boolean {
-    let needed = 0;
-    let seen: Set<number> | undefined;
+  /**
+   * Why this datagram's reliable frames cannot all be taken, or undefined when they can: an id
+   * beyond `MESSAGE_ID_SPAN`, a message larger than the whole reassembly budget, fragments that
+   * disagree with each other or with a message already being reassembled (only a broken peer
+   * sends these), or reassembly memory that is full for now. The sender keeps such a
+   * datagram's data until it is taken. Limits here are the receiver's memory bounds, not the
+   * sender-side `messageBytesMax` and `windowMessages`, so peers whose settings differ still
+   * interoperate.
+   */
+  #refusal(frames: readonly Frame[]): "protocol" | "reassembly-full" | undefined {
+    const idLimit = this.#deliveredBelow + MESSAGE_ID_SPAN;
+    let neededBytes = 0;
+    /** Messages this datagram starts reassembling: id -> [totalBytes, channel]. */
+    let starting: Map<number, [number, number]> | undefined;
+    let whole: Set<number> | undefined;
     for (const f of frames) {
-      if (f.type !== "fragment") continue;
-      if (!this.#isNewMessage(f.msgId) || this.#reassembly.has(f.msgId)) continue;
-      seen ??= new Set();
-      if (seen.has(f.msgId)) continue;
-      seen.add(f.msgId);
-      needed += f.totalBytes;
+      if (f.type === "message") {
+        if (!this.#isNewMessage(f.msgId)) continue;
+        if (f.msgId >= idLimit || this.#reassembly.has(f.msgId) || starting?.has(f.msgId)) {
+          return "protocol";
+        }
+        (whole ??= new Set()).add(f.msgId);
+        continue;
+      }
+      if (f.type !== "fragment" || !this.#isNewMessage(f.msgId)) continue;
+      if (f.msgId >= idLimit || f.totalBytes > this.#cfg.reassemblyBytesMax) return "protocol";
+      if (whole?.has(f.msgId)) return "protocol";
+      const entry = this.#reassembly.get(f.msgId);
+      if (entry !== undefined) {
+        if (entry.buf.length !== f.totalBytes || entry.channel !== f.channel) return "protocol";
+        continue;
+      }
+      starting ??= new Map();
+      const other = starting.get(f.msgId);
+      if (other === undefined) {
+        starting.set(f.msgId, [f.totalBytes, f.channel]);
+        neededBytes += f.totalBytes;
+      } else if (other[0] !== f.totalBytes || other[1] !== f.channel) return "protocol";
     }
-    return needed === 0 || this.#reassemblyBytes + needed <= this.#cfg.reassemblyBytesMax;
+    if (neededBytes > 0 && this.#reassemblyBytes + neededBytes > this.#cfg.reassemblyBytesMax) {
+      return "reassembly-full";
+    }
+    return undefined;
   }
 
   #isNewMessage(id: number): boolean {
     return id >= this.#deliveredBelow && !this.#deliveredAbove.has(id);
   }
 
-  /** Marks `id` delivered; false when the id is implausibly far ahead (a protocol error). */
-  #acceptId(id: number): boolean {
-    if (id >= this.#deliveredBelow + 2 * this.#cfg.windowMessages) {
-      this.#ctx.counters.protocolErrors.inc();
-      return false;
-    }
+  /** Marks `id` delivered. `#refusal` let through only ids within `MESSAGE_ID_SPAN`. */
+  #acceptId(id: number): void {
+    assert(id < this.#deliveredBelow + MESSAGE_ID_SPAN, "message id past the tracked span");
     if (id === this.#deliveredBelow) {
       this.#deliveredBelow++;
       while (this.#deliveredAbove.delete(this.#deliveredBelow)) this.#deliveredBelow++;
     } else {
       this.#deliveredAbove.add(id);
     }
-    return true;
   }
 
   #onMessage(channel: number, id: number, bytes: Uint8Array): void {
@@ -386,7 +434,8 @@ export class Session {
       this.#ctx.counters.duplicates.inc();
       return;
     }
-    if (this.#acceptId(id)) this.#deliver(channel, true, bytes);
+    this.#acceptId(id);
+    this.#deliver(channel, true, bytes);
   }
 
   #onFragment(f: Extract<Frame, { type: "fragment" }>): void {
@@ -394,44 +443,39 @@ export class Session {
       this.#ctx.counters.duplicates.inc();
       return;
     }
-    if (
-      f.totalBytes > this.#cfg.messageBytesMax ||
-      f.msgId >= this.#deliveredBelow + 2 * this.#cfg.windowMessages
-    ) {
-      this.#ctx.counters.protocolErrors.inc();
-      return;
-    }
     let entry = this.#reassembly.get(f.msgId);
     if (entry === undefined) {
       entry = {
         channel: f.channel,
         buf: new Uint8Array(f.totalBytes),
-        offsets: new Set(),
+        fragments: new Map(),
         receivedBytes: 0,
       };
       this.#reassembly.set(f.msgId, entry);
       this.#reassemblyBytes += f.totalBytes;
     }
-    if (entry.buf.length !== f.totalBytes || entry.channel !== f.channel) {
-      this.#ctx.counters.protocolErrors.inc();
-      return;
-    }
-    if (entry.offsets.has(f.offset)) {
+    assert(
+      entry.buf.length === f.totalBytes && entry.channel === f.channel,
+      "fragment disagrees with its message (#refusal checks this)",
+    );
+    if (entry.fragments.has(f.offset)) {
       this.#ctx.counters.duplicates.inc();
       return;
     }
-    entry.offsets.add(f.offset);
+    entry.fragments.set(f.offset, f.bytes.length);
     entry.buf.set(f.bytes, f.offset);
     entry.receivedBytes += f.bytes.length;
     if (entry.receivedBytes < entry.buf.length) return;
     this.#reassembly.delete(f.msgId);
     this.#reassemblyBytes -= entry.buf.length;
-    if (entry.receivedBytes !== entry.buf.length) {
-      // Overlapping fragments: the sender cuts at fixed offsets, so this is a broken peer.
+    if (!coversExactly(entry.fragments, entry.buf.length)) {
+      // The sender cuts at fixed offsets, so overlapping fragments (which can add up to the
+      // length while leaving a hole) come from a broken peer: never deliver the hole.
       this.#ctx.counters.protocolErrors.inc();
       return;
     }
-    if (this.#acceptId(f.msgId)) this.#deliver(entry.channel, true, entry.buf);
+    this.#acceptId(f.msgId);
+    this.#deliver(entry.channel, true, entry.buf);
   }
 
   #deliver(channel: number, reliable: boolean, bytes: Uint8Array): void {
@@ -452,7 +496,7 @@ export class Session {
     ranges: readonly PacketRange[],
   ): void {
     // Acks that name another incarnation of us describe packets of a dead session.
-    if (ackEpoch !== this.#ctx.epoch) {
+    if (ackEpoch !== this.localEpoch) {
       this.#ctx.counters.staleAcks.inc();
       return;
     }
@@ -716,7 +760,7 @@ export class Session {
     const ctx = this.#ctx;
     const w = ctx.writer;
     const pn = this.#nextPn++;
-    w.begin(ctx.nodeIdBytes, ctx.epoch, this.peerEpoch ?? 0, pn);
+    w.begin(ctx.nodeIdBytes, this.localEpoch, this.peerEpoch ?? 0, pn);
     this.#announce = false;
     if (this.#received.size > 0 && this.peerEpoch !== undefined) {
       const fit = Math.floor((w.remaining - ACK_FRAME_BASE_BYTES) / ACK_RANGE_BYTES) + 1;
@@ -788,4 +832,14 @@ export class Session {
     );
     return true;
   }
+}
+
+/** Whether `fragments` (offset -> length) tile [0, totalBytes) with no gap and no overlap. */
+function coversExactly(fragments: ReadonlyMap<number, number>, totalBytes: number): boolean {
+  let end = 0;
+  for (const offset of [...fragments.keys()].sort((a, b) => a - b)) {
+    if (offset !== end) return false;
+    end = offset + fragments.get(offset)!;
+  }
+  return end === totalBytes;
 }

@@ -6,8 +6,10 @@ import {
   type DeliveredMessage,
   Endpoint,
   HmacSha256Authenticator,
+  MAC_TAG_BYTES,
   PIGGYBACK_CHANNEL,
 } from "../../src/transport/mod.ts";
+import { encodeDatagram, type Frame } from "../../src/transport/frame_codec.ts";
 import { ReceivedRanges } from "../../src/transport/received_ranges.ts";
 import { RttEstimator } from "../../src/transport/rtt_estimator.ts";
 
@@ -261,4 +263,159 @@ Deno.test("Endpoint delivers a later message while an earlier one is still missi
   settle(4, a, b);
   deepStrictEqual(b.takeMessages().map(text), ["first"]);
   equal(a.metrics.snapshot()['hookd_transport_retransmits_total{kind="fast"}'], 1);
+});
+
+Deno.test("Endpoint.forgetPeer gives the next session a fresh epoch, so a peer still alive takes its messages as new", () => {
+  const a = endpoint("a", 1);
+  const b = endpoint("b", 2);
+  for (let i = 0; i < 5; i++) a.send(0, B, 1, new TextEncoder().encode(`before ${i}`));
+  settle(0, a, b);
+  equal(b.takeMessages().length, 5);
+  b.takeEvents();
+  a.forgetPeer(B);
+  // The new session numbers packets and messages from the start again; under the old epoch
+  // b would acknowledge them as ones it has seen and drop them.
+  a.send(1, B, 1, new TextEncoder().encode("after"));
+  settle(1, a, b);
+  deepStrictEqual(b.takeMessages().map(text), ["after"]);
+  const restarted = b.takeEvents().filter((e) => e.type === "peer-restarted");
+  equal(restarted.length, 1);
+  ok(restarted[0]!.type === "peer-restarted" && restarted[0]!.previousEpoch === 1);
+  ok(a.isIdle(B));
+});
+
+Deno.test("Endpoint leaves a datagram unacknowledged when it cannot take a reliable frame, so nothing is lost silently", () => {
+  // b's whole reassembly budget is 2,000 bytes; a (default limits) sends a larger message.
+  const a = endpoint("a", 1);
+  const b = endpoint("b", 2, {
+    messageBytesMax: 1000,
+    sendQueueBytesMax: 100_000,
+    reassemblyBytesMax: 2000,
+  });
+  handshake(a, b);
+  a.send(1, B, 1, new Uint8Array(5000));
+  settle(1, a, b);
+  equal(b.takeMessages().length, 0);
+  equal(a.isIdle(B), false, "a still holds the message it could not deliver");
+  ok((b.metrics.snapshot()["hookd_transport_protocol_errors_total"] as number) > 0);
+});
+
+Deno.test("Endpoint never delivers a message whose fragments overlap and leave a hole", () => {
+  const b = endpoint("b", 2);
+  const auth = new HmacSha256Authenticator(KEY);
+  const sign = (body: Uint8Array) => auth.sign(body);
+  const hello = encodeDatagram(
+    { nodeId: "a", epoch: 1, dstEpoch: 0, packetNumber: 1 },
+    [
+      { type: "unreliable", channel: 0, bytes: new Uint8Array(1) },
+    ],
+    MAC_TAG_BYTES,
+    sign,
+  );
+  b.receive(0, A, hello);
+  // 5 + 5 bytes add up to the 10-byte total, but cover only bytes 0..6.
+  for (const [pn, offset] of [[2, 0], [3, 2]] as const) {
+    const fragment = encodeDatagram(
+      { nodeId: "a", epoch: 1, dstEpoch: 2, packetNumber: pn },
+      [
+        {
+          type: "fragment",
+          channel: 1,
+          msgId: 0,
+          totalBytes: 10,
+          offset,
+          bytes: new Uint8Array(5).fill(7),
+        },
+      ],
+      MAC_TAG_BYTES,
+      sign,
+    );
+    b.receive(0, A, fragment);
+  }
+  equal(b.takeMessages().filter((m) => m.reliable).length, 0);
+  equal(b.metrics.snapshot()["hookd_transport_protocol_errors_total"], 1);
+});
+
+/** Authenticated datagrams from a broken or hostile cluster member, near b's live state. */
+const hostileFrame: fc.Arbitrary<Frame> = fc.oneof(
+  fc.record({
+    type: fc.constant("ack" as const),
+    ackEpoch: fc.constantFrom(2, 0, 99),
+    ackDelayUs: fc.nat(),
+    ranges: fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 5 })).map((
+      [hi, len],
+    ) => [{ lo: Math.max(0, hi - len), hi }]),
+  }),
+  fc.record({
+    type: fc.constant("message" as const),
+    channel: fc.integer({ min: 0, max: 255 }),
+    msgId: fc.oneof(fc.integer({ min: 0, max: 20 }), fc.maxSafeNat()),
+    bytes: fc.uint8Array({ maxLength: 20 }),
+  }),
+  fc.record({
+    channel: fc.integer({ min: 0, max: 3 }),
+    msgId: fc.integer({ min: 0, max: 20 }),
+    bytes: fc.uint8Array({ minLength: 1, maxLength: 20 }),
+    offset: fc.integer({ min: 0, max: 40 }),
+    extra: fc.integer({ min: 0, max: 40 }),
+  }).map(({ channel, msgId, bytes, offset, extra }): Frame => ({
+    type: "fragment",
+    channel,
+    msgId,
+    totalBytes: offset + bytes.length + extra,
+    offset,
+    bytes,
+  })),
+  fc.record({
+    type: fc.constant("unreliable" as const),
+    channel: fc.integer({ min: 0, max: 255 }),
+    bytes: fc.uint8Array({ maxLength: 20 }),
+  }),
+);
+
+Deno.test("Endpoint never throws on authenticated datagrams with arbitrary frames, epochs and numbers", () => {
+  const auth = new HmacSha256Authenticator(KEY);
+  const sign = (body: Uint8Array) => auth.sign(body);
+  const datagram = fc.record({
+    nodeId: fc.constantFrom("a", "z"),
+    epoch: fc.constantFrom(1, 1, 1, 5, 7),
+    dstEpoch: fc.constantFrom(2, 2, 2, 0, 9),
+    packetNumber: fc.oneof(fc.integer({ min: 0, max: 40 }), fc.maxSafeNat()),
+    frames: fc.array(hostileFrame, { maxLength: 5 }),
+  });
+  fc.assert(
+    fc.property(fc.array(fc.tuple(datagram, fc.boolean()), { maxLength: 30 }), (steps) => {
+      const b = endpoint("b", 2, { messageBytesMax: 60, reassemblyBytesMax: 120 });
+      let nowMs = 0;
+      for (const [d, send] of steps) {
+        // b's own traffic gives acks something to match.
+        if (send) b.send(nowMs, A, 1, new Uint8Array(50));
+        b.receive(nowMs, A, encodeDatagram(d, d.frames, MAC_TAG_BYTES, sign));
+        nowMs += 0.7;
+        b.tick(nowMs);
+        b.tick(nowMs + 1000);
+        b.takeDatagrams();
+        b.takeMessages();
+        b.takeEvents();
+      }
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+Deno.test("Endpoint takes message ids past its own smaller window from a peer with a larger one", () => {
+  const a = endpoint("a", 1, { windowMessages: 64 });
+  const b = endpoint("b", 2, { windowMessages: 4 });
+  handshake(a, b);
+  a.send(1, B, 1, new TextEncoder().encode("0"));
+  equal(deliver(1, a, A, b, () => true), 1); // lost: every later id is ahead of a gap
+  for (let i = 1; i < 20; i++) {
+    a.send(2, B, 1, new TextEncoder().encode(String(i)));
+    deliver(2, a, A, b);
+  }
+  for (let t = 3; t < 200 && !a.isIdle(B); t++) settle(t, a, b);
+  const got = b.takeMessages().map(text).map(Number).sort((x, y) => x - y);
+  deepStrictEqual(got, Array.from({ length: 20 }, (_, i) => i));
+  ok(a.isIdle(B));
+  equal(b.metrics.snapshot()["hookd_transport_protocol_errors_total"], 0);
 });
