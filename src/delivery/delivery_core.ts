@@ -69,7 +69,10 @@ interface JobEntry {
 interface OriginState {
   readonly key: string;
   readonly breaker: CircuitBreaker;
-  readonly ready: Fifo<JobEntry>;
+  /** Queued entries; a cancelled one stays until shifted or compacted (`staleReady`). */
+  ready: Fifo<JobEntry>;
+  /** Entries in `ready` that were forgotten while queued. */
+  staleReady: number;
   readonly gauge: Gauge;
   inflight: number;
   /** Jobs held by the engine for this origin (any phase). */
@@ -115,6 +118,14 @@ export type CoreConfig = Pick<
 
 /** Stale runnable items tolerated beyond twice the origins held before a compaction. */
 const RUNNABLE_COMPACT_MIN = 1_024;
+/** Stale timer items tolerated beyond twice the jobs and origins held before a compaction. */
+const STALE_COMPACT_MIN = 1_024;
+/** Cancelled entries an origin's ready queue may hold (when half its length) before compaction. */
+const READY_STALE_MIN = 64;
+
+function timerLess(a: TimerItem, b: TimerItem): boolean {
+  return a.atMs < b.atMs || (a.atMs === b.atMs && a.seq < b.seq);
+}
 
 /** Fewest attempts in flight first; among equals, first queued first (round-robin). */
 function runnableLess(a: RunnableItem, b: RunnableItem): boolean {
@@ -133,9 +144,7 @@ export class DeliveryCore {
   readonly #jobs = new Map<string, JobEntry>();
   readonly #origins = new Map<string, OriginState>();
   #runnable = new MinHeap<RunnableItem>(runnableLess);
-  readonly #timers = new MinHeap<TimerItem>((a, b) =>
-    a.atMs < b.atMs || (a.atMs === b.atMs && a.seq < b.seq)
-  );
+  #timers = new MinHeap<TimerItem>(timerLess);
   #outputs: CoreOutput[] = [];
   #inflight = 0;
   #seq = 0;
@@ -155,6 +164,16 @@ export class DeliveryCore {
   /** Attempts in flight on this node. */
   get inflight(): number {
     return this.#inflight;
+  }
+
+  /**
+   * Items in the core's queues (timer heap, runnable heap, ready queues), stale ones included.
+   * O(origins); for tests that check cancelled jobs do not pile up.
+   */
+  get queuedItems(): number {
+    let ready = 0;
+    for (const origin of this.#origins.values()) ready += origin.ready.size;
+    return this.#timers.size + this.#runnable.size + ready;
   }
 
   /** Attempts in flight to `origin` (e.g. `http://127.0.0.1:8080`). */
@@ -281,12 +300,7 @@ export class DeliveryCore {
     for (;;) {
       const top = this.#timers.peek();
       if (top === undefined) return undefined;
-      const entry = top.entry;
-      const stale = entry !== undefined
-        ? this.#jobs.get(entry.job.id) !== entry || entry.phase !== "waiting" ||
-          entry.timerSeq !== top.seq
-        : this.#origins.get(top.origin!.key) !== top.origin;
-      if (!stale) return top.atMs;
+      if (!this.#isStaleTimer(top)) return top.atMs;
       this.#timers.pop();
     }
   }
@@ -305,7 +319,7 @@ export class DeliveryCore {
     const wasOpen = origin.breaker.state === "open";
     origin.breaker.onResult(nowMs, isOriginFailure(result), entry.isTrial);
     if (!wasOpen && stateOf(origin.breaker) === "open") {
-      this.#timers.push({ atMs: origin.breaker.reopenAtMs, seq: ++this.#seq, origin });
+      this.#pushTimer({ atMs: origin.breaker.reopenAtMs, seq: ++this.#seq, origin });
     }
     this.#updateBreakerGauge(origin);
 
@@ -405,6 +419,7 @@ export class DeliveryCore {
           openMaxMs: this.#config.breakerOpenMaxMs,
         }),
         ready: new Fifo(),
+        staleReady: 0,
         gauge: this.#metrics.breakerGauge(key),
         inflight: 0,
         jobs: 0,
@@ -416,6 +431,29 @@ export class DeliveryCore {
     return origin;
   }
 
+  /**
+   * Pushes a timer item; first rebuilds the heap without stale items when they could
+   * outnumber live ones (at most one per held job plus one per origin).
+   */
+  #pushTimer(item: TimerItem): void {
+    if (this.#timers.size >= STALE_COMPACT_MIN + 2 * (this.#jobs.size + this.#origins.size)) {
+      const live = new MinHeap<TimerItem>(timerLess);
+      for (let t = this.#timers.pop(); t !== undefined; t = this.#timers.pop()) {
+        if (!this.#isStaleTimer(t)) live.push(t);
+      }
+      this.#timers = live;
+    }
+    this.#timers.push(item);
+  }
+
+  #isStaleTimer(top: TimerItem): boolean {
+    const entry = top.entry;
+    return entry !== undefined
+      ? this.#jobs.get(entry.job.id) !== entry || entry.phase !== "waiting" ||
+        entry.timerSeq !== top.seq
+      : this.#origins.get(top.origin!.key) !== top.origin;
+  }
+
   /** Arms the job's timer, or queues it at once when it is already due. */
   #wait(nowMs: number, entry: JobEntry): void {
     if (entry.dueMs <= nowMs) {
@@ -424,7 +462,7 @@ export class DeliveryCore {
     }
     entry.phase = "waiting";
     entry.timerSeq = ++this.#seq;
-    this.#timers.push({ atMs: entry.dueMs, seq: entry.timerSeq, entry });
+    this.#pushTimer({ atMs: entry.dueMs, seq: entry.timerSeq, entry });
   }
 
   #makeReady(nowMs: number, entry: JobEntry): void {
@@ -488,6 +526,7 @@ export class DeliveryCore {
       const entry = origin.ready.shift();
       if (entry === undefined) return undefined;
       if (this.#jobs.get(entry.job.id) === entry && entry.phase === "ready") return entry;
+      origin.staleReady--;
     }
   }
 
@@ -512,10 +551,26 @@ export class DeliveryCore {
   #forget(entry: JobEntry): void {
     const deleted = this.#jobs.delete(entry.job.id);
     assert(deleted, `forget: ${entry.job.id} not held`);
-    entry.origin.jobs--;
-    assert(entry.origin.jobs >= 0, "origin job count went negative");
+    const origin = entry.origin;
+    if (entry.phase === "ready") {
+      // Still queued behind a busy or open origin: compact before cancelled jobs (and their
+      // payloads) pile up there under schedule/cancel churn.
+      origin.staleReady++;
+      if (origin.staleReady >= READY_STALE_MIN && 2 * origin.staleReady >= origin.ready.size) {
+        const live = new Fifo<JobEntry>();
+        for (let e = origin.ready.shift(); e !== undefined; e = origin.ready.shift()) {
+          if (this.#jobs.get(e.job.id) === e && e.phase === "ready") live.push(e);
+        }
+        origin.ready = live;
+        origin.staleReady = 0;
+      }
+    }
+    // A forgotten waiting job leaves its timer item in the heap until due (hours, for a
+    // retry); `#pushTimer` compacts before those pile up.
+    origin.jobs--;
+    assert(origin.jobs >= 0, "origin job count went negative");
     this.#metrics.jobs.set(this.#jobs.size);
-    this.#maybeDropOrigin(entry.origin);
+    this.#maybeDropOrigin(origin);
   }
 
   /** Forgets an origin with nothing held and nothing to remember (bounded origin table). */
