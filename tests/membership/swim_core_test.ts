@@ -369,3 +369,51 @@ Deno.test("SwimCore refuses an empty or over-long node id or address with a Rang
   }
   make("x".repeat(64), "a".repeat(255))();
 });
+
+Deno.test("SwimCore Lifeguard: missing nacks raise its health score and stretch its next probe", () => {
+  const D = "10.0.0.4:7946";
+  const run = (relaysNack: boolean) => {
+    const metrics = new MetricsRegistry();
+    const core = makeCore(metrics);
+    deliver(core, 0, B, [alive("n2", B, 1), alive("n3", C, 1), alive("n4", D, 1)]);
+    /** Ticks until a new probe goes out; returns its seq, target address and time. */
+    const nextProbe = (afterSeq: number, firstTickMs = core.nextWakeMs()) => {
+      for (let i = 0; i < 100; i++) {
+        const now = i === 0 ? firstTickMs : core.nextWakeMs();
+        for (const s of step(core, now, { type: "tick" }).sent) {
+          const p = s.messages[0];
+          if (p?.type === "ping" && p.seq > afterSeq) return { seq: p.seq, to: s.to, now };
+        }
+      }
+      throw new Error("no probe");
+    };
+    const first = nextProbe(0);
+    const cfg = core.config;
+    const indirect = step(core, first.now + cfg.probeTimeoutMs, { type: "tick" });
+    const relays = indirect.sent.filter((s) => s.messages[0]?.type === "ping-req");
+    assertEquals(relays.length, 2, "both other members are asked");
+    if (relaysNack) {
+      for (const r of relays) {
+        deliver(core, first.now + 150, r.to, [{ type: "nack", seq: first.seq }]);
+      }
+    }
+    // The tick that ends the first probe may start the second one.
+    const second = nextProbe(first.seq, first.now + cfg.probeIntervalMs);
+    // Awareness multiplies the probe timeout: does the second probe go indirect on time?
+    const atTimeout = step(core, second.now + cfg.probeTimeoutMs, { type: "tick" });
+    const indirectOnTime = atTimeout.sent.some((s) => s.messages[0]?.type === "ping-req");
+    return {
+      score: core.awarenessScore,
+      indirectOnTime,
+      nacks: metrics.snapshot()["hookd_membership_nacks_total"],
+    };
+  };
+  const withNacks = run(true);
+  assertEquals(withNacks.nacks, 2);
+  assertEquals(withNacks.score, 0, "nacks prove our own links work: no penalty");
+  const silent = run(false);
+  assertEquals(silent.nacks, 0);
+  assertEquals(silent.score, 2, "one point per missing nack");
+  assert(withNacks.indirectOnTime, "a healthy node goes indirect after probeTimeoutMs");
+  assert(!silent.indirectOnTime, "a slow node waits (score + 1) times longer");
+});
