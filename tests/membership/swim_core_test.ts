@@ -417,3 +417,35 @@ Deno.test("SwimCore Lifeguard: missing nacks raise its health score and stretch 
   assert(withNacks.indirectOnTime, "a healthy node goes indirect after probeTimeoutMs");
   assert(!silent.indirectOnTime, "a slow node waits (score + 1) times longer");
 });
+
+Deno.test("SwimCore shrinks a suspicion by each independent confirmation, to the shortest timeout", () => {
+  const D = "10.0.0.4:7946";
+  const E = "10.0.0.5:7946";
+  /** Time n5 is declared dead after suspicions from `fromIds`, all at 1000 ms. */
+  const deadAtMs = (fromIds: string[]): number => {
+    const core = makeCore();
+    deliver(core, 0, B, [
+      alive("n2", B, 1),
+      alive("n3", C, 1),
+      alive("n4", D, 1),
+      alive("n5", E, 1),
+    ]);
+    for (const from of fromIds) deliver(core, 1000, B, [suspect("n5", 1, from)]);
+    let now = 1000;
+    for (let i = 0; i < 1000 && !core.isDead("n5"); i++) {
+      now = core.nextWakeMs();
+      // n5 acks our own probes (without refuting), so only the given suspicions count.
+      for (const s of step(core, now, { type: "tick" }).sent) {
+        const p = s.messages[0];
+        if (s.to === E && p?.type === "ping") deliver(core, now, E, [ack(p.seq)]);
+      }
+    }
+    return now - 1000;
+  };
+  // Five live members: minMs = 4 · 1 · 200 = 800, maxMs = 5 · 800 = 4000, k = 2.
+  assertEquals(deadAtMs(["n2"]), 4000, "a lone suspicion: the longest timeout");
+  assertEquals(deadAtMs(["n2", "n2"]), 4000, "the same suspector twice counts once");
+  // One of two: 4000 − 3200 · log 2 / log 3 = 1981.6, floored.
+  assertEquals(deadAtMs(["n2", "n3"]), 1981);
+  assertEquals(deadAtMs(["n2", "n3", "n4"]), 800, "k confirmations: the shortest timeout");
+});
