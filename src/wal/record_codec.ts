@@ -7,9 +7,16 @@
  * Record frame (little-endian):
  *
  *     0  u32  payloadBytes
- *     4  u32  CRC32C over bytes [0, 4) and [8, end): the length, the type and the payload
+ *     4  u32  CRC32C over bytes [0, 4) and [8, end): the length, the type and the payload,
+ *             started from the segment's salt instead of zero
  *     8  u8   type (RecordType)
  *     9  ...  payload
+ *
+ * Why the salt: records are the caller's bytes, and a caller's payload (a webhook body) may
+ * hold bytes that form valid frames. Recovery looks past damage for intact later frames to
+ * tell corruption from a torn tail; without a salt a crafted payload torn by a crash would
+ * read as "a later batch is intact" and keep the node from starting. A random salt per
+ * segment, unknown to whoever chose the payload, makes such a frame fail its checksum.
  *
  * Segment header (32 bytes, little-endian):
  *
@@ -18,7 +25,7 @@
  *     6  u16  flags (bit 0: the segment starts with a checkpoint)
  *     8  u64  segment index
  *    16  u64  LSN of the first data record in the segment
- *    24  u32  reserved, zero
+ *    24  u32  salt: the initial CRC32C value of every frame in the segment
  *    28  u32  CRC32C over bytes [0, 28)
  */
 
@@ -27,7 +34,7 @@ import { crc32cUpdate } from "./crc32c.ts";
 export const RECORD_HEADER_BYTES = 9;
 export const SEGMENT_HEADER_BYTES = 32;
 export const SEGMENT_MAGIC = 0x4c574b48; // "HKWL" read as little-endian u32
-export const SEGMENT_VERSION = 1;
+export const SEGMENT_VERSION = 2;
 export const SEGMENT_FLAG_CHECKPOINT = 1;
 
 /**
@@ -54,27 +61,28 @@ export function frameBytes(payloadBytes: number): number {
   return RECORD_HEADER_BYTES + payloadBytes;
 }
 
-/** Writes one frame at `offset` of `target`; returns the offset just past it. */
+/** Writes one frame at `offset` of `target`, salted; returns the offset just past it. */
 export function encodeRecordInto(
   target: Uint8Array,
   offset: number,
   type: RecordType,
   payload: Uint8Array,
+  salt: number,
 ): number {
   const view = new DataView(target.buffer, target.byteOffset, target.byteLength);
   view.setUint32(offset, payload.length, true);
   target[offset + 8] = type;
   target.set(payload, offset + RECORD_HEADER_BYTES);
   const end = offset + RECORD_HEADER_BYTES + payload.length;
-  let crc = crc32cUpdate(0, target, offset, offset + 4);
+  let crc = crc32cUpdate(salt, target, offset, offset + 4);
   crc = crc32cUpdate(crc, target, offset + 8, end);
   view.setUint32(offset + 4, crc, true);
   return end;
 }
 
-export function encodeRecord(type: RecordType, payload: Uint8Array): Uint8Array {
+export function encodeRecord(type: RecordType, payload: Uint8Array, salt: number): Uint8Array {
   const out = new Uint8Array(frameBytes(payload.length));
-  encodeRecordInto(out, 0, type, payload);
+  encodeRecordInto(out, 0, type, payload, salt);
   return out;
 }
 
@@ -94,11 +102,12 @@ export type RecordDecodeError = {
   reason: string;
 };
 
-/** Decodes the frame at `offset`, refusing payloads over `payloadBytesMax`. */
+/** Decodes the frame at `offset` of a segment salted `salt`, refusing payloads over the max. */
 export function decodeRecord(
   bytes: Uint8Array,
   offset: number,
   payloadBytesMax: number,
+  salt: number,
 ): DecodedRecord | RecordDecodeError {
   const available = bytes.length - offset;
   if (offset < 0 || available < RECORD_HEADER_BYTES) {
@@ -127,7 +136,7 @@ export function decodeRecord(
       reason: `frame of ${RECORD_HEADER_BYTES + payloadBytes} bytes, ${available} left`,
     };
   }
-  let crc = crc32cUpdate(0, bytes, offset, offset + 4);
+  let crc = crc32cUpdate(salt, bytes, offset, offset + 4);
   crc = crc32cUpdate(crc, bytes, offset + 8, end);
   const stored = view.getUint32(offset + 4, true);
   if (crc !== stored) {
@@ -146,6 +155,8 @@ export interface SegmentHeader {
   flags: number;
   segmentIndex: number;
   firstLsn: number;
+  /** Random u32 chosen when the segment is created; seeds every frame's checksum. */
+  salt: number;
 }
 
 export function encodeSegmentHeader(header: SegmentHeader): Uint8Array {
@@ -156,7 +167,7 @@ export function encodeSegmentHeader(header: SegmentHeader): Uint8Array {
   view.setUint16(6, header.flags, true);
   view.setBigUint64(8, BigInt(header.segmentIndex), true);
   view.setBigUint64(16, BigInt(header.firstLsn), true);
-  view.setUint32(24, 0, true);
+  view.setUint32(24, header.salt >>> 0, true);
   view.setUint32(28, crc32cUpdate(0, out, 0, 28), true);
   return out;
 }
@@ -198,6 +209,7 @@ export function decodeSegmentHeader(bytes: Uint8Array): SegmentHeaderResult {
       flags: view.getUint16(6, true),
       segmentIndex: Number(segmentIndex),
       firstLsn: Number(firstLsn),
+      salt: view.getUint32(24, true),
     },
   };
 }

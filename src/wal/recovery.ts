@@ -109,13 +109,18 @@ export async function recoverWal(
     return cached.bytes;
   };
 
-  // A segment whose header never became durable can only be the newest (rotation writes and
-  // syncs the header before anything goes into it); anything else is corruption.
+  // A segment whose header never became durable can only be the newest, and then it holds
+  // nothing else: a segment's header is written and synced before anything goes into it.
+  // A damaged header with more bytes after it was durable once, so it is corruption.
   const last = segments.at(-1);
   if (last !== undefined && last.header === undefined) {
     const bytes = await read(last);
-    if (bytes.length > SEGMENT_HEADER_BYTES && hasAnyFrame(bytes, recordBytesMax)) {
-      throw new WalCorruptionError(last.name, 0, "segment header is damaged but records follow");
+    if (bytes.length > SEGMENT_HEADER_BYTES) {
+      throw new WalCorruptionError(
+        last.name,
+        0,
+        `segment header is damaged but ${bytes.length - SEGMENT_HEADER_BYTES} bytes follow it`,
+      );
     }
     await fs.remove(joinPath(dir, last.name));
     await fs.syncDir(dir);
@@ -161,7 +166,8 @@ export async function recoverWal(
     const segment = segments[i]!;
     if ((segment.header!.flags & SEGMENT_FLAG_CHECKPOINT) === 0) continue;
     const bytes = await read(segment);
-    if (checkpointComplete(bytes, recordBytesMax)) {
+    const salt = segment.header!.salt;
+    if (checkpointComplete(bytes, recordBytesMax, salt)) {
       start = i;
       startsAtCheckpoint = true;
       break;
@@ -173,7 +179,7 @@ export async function recoverWal(
         "incomplete checkpoint in a sealed segment",
       );
     }
-    const later = findFrameAfterBatch(bytes, SEGMENT_HEADER_BYTES, recordBytesMax);
+    const later = findFrameAfterBatch(bytes, SEGMENT_HEADER_BYTES, recordBytesMax, salt);
     if (later !== undefined) {
       throw new WalCorruptionError(
         segment.name,
@@ -233,12 +239,12 @@ export async function recoverWal(
     let batchStart = offset;
     let inCheckpoint = false;
     while (offset < bytes.length) {
-      const frame = decodeRecord(bytes, offset, recordBytesMax);
+      const frame = decodeRecord(bytes, offset, recordBytesMax, header.salt);
       if (!frame.ok) {
         if (!isLast) {
           throw new WalCorruptionError(segment.name, offset, `${frame.reason} in a sealed segment`);
         }
-        const later = findFrameAfterBatch(bytes, offset + 1, recordBytesMax);
+        const later = findFrameAfterBatch(bytes, offset + 1, recordBytesMax, header.salt);
         if (later !== undefined) {
           throw new WalCorruptionError(
             segment.name,
@@ -345,16 +351,16 @@ export async function recoverWal(
   };
 }
 
-function checkpointComplete(bytes: Uint8Array, recordBytesMax: number): boolean {
+function checkpointComplete(bytes: Uint8Array, recordBytesMax: number, salt: number): boolean {
   let offset = SEGMENT_HEADER_BYTES;
-  const first = decodeRecord(bytes, offset, recordBytesMax);
+  const first = decodeRecord(bytes, offset, recordBytesMax, salt);
   if (!first.ok || first.type !== RecordType.SnapshotBegin) return false;
   offset = first.next;
   while (offset < bytes.length) {
-    const frame = decodeRecord(bytes, offset, recordBytesMax);
+    const frame = decodeRecord(bytes, offset, recordBytesMax, salt);
     if (!frame.ok) return false;
     if (frame.type === RecordType.SnapshotEnd) {
-      const end = decodeRecord(bytes, frame.next, recordBytesMax);
+      const end = decodeRecord(bytes, frame.next, recordBytesMax, salt);
       return end.ok && end.type === RecordType.BatchEnd;
     }
     offset = frame.next;
@@ -364,23 +370,20 @@ function checkpointComplete(bytes: Uint8Array, recordBytesMax: number): boolean 
 
 /**
  * Looks past damage at `from` for an intact frame that belongs to a later batch: a valid
- * BatchEnd followed by at least one more valid frame. Returns that frame's offset.
+ * BatchEnd followed by at least one more valid frame. Returns that frame's offset. The salt
+ * keeps frame-shaped bytes inside a caller's payload from counting (record_codec.ts).
  */
 function findFrameAfterBatch(
   bytes: Uint8Array,
   from: number,
   recordBytesMax: number,
+  salt: number,
 ): number | undefined {
   for (let offset = from; offset + RECORD_HEADER_BYTES <= bytes.length; offset++) {
-    const frame = decodeRecord(bytes, offset, recordBytesMax);
+    const frame = decodeRecord(bytes, offset, recordBytesMax, salt);
     if (!frame.ok || frame.type !== RecordType.BatchEnd) continue;
-    const next = decodeRecord(bytes, frame.next, recordBytesMax);
+    const next = decodeRecord(bytes, frame.next, recordBytesMax, salt);
     if (next.ok) return frame.next;
   }
   return undefined;
-}
-
-function hasAnyFrame(bytes: Uint8Array, recordBytesMax: number): boolean {
-  return findFrameAfterBatch(bytes, SEGMENT_HEADER_BYTES, recordBytesMax) !== undefined ||
-    decodeRecord(bytes, SEGMENT_HEADER_BYTES, recordBytesMax).ok;
 }

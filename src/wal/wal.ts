@@ -21,6 +21,7 @@
  */
 
 import { assert } from "../lib/assert.ts";
+import { randomRng, type Rng } from "../lib/rng.ts";
 import { validateWalConfig, type WalConfig, walDefaults } from "../config.ts";
 import type { Histogram } from "../metrics/histogram.ts";
 import { type Counter, type Gauge, MetricsRegistry } from "../metrics/registry.ts";
@@ -56,6 +57,8 @@ export interface WalOpenOptions {
   metrics?: MetricsRegistry;
   /** Called for every recovered record, in log order, before `open` resolves. */
   replay?: (record: ReplayedRecord) => void;
+  /** Draws each new segment's checksum salt. @default seeded from the OS */
+  rng?: Rng;
 }
 
 export interface CheckpointResult {
@@ -70,6 +73,15 @@ interface AppendWaiter {
   lsn: number;
   resolve: (lsn: number) => void;
   reject: (error: Error) => void;
+}
+
+/** The segment being appended to. */
+interface OpenSegment {
+  file: WalFile;
+  index: number;
+  sizeBytes: number;
+  /** Seeds the checksum of every frame written to it (see record_codec.ts). */
+  salt: number;
 }
 
 interface CheckpointWaiter {
@@ -118,9 +130,11 @@ export class Wal {
   readonly #fs: WalFs;
   readonly #config: WalConfig;
   readonly metrics: WalMetrics;
+  readonly #rng: Rng;
   #file: WalFile;
   #segmentIndex: number;
   #segmentSizeBytes: number;
+  #salt: number;
   #segments: Array<{ index: number; name: string }>;
   /** LSN the next `append` gets. */
   #nextLsn: number;
@@ -139,9 +153,8 @@ export class Wal {
     fs: WalFs,
     config: WalConfig,
     metrics: WalMetrics,
-    file: WalFile,
-    segmentIndex: number,
-    segmentSizeBytes: number,
+    rng: Rng,
+    tail: OpenSegment,
     segments: Array<{ index: number; name: string }>,
     nextLsn: number,
   ) {
@@ -149,9 +162,11 @@ export class Wal {
     this.#fs = fs;
     this.#config = config;
     this.metrics = metrics;
-    this.#file = file;
-    this.#segmentIndex = segmentIndex;
-    this.#segmentSizeBytes = segmentSizeBytes;
+    this.#rng = rng;
+    this.#file = tail.file;
+    this.#segmentIndex = tail.index;
+    this.#segmentSizeBytes = tail.sizeBytes;
+    this.#salt = tail.salt;
     this.#segments = segments;
     this.#nextLsn = nextLsn;
     metrics.segments.set(segments.length);
@@ -175,22 +190,22 @@ export class Wal {
       config.recordBytesMax,
       options.replay ?? (() => {}),
     );
+    const rng = options.rng ?? randomRng();
     let segments = recovered.segments;
-    let file: WalFile;
-    let index: number;
-    let size: number;
-    if (recovered.lastSegment === undefined) {
-      index = 0;
-      const name = segmentFileName(index);
-      file = await createSegment(fs, dir, name, 0, recovered.nextLsn);
-      size = SEGMENT_HEADER_BYTES;
-      segments = [{ index, name }];
+    let tail: OpenSegment;
+    const last = recovered.lastSegment;
+    if (last === undefined) {
+      tail = await createSegment(fs, dir, 0, 0, recovered.nextLsn, newSalt(rng));
+      segments = [{ index: 0, name: segmentFileName(0) }];
     } else {
-      index = recovered.lastSegment.index;
-      size = recovered.lastSegment.sizeBytes;
-      file = await fs.openAppend(joinPath(dir, recovered.lastSegment.name), false);
+      tail = {
+        file: await fs.openAppend(joinPath(dir, last.name), false),
+        index: last.index,
+        sizeBytes: last.sizeBytes,
+        salt: last.header.salt,
+      };
     }
-    const wal = new Wal(dir, fs, config, metrics, file, index, size, segments, recovered.nextLsn);
+    const wal = new Wal(dir, fs, config, metrics, rng, tail, segments, recovered.nextLsn);
     return { wal, report: recovered.report };
   }
 
@@ -336,17 +351,6 @@ export class Wal {
   async #writeBatch(batch: AppendWaiter[]): Promise<void> {
     let bytes = BATCH_END_BYTES;
     for (const item of batch) bytes += frameBytes(item.payload.length);
-    const buffer = new Uint8Array(bytes);
-    let offset = 0;
-    for (const item of batch) {
-      offset = encodeRecordInto(buffer, offset, RecordType.Data, item.payload);
-      // Settled waiters linger in the queue until it is compacted; they must not pin payloads
-      // (up to recordBytesMax each) that are already copied into the batch buffer.
-      item.payload = EMPTY;
-    }
-    offset = encodeRecordInto(buffer, offset, RecordType.BatchEnd, EMPTY);
-    assert(offset === bytes, "batch buffer filled exactly");
-
     try {
       if (
         this.#segmentSizeBytes + bytes > this.#config.segmentBytes &&
@@ -354,6 +358,17 @@ export class Wal {
       ) {
         await this.#rotate(0, batch[0]!.lsn);
       }
+      // Encoded after any rotation: the frames carry the salt of the segment they land in.
+      const buffer = new Uint8Array(bytes);
+      let offset = 0;
+      for (const item of batch) {
+        offset = encodeRecordInto(buffer, offset, RecordType.Data, item.payload, this.#salt);
+        // Settled waiters linger in the queue until it is compacted; they must not pin
+        // payloads (up to recordBytesMax each) already copied into the batch buffer.
+        item.payload = EMPTY;
+      }
+      offset = encodeRecordInto(buffer, offset, RecordType.BatchEnd, EMPTY, this.#salt);
+      assert(offset === bytes, "batch buffer filled exactly");
       await this.#writeAndSync(buffer);
     } catch (error) {
       const failure = this.#fail(error);
@@ -371,11 +386,10 @@ export class Wal {
   async #writeCheckpoint(waiter: CheckpointWaiter): Promise<void> {
     // Building the snapshot touches no file: a caller's callback that throws, or a record
     // over the limit, fails this checkpoint only, not the WAL.
-    let buffer: Uint8Array;
-    let result: CheckpointResult;
+    let records: Uint8Array[];
+    let bytes = frameBytes(0) * 2 + BATCH_END_BYTES;
     try {
-      const records = [...waiter.takeSnapshot()];
-      let bytes = frameBytes(0) * 2 + BATCH_END_BYTES;
+      records = [...waiter.takeSnapshot()];
       for (const record of records) {
         if (record.length > this.#config.recordBytesMax) {
           throw new RangeError(
@@ -384,23 +398,28 @@ export class Wal {
         }
         bytes += frameBytes(record.length);
       }
-      buffer = new Uint8Array(bytes);
-      let offset = encodeRecordInto(buffer, 0, RecordType.SnapshotBegin, EMPTY);
-      for (const record of records) {
-        offset = encodeRecordInto(buffer, offset, RecordType.Snapshot, record);
-      }
-      offset = encodeRecordInto(buffer, offset, RecordType.SnapshotEnd, EMPTY);
-      encodeRecordInto(buffer, offset, RecordType.BatchEnd, EMPTY);
-      result = { snapshotRecords: records.length, snapshotBytes: bytes, removedSegments: [] };
     } catch (error) {
       waiter.reject(error instanceof Error ? error : new Error(String(error)));
       return;
     }
+    const result: CheckpointResult = {
+      snapshotRecords: records.length,
+      snapshotBytes: bytes,
+      removedSegments: [],
+    };
     try {
       // Every append before the cut is durable (the writer is FIFO), so the next data LSN is
       // the first LSN not yet written.
       const cutLsn = this.#firstUnwrittenLsn();
       await this.#rotate(SEGMENT_FLAG_CHECKPOINT, cutLsn);
+      const salt = this.#salt;
+      const buffer = new Uint8Array(bytes);
+      let offset = encodeRecordInto(buffer, 0, RecordType.SnapshotBegin, EMPTY, salt);
+      for (const record of records) {
+        offset = encodeRecordInto(buffer, offset, RecordType.Snapshot, record, salt);
+      }
+      offset = encodeRecordInto(buffer, offset, RecordType.SnapshotEnd, EMPTY, salt);
+      encodeRecordInto(buffer, offset, RecordType.BatchEnd, EMPTY, salt);
       await this.#writeAndSync(buffer);
     } catch (error) {
       waiter.reject(this.#fail(error));
@@ -445,16 +464,23 @@ export class Wal {
 
   async #rotate(flags: number, firstLsn: number): Promise<void> {
     const index = this.#segmentIndex + 1;
-    const name = segmentFileName(index);
     // The old file is closed only once the new one exists: if creating it fails, `#file`
     // must still be an open handle for `close()` to close (a closed Deno file throws).
-    const file = await createSegment(this.#fs, this.#dir, name, flags, firstLsn, index);
+    const next = await createSegment(
+      this.#fs,
+      this.#dir,
+      index,
+      flags,
+      firstLsn,
+      newSalt(this.#rng),
+    );
     this.#file.close();
-    this.#file = file;
+    this.#file = next.file;
     this.metrics.fsyncs.inc(2);
     this.#segmentIndex = index;
-    this.#segmentSizeBytes = SEGMENT_HEADER_BYTES;
-    this.#segments.push({ index, name });
+    this.#segmentSizeBytes = next.sizeBytes;
+    this.#salt = next.salt;
+    this.#segments.push({ index, name: segmentFileName(index) });
     this.metrics.segments.set(this.#segments.length);
   }
 
@@ -482,18 +508,27 @@ export class Wal {
   }
 }
 
+/** A random u32 that whoever chose a payload cannot predict. */
+function newSalt(rng: Rng): number {
+  return rng.int(0x1_0000_0000) >>> 0;
+}
+
+/**
+ * Creates segment `index` and makes its header and its directory entry durable before any
+ * record goes in: recovery relies on a damaged header meaning nothing follows it.
+ */
 async function createSegment(
   fs: WalFs,
   dir: string,
-  name: string,
+  index: number,
   flags: number,
   firstLsn: number,
-  index = 0,
-): Promise<WalFile> {
-  const file = await fs.openAppend(joinPath(dir, name), true);
+  salt: number,
+): Promise<OpenSegment> {
+  const file = await fs.openAppend(joinPath(dir, segmentFileName(index)), true);
   try {
     await file.writeAll(
-      encodeSegmentHeader({ version: SEGMENT_VERSION, flags, segmentIndex: index, firstLsn }),
+      encodeSegmentHeader({ version: SEGMENT_VERSION, flags, segmentIndex: index, firstLsn, salt }),
     );
     await file.syncData();
     await fs.syncDir(dir);
@@ -501,5 +536,5 @@ async function createSegment(
     file.close();
     throw error;
   }
-  return file;
+  return { file, index, sizeBytes: SEGMENT_HEADER_BYTES, salt };
 }

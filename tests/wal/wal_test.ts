@@ -10,7 +10,9 @@ import {
   type WalFs,
 } from "../../src/wal/mod.ts";
 import {
+  encodeRecord,
   RECORD_HEADER_BYTES,
+  RecordType,
   SEGMENT_HEADER_BYTES,
   segmentFileName,
 } from "../../src/wal/record_codec.ts";
@@ -468,4 +470,37 @@ Deno.test("Wal closes its file exactly once after a rotation failed", async () =
   assert(refused, "a rotation was attempted");
   await wal.close();
   assertEquals(closes, 2);
+});
+
+Deno.test("Wal treats a torn last batch as torn even when a payload holds frame-shaped bytes", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk, rng: new Sfc32(7) });
+  await wal.append(record(0));
+  // A caller's payload that embeds a BatchEnd frame and a data frame, as an attacker who knows
+  // the format (but not the segment's salt) would write them.
+  const forged = new Uint8Array([
+    ...encodeRecord(RecordType.BatchEnd, new Uint8Array(0), 0),
+    ...encodeRecord(RecordType.Data, record(99), 0),
+  ]);
+  await Promise.all([wal.append(record(1)), wal.append(forged)]);
+  await wal.close();
+  // A crash tears the last batch before the forged bytes: recovery must cut it as a torn
+  // tail, not call it corruption of an earlier batch and refuse to start.
+  const path = `${DIR}/${segmentFileName(0)}`;
+  const lastBatch = SEGMENT_HEADER_BYTES + (RECORD_HEADER_BYTES + 40) + RECORD_HEADER_BYTES;
+  disk.corrupt(path, lastBatch + 2, new Uint8Array([0xff, 0xff]));
+  const again = await reopen(disk);
+  assertEquals(again.numbers, [0]);
+  assertEquals(again.report.truncated?.offset, lastBatch);
+  await again.wal.close();
+});
+
+Deno.test("Wal refuses to open when a damaged segment header has records after it", async () => {
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk });
+  await wal.append(record(0));
+  await wal.close();
+  disk.corrupt(`${DIR}/${segmentFileName(0)}`, 0, new Uint8Array([0]));
+  const error = await assertRejects(() => reopen(disk), WalCorruptionError);
+  assertEquals(error.segment, segmentFileName(0));
 });
