@@ -65,27 +65,32 @@ export class HttpTransport implements AttemptTransport {
     const { job } = request;
     if (this.#closed) return { kind: "network_error", message: "transport closed", latencyMs: 0 };
 
-    const refusal = await this.#guard(job.url);
-    if (refusal !== undefined) {
-      return refusal.permanent
-        ? { kind: "refused", message: refusal.message, latencyMs: latency() }
-        : { kind: "network_error", message: refusal.message, latencyMs: latency() };
-    }
-
-    let headers: Headers;
-    try {
-      headers = requestHeaders(job, Math.floor(this.#options.clock() / 1000));
-    } catch (error) {
-      // checkJob refuses such jobs at schedule time; a job that got past it still must not be
-      // mistaken for a receiver failure.
-      const message = error instanceof Error ? error.message : String(error);
-      return { kind: "refused", message: message.slice(0, 500), latencyMs: latency() };
-    }
-
+    // The timeout covers the guard's DNS lookup too: a resolver that hangs must not hold a
+    // delivery slot past the attempt's timeout.
     const controller = new AbortController();
     this.#inflight.add(controller);
     const timer = setTimeout(() => controller.abort(new TimeoutSignal()), request.timeoutMs);
     try {
+      const refusal = await this.#guard(job.url, controller.signal);
+      if (controller.signal.reason instanceof TimeoutSignal) {
+        return { kind: "timeout", latencyMs: latency() };
+      }
+      if (refusal !== undefined) {
+        return refusal.permanent
+          ? { kind: "refused", message: refusal.message, latencyMs: latency() }
+          : { kind: "network_error", message: refusal.message, latencyMs: latency() };
+      }
+
+      let headers: Headers;
+      try {
+        headers = requestHeaders(job, Math.floor(this.#options.clock() / 1000));
+      } catch (error) {
+        // checkJob refuses such jobs at schedule time; one that got past it still must not be
+        // mistaken for a receiver failure.
+        const message = error instanceof Error ? error.message : String(error);
+        return { kind: "refused", message: message.slice(0, 500), latencyMs: latency() };
+      }
+
       const response = await fetch(job.url, {
         method: "POST",
         headers,
@@ -123,7 +128,10 @@ export class HttpTransport implements AttemptTransport {
     this.#client.close();
   }
 
-  async #guard(url: string): Promise<{ permanent: boolean; message: string } | undefined> {
+  async #guard(
+    url: string,
+    signal: AbortSignal,
+  ): Promise<{ permanent: boolean; message: string } | undefined> {
     if (this.#options.allowPrivateTargets) {
       const scheme = checkScheme(url);
       return scheme.ok ? undefined : { permanent: true, message: scheme.reason };
@@ -143,7 +151,7 @@ export class HttpTransport implements AttemptTransport {
     }
     const verdict = await checkTarget(url, {
       allowPrivateTargets: false,
-      resolve: this.#resolve,
+      resolve: (hostname) => untilAborted(this.#resolve(hostname, signal), signal),
     });
     if (!verdict.ok && !verdict.reason.permanent) return verdict.reason;
     if (this.#verdicts.size >= DNS_CACHE_MAX) this.#verdicts.clear();
@@ -153,6 +161,16 @@ export class HttpTransport implements AttemptTransport {
     });
     return verdict.ok ? undefined : verdict.reason;
   }
+}
+
+/** `promise`, or its rejection with the abort reason once `signal` aborts (whichever is first). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 /**

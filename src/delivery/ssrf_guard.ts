@@ -13,14 +13,15 @@
 
 import { err, ok, type Result } from "../lib/result.ts";
 
-/** Returns every A and AAAA address of `hostname`. */
-export type Resolver = (hostname: string) => Promise<string[]>;
+/** Returns every A and AAAA address of `hostname`; gives up when `signal` aborts. */
+export type Resolver = (hostname: string, signal?: AbortSignal) => Promise<string[]>;
 
 /** `Deno.resolveDns` for A and AAAA; a name with neither is an error. */
-export const denoResolver: Resolver = async (hostname) => {
+export const denoResolver: Resolver = async (hostname, signal) => {
+  const options = signal !== undefined ? { signal } : {};
   const [v4, v6] = await Promise.allSettled([
-    Deno.resolveDns(hostname, "A"),
-    Deno.resolveDns(hostname, "AAAA"),
+    Deno.resolveDns(hostname, "A", options),
+    Deno.resolveDns(hostname, "AAAA", options),
   ]);
   const addresses = [
     ...(v4.status === "fulfilled" ? v4.value : []),
@@ -139,11 +140,18 @@ function classifyV6(g: number[]): string | undefined {
     const inner = classifyV4(embeddedV4(g, 6, 7));
     return inner === undefined ? undefined : `IPv4-mapped ${inner}`;
   }
+  // ::ffff:0:a.b.c.d (IPv4-translated, RFC 2765/6052) likewise.
+  if (allZeroUpTo(4) && g[4] === 0xffff && g[5] === 0) {
+    const inner = classifyV4(embeddedV4(g, 6, 7));
+    return inner === undefined ? undefined : `IPv4-translated ${inner}`;
+  }
   // NAT64 (64:ff9b::/96) carries an IPv4 address too.
   if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) {
     const inner = classifyV4(embeddedV4(g, 6, 7));
     return inner === undefined ? undefined : `NAT64 ${inner}`;
   }
+  // Local-use NAT64 (64:ff9b:1::/48, RFC 8215) translates into the operator's own network.
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return "local-use NAT64";
   if (g[0] === 0x2002) {
     const inner = classifyV4(embeddedV4(g, 1, 2));
     return inner === undefined ? undefined : `6to4 ${inner}`;
@@ -154,7 +162,14 @@ function classifyV6(g: number[]): string | undefined {
   if ((first & 0xffc0) === 0xfec0) return "site-local";
   if ((first & 0xff00) === 0xff00) return "multicast";
   if (first === 0x2001 && g[1] === 0x0db8) return "documentation";
+  // 3fff::/20 (RFC 9637): 3fff:0000:: to 3fff:0fff:ffff:...
+  if (first === 0x3fff && g[1]! <= 0x0fff) return "documentation";
   if (first === 0x2001 && g[1] === 0) return "Teredo";
+  if (first === 0x2001 && g[1] === 2 && g[2] === 0) return "benchmarking";
+  // ORCHID (2001:10::/28) and ORCHIDv2 (2001:20::/28): identifiers, not routable addresses.
+  if (first === 0x2001 && (g[1]! & 0xfff0) === 0x10) return "ORCHID";
+  if (first === 0x2001 && (g[1]! & 0xfff0) === 0x20) return "ORCHIDv2";
+  if (first === 0x5f00) return "SRv6 SID";
   if (first === 0x0100 && g.slice(1, 4).every((x) => x === 0)) return "discard-only";
   return undefined;
 }

@@ -339,3 +339,30 @@ Deno.test("DeliveryEngine close aborts attempts in flight without spending them"
     await receiver.close();
   }
 });
+
+Deno.test("DeliveryEngine counts a DNS lookup that hangs as a timeout of the attempt", async () => {
+  const store = new MemoryDeliveryStore();
+  const { promise: retried, resolve: onRetry } = Promise.withResolvers<DeliveryReport>();
+  const engine = new DeliveryEngine({
+    config: { ...config, allowPrivateTargets: false },
+    store,
+    rng: new Sfc32(1),
+    // A resolver that never answers and ignores the abort signal.
+    resolve: () => new Promise<string[]>(() => {}),
+    onReport: (report) => onRetry(report),
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    assert(engine.schedule(job("msg_dns", "https://hang.example/hook", { timeoutMs: 50 })).ok);
+    const report = await Promise.race([
+      retried,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("no report in time")), WAIT_LIMIT_MS);
+      }),
+    ]);
+    assert(report.kind === "retry" && report.attempt.outcome === "timeout", JSON.stringify(report));
+  } finally {
+    clearTimeout(timer);
+    await engine.close();
+  }
+});

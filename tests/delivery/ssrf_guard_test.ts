@@ -45,11 +45,30 @@ Deno.test("specialAddressReason refuses special IPv6 including IPv4-mapped forms
       "2002:7f00:1::",
       "2001:db8::1",
       "[::1]",
+      "::ffff:0:127.0.0.1",
+      "::ffff:0:a00:1",
+      "64:ff9b:1::a00:1",
+      "64:ff9b:1::808:808",
+      "3fff::1",
+      "3fff:fff::1",
+      "2001:2::1",
+      "2001:10::1",
+      "2001:2f::1",
+      "5f00::1",
     ]
   ) {
     assert(specialAddressReason(address) !== undefined, address);
   }
-  for (const address of ["2606:4700:4700::1111", "::ffff:8.8.8.8", "2a00:1450:4001::200e"]) {
+  for (
+    const address of [
+      "2606:4700:4700::1111",
+      "::ffff:8.8.8.8",
+      "2a00:1450:4001::200e",
+      "64:ff9b::808:808",
+      "3fff:1000::1",
+      "2001:4860::8888",
+    ]
+  ) {
     assertEquals(specialAddressReason(address), undefined, address);
   }
   assertEquals(specialAddressReason("not-an-ip"), "not an IP address");
