@@ -31,7 +31,11 @@ export interface DeliveryEngineOptions {
   transport?: AttemptTransport;
   /** @default randomRng() */
   rng?: Rng;
-  /** Epoch ms with sub-ms resolution. @default performance.timeOrigin + performance.now() */
+  /**
+   * Epoch ms with sub-ms resolution, for scheduling and latency. The `webhook-timestamp` comes
+   * from the wall clock instead (see `HttpTransportOptions.wallClockMs`).
+   * @default performance.timeOrigin + performance.now()
+   */
   clock?: () => number;
   /** @default a private registry */
   metrics?: MetricsRegistry;
@@ -72,7 +76,6 @@ export class DeliveryEngine {
     this.#transport = options.transport ?? new HttpTransport({
       allowPrivateTargets: config.allowPrivateTargets,
       responseBodyBytesMax: config.responseBodyBytesMax,
-      clock: this.#clock,
       ...(options.resolve !== undefined ? { resolve: options.resolve } : {}),
     });
   }

@@ -28,8 +28,14 @@ export interface AttemptTransport {
 export interface HttpTransportOptions {
   allowPrivateTargets: boolean;
   responseBodyBytesMax: number;
-  /** Epoch ms; `webhook-timestamp` is its seconds. */
-  clock: () => number;
+  /**
+   * Wall-clock epoch ms; `webhook-timestamp` is its seconds. The receiver checks it against its
+   * own wall clock (Standard Webhooks: within ~5 min), so it must follow NTP: not the engine's
+   * monotonic clock (`performance.timeOrigin + now()`), which keeps any clock error the host
+   * had when the process started and drifts from true time the longer it runs.
+   * @default Date.now
+   */
+  wallClockMs?: () => number;
   /** DNS for the SSRF guard. @default Deno.resolveDns (A and AAAA) */
   resolve?: Resolver;
   /** How long a host's SSRF verdict is reused, ms. @default 30_000 */
@@ -48,6 +54,7 @@ export class HttpTransport implements AttemptTransport {
   readonly #options: HttpTransportOptions;
   readonly #resolve: Resolver;
   readonly #dnsCacheMs: number;
+  readonly #wallClockMs: () => number;
   readonly #client = Deno.createHttpClient({});
   readonly #inflight = new Set<AbortController>();
   readonly #verdicts = new Map<string, { untilMs: number; refusal?: string }>();
@@ -57,6 +64,7 @@ export class HttpTransport implements AttemptTransport {
     this.#options = options;
     this.#resolve = options.resolve ?? denoResolver;
     this.#dnsCacheMs = options.dnsCacheMs ?? 30_000;
+    this.#wallClockMs = options.wallClockMs ?? Date.now;
   }
 
   async send(request: AttemptRequest): Promise<AttemptResult> {
@@ -83,7 +91,7 @@ export class HttpTransport implements AttemptTransport {
 
       let headers: Headers;
       try {
-        headers = requestHeaders(job, Math.floor(this.#options.clock() / 1000));
+        headers = requestHeaders(job, Math.floor(this.#wallClockMs() / 1000));
       } catch (error) {
         // checkJob refuses such jobs at schedule time; one that got past it still must not be
         // mistaken for a receiver failure.

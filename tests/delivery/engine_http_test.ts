@@ -366,3 +366,28 @@ Deno.test("DeliveryEngine counts a DNS lookup that hangs as a timeout of the att
     await engine.close();
   }
 });
+
+Deno.test("DeliveryEngine stamps webhook-timestamp from the wall clock, not its scheduling clock", async () => {
+  const receiver = startReceiver(() => new Response(null, { status: 204 }));
+  const store = new MemoryDeliveryStore();
+  const { promise: delivered, resolve: onReport } = Promise.withResolvers<DeliveryReport>();
+  // A scheduling clock an hour off wall time: what a process keeps when the host clock is
+  // stepped after it started.
+  const engine = new DeliveryEngine({
+    config,
+    store,
+    rng: new Sfc32(1),
+    clock: () => performance.timeOrigin + performance.now() + 3_600_000,
+    onReport: (report) => onReport(report),
+  });
+  try {
+    assert(engine.schedule(job("msg_wall", receiver.url)).ok);
+    assertEquals((await delivered).kind, "delivered");
+    const { headers, body } = receiver.requests[0]!;
+    // verify() also checks the timestamp is within 5 minutes of now.
+    new Webhook(SECRET).verify(body, headers);
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+});
