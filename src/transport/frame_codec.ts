@@ -24,7 +24,7 @@
  */
 
 import { err, ok, type Result } from "../lib/result.ts";
-import { assert } from "../lib/assert.ts";
+import { assert, unreachable } from "../lib/assert.ts";
 
 export const MAGIC = 0x4b48;
 export const VERSION = 1;
@@ -257,7 +257,7 @@ export function encodeDatagram(
         writer.writeUnreliable(f.channel, f.bytes);
         break;
       default:
-        unreachableFrame(f);
+        unreachable(f, "frame");
     }
   }
   return writer.finish(sign);
@@ -274,12 +274,8 @@ export function frameBytes(f: Frame): number {
     case "unreliable":
       return UNRELIABLE_FRAME_OVERHEAD_BYTES + f.bytes.length;
     default:
-      return unreachableFrame(f);
+      return unreachable(f, "frame");
   }
-}
-
-function unreachableFrame(f: never): never {
-  throw new Error(`unknown frame ${JSON.stringify(f)}`);
 }
 
 /**

@@ -17,7 +17,7 @@
  * order: no head-of-line blocking.
  */
 
-import { assert } from "../lib/assert.ts";
+import { assert, unreachable } from "../lib/assert.ts";
 import type { TransportConfig } from "../config.ts";
 import {
   ACK_FRAME_BASE_BYTES,
@@ -352,7 +352,7 @@ export class Session {
           this.#deliver(frame.channel, false, frame.bytes);
           break;
         default:
-          assert(false, `unknown frame ${JSON.stringify(frame)}`);
+          unreachable(frame, "frame");
       }
     }
     if (eliciting) {
