@@ -73,7 +73,13 @@ interface OriginState {
   ready: Fifo<JobEntry>;
   /** Entries in `ready` that were forgotten while queued. */
   staleReady: number;
-  readonly gauge: Gauge;
+  /**
+   * Its breaker-state series, created the first time the breaker leaves `closed`: the
+   * registry never forgets a series, so one per origin ever seen would grow without end.
+   */
+  gauge: Gauge | undefined;
+  /** The breaker state last reported (BREAKER_STATE_VALUE). */
+  breakerValue: number;
   inflight: number;
   /** Jobs held by the engine for this origin (any phase). */
   jobs: number;
@@ -420,7 +426,8 @@ export class DeliveryCore {
         }),
         ready: new Fifo(),
         staleReady: 0,
-        gauge: this.#metrics.breakerGauge(key),
+        gauge: undefined,
+        breakerValue: BREAKER_STATE_VALUE.closed,
         inflight: 0,
         jobs: 0,
         runnableSeq: 0,
@@ -578,18 +585,20 @@ export class DeliveryCore {
     if (origin.jobs > 0 || origin.inflight > 0 || origin.runnableSeq !== 0) return;
     if (this.#origins.get(origin.key) !== origin) return;
     // A breaker with no jobs left behind it protects nobody; its memory goes with the origin.
-    if (origin.gauge.value !== BREAKER_STATE_VALUE.closed) this.#breakersNotClosed--;
-    origin.gauge.set(BREAKER_STATE_VALUE.closed);
+    if (origin.breakerValue !== BREAKER_STATE_VALUE.closed) this.#breakersNotClosed--;
+    origin.gauge?.set(BREAKER_STATE_VALUE.closed);
     this.#metrics.breakersOpen.set(this.#breakersNotClosed);
     this.#origins.delete(origin.key);
   }
 
   #updateBreakerGauge(origin: OriginState): void {
     const value = BREAKER_STATE_VALUE[origin.breaker.state];
-    const before = origin.gauge.value;
+    const before = origin.breakerValue;
     if (value === before) return;
     if (before === BREAKER_STATE_VALUE.closed) this.#breakersNotClosed++;
     if (value === BREAKER_STATE_VALUE.closed) this.#breakersNotClosed--;
+    origin.breakerValue = value;
+    origin.gauge ??= this.#metrics.breakerGauge(origin.key);
     origin.gauge.set(value);
     assert(this.#breakersNotClosed >= 0, "breakers-open count went negative");
     this.#metrics.breakersOpen.set(this.#breakersNotClosed);

@@ -1,9 +1,9 @@
 /**
  * The delivery engine's metrics, registered once in a `MetricsRegistry`.
  *
- * Owns metric names and labels only. Per-origin breaker gauges are created on first use; the
- * registry never forgets a series, so a node that talks to very many origins grows that many
- * series (acceptable for now; an LRU of origins is the fix if it ever matters).
+ * Owns metric names and labels only. A per-origin breaker gauge is created the first time that
+ * origin's breaker leaves `closed`; the registry never forgets a series, so a node grows one
+ * series per origin whose breaker ever opened (a registry that can drop series is the fix).
  */
 
 import type { Counter, Gauge, MetricsRegistry } from "../metrics/registry.ts";

@@ -262,3 +262,20 @@ Deno.test("DeliveryCore does not pile up cancelled jobs in its timer heap or rea
   // plus twice the ~2,000 jobs held at the peak), not by the churn.
   assert(core.queuedItems <= 5_200, `${core.queuedItems} queued items after churn`);
 });
+
+Deno.test("DeliveryCore adds a breaker-state series only for origins whose breaker opened", () => {
+  const { core, registry } = makeCore({ breakerFailureThreshold: 1 });
+  for (let i = 0; i < 100; i++) {
+    core.schedule(0, job(`ok${i}`, `http://o${i}.test`));
+    core.takeOutputs();
+    core.attemptDone(1, `ok${i}`, status(200));
+  }
+  core.schedule(0, job("bad", "http://bad.test"));
+  core.takeOutputs();
+  core.attemptDone(1, "bad", status(503));
+  const series = Object.keys(registry.snapshot()).filter((k) =>
+    k.startsWith("hookd_delivery_breaker_state")
+  );
+  assertEquals(series, ['hookd_delivery_breaker_state{origin="http://bad.test"}']);
+  assertEquals(registry.snapshot()["hookd_delivery_breakers_open"], 1);
+});
