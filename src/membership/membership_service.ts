@@ -8,6 +8,7 @@
  * Protocol decisions all live in swim_core.ts; this file must not grow any.
  */
 
+import { type Counter, MetricsRegistry } from "../metrics/registry.ts";
 import { PIGGYBACK_CHANNEL } from "../transport/types.ts";
 import type { DeliveredMessage, PiggybackProvider, SendResult } from "../transport/types.ts";
 import type { MemberEvent, MembershipView, SwimCore, SwimInput } from "./swim_core.ts";
@@ -29,6 +30,8 @@ export interface MembershipServiceOptions {
   onEvent?: (event: MemberEvent) => void;
   /** The clock; tests may inject one. @default performance.now */
   nowMs?: () => number;
+  /** Where the refused-sends counter goes (the node's registry). @default a private one */
+  metrics?: MetricsRegistry;
 }
 
 export class MembershipService {
@@ -40,14 +43,28 @@ export class MembershipService {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAtMs = Infinity;
   #closed = false;
-  /** Sends the transport refused (counted, not retried: SWIM tolerates loss by design). */
-  sendsRefused = 0;
+  /**
+   * Sends the transport refused, by reason: counted, not retried (SWIM tolerates loss by
+   * design), and registered in the node's metrics so that a steady "message-too-large"
+   * (membership.packetBytesMax above the transport's datagram room) shows on /metrics instead of
+   * passing for packet loss.
+   */
+  readonly #refusedByReason = new Map<string, Counter>();
+  readonly #metrics: MetricsRegistry;
 
   constructor(options: MembershipServiceOptions) {
     this.core = options.core;
     this.#transport = options.transport;
     this.#onEvent = options.onEvent;
     this.#now = options.nowMs ?? (() => performance.now());
+    this.#metrics = options.metrics ?? new MetricsRegistry();
+  }
+
+  /** Sends refused by the transport so far, all reasons. */
+  get sendsRefused(): number {
+    let total = 0;
+    for (const c of this.#refusedByReason.values()) total += c.value;
+    return total;
   }
 
   get view(): MembershipView {
@@ -97,12 +114,25 @@ export class MembershipService {
         if (!result.accepted && result.reason === "message-too-large" && out.reliable) {
           result = this.#transport.send(out.toAddress, MEMBERSHIP_CHANNEL, out.bytes);
         }
-        if (!result.accepted) this.sendsRefused++;
+        if (!result.accepted) this.#refusal(result.reason).inc();
       } else {
         this.#onEvent?.(out.event);
       }
     }
     this.#arm();
+  }
+
+  #refusal(reason: string): Counter {
+    let counter = this.#refusedByReason.get(reason);
+    if (counter === undefined) {
+      counter = this.#metrics.counter(
+        "hookd_membership_sends_refused_total",
+        "Membership packets the transport refused to send",
+        { reason },
+      );
+      this.#refusedByReason.set(reason, counter);
+    }
+    return counter;
   }
 
   #arm(): void {

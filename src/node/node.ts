@@ -59,6 +59,7 @@ export class Node {
     this.membership = new MembershipService({
       core,
       transport,
+      metrics,
       ...(options.onMemberEvent !== undefined ? { onEvent: options.onMemberEvent } : {}),
     });
   }

@@ -5,8 +5,9 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
+import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { decodePacket, encodePacket } from "../../src/membership/codec.ts";
-import { alive } from "../../src/membership/messages.ts";
+import { alive, ping } from "../../src/membership/messages.ts";
 import {
   MEMBERSHIP_CHANNEL,
   MembershipService,
@@ -57,7 +58,11 @@ class FakeTransport implements MembershipTransport {
   }
 }
 
-function makeService(transport: FakeTransport, events: MemberEvent[]): MembershipService {
+function makeService(
+  transport: FakeTransport,
+  events: MemberEvent[],
+  metrics?: MetricsRegistry,
+): MembershipService {
   const core = new SwimCore({
     nodeId: "n1",
     address: "10.0.0.1:1",
@@ -65,7 +70,12 @@ function makeService(transport: FakeTransport, events: MemberEvent[]): Membershi
     rng: new Sfc32(3),
     nowMs: performance.now(),
   });
-  return new MembershipService({ core, transport, onEvent: (e) => events.push(e) });
+  return new MembershipService({
+    core,
+    transport,
+    onEvent: (e) => events.push(e),
+    ...(metrics !== undefined ? { metrics } : {}),
+  });
 }
 
 Deno.test("MembershipService joins through its seed and reports member events", () => {
@@ -102,6 +112,25 @@ Deno.test("MembershipService sends a sync too large for a datagram on the reliab
   try {
     service.start();
     assertEquals(transport.reliable.map((s) => s.address), ["10.0.0.2:1"]);
+  } finally {
+    service.close();
+  }
+});
+
+Deno.test("MembershipService counts packets the transport refuses, by reason, in the metrics", () => {
+  const transport = new FakeTransport();
+  transport.datagramBytesMax = 5; // smaller than any membership packet
+  const metrics = new MetricsRegistry();
+  const service = makeService(transport, [], metrics);
+  try {
+    service.start();
+    // A probe (unreliable, never moved to the reliable path) is refused.
+    transport.deliver(MEMBERSHIP_CHANNEL, encodePacket([ping(1, "n1", 0, false)]));
+    assertEquals(service.sendsRefused, 1);
+    assertEquals(
+      metrics.snapshot()['hookd_membership_sends_refused_total{reason="message-too-large"}'],
+      1,
+    );
   } finally {
     service.close();
   }
