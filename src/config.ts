@@ -142,6 +142,13 @@ export interface DeliveryConfig {
    * the job store offers the job again later. @default 100_000
    */
   jobsMax: number;
+  /**
+   * Payload memory the engine may hold across all its jobs, bytes, counted as V8 holds strings
+   * (at most 2 bytes per UTF-16 unit). `jobsMax` alone let 100,000 jobs of 256 KiB claim 25-50
+   * GiB; past this `schedule` says no like it does past `jobsMax`. Must fit one largest
+   * payload. @default 268_435_456 (256 MiB)
+   */
+  heldPayloadBytesMax: number;
   /** Largest payload accepted, bytes (UTF-8). @default 256 KiB */
   payloadBytesMax: number;
   /**
@@ -180,6 +187,7 @@ export const deliveryDefaults: Readonly<DeliveryConfig> = Object.freeze({
   concurrentDeliveriesMax: 256,
   originConcurrencyMax: 64,
   jobsMax: 100_000,
+  heldPayloadBytesMax: 256 * 1024 * 1024,
   payloadBytesMax: 256 * 1024,
   jobHeadersBytesMax: 8_192,
   responseBodyBytesMax: 1_024,
@@ -225,6 +233,14 @@ export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
     config.concurrentDeliveriesMax,
   );
   positiveInteger("delivery.jobsMax", config.jobsMax);
+  positiveInteger("delivery.heldPayloadBytesMax", config.heldPayloadBytesMax);
+  relation(
+    "2 * delivery.payloadBytesMax",
+    2 * config.payloadBytesMax,
+    "<=",
+    "delivery.heldPayloadBytesMax",
+    config.heldPayloadBytesMax,
+  );
   positiveInteger("delivery.payloadBytesMax", config.payloadBytesMax);
   positiveInteger("delivery.jobHeadersBytesMax", config.jobHeadersBytesMax);
   nonNegative("delivery.responseBodyBytesMax", config.responseBodyBytesMax);

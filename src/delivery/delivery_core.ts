@@ -114,6 +114,7 @@ export type CoreConfig = Pick<
   | "concurrentDeliveriesMax"
   | "originConcurrencyMax"
   | "jobsMax"
+  | "heldPayloadBytesMax"
   | "payloadBytesMax"
   | "jobHeadersBytesMax"
   | "responseBodyBytesMax"
@@ -128,6 +129,11 @@ const RUNNABLE_COMPACT_MIN = 1_024;
 const STALE_COMPACT_MIN = 1_024;
 /** Cancelled entries an origin's ready queue may hold (when half its length) before compaction. */
 const READY_STALE_MIN = 64;
+
+/** Memory a job's payload takes as V8 holds it: at most 2 bytes per UTF-16 unit. */
+function heldBytes(job: DeliveryJob): number {
+  return 2 * job.payload.length;
+}
 
 function timerLess(a: TimerItem, b: TimerItem): boolean {
   return a.atMs < b.atMs || (a.atMs === b.atMs && a.seq < b.seq);
@@ -155,6 +161,7 @@ export class DeliveryCore {
   #inflight = 0;
   #seq = 0;
   #breakersNotClosed = 0;
+  #heldPayloadBytes = 0;
 
   constructor(config: CoreConfig, rng: Rng, metrics: DeliveryMetrics) {
     this.#config = config;
@@ -207,7 +214,8 @@ export class DeliveryCore {
    * The job became this node's to deliver. Idempotent for a job already held. A job that can
    * never be delivered (see job_check.ts: bad URL, id, headers, secrets, payload too large), or
    * that is handed over with its attempts already used up, becomes a `dead` report at once.
-   * Says no (error value) when the engine already holds `jobsMax` jobs; the store offers the
+   * Says no (error value) when the engine already holds `jobsMax` jobs or `heldPayloadBytesMax`
+   * of payloads; the store offers the
    * job again later.
    */
   schedule(nowMs: number, job: DeliveryJob, resume?: ResumeState): Result<void> {
@@ -219,6 +227,13 @@ export class DeliveryCore {
     if (this.#jobs.size >= this.#config.jobsMax) {
       this.#metrics.rejectedFull.inc();
       return err(`delivery engine full: it holds jobsMax (${this.#config.jobsMax}) jobs`);
+    }
+    if (this.#heldPayloadBytes + heldBytes(job) > this.#config.heldPayloadBytesMax) {
+      this.#metrics.rejectedFull.inc();
+      return err(
+        `delivery engine full: it holds heldPayloadBytesMax (${this.#config.heldPayloadBytesMax}) ` +
+          "bytes of payloads",
+      );
     }
     const attemptsMade = resume?.attemptsMade ?? 0;
     const check = checkJob(job, this.#config);
@@ -250,6 +265,7 @@ export class DeliveryCore {
       isTrial: false,
     };
     this.#jobs.set(job.id, entry);
+    this.#heldPayloadBytes += heldBytes(job);
     origin.jobs++;
     this.#metrics.jobs.set(this.#jobs.size);
     this.#wait(nowMs, entry);
@@ -558,6 +574,8 @@ export class DeliveryCore {
   #forget(entry: JobEntry): void {
     const deleted = this.#jobs.delete(entry.job.id);
     assert(deleted, `forget: ${entry.job.id} not held`);
+    this.#heldPayloadBytes -= heldBytes(entry.job);
+    assert(this.#heldPayloadBytes >= 0, "held payload bytes went negative");
     const origin = entry.origin;
     if (entry.phase === "ready") {
       // Still queued behind a busy or open origin: compact before cancelled jobs (and their

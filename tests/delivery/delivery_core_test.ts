@@ -279,3 +279,15 @@ Deno.test("DeliveryCore adds a breaker-state series only for origins whose break
   assertEquals(series, ['hookd_delivery_breaker_state{origin="http://bad.test"}']);
   assertEquals(registry.snapshot()["hookd_delivery_breakers_open"], 1);
 });
+
+Deno.test("DeliveryCore says no past heldPayloadBytesMax and takes jobs again once some leave", () => {
+  const { core } = makeCore({ payloadBytesMax: 100, heldPayloadBytesMax: 400 });
+  const big = (id: string) => job(id, "http://a.test", { payload: "x".repeat(100) });
+  assert(core.schedule(0, big("a")).ok);
+  assert(core.schedule(0, big("b")).ok);
+  const full = core.schedule(0, big("c"));
+  assert(!full.ok && /heldPayloadBytesMax/.test(full.reason), JSON.stringify(full));
+  core.takeOutputs();
+  core.attemptDone(1, "a", status(200));
+  assert(core.schedule(1, big("c")).ok);
+});
