@@ -80,7 +80,8 @@ export class MemoryDeliveryStore implements DeliveryStore {
       history.push(report.attempt);
       if (history.length > this.#historyMax) history.shift();
     }
-    if (this.#dead.size >= this.#deadMax) {
+    // Replacing a letter already held (the same job dead again) needs no room.
+    if (!this.#dead.has(job.id) && this.#dead.size >= this.#deadMax) {
       const oldest = this.#dead.keys().next();
       if (!oldest.done) this.#dead.delete(oldest.value);
     }
