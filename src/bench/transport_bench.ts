@@ -260,16 +260,22 @@ export async function runTransportBench(
     let refusedSeq = -1;
     while (next < total) {
       const due = Math.min(total, Math.floor((performance.now() - startMs) / intervalMs) + 1);
+      let refused = false;
       while (next < due) {
         const body = encodeData(1, next, startWallMs + next * intervalMs, options.messageBytes);
         if (!transport.send(peer.address, DATA_CHANNEL, body).accepted) {
           if (refusedSeq !== next) backpressured++;
           refusedSeq = next;
+          refused = true;
           break;
         }
         next++;
       }
-      await sleepUntil(startMs + next * intervalMs);
+      // A refused message's scheduled time has passed, so sleepUntil would return at once and
+      // this loop would never yield to the event loop that brings the acks that end the
+      // backpressure: wait for I/O instead.
+      if (refused) await new Promise((resolve) => setImmediate(resolve));
+      else await sleepUntil(startMs + next * intervalMs);
     }
     await waitIdle(transport, peer.address, 30_000);
     const retransmits = retransmitsOf(transport) - retransmitsBefore;
