@@ -381,32 +381,31 @@ export class Session {
   #refusal(frames: readonly Frame[]): "protocol" | "reassembly-full" | undefined {
     const idLimit = this.#deliveredBelow + MESSAGE_ID_SPAN;
     let neededBytes = 0;
-    /** Messages this datagram starts reassembling: id -> [totalBytes, channel]. */
-    let starting: Map<number, [number, number]> | undefined;
-    let whole: Set<number> | undefined;
+    /** New messages this datagram carries fragments of: id -> [totalBytes, channel]. */
+    let fragmented: Map<number, [number, number]> | undefined;
     for (const f of frames) {
       if (f.type === "message") {
         if (!this.#isNewMessage(f.msgId)) continue;
-        if (f.msgId >= idLimit || this.#reassembly.has(f.msgId) || starting?.has(f.msgId)) {
-          return "protocol";
-        }
-        (whole ??= new Set()).add(f.msgId);
+        if (f.msgId >= idLimit || this.#reassembly.has(f.msgId)) return "protocol";
         continue;
       }
       if (f.type !== "fragment" || !this.#isNewMessage(f.msgId)) continue;
       if (f.msgId >= idLimit || f.totalBytes > this.#cfg.reassemblyBytesMax) return "protocol";
-      if (whole?.has(f.msgId)) return "protocol";
-      const entry = this.#reassembly.get(f.msgId);
-      if (entry !== undefined) {
-        if (entry.buf.length !== f.totalBytes || entry.channel !== f.channel) return "protocol";
+      fragmented ??= new Map();
+      const first = fragmented.get(f.msgId);
+      if (first !== undefined) {
+        if (first[0] !== f.totalBytes || first[1] !== f.channel) return "protocol";
         continue;
       }
-      starting ??= new Map();
-      const other = starting.get(f.msgId);
-      if (other === undefined) {
-        starting.set(f.msgId, [f.totalBytes, f.channel]);
-        neededBytes += f.totalBytes;
-      } else if (other[0] !== f.totalBytes || other[1] !== f.channel) return "protocol";
+      fragmented.set(f.msgId, [f.totalBytes, f.channel]);
+      const entry = this.#reassembly.get(f.msgId);
+      if (entry === undefined) neededBytes += f.totalBytes;
+      else if (entry.buf.length !== f.totalBytes || entry.channel !== f.channel) return "protocol";
+    }
+    if (fragmented === undefined) return undefined;
+    // A message is sent whole or in fragments, never both (its entry would never complete).
+    for (const f of frames) {
+      if (f.type === "message" && fragmented.has(f.msgId)) return "protocol";
     }
     if (neededBytes > 0 && this.#reassemblyBytes + neededBytes > this.#cfg.reassemblyBytesMax) {
       return "reassembly-full";
