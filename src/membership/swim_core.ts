@@ -24,6 +24,10 @@
  *   (one real suspicion copied by syncs would shrink everyone's timeout).
  * - A second direct ping accompanies the indirect probes (memberlist uses a TCP ping there).
  * - A member others suspect is probed next (a fast confirmation or a fast refutation).
+ * - Reaped members leave a bounded tombstone (memberlist forgets them) so a stale alive cannot
+ *   resurrect them, and state syncs carry the tombstones, so that after a partition longer
+ *   than deadReapMs each side learns it was declared dead and refutes (without that, the two
+ *   sides refused each other's alives forever).
  * - The confirmations that shrink a suspicion are capped at N − 2 rather than set to 0 when
  *   fewer than suspicionMult − 2 members could confirm (memberlist then uses the shortest
  *   timeout at once, which in a three-node cluster at 20 % loss turns lone false suspicions
@@ -41,6 +45,7 @@ import {
   messageBytes,
   PACKET_HEADER_BYTES,
   PACKET_MESSAGES_MAX,
+  SYNC_MEMBERS_MAX,
 } from "./codec.ts";
 import { GossipQueue } from "./gossip_queue.ts";
 import {
@@ -154,8 +159,11 @@ interface Relay {
   expiresMs: number;
 }
 
+/** What is left of a reaped member: enough to refuse a stale alive and to share in syncs. */
 interface Tombstone {
+  address: string;
   incarnation: number;
+  state: "dead" | "left";
 }
 
 const INCARNATION_MAX = 0xffffffff;
@@ -549,17 +557,17 @@ export class SwimCore implements MembershipView {
         now - m.stateChangeMs >= this.config.deadReapMs
       ) {
         this.#members.delete(m.nodeId);
-        this.#remember(m.nodeId, m.incarnation);
+        this.#remember(m.nodeId, m.address, m.incarnation, m.state);
       }
     }
   }
 
   /** Tombstones a dead member's last incarnation (bounded: the oldest is forgotten first). */
-  #remember(nodeId: string, incarnation: number): void {
+  #remember(nodeId: string, address: string, incarnation: number, state: "dead" | "left"): void {
     const known = this.#tombstones.get(nodeId);
     if (known !== undefined && known.incarnation > incarnation) return;
     this.#tombstones.delete(nodeId);
-    this.#tombstones.set(nodeId, { incarnation });
+    this.#tombstones.set(nodeId, { address, incarnation, state });
     if (this.#tombstones.size > this.config.tombstonesMax) {
       const oldest = this.#tombstones.keys().next().value;
       if (oldest !== undefined) this.#tombstones.delete(oldest);
@@ -711,7 +719,7 @@ export class SwimCore implements MembershipView {
       if (unknown && (row.state === "dead" || row.state === "left")) {
         // A member we never knew that is gone is only remembered, so that a stale alive still
         // in flight cannot add it back.
-        this.#remember(row.nodeId, row.incarnation);
+        this.#remember(row.nodeId, row.address, row.incarnation, row.state);
         continue;
       }
       switch (row.state) {
@@ -949,6 +957,14 @@ export class SwimCore implements MembershipView {
       incarnation: m.incarnation,
       state: m.state,
     }));
+    // Tombstones travel too. After a partition longer than deadReapMs each side has reaped the
+    // other, and its tombstones refuse the other side's alives at the same incarnation; only
+    // learning of its own death (and refuting it) lets a member back in, and a sync is where a
+    // node first hears from the other side again.
+    for (const [nodeId, t] of this.#tombstones) {
+      if (members.length >= SYNC_MEMBERS_MAX) break;
+      members.push({ nodeId, address: t.address, incarnation: t.incarnation, state: t.state });
+    }
     this.#m.packetsOut.inc();
     this.#out.push({
       type: "send",
