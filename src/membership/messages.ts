@@ -78,10 +78,17 @@ export interface DeadMessage {
   fromId: string;
 }
 
-/** Full state push-pull: a request carries the sender's table and is answered in kind. */
+/**
+ * Full state push-pull: a request carries the sender's table (members, then tombstones of
+ * reaped ones as dead/left rows) and is answered in kind.
+ */
 export interface SyncMessage {
   type: "sync";
   isResponse: boolean;
+  /**
+   * Set on the syncs a joining node sends its seeds. Informational only (packet traces, later
+   * metrics): a receiver treats a join exactly like any other sync request.
+   */
   isJoin: boolean;
   members: MemberRecord[];
 }
