@@ -170,7 +170,7 @@ export class Endpoint {
       c.decodeErrors.inc();
       return;
     }
-    const { nodeId, epoch } = decoded.value;
+    const { nodeId, epoch, dstEpoch } = decoded.value;
     const session = this.#session(fromAddress);
     if (session === undefined) {
       c.peerLimitDrops.inc();
@@ -180,7 +180,14 @@ export class Endpoint {
       session.learnPeerEpoch(nodeId, epoch);
       this.#out.events.push({ type: "peer-discovered", address: fromAddress, nodeId, epoch });
     } else if (session.peerEpoch !== epoch || session.peerNodeId !== nodeId) {
-      if (session.retiredEpochs.includes(epoch)) {
+      // Epochs are random, not ordered, so a late datagram from a dead incarnation would look
+      // like a restart, retire the live incarnation's epoch and cut us off from it for good.
+      // Two marks of the dead: an epoch already retired, or a datagram addressed to another
+      // incarnation of us (a new incarnation of the peer knows no epoch of ours, or this one).
+      if (
+        session.retiredEpochs.includes(epoch) ||
+        (dstEpoch !== 0 && dstEpoch !== session.localEpoch)
+      ) {
         c.staleEpochDrops.inc();
         return;
       }

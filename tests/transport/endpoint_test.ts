@@ -419,3 +419,23 @@ Deno.test("Endpoint takes message ids past its own smaller window from a peer wi
   ok(a.isIdle(B));
   equal(b.metrics.snapshot()["hookd_transport_protocol_errors_total"], 0);
 });
+
+Deno.test("Endpoint drops a late datagram from a dead incarnation addressed to an earlier one of ours, keeping the live peer", () => {
+  const a1 = endpoint("a", 1);
+  const b1 = endpoint("b", 2);
+  handshake(a1, b1);
+  b1.send(0, A, 1, new TextEncoder().encode("from the dead"));
+  b1.tick(0);
+  const late = b1.takeDatagrams(); // addressed to epoch 1 of a
+  // Both restart; a hears from b's new incarnation first, then the late datagram arrives.
+  const a2 = endpoint("a", 5);
+  const b2 = endpoint("b", 3);
+  b2.sendUnreliable(1, A, 0, new Uint8Array(1));
+  deliver(1, b2, B, a2);
+  for (const d of late) a2.receive(1, B, d.bytes);
+  equal(a2.peerStats(B)?.peerEpoch, 3, "the late datagram did not pass for a restart");
+  equal(a2.metrics.snapshot()["hookd_transport_stale_epoch_drops_total"], 1);
+  a2.send(2, B, 1, new TextEncoder().encode("to the living"));
+  settle(2, a2, b2);
+  deepStrictEqual(b2.takeMessages().filter((m) => m.reliable).map(text), ["to the living"]);
+});
