@@ -115,9 +115,10 @@ export interface DeliveryConfig {
   /** Attempts in total (the first one included) before a job becomes a dead letter. @default 7 */
   attemptsMax: number;
   /**
-   * A receiver's `Retry-After` replaces the scheduled delay, clamped to
-   * [retryAfterMinMs, retryAfterMaxMs]: the floor stops a receiver asking for a hot loop, the
-   * ceiling stops it parking a job for a year. @default 1_000
+   * A receiver's `Retry-After`, clamped to [retryAfterMinMs, retryAfterMaxMs], replaces the
+   * scheduled delay when it is longer ("not before": it never shortens the schedule, or a
+   * receiver in an outage could burn a job's attempts in seconds). The ceiling stops it parking
+   * a job for a year; the floor is what a past HTTP-date or "0" becomes. @default 1_000
    */
   retryAfterMinMs: number;
   /** See `retryAfterMinMs`. @default 7_200_000 (2 h) */

@@ -113,13 +113,17 @@ export function decideRetry(
   if (attemptsMade >= policy.attemptsMax) {
     return { kind: "dead", reason: `${attemptsMade} attempts failed, last: ${describe(result)}` };
   }
+  const scheduledMs = retryDelayMs(policy, attemptsMade, rng);
   const retryAfterMs = result.kind === "response"
     ? parseRetryAfterMs(result.retryAfter, nowMs, policy)
     : undefined;
-  if (retryAfterMs !== undefined) {
+  // Retry-After says "not before", so it can only lengthen the schedule. Taken as a
+  // replacement, a receiver in an outage answering "503, Retry-After: 1" used up all of a
+  // job's attempts in seconds, where the schedule gives it hours to recover.
+  if (retryAfterMs !== undefined && retryAfterMs > scheduledMs) {
     return { kind: "retry", delayMs: retryAfterMs, fromRetryAfter: true };
   }
-  return { kind: "retry", delayMs: retryDelayMs(policy, attemptsMade, rng), fromRetryAfter: false };
+  return { kind: "retry", delayMs: scheduledMs, fromRetryAfter: false };
 }
 
 function describe(result: AttemptResult): string {

@@ -111,6 +111,14 @@ Deno.test("decideRetry honours Retry-After seconds and HTTP dates within bounds"
   assert(fallback.kind === "retry" && !fallback.fromRetryAfter);
 });
 
+Deno.test("decideRetry never lets Retry-After shorten the schedule", () => {
+  const rng = new Sfc32(5);
+  // Third retry: 10 s scheduled (±20 %); the receiver asks for 1 s.
+  const decision = decideRetry(policy, http(503, "1"), 3, 0, rng);
+  assert(decision.kind === "retry" && !decision.fromRetryAfter, JSON.stringify(decision));
+  assert(decision.delayMs >= 8_000, `${decision.delayMs}`);
+});
+
 Deno.test("deliveryDefaults retry schedule is the webhook-industry one", () => {
   assertEquals(deliveryDefaults.retryScheduleMs, [
     5_000,
