@@ -162,7 +162,9 @@ export interface DeliveryConfig {
   responseBodyBytesMax: number;
   /**
    * Consecutive failed attempts (timeout, connection error, 5xx, 429) to one origin that open
-   * its circuit breaker; an open breaker starts no attempt to that origin. @default 5
+   * its circuit breaker; an open breaker starts no attempt to that origin. A timeout counts
+   * only when the job's timeout was at least `attemptTimeoutMs` (a job's own shorter timeout
+   * is no evidence against the receiver). @default 5
    */
   breakerFailureThreshold: number;
   /** First time a breaker stays open before it lets one trial attempt through, ms. @default 5_000 */

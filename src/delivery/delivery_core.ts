@@ -339,7 +339,11 @@ export class DeliveryCore {
     this.#inflight--;
     this.#metrics.inflight.set(this.#inflight);
     const wasOpen = origin.breaker.state === "open";
-    origin.breaker.onResult(nowMs, isOriginFailure(result), entry.isTrial);
+    // A timeout shorter than the node's default says more about the job's own setting than
+    // about the receiver: it must not open the breaker on everyone else's jobs to that origin.
+    const ownShortTimeout = result.kind === "timeout" &&
+      this.#timeoutMs(entry.job) < this.#config.attemptTimeoutMs;
+    origin.breaker.onResult(nowMs, isOriginFailure(result) && !ownShortTimeout, entry.isTrial);
     if (!wasOpen && stateOf(origin.breaker) === "open") {
       this.#pushTimer({ atMs: origin.breaker.reopenAtMs, seq: ++this.#seq, origin });
     }
@@ -564,11 +568,20 @@ export class DeliveryCore {
     this.#inflight++;
     assert(origin.inflight <= this.#config.originConcurrencyMax, "origin concurrency exceeded");
     assert(this.#inflight <= this.#config.concurrentDeliveriesMax, "node concurrency exceeded");
-    const timeoutMs = Math.min(
-      entry.job.timeoutMs ?? this.#config.attemptTimeoutMs,
+    this.#outputs.push({
+      type: "attempt",
+      job: entry.job,
+      attempt: entry.attemptsMade,
+      timeoutMs: this.#timeoutMs(entry.job),
+    });
+  }
+
+  /** The job's per-attempt timeout: its own, capped, or the node's default. */
+  #timeoutMs(job: DeliveryJob): number {
+    return Math.min(
+      job.timeoutMs ?? this.#config.attemptTimeoutMs,
       this.#config.attemptTimeoutMaxMs,
     );
-    this.#outputs.push({ type: "attempt", job: entry.job, attempt: entry.attemptsMade, timeoutMs });
   }
 
   #forget(entry: JobEntry): void {

@@ -291,3 +291,20 @@ Deno.test("DeliveryCore says no past heldPayloadBytesMax and takes jobs again on
   core.attemptDone(1, "a", status(200));
   assert(core.schedule(1, big("c")).ok);
 });
+
+Deno.test("DeliveryCore does not hold a job's own short timeouts against its origin's breaker", () => {
+  const { core } = makeCore({ breakerFailureThreshold: 2 });
+  for (let i = 0; i < 3; i++) {
+    core.schedule(0, job(`hasty${i}`, "http://a.test", { timeoutMs: 10 }));
+    core.takeOutputs();
+    core.attemptDone(10, `hasty${i}`, { kind: "timeout", latencyMs: 10 });
+  }
+  assertEquals(core.breakerState("http://a.test"), "closed");
+  // At the node's default timeout, the same failures do open it.
+  for (let i = 0; i < 2; i++) {
+    core.schedule(0, job(`patient${i}`));
+    core.takeOutputs();
+    core.attemptDone(1_000, `patient${i}`, { kind: "timeout", latencyMs: 1_000 });
+  }
+  assertEquals(core.breakerState("http://a.test"), "open");
+});
