@@ -215,8 +215,7 @@ export class DeliveryCore {
    * never be delivered (see job_check.ts: bad URL, id, headers, secrets, payload too large), or
    * that is handed over with its attempts already used up, becomes a `dead` report at once.
    * Says no (error value) when the engine already holds `jobsMax` jobs or `heldPayloadBytesMax`
-   * of payloads; the store offers the
-   * job again later.
+   * of payloads; the store offers the job again later.
    */
   schedule(nowMs: number, job: DeliveryJob, resume?: ResumeState): Result<void> {
     const existing = this.#jobs.get(job.id);
@@ -295,23 +294,16 @@ export class DeliveryCore {
       const top = this.#timers.peek();
       if (top === undefined || top.atMs > nowMs) break;
       this.#timers.pop();
+      if (this.#isStaleTimer(top)) continue;
       if (top.entry !== undefined) {
-        const entry = top.entry;
-        if (
-          this.#jobs.get(entry.job.id) === entry && entry.phase === "waiting" &&
-          entry.timerSeq === top.seq
-        ) {
-          this.#makeReady(nowMs, entry);
-        }
+        this.#makeReady(nowMs, top.entry);
       } else if (top.origin !== undefined) {
         const origin = top.origin;
-        if (this.#origins.get(origin.key) === origin) {
-          // canStart moves open → half-open; the gauge follows.
-          origin.breaker.canStart(nowMs);
-          this.#updateBreakerGauge(origin);
-          this.#markRunnable(nowMs, origin);
-          this.#maybeDropOrigin(origin);
-        }
+        // canStart moves open → half-open; the gauge follows.
+        origin.breaker.canStart(nowMs);
+        this.#updateBreakerGauge(origin);
+        this.#markRunnable(nowMs, origin);
+        this.#maybeDropOrigin(origin);
       }
     }
     this.#pump(nowMs);
