@@ -380,6 +380,16 @@ function findFrameAfterBatch(
   salt: number,
 ): number | undefined {
   for (let offset = from; offset + RECORD_HEADER_BYTES <= bytes.length; offset++) {
+    // A BatchEnd frame is empty: checking its type and zero length first means no offset
+    // costs more than a 9-byte checksum. Decoding every offset as a frame would checksum up
+    // to recordBytesMax bytes at each one whose bytes merely look like a header, which a
+    // payload can arrange everywhere, making the scan quadratic in the damaged region.
+    if (
+      bytes[offset + 8] !== RecordType.BatchEnd ||
+      (bytes[offset]! | bytes[offset + 1]! | bytes[offset + 2]! | bytes[offset + 3]!) !== 0
+    ) {
+      continue;
+    }
     const frame = decodeRecord(bytes, offset, recordBytesMax, salt);
     if (!frame.ok || frame.type !== RecordType.BatchEnd) continue;
     const next = decodeRecord(bytes, frame.next, recordBytesMax, salt);

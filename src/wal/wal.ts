@@ -112,7 +112,10 @@ function registerMetrics(registry: MetricsRegistry): WalMetrics {
   return {
     appends: registry.counter("hookd_wal_appends_total", "Records acknowledged as durable"),
     batches: registry.counter("hookd_wal_batches_total", "Batches written (one write each)"),
-    fsyncs: registry.counter("hookd_wal_fsyncs_total", "syncData calls on segment files"),
+    fsyncs: registry.counter(
+      "hookd_wal_fsyncs_total",
+      "fsyncs while appending: syncData of segments, and directory syncs for rotations and checkpoints",
+    ),
     bytesWritten: registry.counter(
       "hookd_wal_bytes_written_total",
       "Bytes written, framing included",
@@ -435,7 +438,10 @@ export class Wal {
       }
       this.#segments = this.#segments.filter((s) => s.index >= this.#segmentIndex);
       this.metrics.segments.set(this.#segments.length);
-      if (obsolete.length > 0) await this.#fs.syncDir(this.#dir);
+      if (obsolete.length > 0) {
+        await this.#fs.syncDir(this.#dir);
+        this.metrics.fsyncs.inc();
+      }
     } catch (error) {
       waiter.reject(this.#fail(error));
       return;
