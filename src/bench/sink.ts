@@ -6,7 +6,7 @@
  *
  * Owns its server and counters. Bounded: ids remembered for duplicate detection are capped
  * (`idsMax`); past it the set is cleared and `ids_reset` counts how often, so duplicates
- * could then go unseen.
+ * could then go unseen. A body past `bodyBytesMax` is answered 413 unread (`too_large`).
  */
 
 import process from "node:process";
@@ -21,6 +21,8 @@ export interface SinkOptions {
   secret?: string;
   /** @default 5_000_000 */
   idsMax?: number;
+  /** Largest request body read, bytes (4x hookd's largest payload). @default 1_048_576 */
+  bodyBytesMax?: number;
 }
 
 export interface SinkStats {
@@ -30,6 +32,7 @@ export interface SinkStats {
   signature_failures: number;
   missing_id: number;
   ids_reset: number;
+  too_large: number;
   latency_ms: HistogramSummary;
   /** User + system CPU of the sink process so far (`process.cpuUsage`, getrusage), ms. */
   cpu_ms: number;
@@ -55,7 +58,9 @@ export function startSink(options: SinkOptions): Promise<Sink> {
     signature_failures: 0,
     missing_id: 0,
     ids_reset: 0,
+    too_large: 0,
   };
+  const bodyBytesMax = options.bodyBytesMax ?? 1_048_576;
   const latency = new Histogram();
   const stats = (): SinkStats => {
     const cpu = process.cpuUsage();
@@ -67,7 +72,11 @@ export function startSink(options: SinkOptions): Promise<Sink> {
       return Response.json(stats());
     }
     if (request.method !== "POST") return new Response("POST only\n", { status: 405 });
-    const body = await request.text();
+    const body = await readBody(request, bodyBytesMax);
+    if (body === undefined) {
+      counts.too_large++;
+      return new Response("body too large\n", { status: 413 });
+    }
     const nowMs = performance.timeOrigin + performance.now();
     if (verifier !== undefined) {
       try {
@@ -114,4 +123,34 @@ export function startSink(options: SinkOptions): Promise<Sink> {
       close: () => server.shutdown(),
     });
   });
+}
+
+/** The body as text, or undefined (the rest unread) once it passes `maxBytes`. */
+async function readBody(request: Request, maxBytes: number): Promise<string | undefined> {
+  const length = request.headers.get("content-length");
+  if (length !== null) {
+    // Deno.serve holds the body to its declared length: read it whole on the fast path.
+    return Number(length) > maxBytes ? undefined : await request.text();
+  }
+  if (request.body === null) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > maxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return new TextDecoder().decode(bytes);
 }

@@ -38,6 +38,24 @@ Deno.test("startSink counts receipts, duplicates by webhook-id, latency and bad 
   }
 });
 
+Deno.test("startSink answers 413 to a body past bodyBytesMax without counting it", async () => {
+  const sink = await startSink({ hostname: "127.0.0.1", port: 0, bodyBytesMax: 100 });
+  const url = `http://127.0.0.1:${sink.port}/hook`;
+  try {
+    assertEquals(await post(url, "msg_big", "x".repeat(101)), 413);
+    // Chunked, so the sink cannot go by content-length.
+    const stream = ReadableStream.from([new TextEncoder().encode("y".repeat(150))]);
+    const chunked = await fetch(url, { method: "POST", body: stream });
+    await chunked.body?.cancel();
+    assertEquals(chunked.status, 413);
+    assertEquals(await post(url, "msg_ok", "x".repeat(100)), 204);
+    const stats = sink.stats();
+    assertEquals([stats.too_large, stats.received], [2, 1]);
+  } finally {
+    await sink.close();
+  }
+});
+
 Deno.test("hookd sink prints where it listens and its stats when stopped", async () => {
   const child = hookdCommand(["sink", "--listen", "127.0.0.1:0"]).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
