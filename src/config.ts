@@ -448,7 +448,8 @@ export interface TransportConfig {
   windowBytes: number;
   /**
    * Most reliable messages per peer between the oldest unacknowledged one and the newest sent
-   * one. Bounds the receiver's duplicate-suppression state and reassembly fan-out.
+   * one. At most `TRANSPORT_WINDOW_MESSAGES_MAX`: receivers track message ids over twice that
+   * span whatever their own setting, so nodes configured differently still interoperate.
    * @default 8192
    */
   windowMessages: number;
@@ -469,7 +470,8 @@ export interface TransportConfig {
   /** Largest reliable message; larger ones are fragmented up to this. @default 1 MiB */
   messageBytesMax: number;
   /**
-   * Most bytes of partly reassembled messages kept per peer. A datagram whose fragments would
+   * Most bytes of partly reassembled messages kept per peer, so also the largest message
+   * taken from a peer (whose `messageBytesMax` may differ). A datagram whose fragments would
    * exceed it is dropped unacknowledged (and counted), so the sender retransmits later.
    * @default 8 MiB
    */
@@ -481,8 +483,9 @@ export interface TransportConfig {
    */
   rtoInitialMs: number;
   /**
-   * Floor of the RTO. RFC 6298 recommends 1 s for the Internet; on a LAN a few milliseconds
-   * covers event-loop stalls on a busy 2-core machine without making a lost packet wait long.
+   * Floor of the RTO, > 0 (a zero RTO would re-arm its timer for now, forever). RFC 6298
+   * recommends 1 s for the Internet; on a LAN a few milliseconds covers event-loop stalls on
+   * a busy 2-core machine without making a lost packet wait long.
    * @default 5
    */
   rtoMinMs: number;
@@ -578,6 +581,8 @@ export const transportDefaults: Readonly<TransportConfig> = Object.freeze({
 /** Smallest and largest datagram sizes the codec accepts (65,000 keeps under the UDP limit). */
 export const TRANSPORT_DATAGRAM_BYTES_MIN = 512;
 export const TRANSPORT_DATAGRAM_BYTES_MAX = 65000;
+/** Largest `windowMessages`; a wire-protocol constant (receivers track twice this span). */
+export const TRANSPORT_WINDOW_MESSAGES_MAX = 16384;
 
 export function validateTransportConfig(config: TransportConfig): TransportConfig {
   positiveInteger("transport.datagramBytes", config.datagramBytes);
@@ -620,6 +625,14 @@ export function validateTransportConfig(config: TransportConfig): TransportConfi
   ) nonNegative(`transport.${name}`, config[name]);
   if (!(config.timeThreshold >= 1) || !Number.isFinite(config.timeThreshold)) {
     throw new RangeError(`transport.timeThreshold must be >= 1, got ${config.timeThreshold}`);
+  }
+  if (!(config.rtoMinMs > 0)) {
+    throw new RangeError(`transport.rtoMinMs must be > 0, got ${config.rtoMinMs}`);
+  }
+  if (config.windowMessages > TRANSPORT_WINDOW_MESSAGES_MAX) {
+    throw new RangeError(
+      `transport.windowMessages must be <= ${TRANSPORT_WINDOW_MESSAGES_MAX}, got ${config.windowMessages}`,
+    );
   }
   if (config.ackRangesMax > 255) {
     throw new RangeError(`transport.ackRangesMax must be <= 255, got ${config.ackRangesMax}`);

@@ -21,7 +21,7 @@ import {
   FRAG_FRAME_OVERHEAD_BYTES,
   HEADER_FIXED_BYTES,
 } from "./frame_codec.ts";
-import { MESSAGE_ID_SPAN, Session, type SessionContext, type SessionOutput } from "./session.ts";
+import { Session, type SessionContext, type SessionOutput } from "./session.ts";
 import { type TransportCounters, transportCounters } from "./transport_metrics.ts";
 import {
   APP_CHANNEL_MAX,
@@ -92,14 +92,6 @@ export class Endpoint {
       out: this.#out,
       onRtt: (address, srttMs) => this.counters.rttMs(address).set(srttMs),
     };
-    // Receivers track ids up to MESSAGE_ID_SPAN ahead, whatever their own window.
-    if (this.config.windowMessages > MESSAGE_ID_SPAN / 2) {
-      throw new RangeError(
-        `transport.windowMessages must be <= ${
-          MESSAGE_ID_SPAN / 2
-        }, got ${this.config.windowMessages}`,
-      );
-    }
     // Every datagram must carry at least one fragment byte next to a full ack; the config
     // check bounds datagramBytes from below, the node id's length is only known here.
     const frameSpaceBytes = this.config.datagramBytes - auth.tagBytes - HEADER_FIXED_BYTES -

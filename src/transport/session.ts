@@ -18,7 +18,7 @@
  */
 
 import { assert, unreachable } from "../lib/assert.ts";
-import type { TransportConfig } from "../config.ts";
+import { TRANSPORT_WINDOW_MESSAGES_MAX, type TransportConfig } from "../config.ts";
 import {
   ACK_FRAME_BASE_BYTES,
   ACK_RANGE_BYTES,
@@ -103,12 +103,12 @@ const RETIRED_EPOCHS_MAX = 4;
 
 /**
  * How far past its lowest undelivered message id a receiver tracks ids, whatever its own
- * `windowMessages`: a protocol constant, so that nodes configured with different windows
- * still take each other's messages (a sender keeps at most `windowMessages` ids, checked
- * against half this span, ahead of its lowest unacknowledged one, which the receiver has
- * reached). Bounds the duplicate-suppression set and the reassembly count per peer.
+ * `windowMessages`, so that nodes configured with different windows still take each other's
+ * messages: a sender keeps at most `windowMessages` <= `TRANSPORT_WINDOW_MESSAGES_MAX` ids
+ * ahead of its lowest unacknowledged one, which the receiver has reached. Bounds the
+ * duplicate-suppression set and the reassembly count per peer.
  */
-export const MESSAGE_ID_SPAN = 32768;
+export const MESSAGE_ID_SPAN = 2 * TRANSPORT_WINDOW_MESSAGES_MAX;
 
 export class Session {
   readonly address: string;
