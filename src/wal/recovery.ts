@@ -122,15 +122,12 @@ export async function recoverWal(
         `segment header is damaged but ${bytes.length - SEGMENT_HEADER_BYTES} bytes follow it`,
       );
     }
-    await fs.remove(joinPath(dir, last.name));
-    await fs.syncDir(dir);
-    report.removedSegments.push(last.name);
-    report.truncated = {
+    await dropSegment(fs, dir, report, {
       segment: last.name,
       offset: 0,
       droppedBytes: bytes.length,
       reason: "segment header incomplete (crash during rotation)",
-    };
+    });
     segments.pop();
   }
   for (const segment of segments) {
@@ -321,15 +318,12 @@ export async function recoverWal(
         `incomplete checkpoint at LSN ${cutLsn}, but the log before it ends at ${nextLsn}`,
       );
     }
-    await fs.remove(joinPath(dir, segment.name));
-    await fs.syncDir(dir);
-    report.removedSegments.push(segment.name);
-    report.truncated = {
+    await dropSegment(fs, dir, report, {
       segment: segment.name,
       offset: 0,
       droppedBytes: sizeBytes,
       reason: "checkpoint incomplete (crash while writing it)",
-    };
+    });
   }
 
   // A complete checkpoint makes every older segment garbage; finish the reclamation a crash
@@ -349,6 +343,19 @@ export async function recoverWal(
     nextLsn,
     report,
   };
+}
+
+/** Deletes a segment that holds only a torn, never-acknowledged write, durably, and says so. */
+async function dropSegment(
+  fs: WalFs,
+  dir: string,
+  report: RecoveryReport,
+  truncation: TruncationReport,
+): Promise<void> {
+  await fs.remove(joinPath(dir, truncation.segment));
+  await fs.syncDir(dir);
+  report.removedSegments.push(truncation.segment);
+  report.truncated = truncation;
 }
 
 function checkpointComplete(bytes: Uint8Array, recordBytesMax: number, salt: number): boolean {
