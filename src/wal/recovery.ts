@@ -159,7 +159,8 @@ export async function recoverWal(
   let start = 0;
   let startsAtCheckpoint = false;
   let tornCheckpoint: { segment: SegmentFile; sizeBytes: number } | undefined;
-  for (let i = segments.length - 1; i >= 0; i--) {
+  const newest = segments.length - 1;
+  for (let i = newest; i >= 0; i--) {
     const segment = segments[i]!;
     if ((segment.header!.flags & SEGMENT_FLAG_CHECKPOINT) === 0) continue;
     const bytes = await read(segment);
@@ -169,7 +170,7 @@ export async function recoverWal(
       startsAtCheckpoint = true;
       break;
     }
-    if (i !== segments.length - 1) {
+    if (i !== newest) {
       throw new WalCorruptionError(
         segment.name,
         SEGMENT_HEADER_BYTES,
