@@ -342,16 +342,43 @@ Deno.test("Wal appends that arrive during an fsync form the next batch", async (
   await until(() => gated.waiting() === 1); // the new segment's header sync
   gated.release();
   const { wal } = await opening;
-  const first = wal.append(record(0));
+  const settled: number[] = [];
+  const track = (p: Promise<number>) => p.then((lsn) => (settled.push(lsn), lsn));
+  const first = track(wal.append(record(0)));
   await until(() => gated.waiting() === 1);
-  const later = [wal.append(record(1)), wal.append(record(2)), wal.append(record(3))];
+  const later = [1, 2, 3].map((n) => track(wal.append(record(n))));
+  // Nothing is acknowledged while its fsync has not returned.
+  await new Promise((r) => setTimeout(r, 5));
+  assertEquals(settled, []);
   gated.release();
   assertEquals(await first, 0);
   await until(() => gated.waiting() === 1);
+  await new Promise((r) => setTimeout(r, 5));
+  assertEquals(settled, [0]);
   gated.release();
   assertEquals(await Promise.all(later), [1, 2, 3]);
   assertEquals(wal.metrics.batches.value, 2);
   assertEquals(wal.metrics.batchRecords.summary().max, 3);
+  await wal.close();
+});
+
+Deno.test("Wal rejects appends queued behind a failed fsync and never writes them", async () => {
+  const disk = new SimDisk();
+  const gated = gatedDisk(disk);
+  const opening = Wal.open(DIR, { fs: gated.fs });
+  await until(() => gated.waiting() === 1);
+  gated.release();
+  const { wal } = await opening;
+  const first = wal.append(record(0));
+  await until(() => gated.waiting() === 1);
+  const queued = [1, 2, 3].map((n) => wal.append(record(n)));
+  const writesBefore = disk.writes;
+  disk.injectFault("sync");
+  gated.release();
+  await assertRejects(() => first, WalFailedError);
+  for (const append of queued) await assertRejects(() => append, WalFailedError);
+  assertEquals(disk.writes, writesBefore, "nothing written after the failed fsync");
+  assertEquals(gated.waiting(), 0);
   await wal.close();
 });
 
