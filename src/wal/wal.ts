@@ -148,7 +148,7 @@ export class Wal {
   #unsettled = 0;
   #writing = false;
   #failure: WalFailedError | undefined;
-  #closed = false;
+  #closing: Promise<void> | undefined;
   #idle: Array<() => void> = [];
 
   private constructor(
@@ -273,14 +273,18 @@ export class Wal {
     });
   }
 
-  /** Waits for every queued append to settle, then closes the segment file. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    if (this.#writing || this.#head < this.#queue.length) {
-      await new Promise<void>((resolve) => this.#idle.push(resolve));
-    }
-    this.#file.close();
+  /**
+   * Waits for every queued append to settle, then closes the segment file. Every call
+   * resolves only once the file is closed, not just the first.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#writing || this.#head < this.#queue.length) {
+        await new Promise<void>((resolve) => this.#idle.push(resolve));
+      }
+      this.#file.close();
+    })();
+    return this.#closing;
   }
 
   #refusal(): Error | undefined {
@@ -289,7 +293,7 @@ export class Wal {
         cause: this.#failure.cause,
       });
     }
-    if (this.#closed) return new WalFailedError("WAL is closed");
+    if (this.#closing !== undefined) return new WalFailedError("WAL is closed");
     return undefined;
   }
 

@@ -382,6 +382,26 @@ Deno.test("Wal rejects appends queued behind a failed fsync and never writes the
   await wal.close();
 });
 
+Deno.test("Wal close resolves for every caller only after pending appends settled", async () => {
+  const disk = new SimDisk();
+  const gated = gatedDisk(disk);
+  const opening = Wal.open(DIR, { fs: gated.fs });
+  await until(() => gated.waiting() === 1);
+  gated.release();
+  const { wal } = await opening;
+  const append = wal.append(record(0));
+  await until(() => gated.waiting() === 1);
+  const closed: string[] = [];
+  const closes = ["a", "b"].map((who) => wal.close().then(() => void closed.push(who)));
+  await new Promise((r) => setTimeout(r, 5));
+  assertEquals(closed, []);
+  await assertRejects(() => wal.append(record(1)), WalFailedError, "closed");
+  gated.release();
+  assertEquals(await append, 0);
+  await Promise.all(closes);
+  assertEquals(closed.sort(), ["a", "b"]);
+});
+
 Deno.test("Wal batchWaitMs lets a lone append wait for company", async () => {
   const disk = new SimDisk();
   const { wal } = await Wal.open(DIR, { fs: disk.mount(), config: { batchWaitMs: 20 } });
