@@ -258,3 +258,48 @@ Deno.test("Endpoint keeps sessions apart: four nodes all sending to all at 20 % 
     }
   }
 });
+
+Deno.test("Endpoint.forgetPeer mid-stream: the peer, still alive, takes every later message once and resends what it had unacknowledged", () => {
+  for (let seed = 31; seed <= 50; seed++) {
+    const sim = new TransportSim(seed, {
+      lossProbability: 0.25,
+      duplicateProbability: 0.03,
+      delayMsMin: 0.05,
+      delayMsMax: 2,
+    });
+    const a = sim.node(A, "a");
+    const b = sim.node(B, "b");
+    const count = 200;
+    for (let i = 0; i < count; i++) {
+      sim.scheduler.at(i * 0.5, () => {
+        a.endpoint.send(sim.scheduler.nowMs, B, 1, makeBody(i, i % 10 === 0 ? 3000 : 40));
+        a.pump();
+      });
+      sim.scheduler.at(i * 0.5 + 0.2, () => {
+        b.endpoint.send(sim.scheduler.nowMs, A, 1, makeBody(10_000 + i, 40));
+        b.pump();
+      });
+    }
+    // a drops its session with b (and whatever it still held for b) while b is fine.
+    const forgetAtMs = 50;
+    sim.scheduler.at(forgetAtMs, () => a.endpoint.forgetPeer(B));
+    const firstAfter = forgetAtMs / 0.5 + 1;
+    const has = (node: SimNode, from: number, to: number) => {
+      const ids = new Set(node.delivered.map((m) => checkBody(m.bytes)));
+      for (let i = from; i < to; i++) if (!ids.has(i)) return false;
+      return true;
+    };
+    const finished = sim.scheduler.runWhile(
+      () => !has(b, firstAfter, count) || !has(a, 10_000, 10_000 + count),
+      30_000,
+    );
+    assertEquals(finished, true, `seed ${seed}: messages after the forget not all delivered`);
+    const later = b.delivered.map((m) => checkBody(m.bytes)).filter((id) => id >= firstAfter);
+    assertEquals(later.length, new Set(later).size, `seed ${seed}: a later message twice`);
+    assertEquals(
+      [...a.delivered, ...b.delivered].every((m) => checkBody(m.bytes) >= 0),
+      true,
+      `seed ${seed}: corrupted body`,
+    );
+  }
+});
