@@ -24,7 +24,8 @@ interface SimFile {
   linked: boolean;
 }
 
-export type DiskFault = "write" | "sync" | "full";
+/** `sync` fails a file's `syncData`, `dirSync` a directory's fsync. */
+export type DiskFault = "write" | "sync" | "dirSync" | "full";
 
 /** The unit in which a crash tears unsynced data. */
 const SECTOR_BYTES = 512;
@@ -39,12 +40,12 @@ export class SimDisk implements WalFs {
   writes = 0;
   syncs = 0;
 
-  /** The `afterCalls`-th next write (or fsync) fails; `full` fails writes with ENOSPC. */
+  /** The `afterCalls`-th next call of the kind fails; `full` fails writes with ENOSPC. */
   injectFault(kind: DiskFault, afterCalls = 0): void {
     this.#nextFault = { kind, afterCalls };
   }
 
-  #fault(call: "write" | "sync"): { kind: DiskFault; error: Error } | undefined {
+  #fault(call: "write" | "sync" | "dirSync"): { kind: DiskFault; error: Error } | undefined {
     const fault = this.#nextFault;
     if (fault === undefined) return undefined;
     const matches = fault.kind === call || (fault.kind === "full" && call === "write");
@@ -194,6 +195,8 @@ export class SimDisk implements WalFs {
   }
 
   syncDir(dir: string): Promise<void> {
+    const fault = this.#fault("dirSync");
+    if (fault) return Promise.reject(fault.error);
     // Only the directory's own entries: a subdirectory's files need their own directory sync.
     const prefix = dir.endsWith("/") ? dir : `${dir}/`;
     const inDir = (path: string) =>

@@ -201,6 +201,28 @@ Deno.test("Wal fails stop on a full disk with a clear error", async () => {
   await again.wal.close();
 });
 
+Deno.test("Wal fails stop when a rotation's directory fsync fails, and loses nothing acknowledged", async () => {
+  const disk = new SimDisk();
+  const config = { segmentBytes: 1024, batchBytesMax: 512, recordBytesMax: 256 };
+  const { wal } = await Wal.open(DIR, { fs: disk.mount(), config });
+  disk.injectFault("dirSync");
+  const acked: number[] = [];
+  let refused = 0;
+  for (let i = 0; i < 40; i++) {
+    await wal.append(record(i, 50)).then(() => acked.push(i), (error) => {
+      assert(error instanceof WalFailedError);
+      refused++;
+    });
+  }
+  assert(acked.length > 0 && refused > 0, `acked ${acked.length}, refused ${refused}`);
+  assertEquals(acked, Array.from({ length: acked.length }, (_, i) => i), "no ack after a failure");
+  await wal.close();
+  disk.crash();
+  const again = await reopen(disk, config);
+  assertEquals(again.numbers, acked);
+  await again.wal.close();
+});
+
 Deno.test("Wal refuses appends past queueRecordsMax with WalBusyError", async () => {
   const disk = new SimDisk();
   const { wal } = await Wal.open(DIR, {
