@@ -54,7 +54,9 @@ export class Histogram {
 
   percentile(p: number): number {
     if (this.#hdr.totalCount === 0) return 0;
-    return this.#hdr.getValueAtPercentile(p) / this.#scale;
+    // HDR reports the top of the value's bucket, which can exceed the exact maximum; a p99
+    // above the max would be nonsense in a report.
+    return Math.min(this.#hdr.getValueAtPercentile(p), this.#hdr.maxValue) / this.#scale;
   }
 
   summary(): HistogramSummary {
