@@ -384,6 +384,9 @@ export const membershipDefaults: Readonly<MembershipConfig> = Object.freeze({
   gossipQueueMax: 1024,
 });
 
+/** Smallest membership packet: the largest single message (a full-length alive) fits. */
+export const MEMBERSHIP_PACKET_BYTES_MIN = 600;
+
 export function validateMembershipConfig(config: MembershipConfig): MembershipConfig {
   positiveInteger("membership.probeIntervalMs", config.probeIntervalMs);
   positiveInteger("membership.probeTimeoutMs", config.probeTimeoutMs);
@@ -419,7 +422,7 @@ export function validateMembershipConfig(config: MembershipConfig): MembershipCo
   // The largest single message (a full-length alive) must fit a packet with its header.
   relation(
     "membership.packetBytesMax (min)",
-    600,
+    MEMBERSHIP_PACKET_BYTES_MIN,
     "<=",
     "membership.packetBytesMax",
     config.packetBytesMax,

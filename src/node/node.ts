@@ -6,7 +6,12 @@
  * Owns lifecycles only. Flag parsing is src/cli/node.ts; protocols live in their own areas.
  */
 
-import type { MembershipConfig, TransportConfig } from "../config.ts";
+import {
+  MEMBERSHIP_PACKET_BYTES_MIN,
+  type MembershipConfig,
+  membershipDefaults,
+  type TransportConfig,
+} from "../config.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
 import { randomRng } from "../lib/rng.ts";
 import { canonicalAddress, UdpTransport } from "../transport/mod.ts";
@@ -44,6 +49,19 @@ export class Node {
       if (canonical === undefined) throw new RangeError(`peers: bad address ${JSON.stringify(p)}`);
       return canonical;
     });
+    // Membership packets ride one unreliable transport message each, so they may be no larger
+    // than what the transport's datagram size leaves after its header, acks and MAC.
+    const packetRoomBytes = transport.endpoint.unreliableBytesMax;
+    const packetBytesMax = Math.min(
+      options.membership?.packetBytesMax ?? membershipDefaults.packetBytesMax,
+      packetRoomBytes,
+    );
+    if (packetBytesMax < MEMBERSHIP_PACKET_BYTES_MIN) {
+      throw new RangeError(
+        `transport.datagramBytes ${transport.endpoint.config.datagramBytes} leaves ${packetRoomBytes} bytes ` +
+          `for membership packets, which need at least ${MEMBERSHIP_PACKET_BYTES_MIN}`,
+      );
+    }
     const core = new SwimCore({
       nodeId: options.nodeId,
       address: transport.address,
@@ -54,7 +72,7 @@ export class Node {
       // across restarts (a refutation still fixes it if the clock went backwards).
       incarnation: Math.floor(Date.now() / 1000),
       metrics,
-      ...(options.membership !== undefined ? { config: options.membership } : {}),
+      config: { ...options.membership, packetBytesMax },
     });
     this.membership = new MembershipService({
       core,

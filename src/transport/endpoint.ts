@@ -20,6 +20,7 @@ import {
   encodeNodeId,
   FRAG_FRAME_OVERHEAD_BYTES,
   HEADER_FIXED_BYTES,
+  UNRELIABLE_FRAME_OVERHEAD_BYTES,
 } from "./frame_codec.ts";
 import { Session, type SessionContext, type SessionOutput } from "./session.ts";
 import { type TransportCounters, transportCounters } from "./transport_metrics.ts";
@@ -53,6 +54,8 @@ export class Endpoint {
   readonly config: Readonly<TransportConfig>;
   readonly metrics: MetricsRegistry;
   readonly counters: TransportCounters;
+  /** Largest unreliable message one datagram carries: probes and gossip must fit in it. */
+  readonly unreliableBytesMax: number;
   readonly #auth: Authenticator;
   readonly #sessions = new Map<string, Session>();
   readonly #ctx: SessionContext;
@@ -96,6 +99,7 @@ export class Endpoint {
     // check bounds datagramBytes from below, the node id's length is only known here.
     const frameSpaceBytes = this.config.datagramBytes - auth.tagBytes - HEADER_FIXED_BYTES -
       nodeIdBytes.value.length - ackFrameBytes(this.config.ackRangesMax);
+    this.unreliableBytesMax = frameSpaceBytes - UNRELIABLE_FRAME_OVERHEAD_BYTES;
     if (frameSpaceBytes <= FRAG_FRAME_OVERHEAD_BYTES) {
       throw new RangeError(
         `transport.datagramBytes (${this.config.datagramBytes}) leaves no room for data with node id ${
