@@ -17,10 +17,7 @@ import {
 import { CLUSTER_KEY_ENV } from "../transport/mod.ts";
 import { booleanFlag, numberFlag, stringFlag } from "./args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "./command.ts";
-
-function printLine(value: Record<string, unknown>): void {
-  console.log(JSON.stringify(value));
-}
+import { listenForStopSignal, printJsonLine } from "./process_io.ts";
 
 export const clusterCommand: LeafCommand = {
   spec: {
@@ -83,25 +80,20 @@ export const clusterCommand: LeafCommand = {
       clusterKey,
       extraArgs: () => (loss > 0 ? ["--loss", String(loss)] : []),
       onEvent: (line: NodeEventLine) => {
-        if (!quiet) printLine(line);
+        if (!quiet) printJsonLine(line);
       },
       onUnexpectedExit: (id, status) =>
         failed.resolve(
           `node ${id} exited unexpectedly (code ${status.code}, signal ${status.signal})`,
         ),
     });
-    const stop = Promise.withResolvers<string>();
-    const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
-    const handlers = signals.map((signal) => {
-      const handler = () => stop.resolve(signal);
-      Deno.addSignalListener(signal, handler);
-      return [signal, handler] as const;
-    });
+    const stop = listenForStopSignal();
+    const timedOut = Promise.withResolvers<string>();
     const timer = seconds === undefined
       ? undefined
-      : setTimeout(() => stop.resolve("timeout"), seconds * 1000);
+      : setTimeout(() => timedOut.resolve("timeout"), seconds * 1000);
     const startedMs = performance.now();
-    printLine({ event: "cluster-starting", nodes: specs });
+    printJsonLine({ event: "cluster-starting", nodes: specs });
     cluster.startAll();
     let ready = false;
     const readiness = waitUntil(
@@ -110,7 +102,7 @@ export const clusterCommand: LeafCommand = {
     ).then((held) => {
       if (held && !ready) {
         ready = true;
-        printLine({
+        printJsonLine({
           event: "cluster-ready",
           nodes: count,
           converged_ms: Math.round(performance.now() - startedMs),
@@ -120,7 +112,10 @@ export const clusterCommand: LeafCommand = {
     let code = EXIT_OK;
     try {
       const outcome = await Promise.race([
-        stop.promise.then((reason) => ({ failed: false, reason })),
+        Promise.race([stop.received, timedOut.promise]).then((reason) => ({
+          failed: false,
+          reason,
+        })),
         failed.promise.then((reason) => ({ failed: true, reason })),
       ]);
       if (outcome.failed) {
@@ -133,11 +128,11 @@ export const clusterCommand: LeafCommand = {
       ready = true;
     } finally {
       if (timer !== undefined) clearTimeout(timer);
-      for (const [s, h] of handlers) Deno.removeSignalListener(s, h);
+      stop.dispose();
       await cluster.stopAll();
       await readiness;
     }
-    printLine({
+    printJsonLine({
       event: "cluster-stopped",
       nodes: count,
       ran_ms: Math.round(performance.now() - startedMs),

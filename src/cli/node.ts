@@ -8,11 +8,8 @@
 import { transportFlags, transportOptionsFromFlags } from "../transport/cli_flags.ts";
 import { listFlag, stringFlag, UsageError } from "./args.ts";
 import { EXIT_OK, type LeafCommand } from "./command.ts";
+import { listenForStopSignal, printJsonLine } from "./process_io.ts";
 import { Node } from "../node/node.ts";
-
-function printLine(value: Record<string, unknown>): void {
-  console.log(JSON.stringify(value));
-}
 
 export const nodeCommand: LeafCommand = {
   spec: {
@@ -51,7 +48,7 @@ export const nodeCommand: LeafCommand = {
         ...(transport.lossSeed !== undefined ? { lossSeed: transport.lossSeed } : {}),
         ...(transport.config !== undefined ? { transport: transport.config } : {}),
         onMemberEvent: (e) =>
-          printLine({
+          printJsonLine({
             event: e.type,
             node: e.nodeId,
             address: e.address,
@@ -64,18 +61,12 @@ export const nodeCommand: LeafCommand = {
       if (error instanceof RangeError) throw new UsageError(`hookd node: ${error.message}`);
       throw error;
     }
-    printLine({ event: "listening", node: nodeId, address: node.address });
-    const stopped = Promise.withResolvers<string>();
-    const signals: Deno.Signal[] = ["SIGTERM", "SIGINT"];
-    const handlers = signals.map((signal) => {
-      const handler = () => stopped.resolve(signal);
-      Deno.addSignalListener(signal, handler);
-      return [signal, handler] as const;
-    });
-    const signal = await stopped.promise;
-    for (const [s, h] of handlers) Deno.removeSignalListener(s, h);
+    printJsonLine({ event: "listening", node: nodeId, address: node.address });
+    const stop = listenForStopSignal();
+    const signal = await stop.received;
+    stop.dispose();
     await node.stop();
-    printLine({ event: "stopped", node: nodeId, signal });
+    printJsonLine({ event: "stopped", node: nodeId, signal });
     return EXIT_OK;
   },
 };

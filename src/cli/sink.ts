@@ -8,6 +8,8 @@
 
 import { type CommandSpec, stringFlag, UsageError } from "./args.ts";
 import { EXIT_OK, type LeafCommand } from "./command.ts";
+import { listenForStopSignal, printJsonLine } from "./process_io.ts";
+import { formatAddress, parseAddress } from "../transport/address.ts";
 import { startSink } from "../bench/sink.ts";
 
 const spec: CommandSpec = {
@@ -28,30 +30,20 @@ const spec: CommandSpec = {
   },
 };
 
-export function parseHostPort(text: string, flag: string): { hostname: string; port: number } {
-  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(text);
-  const port = match ? Number(match[2]) : NaN;
-  if (!match || port > 65535) {
-    throw new UsageError(`--${flag} ${JSON.stringify(text)} is not HOST:PORT`);
-  }
-  return { hostname: match[1]!.replace(/^\[|\]$/g, ""), port };
-}
-
 export const sinkCommand: LeafCommand = {
   spec,
   async run(args) {
-    const { hostname, port } = parseHostPort(stringFlag(args.values, "listen")!, "listen");
+    const listen = parseAddress(stringFlag(args.values, "listen")!, { allowPortZero: true });
+    if (!listen.ok) throw new UsageError(`hookd sink: --listen: ${listen.reason}`);
+    const { hostname, port } = listen.value;
     const secret = stringFlag(args.values, "secret");
     const sink = await startSink({ hostname, port, ...(secret !== undefined ? { secret } : {}) });
-    const host = sink.hostname.includes(":") ? `[${sink.hostname}]` : sink.hostname;
-    console.log(JSON.stringify({ listening: `${host}:${sink.port}` }));
-    const { promise: stop, resolve } = Promise.withResolvers<void>();
-    const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
-    for (const signal of signals) Deno.addSignalListener(signal, resolve);
-    await stop;
-    for (const signal of signals) Deno.removeSignalListener(signal, resolve);
+    printJsonLine({ listening: formatAddress(sink.hostname, sink.port) });
+    const stop = listenForStopSignal();
+    await stop.received;
+    stop.dispose();
     await sink.close();
-    console.log(JSON.stringify(sink.stats()));
+    printJsonLine({ ...sink.stats() });
     return EXIT_OK;
   },
 };
