@@ -60,7 +60,10 @@ export async function dispatch(
     return await command.run(parsed);
   } catch (error) {
     if (error instanceof UsageError) {
-      console.error(error.message);
+      // Every usage error names its command, whichever layer raised it.
+      const where = `${prefix} ${name}`;
+      const line = error.message.split("\n")[0]!;
+      console.error(line.startsWith("hookd") ? line : `${where}: ${line}`);
       return EXIT_USAGE;
     }
     throw error;
