@@ -241,6 +241,8 @@ export class UdpTransport {
       } catch {
         if (this.#closed) return;
         this.#socketErrors.inc();
+        // A socket error that repeats would otherwise spin this loop at full speed.
+        await new Promise((resolve) => setTimeout(resolve, 1));
         continue;
       }
       if (this.#closed) return;
