@@ -357,13 +357,18 @@ async function until(condition: () => boolean): Promise<void> {
   assert(condition(), "condition never held");
 }
 
+/** Opens a WAL on a gated disk, letting through the new segment's header sync. */
+async function openGated(gated: ReturnType<typeof gatedDisk>): Promise<Wal> {
+  const opening = Wal.open(DIR, { fs: gated.fs });
+  await until(() => gated.waiting() === 1);
+  gated.release();
+  return (await opening).wal;
+}
+
 Deno.test("Wal appends that arrive during an fsync form the next batch", async () => {
   const disk = new SimDisk();
   const gated = gatedDisk(disk);
-  const opening = Wal.open(DIR, { fs: gated.fs });
-  await until(() => gated.waiting() === 1); // the new segment's header sync
-  gated.release();
-  const { wal } = await opening;
+  const wal = await openGated(gated);
   const settled: number[] = [];
   const track = (p: Promise<number>) => p.then((lsn) => (settled.push(lsn), lsn));
   const first = track(wal.append(record(0)));
@@ -387,10 +392,7 @@ Deno.test("Wal appends that arrive during an fsync form the next batch", async (
 Deno.test("Wal rejects appends queued behind a failed fsync and never writes them", async () => {
   const disk = new SimDisk();
   const gated = gatedDisk(disk);
-  const opening = Wal.open(DIR, { fs: gated.fs });
-  await until(() => gated.waiting() === 1);
-  gated.release();
-  const { wal } = await opening;
+  const wal = await openGated(gated);
   const first = wal.append(record(0));
   await until(() => gated.waiting() === 1);
   const queued = [1, 2, 3].map((n) => wal.append(record(n)));
@@ -407,10 +409,7 @@ Deno.test("Wal rejects appends queued behind a failed fsync and never writes the
 Deno.test("Wal close resolves for every caller only after pending appends settled", async () => {
   const disk = new SimDisk();
   const gated = gatedDisk(disk);
-  const opening = Wal.open(DIR, { fs: gated.fs });
-  await until(() => gated.waiting() === 1);
-  gated.release();
-  const { wal } = await opening;
+  const wal = await openGated(gated);
   const append = wal.append(record(0));
   await until(() => gated.waiting() === 1);
   const closed: string[] = [];
