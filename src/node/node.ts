@@ -74,11 +74,21 @@ export class Node {
       metrics,
       config: { ...options.membership, packetBytesMax },
     });
+    const onMemberEvent = options.onMemberEvent;
     this.membership = new MembershipService({
       core,
       transport,
       metrics,
-      ...(options.onMemberEvent !== undefined ? { onEvent: options.onMemberEvent } : {}),
+      onEvent: (event) => {
+        // The transport retransmits to a silent peer for as long as it holds messages for it;
+        // membership is what knows the peer is gone, so it releases them here. A node declared
+        // dead by mistake loses nothing that matters: it refutes, and its next session starts
+        // under a fresh epoch.
+        if (event.type === "member-dead" || event.type === "member-left") {
+          transport.forgetPeer(event.address);
+        }
+        onMemberEvent?.(event);
+      },
     });
   }
 

@@ -1,4 +1,4 @@
-import { assert, assertThrows } from "../assert.ts";
+import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { Node } from "../../src/node/node.ts";
 
 const CLUSTER_KEY = "node-test-cluster-key-0123456789";
@@ -32,4 +32,33 @@ Deno.test("Node refuses a datagram size too small for membership packets", () =>
       }),
     RangeError,
   );
+});
+
+Deno.test("Node releases the transport's queue to a peer once membership holds it dead", async () => {
+  const start = (nodeId: string, peers: string[]) =>
+    Node.start({ nodeId, listen: "127.0.0.1:0", peers, clusterKey: CLUSTER_KEY });
+  const n1 = start("n1", []);
+  const n2 = start("n2", [n1.address]);
+  const until = async (done: () => boolean, limitMs: number) => {
+    for (const deadline = performance.now() + limitMs; !done() && performance.now() < deadline;) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return done();
+  };
+  try {
+    assert(await until(() => n1.membership.view.isAlive("n2"), 10_000), "n2 never joined");
+    // n2 crashes: its socket goes away without a leave. n1 still has reliable messages for it.
+    await n2.transport.close();
+    for (let i = 0; i < 20; i++) n1.transport.send(n2.address, 7, new Uint8Array(100));
+    await new Promise((r) => setTimeout(r, 50));
+    assert((n1.transport.peerStats(n2.address)?.messagesUnacked ?? 0) > 0, "messages are pending");
+    assert(
+      await until(() => n1.membership.view.isDead("n2"), 20_000),
+      "n2 was never declared dead",
+    );
+    assertEquals(n1.transport.peerStats(n2.address)?.messagesUnacked ?? 0, 0);
+  } finally {
+    await n2.stop();
+    await n1.stop();
+  }
 });
