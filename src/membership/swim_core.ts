@@ -807,12 +807,7 @@ export class SwimCore implements MembershipView {
    * copied around by syncs would shrink everyone's timeout.
    */
   #onSuspect(now: number, message: GossipMessage & { type: "suspect" }, fromSync = false): void {
-    if (message.nodeId === this.nodeId) {
-      if (!this.#leaving && message.incarnation >= this.#self().incarnation) {
-        this.#refute(message.incarnation);
-      }
-      return;
-    }
+    if (this.#refuteIfAboutSelf(message)) return;
     const m = this.#members.get(message.nodeId);
     if (m === undefined || message.incarnation < m.incarnation) return;
     if (m.state === "dead" || m.state === "left") return;
@@ -846,13 +841,20 @@ export class SwimCore implements MembershipView {
     if (!wasSuspect) this.#emit("member-suspect", m);
   }
 
-  #onDead(now: number, message: GossipMessage & { type: "dead" }): void {
-    if (message.nodeId === this.nodeId) {
-      if (!this.#leaving && message.incarnation >= this.#self().incarnation) {
-        this.#refute(message.incarnation);
-      }
-      return;
+  /**
+   * A suspicion or death notice about this node: refute it (unless we are leaving, when a
+   * death is what we announced) and report it handled. Older incarnations are already beaten.
+   */
+  #refuteIfAboutSelf(message: { nodeId: string; incarnation: number }): boolean {
+    if (message.nodeId !== this.nodeId) return false;
+    if (!this.#leaving && message.incarnation >= this.#self().incarnation) {
+      this.#refute(message.incarnation);
     }
+    return true;
+  }
+
+  #onDead(now: number, message: GossipMessage & { type: "dead" }): void {
+    if (this.#refuteIfAboutSelf(message)) return;
     const m = this.#members.get(message.nodeId);
     if (m === undefined || message.incarnation < m.incarnation) return;
     if (m.state === "dead" || m.state === "left") return;
