@@ -13,6 +13,7 @@
  * flag overrides one.
  */
 
+import { encodeHex } from "../lib/hex.ts";
 import { setImmediate } from "node:timers";
 import { booleanFlag, numberFlag, stringFlag, UsageError } from "../cli/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
@@ -226,10 +227,7 @@ export async function runTransportBench(
   options: TransportBenchOptions,
 ): Promise<TransportBenchResult> {
   const { log } = options;
-  const key = crypto.getRandomValues(new Uint8Array(24)).reduce(
-    (s, b) => s + b.toString(16).padStart(2, "0"),
-    "",
-  );
+  const key = encodeHex(crypto.getRandomValues(new Uint8Array(24)));
   const configArgs = Object.entries(options.config).flatMap(([k, v]) => [
     "--transport-option",
     `${k}=${v}`,
