@@ -1,0 +1,175 @@
+/**
+ * What a node's job store offers the layers above it (the HTTP API, the CLI, the dashboard):
+ * the `JobService` interface and the plain data it speaks. The replicated store implements it
+ * (src/jobs/job_store.ts); API tests may implement it in memory.
+ *
+ * Owns types only; no behaviour, no I/O. Times are wall-clock epoch milliseconds.
+ */
+
+/** One job as a client submits it, already validated by the API layer. */
+export interface SubmitRequest {
+  /** http(s) URL the job is POSTed to. */
+  readonly url: string;
+  /** Request body, exactly as it will be sent and signed (the API stores JSON text). */
+  readonly payload: string;
+  /** Extra request headers. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** `whsec_<base64>` signing secret; absent: requests are not signed. */
+  readonly secret?: string;
+  /** Attempts in all before the job is dead-lettered; absent: the node's default. */
+  readonly maxAttempts?: number;
+  /** Per-attempt timeout, ms; absent: the node's default. */
+  readonly timeoutMs?: number;
+  /**
+   * Client-chosen key: the same key (with the same body) returns the same job id instead of a
+   * second job, on any node, for the idempotency window; with another body it is a conflict.
+   */
+  readonly idempotencyKey?: string;
+}
+
+/** Why a submit (or a retry by hand) was refused. */
+export type RefusalCode =
+  /** No majority of the configured voters answered in time: 503 + Retry-After. */
+  | "no_quorum"
+  /** A bounded queue is full (replication, WAL, delivery): 503 + Retry-After. */
+  | "overloaded"
+  /** This node is recovering or catching up and takes no submits yet: 503 + Retry-After. */
+  | "not_ready"
+  /** This node's WAL failed (fail-stop): 503; another node must take the submit. */
+  | "storage_failed"
+  /** The node is shutting down: 503 + Retry-After. */
+  | "shutting_down"
+  /** The idempotency key was used with a different body: 409. */
+  | "idempotency_conflict"
+  /** The request is valid JSON but not an acceptable job: 400 (names `field`). */
+  | "invalid"
+  /** No such job (or no such dead letter, for a retry): 404. */
+  | "not_found";
+
+export interface Refusal {
+  readonly ok: false;
+  readonly code: RefusalCode;
+  readonly message: string;
+  /** The offending request field, for `invalid`. */
+  readonly field?: string;
+  /** Seconds a client should wait before trying again, for the 503 codes. */
+  readonly retryAfterS?: number;
+}
+
+export type SubmitOutcome =
+  | {
+    readonly ok: true;
+    readonly id: string;
+    /** True when an idempotency key matched an earlier accepted submit. */
+    readonly existing: boolean;
+  }
+  | Refusal;
+
+export type JobState =
+  /** Accepted; waiting for its first attempt or for a retry. */
+  | "pending"
+  /** An attempt is in flight. */
+  | "delivering"
+  /** A receiver answered 2xx. */
+  | "delivered"
+  /** The retry policy gave up (or the job could never succeed): a dead letter. */
+  | "dead";
+
+export interface AttemptView {
+  /** 1-based attempt number. */
+  readonly attempt: number;
+  /** When it started, epoch ms. */
+  readonly startedAtMs: number;
+  readonly latencyMs: number;
+  /** success, gone, http_error, timeout, network_error, refused */
+  readonly outcome: string;
+  /** HTTP status, when the receiver answered. */
+  readonly status?: number;
+  /** Error message or the first bytes of the response body. */
+  readonly detail: string;
+  /** The node that made the attempt. */
+  readonly node: string;
+}
+
+export interface JobView {
+  readonly id: string;
+  readonly state: JobState;
+  readonly url: string;
+  readonly submittedAtMs: number;
+  /** When it was delivered or dead-lettered. */
+  readonly finishedAtMs?: number;
+  readonly attemptsMade: number;
+  readonly maxAttempts: number;
+  /** When the next attempt is due, for pending jobs. */
+  readonly nextAttemptAtMs?: number;
+  /** The node that delivers it, as this node's membership view says. */
+  readonly owner: string;
+  /** Why it is dead, for dead letters. */
+  readonly deadReason?: string;
+  /** Newest last; bounded (the oldest are dropped). */
+  readonly attempts: readonly AttemptView[];
+  /** Its payload, while the node still holds it (dropped once delivered). */
+  readonly payload?: string;
+  readonly idempotencyKey?: string;
+}
+
+export interface DeadLetterPage {
+  readonly items: readonly JobView[];
+  /** Pass back as `cursor` for the next page; absent on the last page. */
+  readonly nextCursor?: string;
+}
+
+export type MemberStateView = "alive" | "suspect" | "dead" | "left";
+
+export interface MemberView {
+  readonly nodeId: string;
+  /** Transport (UDP) address. */
+  readonly address: string;
+  readonly state: MemberStateView;
+  readonly incarnation: number;
+  /** Whether it is one of the configured voters. */
+  readonly voter: boolean;
+}
+
+export interface ClusterView {
+  readonly nodeId: string;
+  readonly address: string;
+  /** Configured voters (the peer list and this node). */
+  readonly voters: number;
+  /** Voters needed for a majority: floor(voters / 2) + 1. */
+  readonly quorum: number;
+  /** Voters this node does not hold dead (itself included). */
+  readonly votersReachable: number;
+  /** recovering | catching_up | ready | shutting_down | failed */
+  readonly role: string;
+  readonly members: readonly MemberView[];
+  readonly jobs: Readonly<Record<JobState, number>>;
+}
+
+export interface ReadinessCheck {
+  readonly name: "recovered" | "caught_up" | "quorum" | "wal";
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+export interface Readiness {
+  readonly ready: boolean;
+  readonly checks: readonly ReadinessCheck[];
+}
+
+export interface JobService {
+  /** Resolves once the job is durable on a majority, or with a refusal (never hangs). */
+  submit(request: SubmitRequest): Promise<SubmitOutcome>;
+  /** Many submits sharing fsyncs and datagrams; one outcome per request, in order. */
+  submitBatch(requests: readonly SubmitRequest[]): Promise<SubmitOutcome[]>;
+  /** A job from this node's table, or from a peer when this node does not hold it. */
+  getJob(id: string): Promise<JobView | undefined>;
+  /** The newest jobs this node holds, newest first. */
+  recentJobs(limit: number): readonly JobView[];
+  /** Dead letters, oldest first, `limit` per page. */
+  listDeadLetters(limit: number, cursor?: string): DeadLetterPage;
+  /** Retries a dead letter by hand (attempts start again from 1). */
+  retryDeadLetter(id: string): Promise<{ readonly ok: true } | Refusal>;
+  cluster(): ClusterView;
+  readiness(): Readiness;
+}
