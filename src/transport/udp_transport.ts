@@ -8,10 +8,13 @@
  * dropped packet can be anything: data, an ack, a probe.
  */
 
+import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import { randomRng, type Rng, Sfc32 } from "../lib/rng.ts";
+import { realRuntime, type Runtime } from "../lib/runtime.ts";
 import { probability, type TransportConfig } from "../config.ts";
 import { type Counter, MetricsRegistry } from "../metrics/registry.ts";
-import { canonicalAddress, formatAddress, parseAddress } from "./address.ts";
+import { canonicalAddress, formatAddress, type HostPort, parseAddress } from "./address.ts";
+import { bindUdpSocket, type DatagramSocket } from "./datagram_socket.ts";
 import { HmacSha256Authenticator } from "./auth.ts";
 import { Endpoint } from "./endpoint.ts";
 import type {
@@ -41,6 +44,10 @@ export interface UdpTransportOptions {
   rng?: Rng;
   /** Session epoch for this incarnation. @default random */
   epoch?: number;
+  /** A socket to run on instead of binding `listen` (the simulator's). */
+  socket?: DatagramSocket;
+  /** Clock and timers. @default realRuntime */
+  runtime?: Runtime;
 }
 
 type MessageHandler = (message: DeliveredMessage) => void;
@@ -49,7 +56,8 @@ type EventHandler = (event: TransportEvent) => void;
 export class UdpTransport {
   readonly endpoint: Endpoint;
   readonly metrics: MetricsRegistry;
-  readonly #conn: Deno.DatagramConn;
+  readonly #conn: DatagramSocket;
+  readonly #runtime: Runtime;
   readonly #address: string;
   readonly #lossProbability: number;
   readonly #lossRng: Rng;
@@ -59,18 +67,19 @@ export class UdpTransport {
   readonly #messageHandlers = new Set<MessageHandler>();
   readonly #eventHandlers = new Set<EventHandler>();
   readonly #addressCache = new Map<string, string | null>();
-  readonly #socketAddress = new Map<string, Deno.NetAddr>();
+  readonly #socketAddress = new Map<string, HostPort>();
   readonly #receiveLoop: Promise<void>;
+  readonly #timer: DeadlineTimer;
   #flushQueued = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #timerAtMs = Infinity;
   #closed = false;
   #sendsInFlight = 0;
   #sendsDrained: (() => void) | undefined;
 
-  private constructor(options: UdpTransportOptions, conn: Deno.DatagramConn) {
+  private constructor(options: UdpTransportOptions, conn: DatagramSocket) {
     this.#conn = conn;
-    const local = conn.addr as Deno.NetAddr;
+    this.#runtime = options.runtime ?? realRuntime;
+    this.#timer = new DeadlineTimer(this.#runtime, () => this.#flushNow());
+    const local = conn.localAddress;
     this.#address = formatAddress(local.hostname, local.port);
     this.metrics = options.metrics ?? new MetricsRegistry();
     const rng = options.rng ?? randomRng();
@@ -109,11 +118,7 @@ export class UdpTransport {
         "clusterKey: a cluster key is required (--cluster-key or HOOKD_CLUSTER_KEY)",
       );
     }
-    const conn = Deno.listenDatagram({
-      transport: "udp",
-      hostname: listen.value.hostname,
-      port: listen.value.port,
-    });
+    const conn = options.socket ?? bindUdpSocket(listen.value);
     try {
       return new UdpTransport(options, conn);
     } catch (error) {
@@ -139,7 +144,7 @@ export class UdpTransport {
     const to = this.#canonical(address);
     if (this.#closed) return { accepted: false, reason: "closed" };
     if (to === null) return { accepted: false, reason: "invalid-address" };
-    const result = this.endpoint.send(performance.now(), to, channel, bytes);
+    const result = this.endpoint.send(this.#runtime.nowMs(), to, channel, bytes);
     if (result.accepted) this.#scheduleFlush();
     return result;
   }
@@ -148,7 +153,7 @@ export class UdpTransport {
     const to = this.#canonical(address);
     if (this.#closed) return { accepted: false, reason: "closed" };
     if (to === null) return { accepted: false, reason: "invalid-address" };
-    const result = this.endpoint.sendUnreliable(performance.now(), to, channel, bytes);
+    const result = this.endpoint.sendUnreliable(this.#runtime.nowMs(), to, channel, bytes);
     if (result.accepted) this.#scheduleFlush();
     return result;
   }
@@ -211,8 +216,7 @@ export class UdpTransport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#timer.close();
     if (this.#sendsInFlight > 0) {
       await new Promise<void>((resolve) => (this.#sendsDrained = resolve));
     }
@@ -235,14 +239,14 @@ export class UdpTransport {
     // out exactly the bytes that arrived (delivered messages are views into that copy).
     const buffer = new Uint8Array(65536);
     while (!this.#closed) {
-      let received: [Uint8Array, Deno.Addr];
+      let received: [Uint8Array, HostPort];
       try {
         received = await this.#conn.receive(buffer);
       } catch {
         if (this.#closed) return;
         this.#socketErrors.inc();
         // A socket error that repeats would otherwise spin this loop at full speed.
-        await new Promise((resolve) => setTimeout(resolve, 1));
+        await new Promise<void>((resolve) => this.#runtime.setTimer(1, resolve));
         continue;
       }
       if (this.#closed) return;
@@ -250,10 +254,9 @@ export class UdpTransport {
         this.#dropsInjected.inc();
         continue;
       }
-      const [data, addr] = received;
-      const from = addr as Deno.NetAddr;
+      const [data, from] = received;
       this.endpoint.receive(
-        performance.now(),
+        this.#runtime.nowMs(),
         formatAddress(from.hostname, from.port),
         data.slice(),
       );
@@ -289,7 +292,7 @@ export class UdpTransport {
 
   #flushNow(): void {
     if (this.#closed) return;
-    this.endpoint.tick(performance.now());
+    this.endpoint.tick(this.#runtime.nowMs());
     for (const d of this.endpoint.takeDatagrams()) this.#sendDatagram(d.address, d.bytes);
     // Acks processed while flushing can raise `writable` events.
     this.#dispatch();
@@ -304,7 +307,7 @@ export class UdpTransport {
         this.#socketErrors.inc();
         return;
       }
-      to = { transport: "udp", hostname: parsed.value.hostname, port: parsed.value.port };
+      to = parsed.value;
       this.#socketAddress.set(address, to);
     }
     this.#sendsInFlight++;
@@ -327,22 +330,7 @@ export class UdpTransport {
   }
 
   #armTimer(): void {
-    const deadline = this.endpoint.nextDeadlineMs();
-    if (deadline === Infinity) {
-      if (this.#timer !== undefined) clearTimeout(this.#timer);
-      this.#timer = undefined;
-      this.#timerAtMs = Infinity;
-      return;
-    }
-    if (this.#timer !== undefined && this.#timerAtMs <= deadline) return;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timerAtMs = deadline;
-    const delayMs = Math.max(0, deadline - performance.now());
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#timerAtMs = Infinity;
-      this.#flushNow();
-    }, delayMs);
+    this.#timer.arm(this.endpoint.nextDeadlineMs());
   }
 }
 
