@@ -12,7 +12,7 @@ import { type MembershipConfig, membershipDefaults } from "../config.ts";
 import { numberFlag } from "../cli/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
 import { Sfc32 } from "../lib/rng.ts";
-import { SimCluster } from "../membership/sim_cluster.ts";
+import { SimCluster } from "../sim/swim_cluster.ts";
 import { detectionBoundMs } from "../membership/suspicion_math.ts";
 
 export interface MembershipBenchOptions {

@@ -2,8 +2,8 @@
  * SWIM membership with the Lifeguard extensions: the public API.
  *
  * Owns nothing but this list of re-exports. Ownership code reads a `MembershipView`; the node
- * runs a `SwimCore` inside a `MembershipService` on the transport; simulations use
- * `SimCluster`.
+ * runs a `SwimCore` inside a `MembershipService` on the transport. Simulations live with the
+ * simulator (src/sim/swim_cluster.ts), not here.
  */
 
 export {
@@ -23,6 +23,5 @@ export {
   type MembershipServiceOptions,
   type MembershipTransport,
 } from "./membership_service.ts";
-export { SimCluster, type SimClusterOptions } from "./sim_cluster.ts";
 export { detectionBoundMs, suspicionBounds } from "./suspicion_math.ts";
 export { type MembershipConfig, membershipDefaults, validateMembershipConfig } from "../config.ts";

@@ -9,7 +9,7 @@ import { membershipDefaults } from "../../src/config.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { encodePacket } from "../../src/membership/codec.ts";
 import { suspect } from "../../src/membership/messages.ts";
-import { SimCluster } from "../../src/membership/sim_cluster.ts";
+import { SimCluster } from "../../src/sim/swim_cluster.ts";
 import { detectionBoundMs } from "../../src/membership/suspicion_math.ts";
 
 function falseDeaths(cluster: SimCluster): string[] {

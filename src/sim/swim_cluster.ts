@@ -1,7 +1,8 @@
 /**
- * Runs N SWIM cores over the seeded simulator (`SimScheduler` + `SimNetwork<Uint8Array>`):
- * every message is encoded to bytes, so the codec is exercised on every hop. Used by the
- * simulation tests and `hookd bench membership`.
+ * Runs N bare SWIM cores over the seeded simulator (`SimScheduler` + `SimNetwork<Uint8Array>`),
+ * with no transport between them: every message is encoded to bytes, so the codec is exercised
+ * on every hop, and a node costs little, so hundreds of them run in seconds. Used by the
+ * membership simulation tests and `hookd bench membership`.
  *
  * Owns the simulated nodes (their cores, addresses and wake-up timers) and the event log. It
  * never reads the wall clock or `Math.random`: a run is a pure function of its seed.
@@ -9,9 +10,9 @@
 
 import type { MembershipConfig } from "../config.ts";
 import { type Rng, Sfc32 } from "../lib/rng.ts";
-import { SimNetwork } from "../sim/network.ts";
-import { SimScheduler, type TimerHandle } from "../sim/scheduler.ts";
-import { type MemberEvent, SwimCore, type SwimInput } from "./swim_core.ts";
+import { SimNetwork } from "./network.ts";
+import { SimScheduler, type TimerHandle } from "./scheduler.ts";
+import { type MemberEvent, SwimCore, type SwimInput } from "../membership/swim_core.ts";
 
 export interface SimClusterOptions {
   seed: number;
