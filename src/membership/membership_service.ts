@@ -4,10 +4,13 @@
  * piggyback hook, delivered on `PIGGYBACK_CHANNEL`), and one timer is armed at the core's next
  * deadline.
  *
- * Owns the real clock (`performance.now()`), the timer and the subscription to the transport.
- * Protocol decisions all live in swim_core.ts; this file must not grow any.
+ * Owns its one timer (a `DeadlineTimer` on an injected `Runtime`: the real clock in a node, the
+ * virtual one in the simulator) and the subscription to the transport. Protocol decisions all
+ * live in swim_core.ts; this file must not grow any.
  */
 
+import { DeadlineTimer } from "../lib/deadline_timer.ts";
+import { realRuntime, type Runtime } from "../lib/runtime.ts";
 import { type Counter, MetricsRegistry } from "../metrics/registry.ts";
 import { PIGGYBACK_CHANNEL } from "../transport/types.ts";
 import type { DeliveredMessage, PiggybackProvider, SendResult } from "../transport/types.ts";
@@ -28,8 +31,11 @@ export interface MembershipServiceOptions {
   core: SwimCore;
   transport: MembershipTransport;
   onEvent?: (event: MemberEvent) => void;
-  /** The clock; tests may inject one. @default performance.now */
-  nowMs?: () => number;
+  /**
+   * Clock and timers; the simulator passes a `SimRuntime`. The core must have been created on
+   * the same clock (`nowMs: runtime.nowMs()`). @default realRuntime
+   */
+  runtime?: Runtime;
   /** Where the refused-sends counter goes (the node's registry). @default a private one */
   metrics?: MetricsRegistry;
 }
@@ -38,10 +44,11 @@ export class MembershipService {
   readonly core: SwimCore;
   readonly #transport: MembershipTransport;
   readonly #onEvent: ((event: MemberEvent) => void) | undefined;
-  readonly #now: () => number;
+  readonly #runtime: Runtime;
+  readonly #timer: DeadlineTimer;
   #unsubscribe: (() => void) | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #timerAtMs = Infinity;
+  /** Ends a `leave()` linger early when `close()` comes first. */
+  #endLinger: (() => void) | undefined;
   #closed = false;
   /**
    * Sends the transport refused, by reason: counted, not retried (SWIM tolerates loss by
@@ -56,7 +63,8 @@ export class MembershipService {
     this.core = options.core;
     this.#transport = options.transport;
     this.#onEvent = options.onEvent;
-    this.#now = options.nowMs ?? (() => performance.now());
+    this.#runtime = options.runtime ?? realRuntime;
+    this.#timer = new DeadlineTimer(this.#runtime, () => this.#step({ type: "tick" }));
     this.#metrics = options.metrics ?? new MetricsRegistry();
   }
 
@@ -90,7 +98,15 @@ export class MembershipService {
   async leave(lingerMs = 2 * this.core.config.gossipIntervalMs): Promise<void> {
     if (this.#closed) return;
     this.#step({ type: "leave" });
-    await new Promise((resolve) => setTimeout(resolve, lingerMs));
+    await new Promise<void>((resolve) => {
+      const cancel = this.#runtime.setTimer(lingerMs, () => resolve());
+      // A close() during the linger (or a halted simulated runtime) must not leave the caller
+      // waiting on a timer that will never fire.
+      this.#endLinger = () => {
+        cancel();
+        resolve();
+      };
+    });
     this.close();
   }
 
@@ -98,15 +114,17 @@ export class MembershipService {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#timer.close();
     this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    this.#endLinger?.();
+    this.#endLinger = undefined;
     this.#transport.setPiggyback(null);
   }
 
   #step(input: SwimInput): void {
     if (this.#closed) return;
-    for (const out of this.core.step(this.#now(), input)) {
+    for (const out of this.core.step(this.#runtime.nowMs(), input)) {
       if (out.type === "send") {
         // Syncs are marked reliable because a large table can exceed a datagram; a small one
         // goes unreliably, so a join to a seed that is not up yet queues nothing.
@@ -119,7 +137,7 @@ export class MembershipService {
         this.#onEvent?.(out.event);
       }
     }
-    this.#arm();
+    this.#timer.arm(this.core.nextWakeMs());
   }
 
   #refusal(reason: string): Counter {
@@ -133,18 +151,5 @@ export class MembershipService {
       this.#refusedByReason.set(reason, counter);
     }
     return counter;
-  }
-
-  #arm(): void {
-    if (this.#closed) return;
-    const wake = this.core.nextWakeMs();
-    if (this.#timer !== undefined && this.#timerAtMs <= wake) return;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timerAtMs = wake;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#timerAtMs = Infinity;
-      this.#step({ type: "tick" });
-    }, Math.max(0, wake - this.#now()));
   }
 }

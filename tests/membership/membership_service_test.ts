@@ -14,6 +14,9 @@ import {
   type MembershipTransport,
 } from "../../src/membership/membership_service.ts";
 import { type MemberEvent, SwimCore } from "../../src/membership/swim_core.ts";
+import { type Runtime } from "../../src/lib/runtime.ts";
+import { SimRuntime } from "../../src/sim/sim_runtime.ts";
+import { drainMicrotasks, SimScheduler } from "../../src/sim/scheduler.ts";
 import {
   type DeliveredMessage,
   PIGGYBACK_CHANNEL,
@@ -62,19 +65,21 @@ function makeService(
   transport: FakeTransport,
   events: MemberEvent[],
   metrics?: MetricsRegistry,
+  runtime?: Runtime,
 ): MembershipService {
   const core = new SwimCore({
     nodeId: "n1",
     address: "10.0.0.1:1",
     seeds: ["10.0.0.2:1"],
     rng: new Sfc32(3),
-    nowMs: performance.now(),
+    nowMs: runtime?.nowMs() ?? performance.now(),
   });
   return new MembershipService({
     core,
     transport,
     onEvent: (e) => events.push(e),
     ...(metrics !== undefined ? { metrics } : {}),
+    ...(runtime !== undefined ? { runtime } : {}),
   });
 }
 
@@ -134,4 +139,46 @@ Deno.test("MembershipService counts packets the transport refuses, by reason, in
   } finally {
     service.close();
   }
+});
+
+Deno.test("MembershipService runs its timer on the injected runtime (virtual time)", () => {
+  const transport = new FakeTransport();
+  const scheduler = new SimScheduler();
+  const service = makeService(transport, [], undefined, new SimRuntime(scheduler));
+  try {
+    service.start();
+    const joins = () => transport.unreliable.filter((s) => s.address === "10.0.0.2:1").length;
+    assertEquals(joins(), 1, "the first join goes out at start");
+    // The seed never answers: the join is retried every joinRetryMs of virtual time, which
+    // only timers on the simulated runtime can do while no real time passes.
+    scheduler.runUntil(3.5 * service.core.config.joinRetryMs);
+    assertEquals(joins(), 4);
+  } finally {
+    service.close();
+  }
+  assertEquals(scheduler.pending > 0, true, "events were scheduled on the simulator");
+  const before = transport.unreliable.length;
+  scheduler.runUntil(scheduler.nowMs + 10_000);
+  assertEquals(transport.unreliable.length, before, "a closed service arms no timer");
+});
+
+Deno.test("MembershipService.leave lingers in runtime time; close() ends the linger early", async () => {
+  const scheduler = new SimScheduler();
+  const service = makeService(new FakeTransport(), [], undefined, new SimRuntime(scheduler));
+  service.start();
+  let left = false;
+  const leaving = service.leave(500).then(() => (left = true));
+  scheduler.runUntil(499);
+  await drainMicrotasks();
+  assertEquals(left, false, "still lingering before 500 virtual ms");
+  scheduler.runUntil(500);
+  await drainMicrotasks();
+  assertEquals(left, true, "the linger ended at 500 virtual ms, with no real time passing");
+  await leaving;
+
+  const other = makeService(new FakeTransport(), [], undefined, new SimRuntime(new SimScheduler()));
+  other.start();
+  const lingering = other.leave(60_000);
+  other.close();
+  await lingering; // resolves although no virtual time passed
 });
