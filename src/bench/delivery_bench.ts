@@ -13,12 +13,20 @@
  * GET /stats (`sink_cpu_ms_per_delivery`), over the maximum-rate window. (/proc/<pid>/stat
  * would need --allow-all under Deno 2.) Progress goes to stderr; with --json the last stdout line is
  * one JSON object. Owns the harness only; the engine and sink are used as they are.
+ *
+ * Counts are kept per phase from the engine's own reports, and the sink's counters are taken
+ * as a difference from the moment the warm-up drained, so the warm-up (cold connections, JIT)
+ * is in no count. Figures of a run in which anything went wrong are not figures: the bench
+ * still prints them, lists what went wrong under `problems`, and exits 1 when any job was
+ * rejected, left undelivered, or an attempt failed, or the sink saw a duplicate, a bad
+ * signature, a missing id or an oversized body.
  */
 
 import { booleanFlag, type CommandSpec, numberFlag } from "../cli/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
 import { hookdCommand } from "../cli/self_command.ts";
 import { deliveryDefaults } from "../config.ts";
+import { unreachable } from "../lib/assert.ts";
 import { Histogram } from "../metrics/histogram.ts";
 import { DeliveryEngine } from "../delivery/engine.ts";
 import { MemoryDeliveryStore } from "../delivery/memory_store.ts";
@@ -108,7 +116,16 @@ export const deliveryBenchCommand: LeafCommand = {
         statsUrl: `http://${listening}/stats`,
       });
 
-      const sink = await sinkStats(`http://${listening}/stats`);
+      const sinkEnd = await sinkStats(`http://${listening}/stats`);
+      const sink = sinkCountsSince(result.sinkAfterWarmup, sinkEnd);
+      const fixedCounts = result.fixed.counts;
+      const maxCounts = result.maxRate.counts;
+      const problems = benchProblems({
+        warmup: result.warmup,
+        fixed: fixedCounts,
+        maxRate: maxCounts,
+        sink,
+      });
       const out = {
         deliveries_per_s: round(result.maxRate.deliveriesPerS),
         p50_ms: round(result.fixed.latency.percentile(50)),
@@ -119,13 +136,26 @@ export const deliveryBenchCommand: LeafCommand = {
         fixed_rate_delivered_per_s: round(result.fixed.deliveriesPerS),
         fixed_rate_p90_ms: round(result.fixed.latency.percentile(90)),
         fixed_rate_max_ms: round(result.fixed.latency.summary().max),
-        fixed_rate_rejected: result.fixed.rejected,
+        fixed_rate_offered: fixedCounts.offered,
+        fixed_rate_rejected: fixedCounts.rejected,
+        fixed_rate_delivered: fixedCounts.delivered,
+        fixed_rate_undelivered: undelivered(fixedCounts),
+        fixed_rate_failed_attempts: fixedCounts.failedAttempts,
         max_rate_p50_ms: round(result.maxRate.latency.percentile(50)),
         max_rate_p99_ms: round(result.maxRate.latency.percentile(99)),
-        failed_attempts: result.failedAttempts,
+        max_rate_offered: maxCounts.offered,
+        max_rate_rejected: maxCounts.rejected,
+        max_rate_delivered: maxCounts.delivered,
+        max_rate_undelivered: undelivered(maxCounts),
+        max_rate_failed_attempts: maxCounts.failedAttempts,
+        // The sink's counters over both measured phases, the warm-up left out.
         sink_received: sink.received,
         sink_duplicates: sink.duplicates,
         sink_signature_failures: sink.signature_failures,
+        sink_missing_id: sink.missing_id,
+        sink_too_large: sink.too_large,
+        warmup_jobs_excluded: result.warmup.offered,
+        problems,
         seconds_per_phase: seconds,
         concurrency,
         payload_bytes: payloadBytes,
@@ -137,7 +167,8 @@ export const deliveryBenchCommand: LeafCommand = {
           `cpu ${out.cpu_ms_per_delivery} ms/delivery (sink ${out.sink_cpu_ms_per_delivery})`,
       );
       console.log(json ? JSON.stringify(out) : JSON.stringify(out, null, 2));
-      return EXIT_OK;
+      for (const problem of problems) progress(`FAILED: ${problem}`);
+      return problems.length === 0 ? EXIT_OK : EXIT_FAILURE;
     } catch (error) {
       console.error(`bench delivery: ${error instanceof Error ? error.message : String(error)}`);
       return EXIT_FAILURE;
@@ -162,22 +193,101 @@ interface PhaseOptions {
   statsUrl: string;
 }
 
+/** What happened to the jobs one phase offered, from the engine's reports. */
+export interface PhaseCounts {
+  offered: number;
+  /** `schedule` said no (the engine was full). */
+  rejected: number;
+  delivered: number;
+  /** Attempts that did not end in a 2xx (each `retry` report, and a `dead` one's last). */
+  failedAttempts: number;
+  /** Jobs that became dead letters. */
+  dead: number;
+}
+
+function noCounts(): PhaseCounts {
+  return { offered: 0, rejected: 0, delivered: 0, failedAttempts: 0, dead: 0 };
+}
+
+/** Jobs accepted but not delivered by the end of the phase's drain: dead or still held. */
+export function undelivered(counts: PhaseCounts): number {
+  return counts.offered - counts.rejected - counts.delivered;
+}
+
+/** The sink counters the verdict reads, as differences over the measured phases. */
+export type SinkCounts = Pick<
+  SinkStats,
+  "received" | "duplicates" | "signature_failures" | "missing_id" | "too_large"
+>;
+
+function sinkCountsSince(before: SinkStats, after: SinkStats): SinkCounts {
+  return {
+    received: after.received - before.received,
+    duplicates: after.duplicates - before.duplicates,
+    signature_failures: after.signature_failures - before.signature_failures,
+    missing_id: after.missing_id - before.missing_id,
+    too_large: after.too_large - before.too_large,
+  };
+}
+
+/**
+ * Everything that makes a run's figures untrustworthy, one line each; empty for a clean run.
+ * The warm-up's failed attempts do not count (a cold start may fail once), but a warm-up that
+ * never drained does: its jobs would run into the measured phases.
+ */
+export function benchProblems(run: {
+  warmup: PhaseCounts;
+  fixed: PhaseCounts;
+  maxRate: PhaseCounts;
+  sink: SinkCounts;
+}): string[] {
+  const problems: string[] = [];
+  const warmupLeft = undelivered(run.warmup);
+  if (warmupLeft > 0) problems.push(`${warmupLeft} warm-up jobs were not delivered`);
+  for (const [name, counts] of [["fixed-rate", run.fixed], ["max-rate", run.maxRate]] as const) {
+    if (counts.rejected > 0) problems.push(`${name}: ${counts.rejected} jobs rejected`);
+    const left = undelivered(counts);
+    if (left > 0) problems.push(`${name}: ${left} jobs not delivered (${counts.dead} dead)`);
+    if (counts.failedAttempts > 0) {
+      problems.push(`${name}: ${counts.failedAttempts} attempts failed`);
+    }
+  }
+  const sink = run.sink;
+  if (sink.duplicates > 0) problems.push(`sink: ${sink.duplicates} duplicate deliveries`);
+  if (sink.signature_failures > 0) {
+    problems.push(`sink: ${sink.signature_failures} signatures failed to verify`);
+  }
+  if (sink.missing_id > 0) problems.push(`sink: ${sink.missing_id} requests without webhook-id`);
+  if (sink.too_large > 0) problems.push(`sink: ${sink.too_large} bodies too large`);
+  return problems;
+}
+
 interface PhaseResult {
   deliveriesPerS: number;
   latency: Histogram;
-  rejected: number;
+  counts: PhaseCounts;
   engineCpuMsPerDelivery: number;
   sinkCpuMsPerDelivery: number;
 }
 
+type PhaseName = "warmup" | "fixed" | "max";
+
 async function runPhases(options: PhaseOptions): Promise<{
+  warmup: PhaseCounts;
+  sinkAfterWarmup: SinkStats;
   fixed: PhaseResult;
   maxRate: PhaseResult;
-  failedAttempts: number;
 }> {
   const store = new MemoryDeliveryStore();
   let latency = new Histogram();
-  let delivered = 0;
+  const counts: Record<PhaseName, PhaseCounts> = {
+    warmup: noCounts(),
+    fixed: noCounts(),
+    max: noCounts(),
+  };
+  // A job's phase is in its id, so a late report (after a drain timed out) still lands in the
+  // phase that offered the job.
+  const phaseOf = (jobId: string): PhaseName => jobId.split("_")[2] as PhaseName;
   let onDelivered: (() => void) | undefined;
   const engine = new DeliveryEngine({
     config: {
@@ -194,20 +304,37 @@ async function runPhases(options: PhaseOptions): Promise<{
     store,
     clock,
     onReport: (report, job) => {
-      if (report.kind !== "delivered") return;
-      delivered++;
-      latency.record(clock() - job.submittedAtMs!);
-      onDelivered?.();
+      const phase = counts[phaseOf(job.id)];
+      switch (report.kind) {
+        case "delivered":
+          phase.delivered++;
+          latency.record(clock() - job.submittedAtMs!);
+          onDelivered?.();
+          return;
+        case "retry":
+          phase.failedAttempts++;
+          return;
+        case "dead":
+          phase.dead++;
+          if (report.attempt !== undefined) phase.failedAttempts++;
+          return;
+        default:
+          unreachable(report, "delivery report");
+      }
     },
   });
   let seq = 0;
-  const makeJob = (submittedAtMs: number): DeliveryJob => ({
-    id: `msg_bench_${seq++}`,
-    url: options.url,
-    payload: options.payload,
-    secrets: [SECRET],
-    submittedAtMs,
-  });
+  const offer = (phase: PhaseName, submittedAtMs: number): void => {
+    counts[phase].offered++;
+    const job: DeliveryJob = {
+      id: `msg_bench_${phase}_${seq++}`,
+      url: options.url,
+      payload: options.payload,
+      secrets: [SECRET],
+      submittedAtMs,
+    };
+    if (!engine.schedule(job).ok) counts[phase].rejected++;
+  };
   const drain = async () => {
     const limitMs = clock() + DRAIN_LIMIT_MS;
     while (engine.jobCount > 0 && clock() < limitMs) await sleep(5);
@@ -217,16 +344,15 @@ async function runPhases(options: PhaseOptions): Promise<{
     // Warm-up: connections, JIT, key import.
     const warmEnd = clock() + Math.min(1_000, options.seconds * 200);
     while (clock() < warmEnd) {
-      for (let i = 0; i < 64; i++) engine.schedule(makeJob(clock()));
+      for (let i = 0; i < 64; i++) offer("warmup", clock());
       await sleep(10);
     }
     await drain();
+    const sinkAfterWarmup = await sinkStats(options.statsUrl);
 
     // Phase 1: open-loop at a fixed rate.
     progress(`fixed rate: ${options.rate} jobs/s for ${options.seconds} s`);
     latency = new Histogram();
-    delivered = 0;
-    let rejected = 0;
     const startMs = clock();
     const endMs = startMs + options.seconds * 1000;
     const intervalMs = 1000 / options.rate;
@@ -236,40 +362,38 @@ async function runPhases(options: PhaseOptions): Promise<{
         Math.floor((clock() - startMs) / intervalMs) + 1,
         Math.ceil(options.seconds * options.rate),
       );
-      while (offered < due) {
-        const scheduledAtMs = startMs + offered * intervalMs;
-        if (!engine.schedule(makeJob(scheduledAtMs)).ok) rejected++;
-        offered++;
-      }
+      for (; offered < due; offered++) offer("fixed", startMs + offered * intervalMs);
       await sleep(1);
     }
     await drain();
     const fixedElapsedS = (clock() - startMs) / 1000;
     const fixed: PhaseResult = {
-      deliveriesPerS: delivered / Math.max(fixedElapsedS, options.seconds),
+      deliveriesPerS: counts.fixed.delivered / Math.max(fixedElapsedS, options.seconds),
       latency,
-      rejected,
+      counts: counts.fixed,
       engineCpuMsPerDelivery: NaN,
       sinkCpuMsPerDelivery: NaN,
     };
-    progress(`fixed rate: ${delivered} delivered, ${rejected} rejected`);
+    progress(
+      `fixed rate: ${counts.fixed.delivered} of ${counts.fixed.offered} delivered, ` +
+        `${counts.fixed.rejected} rejected`,
+    );
 
     // Phase 2: maximum rate, a bounded backlog refilled on every delivery.
     progress(`max rate: ${options.seconds} s, backlog ${options.concurrency * BACKLOG_PER_SLOT}`);
     latency = new Histogram();
-    delivered = 0;
     let running = true;
     onDelivered = () => {
-      if (running) engine.schedule(makeJob(clock()));
+      if (running) offer("max", clock());
     };
     const backlog = options.concurrency * BACKLOG_PER_SLOT;
-    for (let i = 0; i < backlog; i++) engine.schedule(makeJob(clock()));
+    for (let i = 0; i < backlog; i++) offer("max", clock());
     await sleep(200);
     const cpu0 = { self: processCpuMs(), sink: (await sinkStats(options.statsUrl)).cpu_ms };
-    const delivered0 = delivered;
+    const delivered0 = counts.max.delivered;
     const t0 = clock();
     await sleep(options.seconds * 1000);
-    const window = delivered - delivered0;
+    const window = counts.max.delivered - delivered0;
     const t1 = clock();
     const cpu1 = { self: processCpuMs(), sink: (await sinkStats(options.statsUrl)).cpu_ms };
     running = false;
@@ -279,16 +403,12 @@ async function runPhases(options: PhaseOptions): Promise<{
     const maxRate: PhaseResult = {
       deliveriesPerS: window / ((t1 - t0) / 1000),
       latency,
-      rejected: 0,
+      counts: counts.max,
       engineCpuMsPerDelivery: perDelivery(cpu0.self, cpu1.self),
       sinkCpuMsPerDelivery: perDelivery(cpu0.sink, cpu1.sink),
     };
     progress(`max rate: ${window} delivered in ${((t1 - t0) / 1000).toFixed(2)} s`);
-    const snapshot = engine.metrics.snapshot();
-    const failedAttempts = Object.entries(snapshot)
-      .filter(([k]) => k.startsWith("hookd_delivery_attempts_total") && !k.includes("success"))
-      .reduce((sum, [, v]) => sum + (v as number), 0);
-    return { fixed, maxRate, failedAttempts };
+    return { warmup: counts.warmup, sinkAfterWarmup, fixed, maxRate };
   } finally {
     await engine.close();
   }
