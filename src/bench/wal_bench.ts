@@ -4,14 +4,20 @@
  * Owns the WAL benchmark only: C concurrent appenders each append a record, wait for it to be
  * durable, and append the next, for S seconds in each mode on a fresh directory. Figures are
  * measured here, never assumed.
+ *
+ * The figures are fsync costs, so they belong to the filesystem the log ran on: the bench
+ * prints it and puts it in the JSON, and refuses to run on a memory filesystem (tmpfs, where
+ * fsync is free and both modes measure only the CPU) unless `--allow-tmpfs` says to, and then
+ * warns before and after.
  */
 
 import type { ParsedArgs } from "../cli/args.ts";
 import { booleanFlag, numberFlag, stringFlag } from "../cli/args.ts";
-import type { LeafCommand } from "../cli/command.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
 import type { WalSyncMode } from "../config.ts";
 import { Histogram } from "../metrics/histogram.ts";
 import { Wal } from "../wal/mod.ts";
+import { type FilesystemInfo, filesystemOf, MEMORY_FILESYSTEMS } from "./filesystem.ts";
 
 export interface WalModeResult {
   mode: WalSyncMode;
@@ -88,6 +94,10 @@ export const walBench: LeafCommand = {
         valueName: "DIR",
         help: "Parent directory for the WAL (default: system temp)",
       },
+      "allow-tmpfs": {
+        type: "boolean",
+        help: "Run even on tmpfs/ramfs, where fsync is free and the figures mean nothing",
+      },
       json: { type: "boolean", help: "Print one JSON object as the last line" },
     },
   },
@@ -104,6 +114,33 @@ export const walBench: LeafCommand = {
       integer: true,
     });
     const parent = stringFlag(args.values, "dir");
+    const probe = await Deno.makeTempDir({
+      prefix: "hookd-bench-wal-probe-",
+      ...(parent ? { dir: parent } : {}),
+    });
+    let filesystem: FilesystemInfo;
+    try {
+      filesystem = await filesystemOf(probe);
+    } finally {
+      await Deno.remove(probe);
+    }
+    const memoryFsType = filesystem.known && MEMORY_FILESYSTEMS.has(filesystem.fsType)
+      ? filesystem.fsType
+      : undefined;
+    console.error(`wal bench: ${describe(filesystem)}`);
+    if (memoryFsType !== undefined && !booleanFlag(args.values, "allow-tmpfs")) {
+      console.error(
+        `wal bench: refusing to run on ${memoryFsType}: fsync costs nothing there, so ` +
+          `neither mode measures durability. Pass --dir on a disk-backed filesystem, or ` +
+          `--allow-tmpfs to run anyway.`,
+      );
+      return EXIT_FAILURE;
+    }
+    const tmpfsWarning = memoryFsType !== undefined
+      ? `WARNING: the log ran on ${memoryFsType}, where fsync is free: ` +
+        `these figures measure CPU, not durability`
+      : undefined;
+    if (tmpfsWarning !== undefined) console.error(`wal bench: ${tmpfsWarning}`);
     const results: WalModeResult[] = [];
     for (const mode of ["batched", "per-append"] as const) {
       const dir = await Deno.makeTempDir({
@@ -139,9 +176,26 @@ export const walBench: LeafCommand = {
       p99_append_ms_unbatched: round(unbatched.p99AppendMs),
       concurrency,
       record_bytes: recordBytes,
+      filesystem: filesystem.known ? filesystem.fsType : "unknown",
+      filesystem_mount_point: filesystem.known ? filesystem.mountPoint : null,
+      filesystem_source: filesystem.known ? filesystem.source : null,
+      filesystem_via: filesystem.known ? filesystem.via : null,
+      ...(tmpfsWarning !== undefined ? { warning: tmpfsWarning } : {}),
     };
     if (booleanFlag(args.values, "json")) console.log(JSON.stringify(summary));
     else console.log(summary);
-    return 0;
+    // Said again last: the figures above are what a reader copies.
+    if (tmpfsWarning !== undefined) console.error(`wal bench: ${tmpfsWarning}`);
+    return EXIT_OK;
   },
 };
+
+function describe(filesystem: FilesystemInfo): string {
+  if (!filesystem.known) {
+    return `filesystem of ${filesystem.path} unknown (${filesystem.reason})`;
+  }
+  const where = filesystem.mountPoint === null
+    ? `by ${filesystem.via}`
+    : `${filesystem.source ?? "?"} mounted on ${filesystem.mountPoint}`;
+  return `log on ${filesystem.fsType} (${where})`;
+}
