@@ -1,0 +1,502 @@
+/**
+ * The send half of one peer's session: the reliable queue, message ids and chunks, packets in
+ * flight, loss detection and retransmission, RTT, and the unreliable queue.
+ *
+ * Owns only state about what we send to the peer. It never touches what the peer sent us
+ * (receiver.ts), nor epochs, headers and authentication (session.ts, endpoint.ts). It does no
+ * I/O and reads no clock: every entry point takes `nowMs`.
+ *
+ * Reliability model. Packet numbers are per datagram and never reused; acknowledgements name
+ * packet ranges. A message is cut into chunks when it first leaves the queue (one chunk, or
+ * fragments when it does not fit a datagram); a lost packet puts its unacknowledged chunks back
+ * in the retransmission queue, to travel in a new packet.
+ */
+
+import { assert } from "../lib/assert.ts";
+import type { TransportConfig } from "../config.ts";
+import {
+  type DatagramWriter,
+  FRAG_FRAME_OVERHEAD_BYTES,
+  MSG_FRAME_OVERHEAD_BYTES,
+  type PacketRange,
+  UNRELIABLE_FRAME_OVERHEAD_BYTES,
+} from "./frame_codec.ts";
+import { RttEstimator } from "./rtt_estimator.ts";
+import type { TransportCounters } from "./transport_metrics.ts";
+
+interface OutMessage {
+  channel: number;
+  bytes: Uint8Array;
+  /** -1 until the message leaves the queue and gets its id. */
+  id: number;
+  chunksUnacked: number;
+}
+
+/** A piece of a message as it travels: the whole message, or one fragment of it. */
+export interface Chunk {
+  msg: OutMessage;
+  offset: number;
+  length: number;
+  fragmented: boolean;
+  acked: boolean;
+  /** Packet that last carried it; -1 while it waits in the retransmission queue. */
+  lastPn: number;
+}
+
+interface SentPacket {
+  pn: number;
+  sentMs: number;
+  bytes: number;
+  chunks: Chunk[];
+}
+
+type RetransmitKind = "fast" | "probe" | "timeout";
+
+export interface SenderOptions {
+  config: Readonly<TransportConfig>;
+  counters: TransportCounters;
+  /** Largest payload of one fragment (what a datagram offers after header, full ack and MAC). */
+  chunkBytesMax: number;
+  /** The queue drained below half its bound after a refusal: the application may send again. */
+  onWritable: () => void;
+  /** The RTT estimate changed. */
+  onRtt: (srttMs: number) => void;
+}
+
+export class SessionSender {
+  readonly #cfg: Readonly<TransportConfig>;
+  readonly #counters: TransportCounters;
+  readonly #chunkBytesMax: number;
+  readonly #onWritable: () => void;
+  readonly #onRtt: (srttMs: number) => void;
+
+  #nextPn = 1;
+  #nextMsgId = 0;
+  #lowestUnackedId = 0;
+  readonly #unackedById = new Map<number, OutMessage>();
+  #pending: OutMessage[] = [];
+  #pendingHead = 0;
+  #newChunks: Chunk[] = [];
+  #newChunksHead = 0;
+  #retransmit: Chunk[] = [];
+  #retransmitHead = 0;
+  #unreliable: Array<{ channel: number; bytes: Uint8Array }> = [];
+  readonly #sent = new Map<number, SentPacket>();
+  #bytesInFlight = 0;
+  #messagesUnacked = 0;
+  #queuedBytes = 0;
+  #backpressured = false;
+  #largestAckedPn = -1;
+  #lossTimeMs = Infinity;
+  #lastElicitingSentMs = 0;
+  #tlpCount = 0;
+  #rtoCount = 0;
+  readonly #rtt: RttEstimator;
+
+  constructor(options: SenderOptions) {
+    this.#cfg = options.config;
+    this.#counters = options.counters;
+    this.#chunkBytesMax = options.chunkBytesMax;
+    assert(this.#chunkBytesMax > 0, "datagram too small for one fragment");
+    this.#onWritable = options.onWritable;
+    this.#onRtt = options.onRtt;
+    this.#rtt = new RttEstimator({
+      rtoInitialMs: this.#cfg.rtoInitialMs,
+      rtoMinMs: this.#cfg.rtoMinMs,
+      rtoMaxMs: this.#cfg.rtoMaxMs,
+      granularityMs: this.#cfg.lossDelayMinMs,
+    });
+  }
+
+  // ---- application side ------------------------------------------------------------------
+
+  /** Queues a reliable message; false (and remembered, for `writable`) when the queue is full. */
+  enqueue(channel: number, bytes: Uint8Array): boolean {
+    if (
+      this.#messagesUnacked + 1 > this.#cfg.sendQueueMessagesMax ||
+      this.#queuedBytes + bytes.length > this.#cfg.sendQueueBytesMax
+    ) {
+      this.#backpressured = true;
+      return false;
+    }
+    this.#pending.push({ channel, bytes, id: -1, chunksUnacked: 0 });
+    this.#messagesUnacked++;
+    this.#queuedBytes += bytes.length;
+    return true;
+  }
+
+  /** Queues an unreliable message; false when its bounded queue is full. */
+  enqueueUnreliable(channel: number, bytes: Uint8Array): boolean {
+    if (this.#unreliable.length >= this.#cfg.unreliableQueueMessagesMax) return false;
+    this.#unreliable.push({ channel, bytes });
+    return true;
+  }
+
+  get idle(): boolean {
+    return this.#messagesUnacked === 0 && this.#unreliable.length === 0;
+  }
+
+  stats() {
+    return {
+      srttMs: this.#rtt.srttMs,
+      rttVarMs: this.#rtt.rttVarMs,
+      rtoMs: this.#rtt.rtoMs(this.#rtoCount),
+      bytesInFlight: this.#bytesInFlight,
+      packetsInFlight: this.#sent.size,
+      messagesUnacked: this.#messagesUnacked,
+      queuedBytes: this.#queuedBytes,
+    };
+  }
+
+  // ---- timers ----------------------------------------------------------------------------
+
+  /** Earliest time at which `onTimers` has work; Infinity when none. */
+  nextDeadlineMs(): number {
+    if (this.#sent.size === 0) return this.#lossTimeMs;
+    return Math.min(this.#lossTimeMs, this.#probeOrRtoDeadlineMs());
+  }
+
+  #probeOrRtoDeadlineMs(): number {
+    const srtt = this.#rtt.srttMs;
+    const rttVar = this.#rtt.rttVarMs;
+    if (srtt !== undefined && rttVar !== undefined && this.#tlpCount < this.#cfg.tlpMax) {
+      // RFC 8985's 2·SRTT, widened by the variance: event-loop stalls make RTT samples jumpy
+      // here, and a probe sent too early is pure overhead.
+      const probeMs = Math.max(2 * srtt, srtt + 4 * rttVar) + this.#cfg.maxAckDelayMs;
+      return this.#lastElicitingSentMs + Math.max(probeMs, this.#cfg.tlpMinMs);
+    }
+    return this.#lastElicitingSentMs + this.#rtt.rtoMs(this.#rtoCount);
+  }
+
+  onTimers(nowMs: number): void {
+    if (this.#lossTimeMs <= nowMs) this.#detectLosses(nowMs);
+    if (this.#sent.size > 0 && this.#probeOrRtoDeadlineMs() <= nowMs) {
+      if (this.#rtt.srttMs !== undefined && this.#tlpCount < this.#cfg.tlpMax) {
+        this.#tlpCount++;
+        this.#probe();
+      } else {
+        // RFC 6298 §5.4: retransmit the earliest unacknowledged packet only. Its ack lets the
+        // loss detector sort the rest out; declaring the whole window lost would resend it
+        // all after every event-loop stall longer than the RTO, which here is common.
+        this.#rtoCount++;
+        const oldest = this.#sent.values().next().value;
+        if (oldest !== undefined) this.#declareLost(oldest, "timeout");
+      }
+      // The probe or retransmission goes out in this flush; time the next one from now even
+      // if the window or an empty probe means nothing is sent.
+      this.#lastElicitingSentMs = nowMs;
+    }
+  }
+
+  /**
+   * Tail-loss probe: resend the newest unacknowledged chunk, declaring nothing lost. Its
+   * acknowledgement tells the loss detector which earlier packets are missing, so one chunk
+   * is enough; resending the whole packet would mostly duplicate data that arrived.
+   */
+  #probe(): void {
+    const packets = [...this.#sent.values()];
+    for (let i = packets.length - 1; i >= 0; i--) {
+      const chunks = packets[i]!.chunks;
+      for (let j = chunks.length - 1; j >= 0; j--) {
+        const c = chunks[j]!;
+        if (c.acked || c.lastPn === -1) continue;
+        c.lastPn = -1;
+        this.#retransmit.push(c);
+        this.#counters.retransmits.probe.inc();
+        return;
+      }
+    }
+  }
+
+  // ---- acknowledgements ------------------------------------------------------------------
+
+  /** An ack frame for our current epoch (the session checked the epoch). */
+  onAck(nowMs: number, ackDelayUs: number, ranges: readonly PacketRange[]): void {
+    const largest = ranges[0]!.hi;
+    if (largest >= this.#nextPn) {
+      this.#counters.protocolErrors.inc();
+      return;
+    }
+    let idx = ranges.length - 1;
+    let largestSentMs = -1;
+    let ackedAny = false;
+    for (const packet of this.#sent.values()) {
+      const pn = packet.pn;
+      if (pn > largest) break;
+      while (idx >= 0 && ranges[idx]!.hi < pn) idx--;
+      if (idx < 0) break;
+      if (ranges[idx]!.lo > pn) continue;
+      if (pn === largest) largestSentMs = packet.sentMs;
+      this.#ackPacket(packet);
+      ackedAny = true;
+    }
+    if (largest > this.#largestAckedPn) this.#largestAckedPn = largest;
+    if (largestSentMs >= 0) {
+      this.#rtt.update(nowMs - largestSentMs, ackDelayUs / 1000);
+      this.#onRtt(this.#rtt.srttMs!);
+    }
+    if (ackedAny) {
+      this.#tlpCount = 0;
+      this.#rtoCount = 0;
+      this.#detectLosses(nowMs);
+      this.#maybeWritable();
+    }
+  }
+
+  #ackPacket(packet: SentPacket): void {
+    this.#sent.delete(packet.pn);
+    this.#bytesInFlight -= packet.bytes;
+    assert(this.#bytesInFlight >= 0, "bytes in flight went negative");
+    for (const c of packet.chunks) {
+      if (c.acked) continue;
+      c.acked = true;
+      const m = c.msg;
+      m.chunksUnacked--;
+      if (m.chunksUnacked > 0) continue;
+      this.#unackedById.delete(m.id);
+      this.#messagesUnacked--;
+      this.#queuedBytes -= m.bytes.length;
+      assert(this.#messagesUnacked >= 0 && this.#queuedBytes >= 0, "send queue accounting");
+    }
+    while (
+      this.#lowestUnackedId < this.#nextMsgId && !this.#unackedById.has(this.#lowestUnackedId)
+    ) this.#lowestUnackedId++;
+  }
+
+  #maybeWritable(): void {
+    if (!this.#backpressured) return;
+    if (
+      this.#messagesUnacked <= this.#cfg.sendQueueMessagesMax / 2 &&
+      this.#queuedBytes <= this.#cfg.sendQueueBytesMax / 2
+    ) {
+      this.#backpressured = false;
+      this.#onWritable();
+    }
+  }
+
+  /** RFC 9002 §6.1: packet- and time-threshold loss for packets below the largest acked. */
+  #detectLosses(nowMs: number): void {
+    const srtt = this.#rtt.srttMs ?? 0;
+    const latest = this.#rtt.latestMs ?? 0;
+    const lossDelayMs = Math.max(
+      this.#cfg.timeThreshold * Math.max(srtt, latest),
+      this.#cfg.lossDelayMinMs,
+    );
+    this.#lossTimeMs = Infinity;
+    const lost: SentPacket[] = [];
+    for (const packet of this.#sent.values()) {
+      if (packet.pn > this.#largestAckedPn) break;
+      if (
+        this.#largestAckedPn - packet.pn >= this.#cfg.packetThreshold ||
+        packet.sentMs + lossDelayMs <= nowMs
+      ) {
+        lost.push(packet);
+      } else {
+        this.#lossTimeMs = Math.min(this.#lossTimeMs, packet.sentMs + lossDelayMs);
+      }
+    }
+    for (const packet of lost) this.#declareLost(packet, "fast");
+  }
+
+  #declareLost(packet: SentPacket, kind: RetransmitKind): void {
+    this.#sent.delete(packet.pn);
+    this.#bytesInFlight -= packet.bytes;
+    assert(this.#bytesInFlight >= 0, "bytes in flight went negative");
+    let queued = 0;
+    for (const c of packet.chunks) {
+      if (c.acked || c.lastPn !== packet.pn) continue;
+      c.lastPn = -1;
+      this.#retransmit.push(c);
+      queued++;
+    }
+    if (queued > 0) this.#counters.retransmits[kind].inc(queued);
+  }
+
+  /**
+   * Everything in flight was addressed to an incarnation of the peer that will ignore it (the
+   * peer's first datagram just told us its epoch): resend it now rather than after an RTO.
+   */
+  declareAllLost(): void {
+    for (const packet of [...this.#sent.values()]) this.#declareLost(packet, "fast");
+  }
+
+  /**
+   * The peer came back as a new incarnation: requeue every message it had not acknowledged
+   * (in their original order, ahead of the ones never sent) with fresh ids for the new
+   * session. Packet numbers keep rising, so a late ack for an old packet matches nothing.
+   */
+  resetForPeerRestart(): void {
+    const unacked = [...this.#unackedById.values()].sort((a, b) => a.id - b.id);
+    const requeued: OutMessage[] = [];
+    for (const m of unacked) requeued.push({ ...m, id: -1, chunksUnacked: 0 });
+    for (let i = this.#pendingHead; i < this.#pending.length; i++) requeued.push(this.#pending[i]!);
+    this.#pending = requeued;
+    this.#pendingHead = 0;
+    this.#unackedById.clear();
+    this.#nextMsgId = 0;
+    this.#lowestUnackedId = 0;
+    this.#newChunks = [];
+    this.#newChunksHead = 0;
+    this.#retransmit = [];
+    this.#retransmitHead = 0;
+    this.#sent.clear();
+    this.#bytesInFlight = 0;
+    this.#lossTimeMs = Infinity;
+    this.#tlpCount = 0;
+    this.#rtoCount = 0;
+  }
+
+  // ---- building datagrams ----------------------------------------------------------------
+
+  /** Takes the next packet number; every datagram gets one, eliciting or not. */
+  takePacketNumber(): number {
+    return this.#nextPn++;
+  }
+
+  #windowOpen(): boolean {
+    return this.#bytesInFlight === 0 ||
+      this.#bytesInFlight + this.#cfg.datagramBytes <= this.#cfg.windowBytes;
+  }
+
+  #peekRetransmit(): Chunk | undefined {
+    while (this.#retransmitHead < this.#retransmit.length) {
+      const c = this.#retransmit[this.#retransmitHead]!;
+      if (!c.acked) return c;
+      this.#retransmitHead++;
+    }
+    if (this.#retransmitHead > 0) {
+      this.#retransmit = [];
+      this.#retransmitHead = 0;
+    }
+    return undefined;
+  }
+
+  /** The next never-sent chunk, cutting the next queued message when needed and allowed. */
+  #peekNewChunk(): Chunk | undefined {
+    if (this.#newChunksHead < this.#newChunks.length) return this.#newChunks[this.#newChunksHead];
+    if (this.#newChunksHead > 0) {
+      this.#newChunks = [];
+      this.#newChunksHead = 0;
+    }
+    if (this.#pendingHead >= this.#pending.length) {
+      if (this.#pendingHead > 0) {
+        this.#pending = [];
+        this.#pendingHead = 0;
+      }
+      return undefined;
+    }
+    // Bound the id span the receiver must track for duplicate suppression.
+    if (this.#nextMsgId >= this.#lowestUnackedId + this.#cfg.windowMessages) return undefined;
+    const m = this.#pending[this.#pendingHead++]!;
+    m.id = this.#nextMsgId++;
+    this.#unackedById.set(m.id, m);
+    const len = m.bytes.length;
+    if (MSG_FRAME_OVERHEAD_BYTES + len <= this.#chunkBytesMax + FRAG_FRAME_OVERHEAD_BYTES) {
+      m.chunksUnacked = 1;
+      const c: Chunk = {
+        msg: m,
+        offset: 0,
+        length: len,
+        fragmented: false,
+        acked: false,
+        lastPn: -1,
+      };
+      this.#newChunks.push(c);
+      return c;
+    }
+    for (let offset = 0; offset < len; offset += this.#chunkBytesMax) {
+      const length = Math.min(this.#chunkBytesMax, len - offset);
+      this.#newChunks.push({ msg: m, offset, length, fragmented: true, acked: false, lastPn: -1 });
+      m.chunksUnacked++;
+    }
+    return this.#newChunks[this.#newChunksHead];
+  }
+
+  /** Whether a datagram built now would carry data (chunks or unreliable messages). */
+  hasData(): boolean {
+    if (this.#peekRetransmit() !== undefined) return true;
+    if (this.#unreliable.length > 0) return true;
+    return this.#windowOpen() && this.#peekNewChunk() !== undefined;
+  }
+
+  /**
+   * Writes retransmissions first, then new chunks while the window is open, for as long as
+   * they fit; returns the chunks written (the packet must then be recorded with `onSent`).
+   */
+  writeChunks(w: DatagramWriter): Chunk[] {
+    const chunks: Chunk[] = [];
+    for (let c = this.#peekRetransmit(); c !== undefined; c = this.#peekRetransmit()) {
+      if (!writeChunk(w, c)) break;
+      this.#retransmitHead++;
+      chunks.push(c);
+    }
+    if (this.#peekRetransmit() === undefined && this.#windowOpen()) {
+      for (let c = this.#peekNewChunk(); c !== undefined; c = this.#peekNewChunk()) {
+        if (!writeChunk(w, c)) break;
+        this.#newChunksHead++;
+        chunks.push(c);
+        this.#counters.sent(true).inc();
+      }
+    }
+    return chunks;
+  }
+
+  /** Writes queued unreliable messages for as long as they fit. */
+  writeUnreliable(w: DatagramWriter): void {
+    let written = 0;
+    while (written < this.#unreliable.length) {
+      const u = this.#unreliable[written]!;
+      if (w.remaining < UNRELIABLE_FRAME_OVERHEAD_BYTES + u.bytes.length) break;
+      w.writeUnreliable(u.channel, u.bytes);
+      written++;
+      this.#counters.sent(false).inc();
+    }
+    if (written > 0) this.#unreliable.splice(0, written);
+  }
+
+  /** Records packet `pn` of `bytes` bytes as sent now carrying `chunks` (none: not tracked). */
+  onSent(pn: number, nowMs: number, bytes: number, chunks: Chunk[]): void {
+    if (chunks.length === 0) return;
+    for (const c of chunks) c.lastPn = pn;
+    this.#sent.set(pn, { pn, sentMs: nowMs, bytes, chunks });
+    this.#bytesInFlight += bytes;
+    this.#lastElicitingSentMs = nowMs;
+  }
+
+  /**
+   * Drops consumed entries at the heads of the queues in bulk (amortised O(1) per entry), so
+   * a queue that never empties under sustained load does not keep every message it ever sent.
+   */
+  compactQueues(): void {
+    if (this.#pendingHead > 1024 && this.#pendingHead * 2 > this.#pending.length) {
+      this.#pending = this.#pending.slice(this.#pendingHead);
+      this.#pendingHead = 0;
+    }
+    if (this.#newChunksHead > 1024 && this.#newChunksHead * 2 > this.#newChunks.length) {
+      this.#newChunks = this.#newChunks.slice(this.#newChunksHead);
+      this.#newChunksHead = 0;
+    }
+    if (this.#retransmitHead > 1024 && this.#retransmitHead * 2 > this.#retransmit.length) {
+      this.#retransmit = this.#retransmit.slice(this.#retransmitHead);
+      this.#retransmitHead = 0;
+    }
+  }
+}
+
+function writeChunk(w: DatagramWriter, c: Chunk): boolean {
+  const m = c.msg;
+  if (!c.fragmented) {
+    if (w.remaining < MSG_FRAME_OVERHEAD_BYTES + c.length) return false;
+    w.writeMessage(m.channel, m.id, m.bytes);
+    return true;
+  }
+  if (w.remaining < FRAG_FRAME_OVERHEAD_BYTES + c.length) return false;
+  w.writeFragment(
+    m.channel,
+    m.id,
+    m.bytes.length,
+    c.offset,
+    m.bytes.subarray(c.offset, c.offset + c.length),
+  );
+  return true;
+}
