@@ -5,7 +5,7 @@
  * Owns flag parsing and the signal wiring only; the node itself is src/node/node.ts.
  */
 
-import { transportFlags, transportOptionsFromFlags } from "../transport/cli_flags.ts";
+import { transportFlags, transportOptionsFromFlags } from "./transport_flags.ts";
 import { listFlag, stringFlag, UsageError } from "./args.ts";
 import { EXIT_OK, type LeafCommand } from "./command.ts";
 import { listenForStopSignal, printJsonLine } from "./process_io.ts";

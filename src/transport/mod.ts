@@ -61,4 +61,3 @@ export {
 } from "./auth.ts";
 export { canonicalAddress, formatAddress, type HostPort, parseAddress } from "./address.ts";
 export { type TransportConfig, transportDefaults, validateTransportConfig } from "../config.ts";
-export { transportFlags, transportOptionsFromFlags } from "./cli_flags.ts";

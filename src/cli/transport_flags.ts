@@ -4,18 +4,23 @@
  * one function.
  *
  * Owns the flag names and their translation into `UdpTransportOptions`; it does not open
- * sockets. A missing cluster key is a usage error: an unauthenticated cluster is never the
- * default.
+ * sockets. It lives in src/cli because flags are the command line's business: the transport
+ * takes options and never imports anything above it. A missing cluster key is a usage error:
+ * an unauthenticated cluster is never the default.
  */
 
-import { type FlagSpec, type FlagValues, numberFlag, stringFlag, UsageError } from "../cli/args.ts";
+import { type FlagSpec, type FlagValues, numberFlag, stringFlag, UsageError } from "./args.ts";
 import {
   TRANSPORT_DATAGRAM_BYTES_MAX,
   TRANSPORT_DATAGRAM_BYTES_MIN,
   transportDefaults,
 } from "../config.ts";
-import { CLUSTER_KEY_BYTES_MIN, CLUSTER_KEY_ENV, clusterKeyFrom } from "./auth.ts";
-import type { UdpTransportOptions } from "./udp_transport.ts";
+import {
+  CLUSTER_KEY_BYTES_MIN,
+  CLUSTER_KEY_ENV,
+  clusterKeyFrom,
+  type UdpTransportOptions,
+} from "../transport/mod.ts";
 
 export const transportFlags: Record<string, FlagSpec> = {
   "cluster-key": {

@@ -1,6 +1,6 @@
 import { deepStrictEqual, ok, throws } from "node:assert/strict";
 import { parseCommandArgs, UsageError } from "../../src/cli/args.ts";
-import { transportFlags, transportOptionsFromFlags } from "../../src/transport/mod.ts";
+import { transportFlags, transportOptionsFromFlags } from "../../src/cli/transport_flags.ts";
 
 const spec = { name: "node", summary: "test", flags: transportFlags };
 const noEnv = () => undefined;
