@@ -682,6 +682,96 @@ export function validateTransportConfig(config: TransportConfig): TransportConfi
 }
 
 // ---------------------------------------------------------------------------------------------
+// HTTP API (src/api/)
+// ---------------------------------------------------------------------------------------------
+
+export interface ApiConfig {
+  /**
+   * Largest request body, bytes; a larger one is answered 413 (by its Content-Length before a
+   * byte is read, or as soon as the streamed body passes it). 1 MiB holds a batch of 1,000
+   * small jobs; a single job's payload has its own, smaller bound (delivery.payloadBytesMax).
+   * @default 1 MiB
+   */
+  bodyBytesMax: number;
+  /**
+   * Longest a request body may take to arrive once its headers are in, ms; then 408. A client
+   * trickling a body holds an admission slot at most this long. 10 s is far beyond what 1 MiB
+   * needs on any link a node serves, and short next to the slot's worth.
+   * @default 10_000
+   */
+  bodyReadTimeoutMs: number;
+  /**
+   * Submit requests (a job, a batch, a retry by hand) in flight at once, body read included;
+   * the next one is answered 503 + Retry-After at once, without reading its body. Bounds the
+   * bodies held (this × bodyBytesMax = 256 MiB at most) and the promises parked on the store,
+   * which has its own queue bounds behind this one. 256 is far above the ~64 concurrent
+   * requests at which Deno.serve saturates this 2-core machine.
+   * @default 256
+   */
+  submitsInFlightMax: number;
+  /** Jobs one `POST /v1/jobs/batch` may carry; more is a 400 naming `jobs`. @default 1000 */
+  batchJobsMax: number;
+  /**
+   * Longest `Idempotency-Key`, characters (printable ASCII). Keys are hashed into ids, so this
+   * only bounds what a node stores per job; 256 holds any UUID, ULID or composite key.
+   * @default 256
+   */
+  idempotencyKeyCharsMax: number;
+  /** Longest target URL, characters: the common 8 KiB request-line limit of servers. @default 8192 */
+  urlCharsMax: number;
+  /** Largest `maxAttempts` a job may ask for. @default 100 */
+  jobAttemptsMax: number;
+  /** Jobs listed when a list request gives no `limit`. @default 50 */
+  listLimitDefault: number;
+  /** Largest `limit` of a list request (lists carry no payloads). @default 1000 */
+  listLimitMax: number;
+  /**
+   * Retry-After, seconds, for a 503 whose refusal names no delay (the admission gate's among
+   * them). One second: submits in flight finish in milliseconds, so a slot frees quickly.
+   * @default 1
+   */
+  retryAfterS: number;
+}
+
+export const apiDefaults: Readonly<ApiConfig> = Object.freeze({
+  bodyBytesMax: 1024 * 1024,
+  bodyReadTimeoutMs: 10_000,
+  submitsInFlightMax: 256,
+  batchJobsMax: 1000,
+  idempotencyKeyCharsMax: 256,
+  urlCharsMax: 8192,
+  jobAttemptsMax: 100,
+  listLimitDefault: 50,
+  listLimitMax: 1000,
+  retryAfterS: 1,
+});
+
+export function validateApiConfig(config: ApiConfig): ApiConfig {
+  for (
+    const name of [
+      "bodyBytesMax",
+      "bodyReadTimeoutMs",
+      "submitsInFlightMax",
+      "batchJobsMax",
+      "idempotencyKeyCharsMax",
+      "urlCharsMax",
+      "jobAttemptsMax",
+      "listLimitDefault",
+      "listLimitMax",
+      "retryAfterS",
+    ] as const
+  ) positiveInteger(`api.${name}`, config[name]);
+  relation(
+    "api.listLimitDefault",
+    config.listLimitDefault,
+    "<=",
+    "api.listLimitMax",
+    config.listLimitMax,
+  );
+  return config;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Checks shared by every validate function.
 // ---------------------------------------------------------------------------------------------
 

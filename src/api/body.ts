@@ -1,0 +1,71 @@
+/**
+ * Reads a request body with a byte bound and a deadline, so that neither a huge body nor a
+ * client that trickles one can hold memory or a submit slot for long.
+ *
+ * Owns the read loop and its one timer (on the injected `Runtime`). Must not parse the body:
+ * it returns bytes, or why there are none.
+ */
+
+import type { Runtime } from "../lib/runtime.ts";
+import { err, ok, type Result } from "../lib/result.ts";
+
+export type BodyFailure =
+  /** Declared or streamed past `bytesMax`; the rest is left unread. */
+  | "too_large"
+  /** Not complete within `timeoutMs`. */
+  | "timeout"
+  /** The stream failed (the client went away, or sent a malformed chunked body). */
+  | "aborted";
+
+export interface BodyLimits {
+  readonly bytesMax: number;
+  readonly timeoutMs: number;
+}
+
+const EMPTY = new Uint8Array(0);
+
+export async function readBoundedBody(
+  request: Request,
+  limits: BodyLimits,
+  runtime: Runtime,
+): Promise<Result<Uint8Array, BodyFailure>> {
+  const declared = request.headers.get("content-length");
+  // A declared length over the bound is refused before a byte is read.
+  if (declared !== null && !(Number(declared) <= limits.bytesMax)) return err("too_large");
+  if (request.body === null) return ok(EMPTY);
+
+  const reader = request.body.getReader();
+  let timedOut = false;
+  const cancelTimer = runtime.setTimer(limits.timeoutMs, () => {
+    timedOut = true;
+    // Cancelling settles the pending read with `done`; the flag tells that apart from an end.
+    reader.cancel("body read timeout").catch(() => {});
+  });
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (timedOut) return err("timeout");
+      if (done) break;
+      total += value.byteLength;
+      if (total > limits.bytesMax) {
+        reader.cancel("body too large").catch(() => {});
+        return err("too_large");
+      }
+      chunks.push(value);
+    }
+  } catch {
+    return err(timedOut ? "timeout" : "aborted");
+  } finally {
+    cancelTimer();
+  }
+  if (chunks.length === 1) return ok(chunks[0]!);
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return ok(bytes);
+}

@@ -1,0 +1,479 @@
+/**
+ * The node's HTTP API as one `Request → Response` function: routing, auth, admission control,
+ * body bounds, validation, and the mapping between HTTP and the job store's `JobService`.
+ * `serveApi` (server.ts) puts it on `Deno.serve`; tests call it directly.
+ *
+ * Owns the HTTP edge's policy. Must not reach past `JobService` into the store, and must not
+ * arm timers except through the injected `Runtime` (the body-read deadline).
+ *
+ * Order of checks for a submit, cheapest first, so a node under load refuses cheaply:
+ * route → auth → Content-Type and Idempotency-Key headers → admission slot → body (bounded,
+ * with a deadline) → JSON → fields → the store. /healthz, /readyz and /metrics touch none of
+ * the submit machinery, so they answer however many submits are parked.
+ */
+
+import {
+  type ApiConfig,
+  apiDefaults,
+  type DeliveryConfig,
+  deliveryDefaults,
+  validateApiConfig,
+} from "../config.ts";
+import { JOB_ID_CHARS_MAX } from "../delivery/job_check.ts";
+import type { ClusterView, JobService, JobView, SubmitRequest } from "../jobs/service.ts";
+import { assert } from "../lib/assert.ts";
+import { err, ok, type Result } from "../lib/result.ts";
+import { realRuntime, type Runtime } from "../lib/runtime.ts";
+import type { MetricsRegistry } from "../metrics/registry.ts";
+import { AdmissionGate } from "./admission.ts";
+import { bearerChecker } from "./auth.ts";
+import { readBoundedBody } from "./body.ts";
+import { type ApiError, errorBody, errorResponse, jsonResponse, refusalError } from "./errors.ts";
+import { type AdmissionRoute, ApiMetrics } from "./metrics.ts";
+import { buildOpenApi } from "./openapi.ts";
+import { matchRoute, type Route } from "./routes.ts";
+import {
+  checkIdempotencyKey,
+  decodeBatch,
+  decodeCursor,
+  decodeLimit,
+  decodeSubmit,
+  type SubmitLimits,
+} from "./validate.ts";
+
+/** The delivery limits a submit is checked against, so the API refuses what the engine would. */
+export type ApiJobLimits = Pick<
+  DeliveryConfig,
+  "payloadBytesMax" | "jobHeadersBytesMax" | "attemptTimeoutMaxMs"
+>;
+
+export interface ApiOptions {
+  readonly service: JobService;
+  /** The node's metrics as Prometheus text, for `GET /metrics`. */
+  readonly metrics: () => string;
+  /** Where the API registers its own metrics (usually the registry `metrics` renders). */
+  readonly registry: MetricsRegistry;
+  /** @default realRuntime */
+  readonly runtime?: Runtime;
+  /** @default apiDefaults */
+  readonly config?: ApiConfig;
+  /** @default deliveryDefaults' values */
+  readonly jobLimits?: ApiJobLimits;
+  /** When set, every `/v1/` route needs `Authorization: Bearer <apiToken>` (>= 16 chars). */
+  readonly apiToken?: string;
+  /** Where 500s' causes go. @default console.error */
+  readonly log?: (line: string) => void;
+}
+
+export type ApiHandler = (request: Request) => Promise<Response>;
+
+/** Job ids as the path carries them: the delivery engine's `webhook-id` alphabet and bound. */
+const JOB_ID = /^[\x21-\x7e]+$/;
+const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+export function createApiHandler(options: ApiOptions): ApiHandler {
+  const config = validateApiConfig({ ...(options.config ?? apiDefaults) });
+  const jobLimits = options.jobLimits ?? deliveryDefaults;
+  const limits: SubmitLimits = {
+    urlCharsMax: config.urlCharsMax,
+    payloadBytesMax: jobLimits.payloadBytesMax,
+    jobHeadersBytesMax: jobLimits.jobHeadersBytesMax,
+    jobAttemptsMax: config.jobAttemptsMax,
+    attemptTimeoutMaxMs: jobLimits.attemptTimeoutMaxMs,
+    idempotencyKeyCharsMax: config.idempotencyKeyCharsMax,
+  };
+  const service = options.service;
+  const runtime = options.runtime ?? realRuntime;
+  const log = options.log ?? ((line: string) => console.error(line));
+  const authorized = options.apiToken !== undefined ? bearerChecker(options.apiToken) : undefined;
+  const gate = new AdmissionGate(config.submitsInFlightMax);
+  const metrics = new ApiMetrics(options.registry);
+  // Built once: it depends on the config only, and a scrape of it should cost nothing.
+  const openApiText = JSON.stringify(buildOpenApi(config, limits));
+  const bodyLimits = { bytesMax: config.bodyBytesMax, timeoutMs: config.bodyReadTimeoutMs };
+
+  const unavailable = (message: string): ApiError => ({
+    code: "overloaded",
+    message,
+    retryAfterS: config.retryAfterS,
+  });
+
+  /** Runs `work` holding an admission slot, or answers 503 at once when none is free. */
+  async function admitted(
+    route: AdmissionRoute,
+    work: () => Promise<Response>,
+  ): Promise<Response> {
+    if (!gate.tryAcquire()) {
+      metrics.admissionRejected(route);
+      return errorResponse(
+        unavailable(
+          `this node has ${gate.limit} submits in flight; try again shortly or another node`,
+        ),
+      );
+    }
+    metrics.inFlight.set(gate.inFlight);
+    try {
+      return await work();
+    } finally {
+      gate.release();
+      metrics.inFlight.set(gate.inFlight);
+    }
+  }
+
+  async function readJson(request: Request): Promise<Result<unknown, ApiError>> {
+    const body = await readBoundedBody(request, bodyLimits, runtime);
+    if (!body.ok) {
+      switch (body.reason) {
+        case "too_large":
+          return err({
+            code: "payload_too_large",
+            message: `the request body is larger than ${config.bodyBytesMax} bytes`,
+          });
+        case "timeout":
+          return err({
+            code: "body_timeout",
+            message: `the request body did not arrive within ${config.bodyReadTimeoutMs} ms`,
+          });
+        case "aborted":
+          return err({ code: "malformed_json", message: "the request body ended early" });
+      }
+    }
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(body.value);
+    } catch {
+      return err({ code: "malformed_json", message: "the request body is not UTF-8" });
+    }
+    try {
+      return ok(JSON.parse(text));
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      return err({ code: "malformed_json", message: `the request body is not JSON: ${why}` });
+    }
+  }
+
+  /** Header checks every body-carrying submit shares; undefined when they pass. */
+  function checkJsonContentType(request: Request): ApiError | undefined {
+    const type = request.headers.get("content-type");
+    const media = type === null ? undefined : type.split(";", 1)[0]!.trim().toLowerCase();
+    if (media === "application/json") return undefined;
+    // Also what keeps a web page from submitting through a visitor's browser: a JSON
+    // content type needs a CORS preflight, which this API never grants.
+    return {
+      code: "unsupported_media_type",
+      message: `the body must be sent as Content-Type: application/json, not ${type ?? "none"}`,
+    };
+  }
+
+  function reject(error: ApiError): Response {
+    metrics.jobRejected(error.code);
+    return errorResponse(error);
+  }
+
+  async function submitJob(request: Request): Promise<Response> {
+    const contentError = checkJsonContentType(request);
+    if (contentError !== undefined) return reject(contentError);
+    const keyHeader = request.headers.get("idempotency-key");
+    let idempotencyKey: string | undefined;
+    if (keyHeader !== null) {
+      const key = checkIdempotencyKey(keyHeader, "Idempotency-Key", limits.idempotencyKeyCharsMax);
+      if (!key.ok) return reject(key.reason);
+      idempotencyKey = key.value;
+    }
+    return await admitted("submit", async () => {
+      const body = await readJson(request);
+      if (!body.ok) return reject(body.reason);
+      const decoded = decodeSubmit(body.value, limits, false);
+      if (!decoded.ok) return reject(decoded.reason);
+      const submit: SubmitRequest = idempotencyKey === undefined
+        ? decoded.value
+        : { ...decoded.value, idempotencyKey };
+      const startMs = runtime.nowMs();
+      const outcome = await storeCall(() => service.submit(submit));
+      metrics.submitMs.record(runtime.nowMs() - startMs);
+      if (!outcome.ok) return reject(refusalError(outcome, config.retryAfterS));
+      metrics.jobAccepted(outcome.existing);
+      return jsonResponse(202, { id: outcome.id, existing: outcome.existing }, {
+        location: `/v1/jobs/${encodeURIComponent(outcome.id)}`,
+      });
+    });
+  }
+
+  async function submitBatch(request: Request): Promise<Response> {
+    const contentError = checkJsonContentType(request);
+    if (contentError !== undefined) return reject(contentError);
+    if (request.headers.get("idempotency-key") !== null) {
+      return reject({
+        code: "invalid",
+        field: "Idempotency-Key",
+        message: "a batch takes no Idempotency-Key header; give each job its idempotencyKey",
+      });
+    }
+    return await admitted("batch", async () => {
+      const body = await readJson(request);
+      if (!body.ok) return reject(body.reason);
+      const jobs = decodeBatch(body.value, config.batchJobsMax);
+      if (!jobs.ok) return reject(jobs.reason);
+
+      const results: Record<string, unknown>[] = new Array(jobs.value.length);
+      const valid: SubmitRequest[] = [];
+      const positions: number[] = [];
+      jobs.value.forEach((job, i) => {
+        const decoded = decodeSubmit(job, limits, true);
+        if (decoded.ok) {
+          valid.push(decoded.value);
+          positions.push(i);
+        } else {
+          metrics.jobRejected(decoded.reason.code);
+          results[i] = { error: errorBody(decoded.reason) };
+        }
+      });
+      if (valid.length > 0) {
+        const outcomes = await storeCall(() => service.submitBatch(valid));
+        assert(
+          outcomes.length === valid.length,
+          `submitBatch answered ${outcomes.length} outcomes for ${valid.length} jobs`,
+        );
+        outcomes.forEach((outcome, j) => {
+          const i = positions[j]!;
+          if (outcome.ok) {
+            metrics.jobAccepted(outcome.existing);
+            results[i] = { id: outcome.id, existing: outcome.existing };
+          } else {
+            metrics.jobRejected(outcome.code);
+            results[i] = { error: errorBody(refusalError(outcome, config.retryAfterS)) };
+          }
+        });
+      }
+      return jsonResponse(200, { results });
+    });
+  }
+
+  /** A store call that threw instead of refusing: counted as `internal`, answered 500. */
+  async function storeCall<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      metrics.jobRejected("internal");
+      throw error;
+    }
+  }
+
+  async function retryJob(rawId: string): Promise<Response> {
+    const id = decodeJobId(rawId);
+    if (id === undefined) return errorResponse(noSuchJob(rawId));
+    return await admitted("retry", async () => {
+      const outcome = await service.retryDeadLetter(id);
+      if (!outcome.ok) return errorResponse(refusalError(outcome, config.retryAfterS));
+      return jsonResponse(202, { id });
+    });
+  }
+
+  async function getJob(rawId: string): Promise<Response> {
+    const id = decodeJobId(rawId);
+    if (id === undefined) return errorResponse(noSuchJob(rawId));
+    const view = await service.getJob(id);
+    if (view === undefined) return errorResponse(noSuchJob(id));
+    return jsonResponse(200, jobJson(view, true));
+  }
+
+  function listJobs(url: URL): Response {
+    const limit = decodeLimit(
+      url.searchParams.get("limit"),
+      config.listLimitDefault,
+      config.listLimitMax,
+    );
+    if (!limit.ok) return errorResponse(limit.reason);
+    const items = service.recentJobs(limit.value).map((view) => jobJson(view, false));
+    return jsonResponse(200, { items });
+  }
+
+  function listDeadLetters(url: URL): Response {
+    const limit = decodeLimit(
+      url.searchParams.get("limit"),
+      config.listLimitDefault,
+      config.listLimitMax,
+    );
+    if (!limit.ok) return errorResponse(limit.reason);
+    const cursor = decodeCursor(url.searchParams.get("cursor"));
+    if (!cursor.ok) return errorResponse(cursor.reason);
+    const page = service.listDeadLetters(limit.value, cursor.value);
+    const body: Record<string, unknown> = { items: page.items.map((view) => jobJson(view, false)) };
+    if (page.nextCursor !== undefined) body.nextCursor = page.nextCursor;
+    return jsonResponse(200, body);
+  }
+
+  function readyz(): Response {
+    const readiness = service.readiness();
+    const checks = readiness.checks.map((c) => ({ name: c.name, ok: c.ok, detail: c.detail }));
+    return jsonResponse(readiness.ready ? 200 : 503, { ready: readiness.ready, checks });
+  }
+
+  async function dispatch(
+    route: Route,
+    params: Readonly<Record<string, string>>,
+    request: Request,
+    url: URL,
+  ): Promise<Response> {
+    switch (route.id) {
+      case "submitJob":
+        return await submitJob(request);
+      case "submitBatch":
+        return await submitBatch(request);
+      case "listJobs":
+        return listJobs(url);
+      case "getJob":
+        return await getJob(params.id!);
+      case "retryJob":
+        return await retryJob(params.id!);
+      case "listDeadLetters":
+        return listDeadLetters(url);
+      case "cluster":
+        return jsonResponse(200, clusterJson(service.cluster()));
+      case "openapi":
+        return new Response(openApiText, {
+          headers: { "content-type": "application/json; charset=utf-8" },
+        });
+      case "metrics":
+        return new Response(options.metrics(), {
+          headers: { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" },
+        });
+      case "healthz":
+        return jsonResponse(200, { status: "ok" });
+      case "readyz":
+        return readyz();
+    }
+  }
+
+  async function answer(
+    request: Request,
+    url: URL,
+  ): Promise<{ label: string; response: Response }> {
+    const match = matchRoute(request.method, url.pathname);
+    const label = match.kind === "route" ? match.route.id : match.kind;
+    const v1 = url.pathname === "/v1" || url.pathname.startsWith("/v1/");
+    // Before routing's verdict: without the token, /v1/ does not even say which paths exist.
+    if (v1 && authorized !== undefined && !authorized(request.headers.get("authorization"))) {
+      return {
+        label,
+        response: errorResponse(
+          { code: "unauthorized", message: "this node requires Authorization: Bearer <api token>" },
+          { "www-authenticate": "Bearer" },
+        ),
+      };
+    }
+    switch (match.kind) {
+      case "not_found":
+        return {
+          label,
+          response: errorResponse({
+            code: "route_not_found",
+            message: `no route ${url.pathname.slice(0, 200)}`,
+          }),
+        };
+      case "method_not_allowed":
+        return {
+          label,
+          response: errorResponse({
+            code: "method_not_allowed",
+            message: `${url.pathname.slice(0, 200)} takes ${
+              match.allow.join(", ")
+            }, not ${request.method}`,
+          }, { allow: match.allow.join(", ") }),
+        };
+      case "route":
+        return { label, response: await dispatch(match.route, match.params, request, url) };
+    }
+  }
+
+  return async function handle(request: Request): Promise<Response> {
+    let label = "unparsed";
+    let response: Response;
+    try {
+      const answered = await answer(request, new URL(request.url));
+      label = answered.label;
+      response = answered.response;
+    } catch (error) {
+      const cause = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      log(`api: ${request.method} ${request.url.slice(0, 200)} failed: ${cause}`);
+      response = errorResponse({
+        code: "internal",
+        message: "internal error; the node logged the cause",
+      });
+    }
+    metrics.response(label, response.status);
+    return response;
+  };
+}
+
+function decodeJobId(raw: string): string | undefined {
+  let id: string;
+  try {
+    id = decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+  if (id.length === 0 || id.length > JOB_ID_CHARS_MAX || !JOB_ID.test(id)) return undefined;
+  return id;
+}
+
+function noSuchJob(id: string): ApiError {
+  const shown = JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id);
+  return { code: "not_found", message: `no job ${shown}` };
+}
+
+/** The documented fields of a job, nothing else (the store's objects may carry more). */
+function jobJson(view: JobView, withPayload: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    id: view.id,
+    state: view.state,
+    url: view.url,
+    submittedAtMs: view.submittedAtMs,
+    attemptsMade: view.attemptsMade,
+    maxAttempts: view.maxAttempts,
+    owner: view.owner,
+    attempts: view.attempts.map((a) => {
+      const attempt: Record<string, unknown> = {
+        attempt: a.attempt,
+        startedAtMs: a.startedAtMs,
+        latencyMs: a.latencyMs,
+        outcome: a.outcome,
+        detail: a.detail,
+        node: a.node,
+      };
+      if (a.status !== undefined) attempt.status = a.status;
+      return attempt;
+    }),
+  };
+  if (view.finishedAtMs !== undefined) out.finishedAtMs = view.finishedAtMs;
+  if (view.nextAttemptAtMs !== undefined) out.nextAttemptAtMs = view.nextAttemptAtMs;
+  if (view.deadReason !== undefined) out.deadReason = view.deadReason;
+  if (view.idempotencyKey !== undefined) out.idempotencyKey = view.idempotencyKey;
+  // Lists leave payloads out: 1,000 jobs of 256 KiB would be a 256 MB response.
+  if (withPayload && view.payload !== undefined) out.payload = view.payload;
+  return out;
+}
+
+function clusterJson(view: ClusterView): Record<string, unknown> {
+  return {
+    nodeId: view.nodeId,
+    address: view.address,
+    voters: view.voters,
+    quorum: view.quorum,
+    votersReachable: view.votersReachable,
+    role: view.role,
+    members: view.members.map((m) => ({
+      nodeId: m.nodeId,
+      address: m.address,
+      state: m.state,
+      incarnation: m.incarnation,
+      voter: m.voter,
+    })),
+    jobs: {
+      pending: view.jobs.pending,
+      delivering: view.jobs.delivering,
+      delivered: view.jobs.delivered,
+      dead: view.jobs.dead,
+    },
+  };
+}

@@ -1,0 +1,539 @@
+/**
+ * The OpenAPI 3.1 document served at `GET /v1/openapi.json`, built from the node's own limits
+ * so the bounds it states are the ones enforced.
+ *
+ * Owns the description of the API, nothing else. tests/api/openapi_test.ts holds it to the
+ * server: every path, method and status listed here is exercised and every response body is
+ * checked against its schema; every route in routes.ts must be listed. Change both together.
+ */
+
+import type { ApiConfig } from "../config.ts";
+import type { ApiErrorCode } from "./errors.ts";
+import type { SubmitLimits } from "./validate.ts";
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/** Every error code, in the order the document lists them. */
+export const API_ERROR_CODES: readonly ApiErrorCode[] = [
+  "invalid",
+  "malformed_json",
+  "unauthorized",
+  "not_found",
+  "route_not_found",
+  "method_not_allowed",
+  "body_timeout",
+  "idempotency_conflict",
+  "payload_too_large",
+  "unsupported_media_type",
+  "internal",
+  "no_quorum",
+  "overloaded",
+  "not_ready",
+  "shutting_down",
+  "storage_failed",
+];
+
+const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+const response = (name: string): JsonObject => ({ $ref: `#/components/responses/${name}` });
+const jsonContent = (schema: JsonObject): JsonObject => ({
+  "application/json": { schema },
+});
+
+function errorResponse(description: string, headers?: JsonObject): JsonObject {
+  const out: JsonObject = { description, content: jsonContent(ref("Error")) };
+  if (headers !== undefined) out.headers = headers;
+  return out;
+}
+
+export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObject {
+  const jobFields: JsonObject = {
+    url: {
+      type: "string",
+      format: "uri",
+      maxLength: limits.urlCharsMax,
+      description: "http(s) URL the job is POSTed to; no user:password@ in it.",
+    },
+    payload: {
+      description: `Any JSON value; sent (re-serialised) as the request body. At most ` +
+        `${limits.payloadBytesMax} bytes as JSON text, else 413.`,
+    },
+    headers: {
+      type: "object",
+      additionalProperties: { type: "string" },
+      description: "Extra request headers: valid names, Latin-1 values without CR/LF, " +
+        `${limits.jobHeadersBytesMax} bytes in all; not hookd's own webhook-* headers.`,
+    },
+    secret: {
+      type: "string",
+      pattern: "^whsec_",
+      description: "Standard Webhooks signing secret, whsec_<base64 of 24-64 bytes>.",
+    },
+    maxAttempts: { type: "integer", minimum: 1, maximum: limits.jobAttemptsMax },
+    timeoutMs: { type: "integer", minimum: 1, maximum: limits.attemptTimeoutMaxMs },
+  };
+  const idempotencyKey: JsonObject = {
+    type: "string",
+    minLength: 1,
+    maxLength: limits.idempotencyKeyCharsMax,
+    pattern: "^[\\x20-\\x7e]+$",
+  };
+  const jsonBody = (schema: JsonObject): JsonObject => ({
+    required: true,
+    content: jsonContent(schema),
+  });
+  const bearer: Json = [{ bearer: [] }];
+  const open: Json = [];
+  const id: JsonObject = {
+    name: "id",
+    in: "path",
+    required: true,
+    schema: { type: "string", minLength: 1, maxLength: 256 },
+  };
+  const limit: JsonObject = {
+    name: "limit",
+    in: "query",
+    required: false,
+    schema: {
+      type: "integer",
+      minimum: 1,
+      maximum: config.listLimitMax,
+      default: config.listLimitDefault,
+    },
+  };
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "hookd node API",
+      version: "1",
+      description: "Submit webhook jobs to a hookd cluster and watch them. Any node takes any " +
+        'request. Errors are JSON {"error": {code, message, field?, retryAfterS?}}. A path ' +
+        "the API does not have answers 404 (route_not_found); a method a path does not take " +
+        "answers 405 (method_not_allowed) with an Allow header. With an API token configured, " +
+        "every /v1/ path needs `Authorization: Bearer <token>` (else 401 with " +
+        "WWW-Authenticate: Bearer); /healthz, /readyz and /metrics stay open. Submits past " +
+        `the node's in-flight bound (${config.submitsInFlightMax}) answer 503 at once with ` +
+        "Retry-After. Request bodies must be `Content-Type: application/json`, at most " +
+        `${config.bodyBytesMax} bytes (413) and complete within ${config.bodyReadTimeoutMs} ms ` +
+        "(408). Unknown query parameters are ignored; unknown body fields are a 400.",
+    },
+    paths: {
+      "/v1/jobs": {
+        post: {
+          operationId: "submitJob",
+          summary: "Submit one job; 202 once it is durable on a majority of the nodes.",
+          security: bearer,
+          parameters: [{
+            name: "Idempotency-Key",
+            in: "header",
+            required: false,
+            description: "The same key with the same body returns the same id (existing: " +
+              "true), on any node; with another body it is a 409.",
+            schema: idempotencyKey,
+          }],
+          requestBody: jsonBody(ref("SubmitJob")),
+          responses: {
+            "202": {
+              description: "Accepted: durable on a majority.",
+              headers: {
+                Location: { description: "The job's URL", schema: { type: "string" } },
+              },
+              content: jsonContent(ref("SubmitAccepted")),
+            },
+            "400": response("BadRequest"),
+            "401": response("Unauthorized"),
+            "408": response("BodyTimeout"),
+            "409": response("Conflict"),
+            "413": response("TooLarge"),
+            "415": response("UnsupportedMediaType"),
+            "500": response("Internal"),
+            "503": response("Unavailable"),
+          },
+        },
+        get: {
+          operationId: "listJobs",
+          summary: "The newest jobs this node holds, newest first (payloads omitted).",
+          security: bearer,
+          parameters: [limit],
+          responses: {
+            "200": { description: "Jobs", content: jsonContent(ref("JobList")) },
+            "400": response("BadRequest"),
+            "401": response("Unauthorized"),
+            "500": response("Internal"),
+          },
+        },
+      },
+      "/v1/jobs/batch": {
+        post: {
+          operationId: "submitBatch",
+          summary: "Submit many jobs; one result per job, in order. An invalid job does not " +
+            "stop the others: the answer is 200 whenever the batch itself was readable, and " +
+            "each result is {id, existing} or {error}.",
+          security: bearer,
+          requestBody: jsonBody(ref("BatchRequest")),
+          responses: {
+            "200": {
+              description: "One result per job",
+              content: jsonContent(ref("BatchResponse")),
+            },
+            "400": response("BadRequest"),
+            "401": response("Unauthorized"),
+            "408": response("BodyTimeout"),
+            "413": response("TooLarge"),
+            "415": response("UnsupportedMediaType"),
+            "500": response("Internal"),
+            "503": response("Unavailable"),
+          },
+        },
+      },
+      "/v1/jobs/{id}": {
+        get: {
+          operationId: "getJob",
+          summary: "One job: state, attempts, owner; from a peer when this node lacks it.",
+          security: bearer,
+          parameters: [id],
+          responses: {
+            "200": { description: "The job", content: jsonContent(ref("Job")) },
+            "401": response("Unauthorized"),
+            "404": response("NotFound"),
+            "500": response("Internal"),
+          },
+        },
+      },
+      "/v1/jobs/{id}/retry": {
+        post: {
+          operationId: "retryJob",
+          summary: "Retry a dead letter by hand (attempts start again from 1). No body.",
+          security: bearer,
+          parameters: [id],
+          responses: {
+            "202": { description: "Scheduled again", content: jsonContent(ref("RetryAccepted")) },
+            "401": response("Unauthorized"),
+            "404": response("NotFound"),
+            "500": response("Internal"),
+            "503": response("Unavailable"),
+          },
+        },
+      },
+      "/v1/dead-letters": {
+        get: {
+          operationId: "listDeadLetters",
+          summary: "Dead letters, oldest first, paged (payloads omitted).",
+          security: bearer,
+          parameters: [limit, {
+            name: "cursor",
+            in: "query",
+            required: false,
+            schema: { type: "string", minLength: 1, maxLength: 1024 },
+            description: "nextCursor from the previous page.",
+          }],
+          responses: {
+            "200": { description: "A page", content: jsonContent(ref("DeadLetterPage")) },
+            "400": response("BadRequest"),
+            "401": response("Unauthorized"),
+            "500": response("Internal"),
+          },
+        },
+      },
+      "/v1/cluster": {
+        get: {
+          operationId: "cluster",
+          summary: "This node's view of the cluster: members, quorum, role, jobs by state.",
+          security: bearer,
+          responses: {
+            "200": { description: "The view", content: jsonContent(ref("Cluster")) },
+            "401": response("Unauthorized"),
+            "500": response("Internal"),
+          },
+        },
+      },
+      "/v1/openapi.json": {
+        get: {
+          operationId: "openapi",
+          summary: "This document.",
+          security: bearer,
+          responses: {
+            "200": { description: "OpenAPI 3.1", content: jsonContent({ type: "object" }) },
+            "401": response("Unauthorized"),
+          },
+        },
+      },
+      "/metrics": {
+        get: {
+          operationId: "metrics",
+          summary: "Prometheus text exposition format.",
+          security: open,
+          responses: {
+            "200": {
+              description: "Metrics",
+              content: { "text/plain": { schema: { type: "string" } } },
+            },
+            "500": response("Internal"),
+          },
+        },
+      },
+      "/healthz": {
+        get: {
+          operationId: "healthz",
+          summary: "200 whenever the process answers.",
+          security: open,
+          responses: {
+            "200": { description: "Alive", content: jsonContent(ref("Health")) },
+          },
+        },
+      },
+      "/readyz": {
+        get: {
+          operationId: "readyz",
+          summary: "200 when recovered, caught up, with a reachable majority and a healthy " +
+            "WAL; else 503. The body lists each check.",
+          security: open,
+          responses: {
+            "200": { description: "Ready", content: jsonContent(ref("Readiness")) },
+            "500": response("Internal"),
+            "503": {
+              description: "Not ready",
+              content: jsonContent(ref("Readiness")),
+            },
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer" },
+      },
+      responses: {
+        BadRequest: errorResponse(
+          "Malformed JSON (malformed_json), or a field, header or query parameter that is " +
+            "missing, of the wrong type, out of bounds or unknown (invalid, names `field`).",
+        ),
+        Unauthorized: errorResponse("No or wrong bearer token.", {
+          "WWW-Authenticate": { schema: { type: "string", const: "Bearer" } },
+        }),
+        NotFound: errorResponse("No such job (or no such dead letter, for a retry)."),
+        BodyTimeout: errorResponse("The body did not arrive in time."),
+        Conflict: errorResponse("The Idempotency-Key was used with another body."),
+        TooLarge: errorResponse("The body, or the job's payload, is over its bound."),
+        UnsupportedMediaType: errorResponse("The body is not declared application/json."),
+        Internal: errorResponse("A bug, or a store failure; the cause is in the node's log."),
+        Unavailable: errorResponse(
+          "No majority (no_quorum), a full queue (overloaded, the HTTP edge's own bound " +
+            "included), not ready, shutting down, or a failed WAL. Try again after " +
+            "Retry-After, here or on another node.",
+          { "Retry-After": { schema: { type: "integer", minimum: 1 } } },
+        ),
+      },
+      schemas: {
+        Error: {
+          type: "object",
+          required: ["error"],
+          additionalProperties: false,
+          properties: {
+            error: {
+              type: "object",
+              required: ["code", "message"],
+              additionalProperties: false,
+              properties: {
+                code: { type: "string", enum: [...API_ERROR_CODES] },
+                message: { type: "string" },
+                field: { type: "string" },
+                retryAfterS: { type: "integer", minimum: 1 },
+              },
+            },
+          },
+        },
+        SubmitJob: {
+          type: "object",
+          required: ["url", "payload"],
+          additionalProperties: false,
+          properties: jobFields,
+        },
+        BatchJob: {
+          type: "object",
+          required: ["url", "payload"],
+          additionalProperties: false,
+          properties: { ...jobFields, idempotencyKey },
+        },
+        BatchRequest: {
+          type: "object",
+          required: ["jobs"],
+          additionalProperties: false,
+          properties: {
+            jobs: { type: "array", maxItems: config.batchJobsMax, items: ref("BatchJob") },
+          },
+        },
+        SubmitAccepted: {
+          type: "object",
+          required: ["id", "existing"],
+          additionalProperties: false,
+          properties: {
+            id: { type: "string" },
+            existing: {
+              type: "boolean",
+              description: "True when an idempotency key matched an earlier submit.",
+            },
+          },
+        },
+        BatchResponse: {
+          type: "object",
+          required: ["results"],
+          additionalProperties: false,
+          properties: {
+            results: {
+              type: "array",
+              items: { oneOf: [ref("SubmitAccepted"), ref("Error")] },
+            },
+          },
+        },
+        RetryAccepted: {
+          type: "object",
+          required: ["id"],
+          additionalProperties: false,
+          properties: { id: { type: "string" } },
+        },
+        Attempt: {
+          type: "object",
+          required: ["attempt", "startedAtMs", "latencyMs", "outcome", "detail", "node"],
+          additionalProperties: false,
+          properties: {
+            attempt: { type: "integer", minimum: 1 },
+            startedAtMs: { type: "number", description: "Epoch ms" },
+            latencyMs: { type: "number" },
+            outcome: {
+              type: "string",
+              description: "success, gone, http_error, timeout, network_error, refused",
+            },
+            status: { type: "integer" },
+            detail: { type: "string" },
+            node: { type: "string" },
+          },
+        },
+        Job: {
+          type: "object",
+          required: [
+            "id",
+            "state",
+            "url",
+            "submittedAtMs",
+            "attemptsMade",
+            "maxAttempts",
+            "owner",
+            "attempts",
+          ],
+          additionalProperties: false,
+          properties: {
+            id: { type: "string" },
+            state: { type: "string", enum: ["pending", "delivering", "delivered", "dead"] },
+            url: { type: "string" },
+            submittedAtMs: { type: "number" },
+            finishedAtMs: { type: "number" },
+            attemptsMade: { type: "integer", minimum: 0 },
+            maxAttempts: { type: "integer", minimum: 1 },
+            nextAttemptAtMs: { type: "number" },
+            owner: { type: "string" },
+            deadReason: { type: "string" },
+            attempts: { type: "array", items: ref("Attempt") },
+            payload: {
+              type: "string",
+              description: "JSON text; only from GET /v1/jobs/{id}, while the node holds it.",
+            },
+            idempotencyKey: { type: "string" },
+          },
+        },
+        JobList: {
+          type: "object",
+          required: ["items"],
+          additionalProperties: false,
+          properties: { items: { type: "array", items: ref("Job") } },
+        },
+        DeadLetterPage: {
+          type: "object",
+          required: ["items"],
+          additionalProperties: false,
+          properties: {
+            items: { type: "array", items: ref("Job") },
+            nextCursor: { type: "string", description: "Absent on the last page." },
+          },
+        },
+        Member: {
+          type: "object",
+          required: ["nodeId", "address", "state", "incarnation", "voter"],
+          additionalProperties: false,
+          properties: {
+            nodeId: { type: "string" },
+            address: { type: "string" },
+            state: { type: "string", enum: ["alive", "suspect", "dead", "left"] },
+            incarnation: { type: "integer", minimum: 0 },
+            voter: { type: "boolean" },
+          },
+        },
+        Cluster: {
+          type: "object",
+          required: [
+            "nodeId",
+            "address",
+            "voters",
+            "quorum",
+            "votersReachable",
+            "role",
+            "members",
+            "jobs",
+          ],
+          additionalProperties: false,
+          properties: {
+            nodeId: { type: "string" },
+            address: { type: "string" },
+            voters: { type: "integer", minimum: 1 },
+            quorum: { type: "integer", minimum: 1 },
+            votersReachable: { type: "integer", minimum: 0 },
+            role: {
+              type: "string",
+              description: "recovering, catching_up, ready, shutting_down or failed",
+            },
+            members: { type: "array", items: ref("Member") },
+            jobs: {
+              type: "object",
+              required: ["pending", "delivering", "delivered", "dead"],
+              additionalProperties: false,
+              properties: {
+                pending: { type: "integer", minimum: 0 },
+                delivering: { type: "integer", minimum: 0 },
+                delivered: { type: "integer", minimum: 0 },
+                dead: { type: "integer", minimum: 0 },
+              },
+            },
+          },
+        },
+        Readiness: {
+          type: "object",
+          required: ["ready", "checks"],
+          additionalProperties: false,
+          properties: {
+            ready: { type: "boolean" },
+            checks: {
+              type: "array",
+              items: {
+                type: "object",
+                required: ["name", "ok", "detail"],
+                additionalProperties: false,
+                properties: {
+                  name: { type: "string", enum: ["recovered", "caught_up", "quorum", "wal"] },
+                  ok: { type: "boolean" },
+                  detail: { type: "string" },
+                },
+              },
+            },
+          },
+        },
+        Health: {
+          type: "object",
+          required: ["status"],
+          additionalProperties: false,
+          properties: { status: { type: "string", const: "ok" } },
+        },
+      },
+    },
+  };
+}

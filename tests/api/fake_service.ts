@@ -1,0 +1,210 @@
+/**
+ * An in-memory `JobService` for the API tests: accepts jobs into a map, honours idempotency
+ * keys (same key and body: same id; other body: conflict), and can be told to refuse, throw,
+ * or hang, so every HTTP mapping can be reached without a cluster.
+ */
+
+import type {
+  ClusterView,
+  DeadLetterPage,
+  JobService,
+  JobView,
+  Readiness,
+  Refusal,
+  RefusalCode,
+  SubmitOutcome,
+  SubmitRequest,
+} from "../../src/jobs/service.ts";
+
+export type FakeMode =
+  /** Accept (the default). */
+  | { readonly kind: "accept" }
+  /** Refuse every submit, batch item and retry with this code. */
+  | { readonly kind: "refuse"; readonly code: RefusalCode; readonly retryAfterS?: number }
+  /** Throw from every call (a store bug). */
+  | { readonly kind: "throw" }
+  /** Never resolve submits (a store that is stuck); `release()` resolves them all. */
+  | { readonly kind: "hang" };
+
+export class FakeJobService implements JobService {
+  mode: FakeMode = { kind: "accept" };
+  readonly jobs = new Map<string, JobView>();
+  readonly submitted: SubmitRequest[] = [];
+  readonly batches: (readonly SubmitRequest[])[] = [];
+  readonly retried: string[] = [];
+  readiness_: Readiness = {
+    ready: true,
+    checks: [
+      { name: "recovered", ok: true, detail: "wal replayed" },
+      { name: "caught_up", ok: true, detail: "no gaps" },
+      { name: "quorum", ok: true, detail: "5 of 5 voters reachable" },
+      { name: "wal", ok: true, detail: "healthy" },
+    ],
+  };
+  #keys = new Map<string, { id: string; body: string }>();
+  #next = 1;
+  #parked: (() => void)[] = [];
+  #nowMs = 1_700_000_000_000;
+
+  /** Resolves every hanging submit (as accepted). */
+  release(): void {
+    const parked = this.#parked;
+    this.#parked = [];
+    for (const resume of parked) resume();
+  }
+
+  get parked(): number {
+    return this.#parked.length;
+  }
+
+  #refusal(): Refusal | undefined {
+    if (this.mode.kind !== "refuse") return undefined;
+    const refusal: Refusal = {
+      ok: false,
+      code: this.mode.code,
+      message: `fake refuses: ${this.mode.code}`,
+    };
+    if (this.mode.code === "invalid") return { ...refusal, field: "url" };
+    if (this.mode.retryAfterS !== undefined) {
+      return { ...refusal, retryAfterS: this.mode.retryAfterS };
+    }
+    return refusal;
+  }
+
+  #accept(request: SubmitRequest): SubmitOutcome {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) return refusal;
+    const body = JSON.stringify({ ...request, idempotencyKey: undefined });
+    if (request.idempotencyKey !== undefined) {
+      const earlier = this.#keys.get(request.idempotencyKey);
+      if (earlier !== undefined) {
+        if (earlier.body !== body) {
+          return { ok: false, code: "idempotency_conflict", message: "key used with another body" };
+        }
+        return { ok: true, id: earlier.id, existing: true };
+      }
+    }
+    const id = `job-${this.#next++}`;
+    if (request.idempotencyKey !== undefined) this.#keys.set(request.idempotencyKey, { id, body });
+    this.jobs.set(id, {
+      id,
+      state: "pending",
+      url: request.url,
+      submittedAtMs: this.#nowMs++,
+      attemptsMade: 0,
+      maxAttempts: request.maxAttempts ?? 7,
+      owner: "n1",
+      attempts: [],
+      payload: request.payload,
+      ...(request.idempotencyKey !== undefined ? { idempotencyKey: request.idempotencyKey } : {}),
+    });
+    return { ok: true, id, existing: false };
+  }
+
+  submit(request: SubmitRequest): Promise<SubmitOutcome> {
+    if (this.mode.kind === "throw") return Promise.reject(new Error("fake store bug"));
+    this.submitted.push(request);
+    if (this.mode.kind === "hang") {
+      return new Promise((resolve) => this.#parked.push(() => resolve(this.#accept(request))));
+    }
+    return Promise.resolve(this.#accept(request));
+  }
+
+  submitBatch(requests: readonly SubmitRequest[]): Promise<SubmitOutcome[]> {
+    if (this.mode.kind === "throw") return Promise.reject(new Error("fake store bug"));
+    this.batches.push(requests);
+    const answer = () => requests.map((r) => this.#accept(r));
+    if (this.mode.kind === "hang") {
+      return new Promise((resolve) => this.#parked.push(() => resolve(answer())));
+    }
+    return Promise.resolve(answer());
+  }
+
+  getJob(id: string): Promise<JobView | undefined> {
+    if (this.mode.kind === "throw") return Promise.reject(new Error("fake store bug"));
+    return Promise.resolve(this.jobs.get(id));
+  }
+
+  recentJobs(limit: number): readonly JobView[] {
+    if (this.mode.kind === "throw") throw new Error("fake store bug");
+    return [...this.jobs.values()].reverse().slice(0, limit);
+  }
+
+  listDeadLetters(limit: number, cursor?: string): DeadLetterPage {
+    if (this.mode.kind === "throw") throw new Error("fake store bug");
+    const dead = [...this.jobs.values()].filter((j) => j.state === "dead");
+    const start = cursor === undefined ? 0 : Number(cursor);
+    const items = dead.slice(start, start + limit);
+    const next = start + limit < dead.length ? String(start + limit) : undefined;
+    return next === undefined ? { items } : { items, nextCursor: next };
+  }
+
+  retryDeadLetter(id: string): Promise<{ readonly ok: true } | Refusal> {
+    if (this.mode.kind === "throw") return Promise.reject(new Error("fake store bug"));
+    if (this.mode.kind === "hang") {
+      return new Promise((resolve) => this.#parked.push(() => resolve({ ok: true })));
+    }
+    const refusal = this.#refusal();
+    if (refusal !== undefined) return Promise.resolve(refusal);
+    const job = this.jobs.get(id);
+    if (job === undefined || job.state !== "dead") {
+      return Promise.resolve({ ok: false, code: "not_found", message: `no dead letter ${id}` });
+    }
+    this.retried.push(id);
+    this.jobs.set(id, { ...job, state: "pending", attemptsMade: 0 });
+    return Promise.resolve({ ok: true });
+  }
+
+  cluster(): ClusterView {
+    if (this.mode.kind === "throw") throw new Error("fake store bug");
+    return {
+      nodeId: "n1",
+      address: "127.0.0.1:7001",
+      voters: 3,
+      quorum: 2,
+      votersReachable: 3,
+      role: "ready",
+      members: [
+        { nodeId: "n1", address: "127.0.0.1:7001", state: "alive", incarnation: 0, voter: true },
+        { nodeId: "n2", address: "127.0.0.1:7002", state: "suspect", incarnation: 2, voter: true },
+        { nodeId: "n3", address: "127.0.0.1:7003", state: "alive", incarnation: 1, voter: true },
+      ],
+      jobs: { pending: 1, delivering: 0, delivered: 5, dead: 1 },
+    };
+  }
+
+  readiness(): Readiness {
+    if (this.mode.kind === "throw") throw new Error("fake store bug");
+    return this.readiness_;
+  }
+
+  /** Adds a job in a given state (a dead letter, a delivered job with attempts). */
+  put(view: JobView): void {
+    this.jobs.set(view.id, view);
+  }
+}
+
+/** A dead letter with one failed attempt, for list and retry tests. */
+export function deadJob(id: string): JobView {
+  return {
+    id,
+    state: "dead",
+    url: "https://receiver.example/hook",
+    submittedAtMs: 1_700_000_000_000,
+    finishedAtMs: 1_700_000_005_000,
+    attemptsMade: 1,
+    maxAttempts: 1,
+    owner: "n2",
+    deadReason: "receiver answered 500 on the last attempt",
+    attempts: [{
+      attempt: 1,
+      startedAtMs: 1_700_000_000_010,
+      latencyMs: 12.5,
+      outcome: "http_error",
+      status: 500,
+      detail: "internal error",
+      node: "n2",
+    }],
+    payload: '{"n":1}',
+  };
+}
