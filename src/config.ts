@@ -9,6 +9,17 @@
  */
 
 // ---------------------------------------------------------------------------------------------
+// Child-process output (src/lib/lines.ts)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Longest line read from a child process's output, UTF-16 code units; a longer one is an
+ * error, not a buffer that grows until memory runs out. hookd's children print JSON lines of a
+ * few thousand characters at most (a node event, a bench result); 1 MiB is far above them.
+ */
+export const LINE_CHARS_MAX = 1_048_576;
+
+// ---------------------------------------------------------------------------------------------
 // Write-ahead log (src/wal/)
 // ---------------------------------------------------------------------------------------------
 

@@ -27,6 +27,8 @@ import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
 import { hookdCommand } from "../cli/self_command.ts";
 import { deliveryDefaults } from "../config.ts";
 import { unreachable } from "../lib/assert.ts";
+import { readLines } from "../lib/lines.ts";
+import { round } from "../lib/round.ts";
 import { Histogram } from "../metrics/histogram.ts";
 import { DeliveryEngine } from "../delivery/engine.ts";
 import { MemoryDeliveryStore } from "../delivery/memory_store.ts";
@@ -93,7 +95,7 @@ export const deliveryBenchCommand: LeafCommand = {
 
     const sinkArgs = ["sink", "--listen", "127.0.0.1:0", ...(verify ? ["--secret", SECRET] : [])];
     const sinkProcess = hookdCommand(sinkArgs, { stdout: "piped", stderr: "inherit" }).spawn();
-    const sinkLines = lines(sinkProcess.stdout);
+    const sinkLines = readLines(sinkProcess.stdout);
     try {
       const first = await sinkLines.next();
       if (first.done) throw new Error("sink exited before it listened");
@@ -127,22 +129,22 @@ export const deliveryBenchCommand: LeafCommand = {
         sink,
       });
       const out = {
-        deliveries_per_s: round(result.maxRate.deliveriesPerS),
-        p50_ms: round(result.fixed.latency.percentile(50)),
-        p99_ms: round(result.fixed.latency.percentile(99)),
+        deliveries_per_s: round(result.maxRate.deliveriesPerS, 2),
+        p50_ms: round(result.fixed.latency.percentile(50), 2),
+        p99_ms: round(result.fixed.latency.percentile(99), 2),
         cpu_ms_per_delivery: round(result.maxRate.engineCpuMsPerDelivery, 4),
         sink_cpu_ms_per_delivery: round(result.maxRate.sinkCpuMsPerDelivery, 4),
         fixed_rate_offered_per_s: rate,
-        fixed_rate_delivered_per_s: round(result.fixed.deliveriesPerS),
-        fixed_rate_p90_ms: round(result.fixed.latency.percentile(90)),
-        fixed_rate_max_ms: round(result.fixed.latency.summary().max),
+        fixed_rate_delivered_per_s: round(result.fixed.deliveriesPerS, 2),
+        fixed_rate_p90_ms: round(result.fixed.latency.percentile(90), 2),
+        fixed_rate_max_ms: round(result.fixed.latency.summary().max, 2),
         fixed_rate_offered: fixedCounts.offered,
         fixed_rate_rejected: fixedCounts.rejected,
         fixed_rate_delivered: fixedCounts.delivered,
         fixed_rate_undelivered: undelivered(fixedCounts),
         fixed_rate_failed_attempts: fixedCounts.failedAttempts,
-        max_rate_p50_ms: round(result.maxRate.latency.percentile(50)),
-        max_rate_p99_ms: round(result.maxRate.latency.percentile(99)),
+        max_rate_p50_ms: round(result.maxRate.latency.percentile(50), 2),
+        max_rate_p99_ms: round(result.maxRate.latency.percentile(99), 2),
         max_rate_offered: maxCounts.offered,
         max_rate_rejected: maxCounts.rejected,
         max_rate_delivered: maxCounts.delivered,
@@ -425,25 +427,6 @@ async function sinkStats(statsUrl: string): Promise<SinkStats> {
   return await response.json() as SinkStats;
 }
 
-async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  let buffer = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
-    let newline: number;
-    while ((newline = buffer.indexOf("\n")) >= 0) {
-      yield buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-    }
-  }
-  if (buffer !== "") yield buffer;
-}
-
 function progress(message: string): void {
   console.error(`bench delivery: ${message}`);
-}
-
-function round(value: number, digits = 2): number | null {
-  if (!Number.isFinite(value)) return null;
-  const f = 10 ** digits;
-  return Math.round(value * f) / f;
 }

@@ -16,6 +16,7 @@ import { booleanFlag, numberFlag, stringFlag } from "../cli/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
 import type { WalSyncMode } from "../config.ts";
 import { Histogram } from "../metrics/histogram.ts";
+import { round } from "../lib/round.ts";
 import { Wal } from "../wal/mod.ts";
 import { type FilesystemInfo, filesystemOf, MEMORY_FILESYSTEMS } from "./filesystem.ts";
 
@@ -73,8 +74,6 @@ export async function runWalMode(
     maxAppendMs: s.max,
   };
 }
-
-const round = (x: number, digits = 3) => Number(x.toFixed(digits));
 
 export const walBench: LeafCommand = {
   spec: {
@@ -153,11 +152,11 @@ export const walBench: LeafCommand = {
         );
         const result = await runWalMode(dir, mode, seconds, concurrency, recordBytes);
         console.error(
-          `  ${Math.round(result.appendsPerS)} appends/s, ${result.fsyncs} fsyncs ` +
+          `  ${round(result.appendsPerS, 0)} appends/s, ${result.fsyncs} fsyncs ` +
             `(${round(result.meanBatchRecords, 1)} records/batch), p50 ${
-              round(result.p50AppendMs)
+              round(result.p50AppendMs, 3)
             } ms, ` +
-            `p99 ${round(result.p99AppendMs)} ms`,
+            `p99 ${round(result.p99AppendMs, 3)} ms`,
         );
         results.push(result);
       } finally {
@@ -166,14 +165,14 @@ export const walBench: LeafCommand = {
     }
     const [batched, unbatched] = results as [WalModeResult, WalModeResult];
     const summary = {
-      batched_appends_per_s: Math.round(batched.appendsPerS),
-      unbatched_appends_per_s: Math.round(unbatched.appendsPerS),
+      batched_appends_per_s: round(batched.appendsPerS, 0),
+      unbatched_appends_per_s: round(unbatched.appendsPerS, 0),
       speedup: round(batched.appendsPerS / unbatched.appendsPerS, 1),
       fsyncs_per_append_batched: round(batched.fsyncsPerAppend, 5),
-      p99_append_ms_batched: round(batched.p99AppendMs),
-      p50_append_ms_batched: round(batched.p50AppendMs),
+      p99_append_ms_batched: round(batched.p99AppendMs, 3),
+      p50_append_ms_batched: round(batched.p50AppendMs, 3),
       mean_batch_records: round(batched.meanBatchRecords, 1),
-      p99_append_ms_unbatched: round(unbatched.p99AppendMs),
+      p99_append_ms_unbatched: round(unbatched.p99AppendMs, 3),
       concurrency,
       record_bytes: recordBytes,
       filesystem: filesystem.known ? filesystem.fsType : "unknown",

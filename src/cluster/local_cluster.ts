@@ -9,6 +9,7 @@
  */
 
 import { hookdCommand } from "../cli/self_command.ts";
+import { readLines } from "../lib/lines.ts";
 
 /** One JSON line a node printed, with the id of the node that printed it. */
 export interface NodeEventLine {
@@ -225,17 +226,9 @@ export class LocalCluster {
     stream: ReadableStream<Uint8Array>,
     onLine: (line: string) => void,
   ): Promise<void> {
-    let buffered = "";
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      buffered += chunk;
-      let newline: number;
-      while ((newline = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        if (line !== "") onLine(line);
-      }
+    for await (const line of readLines(stream)) {
+      if (line !== "") onLine(line);
     }
-    if (buffered !== "") onLine(buffered);
   }
 }
 

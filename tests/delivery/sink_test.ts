@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { startSink } from "../../src/bench/sink.ts";
 import { hookdCommand } from "../../src/cli/self_command.ts";
+import { readLines } from "../../src/lib/lines.ts";
 import { webhookHeaders } from "../../src/delivery/signing.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -58,27 +59,20 @@ Deno.test("startSink answers 413 to a body past bodyBytesMax without counting it
 
 Deno.test("hookd sink prints where it listens and its stats when stopped", async () => {
   const child = hookdCommand(["sink", "--listen", "127.0.0.1:0"]).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
+  const lines = readLines(child.stdout);
+  const printed: string[] = [];
   try {
-    while (!text.includes("\n")) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += value;
-    }
-    const listening = JSON.parse(text.split("\n")[0]!).listening as string;
+    const first = await lines.next();
+    assert(first.done !== true, "the sink printed nothing");
+    const listening = JSON.parse(first.value).listening as string;
     assert(/^127\.0\.0\.1:\d+$/.test(listening), listening);
     assertEquals(await post(`http://${listening}/`, "msg_a", "{}"), 204);
   } finally {
     child.kill("SIGTERM");
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += value;
-    }
+    for await (const line of lines) printed.push(line);
     await child.stderr.cancel();
     await child.status;
   }
-  const final = JSON.parse(text.trim().split("\n").pop()!);
+  const final = JSON.parse(printed.filter((line) => line.trim() !== "").pop()!);
   assertEquals(final.received, 1);
 });

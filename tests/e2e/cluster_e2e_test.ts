@@ -6,6 +6,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { hookdCommand } from "../../src/cli/self_command.ts";
 import { freeUdpPortRange } from "../../src/cluster/local_cluster.ts";
+import { readLines } from "../../src/lib/lines.ts";
 
 Deno.test("hookd cluster starts five nodes that converge and stops them all on SIGTERM", async () => {
   const basePort = freeUdpPortRange(5);
@@ -15,16 +16,10 @@ Deno.test("hookd cluster starts five nodes that converge and stops them all on S
   let sawReady: () => void = () => {};
   const ready = new Promise<void>((resolve) => (sawReady = resolve));
   const reading = (async () => {
-    let buffered = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffered += chunk;
-      let newline: number;
-      while ((newline = buffered.indexOf("\n")) >= 0) {
-        const event = JSON.parse(buffered.slice(0, newline));
-        buffered = buffered.slice(newline + 1);
-        events.push(event);
-        if (event.event === "cluster-ready") sawReady();
-      }
+    for await (const line of readLines(child.stdout, { unterminatedLine: "drop" })) {
+      const event = JSON.parse(line);
+      events.push(event);
+      if (event.event === "cluster-ready") sawReady();
     }
   })();
   const timeout = setTimeout(() => child.kill("SIGKILL"), 60_000);

@@ -2,20 +2,19 @@ import { assert, assertEquals } from "../assert.ts";
 import { fromFileUrl } from "../paths.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { Wal } from "../../src/wal/mod.ts";
+import { readLines } from "../../src/lib/lines.ts";
 import { checkCrashRecord } from "./crash_record.ts";
 
 const CHILD = fromFileUrl(new URL("./crash_child.ts", import.meta.url));
 const CONFIG = fromFileUrl(new URL("../../deno.json", import.meta.url));
 const KILLS = 6;
 
-/** Reads `stream` line by line into `lines` until it ends. */
+/**
+ * Reads `stream` line by line into `lines` until it ends. The child is killed mid-write, so a
+ * torn last line (a number cut short) is dropped: only a complete line acknowledges.
+ */
 async function collectLines(stream: ReadableStream<Uint8Array>, lines: string[]): Promise<void> {
-  let rest = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    const parts = (rest + chunk).split("\n");
-    rest = parts.pop()!;
-    lines.push(...parts);
-  }
+  for await (const line of readLines(stream, { unterminatedLine: "drop" })) lines.push(line);
 }
 
 Deno.test("Wal recovers every acknowledged record after SIGKILL of a writing process", async () => {
