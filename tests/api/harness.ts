@@ -20,7 +20,12 @@ export interface Api {
 }
 
 export function makeApi(
-  options: { config?: Partial<ApiConfig>; apiToken?: string; runtime?: Runtime } = {},
+  options: {
+    config?: Partial<ApiConfig>;
+    apiToken?: string;
+    runtime?: Runtime;
+    metrics?: () => string;
+  } = {},
 ): Api {
   const service = new FakeJobService();
   const registry = new MetricsRegistry();
@@ -28,7 +33,7 @@ export function makeApi(
   const handler = createApiHandler({
     service,
     registry,
-    metrics: () => registry.renderPrometheus(),
+    metrics: options.metrics ?? (() => registry.renderPrometheus()),
     config: { ...apiDefaults, ...options.config },
     log: (line) => logged.push(line),
     ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),

@@ -1,0 +1,97 @@
+import { assert, assertEquals } from "../assert.ts";
+import { type Answer, BASE, call, errorOf, get, makeApi, post, VALID_JOB } from "./harness.ts";
+import type { FakeJobService } from "./fake_service.ts";
+
+/** Yields to the event loop until `done` or 200 turns pass. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 0));
+  assert(done(), `timed out waiting for ${what}`);
+}
+
+async function parkSubmits(
+  api: { handler: (r: Request) => Promise<Response>; service: FakeJobService },
+  n: number,
+) {
+  const pending: Promise<Answer>[] = [];
+  for (let i = 0; i < n; i++) {
+    pending.push(call(api.handler, post("/v1/jobs", { ...VALID_JOB, payload: i })));
+  }
+  await until(() => api.service.parked === n, `${n} parked submits`);
+  return pending;
+}
+
+Deno.test("past submitsInFlightMax a submit gets 503 + Retry-After at once while health, readiness and metrics answer", async () => {
+  const cap = 3;
+  const api = makeApi({ config: { submitsInFlightMax: cap, retryAfterS: 2 } });
+  api.service.mode = { kind: "hang" };
+  const pending = await parkSubmits(api, cap);
+
+  // The store never answers these; the gate must not wait on it.
+  const refused = await call(api, post("/v1/jobs", VALID_JOB));
+  assertEquals(refused.status, 503);
+  assertEquals(refused.headers.get("retry-after"), "2");
+  assertEquals(errorOf(refused).code, "overloaded");
+  const batch = await call(api, post("/v1/jobs/batch", { jobs: [VALID_JOB] }));
+  assertEquals(batch.status, 503);
+  const retry = await call(api, new Request(`${BASE}/v1/jobs/x/retry`, { method: "POST" }));
+  assertEquals(retry.status, 503);
+  assertEquals(api.service.submitted.length, cap, "a refused submit reached the store");
+
+  for (const path of ["/healthz", "/readyz", "/metrics", "/v1/cluster", "/v1/jobs"]) {
+    assertEquals((await call(api, get(path))).status, 200, path);
+  }
+  const snap = api.registry.snapshot();
+  assertEquals(snap["hookd_api_submits_in_flight"], cap);
+  assertEquals(snap['hookd_api_admission_rejected_total{route="submit"}'], 1);
+  assertEquals(snap['hookd_api_admission_rejected_total{route="batch"}'], 1);
+  assertEquals(snap['hookd_api_admission_rejected_total{route="retry"}'], 1);
+
+  api.service.release();
+  for (const answer of await Promise.all(pending)) assertEquals(answer.status, 202);
+  assertEquals(api.registry.snapshot()["hookd_api_submits_in_flight"], 0);
+  api.service.mode = { kind: "accept" };
+  assertEquals((await call(api, post("/v1/jobs", VALID_JOB))).status, 202, "slots came back");
+});
+
+Deno.test("every way a submit can fail gives its admission slot back", async () => {
+  const api = makeApi({ config: { submitsInFlightMax: 1, bodyBytesMax: 4096 } });
+  const failures: [string, () => Promise<Answer>][] = [
+    ["malformed", () => call(api, post("/v1/jobs", "{"))],
+    ["invalid", () => call(api, post("/v1/jobs", { payload: 1 }))],
+    ["too large", () => call(api, post("/v1/jobs", "x".repeat(5000)))],
+    ["batch invalid", () => call(api, post("/v1/jobs/batch", { jobs: 1 }))],
+    [
+      "retry not found",
+      () => call(api, new Request(`${BASE}/v1/jobs/x/retry`, { method: "POST" })),
+    ],
+    ["refused", async () => {
+      api.service.mode = { kind: "refuse", code: "no_quorum" };
+      return await call(api, post("/v1/jobs", VALID_JOB));
+    }],
+    ["thrown", async () => {
+      api.service.mode = { kind: "throw" };
+      return await call(api, post("/v1/jobs", VALID_JOB));
+    }],
+    ["batch thrown", () => call(api, post("/v1/jobs/batch", { jobs: [VALID_JOB] }))],
+  ];
+  for (const [name, fail] of failures) {
+    const answer = await fail();
+    assert(answer.status >= 400, `${name}: ${answer.status}`);
+    assertEquals(api.registry.snapshot()["hookd_api_submits_in_flight"], 0, name);
+  }
+  api.service.mode = { kind: "accept" };
+  assertEquals((await call(api, post("/v1/jobs", VALID_JOB))).status, 202);
+  assertEquals(api.registry.snapshot()['hookd_api_admission_rejected_total{route="submit"}'], 0);
+});
+
+Deno.test("cheap header checks refuse before the gate: a bad request never takes a slot", async () => {
+  const api = makeApi({ config: { submitsInFlightMax: 1 } });
+  api.service.mode = { kind: "hang" };
+  const pending = await parkSubmits(api, 1);
+  const plain = await call(api, post("/v1/jobs", VALID_JOB, { "content-type": "text/plain" }));
+  assertEquals(plain.status, 415);
+  const key = await call(api, post("/v1/jobs", VALID_JOB, { "idempotency-key": "x".repeat(300) }));
+  assertEquals(key.status, 400);
+  api.service.release();
+  await Promise.all(pending);
+});
