@@ -330,6 +330,14 @@ export interface MembershipConfig {
    */
   awarenessMaxMultiplier: number;
   /**
+   * A step this much later than the deadline the core asked to be woken at means this node's
+   * event loop stalled: timers that expired meanwhile wait probeTimeoutMs for the datagrams
+   * queued during the stall, and the awareness score rises. Timer lateness on a busy host is a
+   * few ms; a false alarm only delays an expired suspicion by probeTimeoutMs.
+   * @default 50
+   */
+  lateWakeToleranceMs: number;
+  /**
    * Gossip retransmit multiplier: an update is piggybacked at most
    * retransmitMult · ceil(log10(N + 1)) times. memberlist uses 4; at 20 % loss that left a
    * member missing a join for a whole sync period in ~2 % of the simulated joins, and extra
@@ -381,6 +389,7 @@ export const membershipDefaults: Readonly<MembershipConfig> = Object.freeze({
   suspicionMult: 4,
   suspicionMaxTimeoutMult: 5,
   awarenessMaxMultiplier: 4,
+  lateWakeToleranceMs: 50,
   retransmitMult: 6,
   gossipIntervalMs: 200,
   gossipFanout: 3,
@@ -410,6 +419,7 @@ export function validateMembershipConfig(config: MembershipConfig): MembershipCo
   positiveInteger("membership.suspicionMult", config.suspicionMult);
   positiveInteger("membership.suspicionMaxTimeoutMult", config.suspicionMaxTimeoutMult);
   positiveInteger("membership.awarenessMaxMultiplier", config.awarenessMaxMultiplier);
+  positiveInteger("membership.lateWakeToleranceMs", config.lateWakeToleranceMs);
   positiveInteger("membership.retransmitMult", config.retransmitMult);
   positiveInteger("membership.gossipIntervalMs", config.gossipIntervalMs);
   positiveInteger("membership.gossipFanout", config.gossipFanout);

@@ -16,6 +16,8 @@ export class Suspicion {
   readonly #suspectors = new Set<string>();
   #confirmations = 0;
   #deadlineMs: number;
+  /** Set by `postpone`: no confirmation brings the deadline before it. */
+  #notBeforeMs = -Infinity;
 
   constructor(
     nowMs: number,
@@ -47,8 +49,17 @@ export class Suspicion {
     if (this.#suspectors.has(fromId)) return false;
     this.#suspectors.add(fromId);
     this.#confirmations++;
-    this.#deadlineMs = this.startMs +
-      suspicionTimeoutMs(this.#confirmations, this.#wanted, this.#minMs, this.#maxMs);
+    this.#deadlineMs = Math.max(
+      this.#notBeforeMs,
+      this.startMs +
+        suspicionTimeoutMs(this.#confirmations, this.#wanted, this.#minMs, this.#maxMs),
+    );
     return true;
+  }
+
+  /** Moves the deadline to `notBeforeMs` if it is earlier (never brings it forward). */
+  postpone(notBeforeMs: number): void {
+    this.#notBeforeMs = Math.max(this.#notBeforeMs, notBeforeMs);
+    this.#deadlineMs = Math.max(this.#deadlineMs, notBeforeMs);
   }
 }

@@ -28,6 +28,9 @@
  *   resurrect them, and state syncs carry the tombstones, so that after a partition longer
  *   than deadReapMs each side learns it was declared dead and refutes (without that, the two
  *   sides refused each other's alives forever).
+ * - A step long past the deadline it was due at (this node's event loop stalled) postpones the
+ *   timers that expired meanwhile by probeTimeoutMs and raises the health score, so datagrams
+ *   queued during the stall (a refutation, an ack) are read before anyone is declared dead.
  * - The confirmations that shrink a suspicion are capped at N − 2 rather than set to 0 when
  *   fewer than suspicionMult − 2 members could confirm (memberlist then uses the shortest
  *   timeout at once, which in a three-node cluster at 20 % loss turns lone false suspicions
@@ -187,6 +190,8 @@ export class SwimCore implements MembershipView {
   #nextGossipMs: number;
   #nextSyncMs: number;
   #nextJoinMs: number;
+  /** `nextWakeMs()` as of the end of the last step: a step much later means we were stalled. */
+  #wakeMs = -Infinity;
   #joined: boolean;
   #leaving = false;
   #out: SwimOutput[] = [];
@@ -201,6 +206,7 @@ export class SwimCore implements MembershipView {
     suspicionsRefuted: Counter;
     selfRefutations: Counter;
     deadDeclared: Counter;
+    lateWakes: Counter;
     refutationsRefused: Counter;
     decodeErrors: Counter;
     packetsIn: Counter;
@@ -255,6 +261,10 @@ export class SwimCore implements MembershipView {
       suspicionsRefuted: c("suspicions_refuted_total", "Suspected members seen alive again"),
       selfRefutations: c("self_refutations_total", "Suspicions of this node it refuted"),
       deadDeclared: c("dead_declared_total", "Suspicion timeouts that declared a member dead"),
+      lateWakes: c(
+        "late_wakes_total",
+        "Steps that came later than lateWakeToleranceMs past a deadline (this node stalled)",
+      ),
       refutationsRefused: c(
         "refutations_refused_total",
         "Claims about this node at the last incarnation (forged or corrupt), not refuted",
@@ -272,6 +282,7 @@ export class SwimCore implements MembershipView {
       awareness: reg.gauge("hookd_membership_awareness_score", "Lifeguard local health score"),
     };
     this.#updateGauges();
+    this.#wakeMs = this.#computeWakeMs();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -324,6 +335,7 @@ export class SwimCore implements MembershipView {
 
   step(nowMs: number, input: SwimInput): SwimOutput[] {
     assert(this.#out.length === 0, "step is not re-entrant");
+    this.#checkLateWake(nowMs);
     switch (input.type) {
       case "tick":
         this.#tick(nowMs);
@@ -338,6 +350,7 @@ export class SwimCore implements MembershipView {
         unreachable(input, "input");
     }
     this.#updateGauges();
+    this.#wakeMs = this.#computeWakeMs();
     const out = this.#out;
     this.#out = [];
     return out;
@@ -345,6 +358,10 @@ export class SwimCore implements MembershipView {
 
   /** The earliest time at which `tick` has work to do. */
   nextWakeMs(): number {
+    return this.#wakeMs;
+  }
+
+  #computeWakeMs(): number {
     let wake = Math.min(this.#nextGossipMs, this.#nextSyncMs);
     if (!this.#joined) wake = Math.min(wake, this.#nextJoinMs);
     if (this.#probe !== undefined) {
@@ -416,6 +433,37 @@ export class SwimCore implements MembershipView {
       this.#nextSyncMs = now + this.config.syncIntervalMs;
     }
     this.#reap(now);
+  }
+
+  /**
+   * A step that comes long after the deadline we asked to be woken at means this node's event
+   * loop stalled (a GC pause, a starved CPU), not that others went quiet: the datagrams that
+   * arrived meanwhile are still queued, and they are read only after this step. So timers that
+   * expired during the stall wait a little (`probeTimeoutMs`) for that backlog instead of firing
+   * on a stale view: without this, a node resuming from a 600 ms stall declared dead a member
+   * whose refutation sat unread in its socket (found by tests/membership/stack_sim_test.ts).
+   * And Lifeguard's health score rises: a stalled node is the slow one.
+   */
+  #checkLateWake(now: number): void {
+    if (now - this.#wakeMs <= this.config.lateWakeToleranceMs) return;
+    this.#m.lateWakes.inc();
+    this.#awareness.applyDelta(1);
+    const resumeMs = now + this.config.probeTimeoutMs;
+    for (const m of this.#members.values()) m.suspicion?.postpone(resumeMs);
+    const probe = this.#probe;
+    if (probe !== undefined) {
+      if (!probe.indirectSent && probe.indirectAtMs < resumeMs) {
+        // The whole probe moves, so the indirect stage keeps its share of the period.
+        const shiftMs = resumeMs - probe.indirectAtMs;
+        probe.indirectAtMs += shiftMs;
+        probe.endMs += shiftMs;
+        this.#nextProbeMs = Math.max(this.#nextProbeMs, probe.endMs);
+      } else if (probe.endMs < resumeMs) {
+        probe.endMs = resumeMs;
+        this.#nextProbeMs = Math.max(this.#nextProbeMs, resumeMs);
+      }
+    }
+    for (const r of this.#relays.values()) r.expiresMs = Math.max(r.expiresMs, resumeMs);
   }
 
   #tickProbe(now: number): void {

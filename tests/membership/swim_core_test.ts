@@ -455,3 +455,32 @@ Deno.test("SwimCore shrinks a suspicion by each independent confirmation, to the
   assertEquals(deadAtMs(["n2", "n3"]), 1981);
   assertEquals(deadAtMs(["n2", "n3", "n4"]), 800, "k confirmations: the shortest timeout");
 });
+
+Deno.test("SwimCore woken long after its deadline (a stall) reads its backlog before declaring dead", () => {
+  for (const refuted of [true, false]) {
+    const metrics = new MetricsRegistry();
+    const core = coreWithPeers(metrics);
+    const suspected = deliver(core, 10, B, [suspect("n3", 1, "n2")]);
+    assertEquals(suspected.events.map((e) => e.type), ["member-suspect"]);
+    // Nothing runs for 5 s (a stalled event loop): the suspicion expired meanwhile, and n3's
+    // refutation waits in the socket, to be read right after this first, late, tick.
+    const lateAt = 5_000;
+    const late = step(core, lateAt, { type: "tick" });
+    assertEquals(late.events.filter((e) => e.type === "member-dead"), [], `refuted ${refuted}`);
+    assertEquals(metrics.snapshot()["hookd_membership_late_wakes_total"], 1);
+    assertEquals(core.awarenessScore >= 1, true, "a stalled node counts itself unhealthy");
+    if (refuted) {
+      const back = deliver(core, lateAt + 1, C, [alive("n3", C, 2)]);
+      assertEquals(back.events.map((e) => e.type), ["member-alive"]);
+      const later = step(core, lateAt + core.config.probeTimeoutMs, { type: "tick" });
+      assertEquals(later.events.filter((e) => e.type === "member-dead"), []);
+    } else {
+      // Nothing came: the death follows probeTimeoutMs later, on time.
+      const wake = core.nextWakeMs();
+      assert(wake <= lateAt + core.config.probeTimeoutMs, `next wake ${wake}`);
+      const dead = step(core, lateAt + core.config.probeTimeoutMs, { type: "tick" });
+      assert(dead.events.some((e) => e.type === "member-dead" && e.nodeId === "n3"));
+      assertEquals(metrics.snapshot()["hookd_membership_late_wakes_total"], 1);
+    }
+  }
+});
