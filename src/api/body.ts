@@ -19,7 +19,9 @@ export type BodyFailure =
 
 export interface BodyLimits {
   readonly bytesMax: number;
+  /** Counted from the call (the headers are in by then); armed on `runtime`. */
   readonly timeoutMs: number;
+  readonly runtime: Runtime;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -27,7 +29,6 @@ const EMPTY = new Uint8Array(0);
 export async function readBoundedBody(
   request: Request,
   limits: BodyLimits,
-  runtime: Runtime,
 ): Promise<Result<Uint8Array, BodyFailure>> {
   const declared = request.headers.get("content-length");
   // A declared length over the bound is refused before a byte is read.
@@ -36,7 +37,7 @@ export async function readBoundedBody(
 
   const reader = request.body.getReader();
   let timedOut = false;
-  const cancelTimer = runtime.setTimer(limits.timeoutMs, () => {
+  const cancelTimer = limits.runtime.setTimer(limits.timeoutMs, () => {
     timedOut = true;
     // Cancelling settles the pending read with `done`; the flag tells that apart from an end.
     reader.cancel("body read timeout").catch(() => {});

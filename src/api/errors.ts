@@ -29,6 +29,32 @@ export type ApiErrorCode =
   /** A bug, or a store that threw instead of refusing: 500 (the cause is logged, not sent). */
   | "internal";
 
+/**
+ * Every code once. A record keyed by the union, so a code added to the type and not here is a
+ * type error (the OpenAPI document's enum is built from this list).
+ */
+const ALL_CODES: Readonly<Record<ApiErrorCode, true>> = {
+  invalid: true,
+  malformed_json: true,
+  unauthorized: true,
+  not_found: true,
+  route_not_found: true,
+  method_not_allowed: true,
+  body_timeout: true,
+  idempotency_conflict: true,
+  payload_too_large: true,
+  unsupported_media_type: true,
+  internal: true,
+  no_quorum: true,
+  overloaded: true,
+  not_ready: true,
+  shutting_down: true,
+  storage_failed: true,
+};
+export const API_ERROR_CODES: readonly ApiErrorCode[] = Object.freeze(
+  Object.keys(ALL_CODES) as ApiErrorCode[],
+);
+
 export interface ApiError {
   readonly code: ApiErrorCode;
   readonly message: string;

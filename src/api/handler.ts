@@ -35,6 +35,7 @@ import { matchRoute, type Route } from "./routes.ts";
 import {
   checkIdempotencyKey,
   decodeBatch,
+  decodeBatchJob,
   decodeCursor,
   decodeLimit,
   decodeSubmit,
@@ -67,7 +68,7 @@ export interface ApiOptions {
 
 export type ApiHandler = (request: Request) => Promise<Response>;
 
-/** Job ids as the path carries them: the delivery engine's `webhook-id` alphabet and bound. */
+/** What a job id in a path may be: visible ASCII (ids are minted by hookd; this stops junk). */
 const JOB_ID = /^[\x21-\x7e]+$/;
 const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -90,13 +91,12 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   const metrics = new ApiMetrics(options.registry);
   // Built once: it depends on the config only, and a scrape of it should cost nothing.
   const openApiText = JSON.stringify(buildOpenApi(config, limits));
-  const bodyLimits = { bytesMax: config.bodyBytesMax, timeoutMs: config.bodyReadTimeoutMs };
-
-  const unavailable = (message: string): ApiError => ({
-    code: "overloaded",
-    message,
-    retryAfterS: config.retryAfterS,
-  });
+  const bodyLimits = {
+    bytesMax: config.bodyBytesMax,
+    timeoutMs: config.bodyReadTimeoutMs,
+    runtime,
+  };
+  const listLimits = { defaultLimit: config.listLimitDefault, max: config.listLimitMax };
 
   /** Runs `work` holding an admission slot, or answers 503 at once when none is free. */
   async function admitted(
@@ -105,11 +105,11 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   ): Promise<Response> {
     if (!gate.tryAcquire()) {
       metrics.admissionRejected(route);
-      return errorResponse(
-        unavailable(
-          `this node has ${gate.limit} submits in flight; try again shortly or another node`,
-        ),
-      );
+      return errorResponse({
+        code: "overloaded",
+        message: `this node has ${gate.limit} submits in flight; try again shortly or another node`,
+        retryAfterS: config.retryAfterS,
+      });
     }
     metrics.inFlight.set(gate.inFlight);
     try {
@@ -121,7 +121,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   }
 
   async function readJson(request: Request): Promise<Result<unknown, ApiError>> {
-    const body = await readBoundedBody(request, bodyLimits, runtime);
+    const body = await readBoundedBody(request, bodyLimits);
     if (!body.ok) {
       switch (body.reason) {
         case "too_large":
@@ -176,14 +176,17 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     const keyHeader = request.headers.get("idempotency-key");
     let idempotencyKey: string | undefined;
     if (keyHeader !== null) {
-      const key = checkIdempotencyKey(keyHeader, "Idempotency-Key", limits.idempotencyKeyCharsMax);
+      const key = checkIdempotencyKey(keyHeader, {
+        field: "Idempotency-Key",
+        charsMax: limits.idempotencyKeyCharsMax,
+      });
       if (!key.ok) return reject(key.reason);
       idempotencyKey = key.value;
     }
     return await admitted("submit", async () => {
       const body = await readJson(request);
       if (!body.ok) return reject(body.reason);
-      const decoded = decodeSubmit(body.value, limits, false);
+      const decoded = decodeSubmit(body.value, limits);
       if (!decoded.ok) return reject(decoded.reason);
       const submit: SubmitRequest = idempotencyKey === undefined
         ? decoded.value
@@ -219,7 +222,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
       const valid: SubmitRequest[] = [];
       const positions: number[] = [];
       jobs.value.forEach((job, i) => {
-        const decoded = decodeSubmit(job, limits, true);
+        const decoded = decodeBatchJob(job, limits);
         if (decoded.ok) {
           valid.push(decoded.value);
           positions.push(i);
@@ -278,22 +281,14 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   }
 
   function listJobs(url: URL): Response {
-    const limit = decodeLimit(
-      url.searchParams.get("limit"),
-      config.listLimitDefault,
-      config.listLimitMax,
-    );
+    const limit = decodeLimit(url.searchParams.get("limit"), listLimits);
     if (!limit.ok) return errorResponse(limit.reason);
     const items = service.recentJobs(limit.value).map((view) => jobJson(view, false));
     return jsonResponse(200, { items });
   }
 
   function listDeadLetters(url: URL): Response {
-    const limit = decodeLimit(
-      url.searchParams.get("limit"),
-      config.listLimitDefault,
-      config.listLimitMax,
-    );
+    const limit = decodeLimit(url.searchParams.get("limit"), listLimits);
     if (!limit.ok) return errorResponse(limit.reason);
     const cursor = decodeCursor(url.searchParams.get("cursor"));
     if (!cursor.ok) return errorResponse(cursor.reason);

@@ -16,7 +16,7 @@ export {
   serveApi,
   type ServeApiOptions,
 } from "./server.ts";
-export { API_ERROR_CODES, buildOpenApi } from "./openapi.ts";
-export { type ApiError, type ApiErrorCode, statusOf } from "./errors.ts";
+export { buildOpenApi } from "./openapi.ts";
+export { API_ERROR_CODES, type ApiError, type ApiErrorCode, statusOf } from "./errors.ts";
 export { type Route, type RouteId, ROUTES } from "./routes.ts";
 export { API_TOKEN_CHARS_MIN } from "./auth.ts";

@@ -8,31 +8,11 @@
  */
 
 import type { ApiConfig } from "../config.ts";
-import type { ApiErrorCode } from "./errors.ts";
+import { API_ERROR_CODES } from "./errors.ts";
 import type { SubmitLimits } from "./validate.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
-
-/** Every error code, in the order the document lists them. */
-export const API_ERROR_CODES: readonly ApiErrorCode[] = [
-  "invalid",
-  "malformed_json",
-  "unauthorized",
-  "not_found",
-  "route_not_found",
-  "method_not_allowed",
-  "body_timeout",
-  "idempotency_conflict",
-  "payload_too_large",
-  "unsupported_media_type",
-  "internal",
-  "no_quorum",
-  "overloaded",
-  "not_ready",
-  "shutting_down",
-  "storage_failed",
-];
 
 const ref = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
 const response = (name: string): JsonObject => ({ $ref: `#/components/responses/${name}` });

@@ -86,11 +86,17 @@ function shown(text: string): string {
   return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
 }
 
-/**
- * One job from a parsed JSON body. `keyField`: the job may carry its own `idempotencyKey`
- * (batch items); a single submit takes it from the header instead.
- */
-export function decodeSubmit(
+/** The job of a `POST /v1/jobs` body (its idempotency key comes from the header). */
+export function decodeSubmit(value: unknown, limits: SubmitLimits): Decoded<SubmitRequest> {
+  return decodeJob(value, limits, false);
+}
+
+/** One item of a batch's `jobs`, which may carry its own `idempotencyKey`. */
+export function decodeBatchJob(value: unknown, limits: SubmitLimits): Decoded<SubmitRequest> {
+  return decodeJob(value, limits, true);
+}
+
+function decodeJob(
   value: unknown,
   limits: SubmitLimits,
   keyField: boolean,
@@ -146,7 +152,10 @@ export function decodeSubmit(
     if (typeof raw !== "string") {
       return invalid("idempotencyKey", `idempotencyKey must be a string, not ${describe(raw)}`);
     }
-    const key = checkIdempotencyKey(raw, "idempotencyKey", limits.idempotencyKeyCharsMax);
+    const key = checkIdempotencyKey(raw, {
+      field: "idempotencyKey",
+      charsMax: limits.idempotencyKeyCharsMax,
+    });
     if (!key.ok) return key;
     request.idempotencyKey = key.value;
   }
@@ -230,7 +239,10 @@ function boundedInteger(field: string, raw: unknown, min: number, max: number): 
 }
 
 /** An idempotency key from the header (`field` "Idempotency-Key") or a batch item. */
-export function checkIdempotencyKey(key: string, field: string, charsMax: number): Decoded<string> {
+export function checkIdempotencyKey(
+  key: string,
+  { field, charsMax }: { readonly field: string; readonly charsMax: number },
+): Decoded<string> {
   if (key.length === 0 || key.length > charsMax || !PRINTABLE.test(key)) {
     return invalid(field, `${field} must be 1-${charsMax} printable ASCII characters`);
   }
@@ -262,8 +274,7 @@ export function decodeBatch(value: unknown, jobsMax: number): Decoded<readonly u
 /** `?limit=`: absent gives the default; otherwise an integer in [1, max]. */
 export function decodeLimit(
   raw: string | null,
-  defaultLimit: number,
-  max: number,
+  { defaultLimit, max }: { readonly defaultLimit: number; readonly max: number },
 ): Decoded<number> {
   if (raw === null) return ok(defaultLimit);
   if (!/^[0-9]{1,9}$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {

@@ -2,6 +2,7 @@ import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { deadJob } from "./fake_service.ts";
 import { BASE, call, errorOf, get, makeApi, post, TOKEN, VALID_JOB } from "./harness.ts";
 import { matchRoute } from "../../src/api/routes.ts";
+import { API_ERROR_CODES, statusOf } from "../../src/api/errors.ts";
 
 Deno.test("GET /v1/jobs/:id answers the job with its attempts and payload, and 404 for an unknown or malformed id", async () => {
   const api = makeApi();
@@ -221,4 +222,20 @@ Deno.test("a store that throws on a read answers 500 with the cause logged, not 
   }
   assertEquals(api.logged.length, 5);
   assertEquals((await call(api, get("/healthz"))).status, 200);
+});
+
+Deno.test("every documented error code has a status; exactly the five unavailable codes are 503", () => {
+  assertEquals(new Set(API_ERROR_CODES).size, API_ERROR_CODES.length);
+  const unavailable = API_ERROR_CODES.filter((code) => statusOf(code) === 503).sort();
+  assertEquals(unavailable, [
+    "no_quorum",
+    "not_ready",
+    "overloaded",
+    "shutting_down",
+    "storage_failed",
+  ]);
+  for (const code of API_ERROR_CODES) {
+    const status = statusOf(code);
+    assert(status >= 400 && status < 600, `${code}: ${status}`);
+  }
 });
