@@ -198,6 +198,10 @@ export class DeliveryCore {
     return this.#origins.get(origin)?.breaker.state ?? "closed";
   }
 
+  isInflight(jobId: string): boolean {
+    return this.#jobs.get(jobId)?.phase === "inflight";
+  }
+
   has(jobId: string): boolean {
     const entry = this.#jobs.get(jobId);
     return entry !== undefined && !entry.cancelled;
@@ -238,8 +242,8 @@ export class DeliveryCore {
     const check = checkJob(job, this.#config);
     const refusal = !check.ok
       ? `refused: ${check.reason}`
-      : attemptsMade >= this.#config.attemptsMax
-      ? `${attemptsMade} attempts already made (attemptsMax ${this.#config.attemptsMax})`
+      : attemptsMade >= this.#attemptsMax(job)
+      ? `${attemptsMade} attempts already made (attemptsMax ${this.#attemptsMax(job)})`
       : undefined;
     if (refusal !== undefined) {
       this.#metrics.deadLetters.inc();
@@ -356,7 +360,10 @@ export class DeliveryCore {
         ? `timed out after ${Math.round(result.latencyMs)} ms`
         : result.message,
     };
-    const decision = decideRetry(this.#config, result, entry.attemptsMade, nowMs, this.#rng);
+    const policy = entry.job.maxAttempts === undefined
+      ? this.#config
+      : { ...this.#config, attemptsMax: this.#attemptsMax(entry.job) };
+    const decision = decideRetry(policy, result, entry.attemptsMade, nowMs, this.#rng);
     switch (decision.kind) {
       case "delivered":
         this.#metrics.delivered.inc();
@@ -569,6 +576,11 @@ export class DeliveryCore {
   }
 
   /** The job's per-attempt timeout: its own, capped, or the node's default. */
+  /** A job's own attempt budget (the job store validates it) or the node's default. */
+  #attemptsMax(job: DeliveryJob): number {
+    return job.maxAttempts ?? this.#config.attemptsMax;
+  }
+
   #timeoutMs(job: DeliveryJob): number {
     return Math.min(
       job.timeoutMs ?? this.#config.attemptTimeoutMs,

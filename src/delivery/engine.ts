@@ -9,6 +9,8 @@
  */
 
 import { type DeliveryConfig, validateDeliveryConfig } from "../config.ts";
+import { DeadlineTimer } from "../lib/deadline_timer.ts";
+import { realRuntime, type Runtime } from "../lib/runtime.ts";
 import { err, type Result } from "../lib/result.ts";
 import { randomRng, type Rng } from "../lib/rng.ts";
 import { type Counter, MetricsRegistry } from "../metrics/registry.ts";
@@ -31,10 +33,12 @@ export interface DeliveryEngineOptions {
   transport?: AttemptTransport;
   /** @default randomRng() */
   rng?: Rng;
+  /** Timers and clocks. @default realRuntime */
+  runtime?: Runtime;
   /**
    * Epoch ms with sub-ms resolution, for scheduling and latency. The `webhook-timestamp` comes
    * from the wall clock instead (see `HttpTransportOptions.wallClockMs`).
-   * @default performance.timeOrigin + performance.now()
+   * @default the runtime's wall clock at start, advanced by its monotonic clock (never jumps)
    */
   clock?: () => number;
   /** @default a private registry */
@@ -48,9 +52,6 @@ export interface DeliveryEngineOptions {
   onReport?: (report: DeliveryReport, job: DeliveryJob) => void;
 }
 
-/** setTimeout's largest delay; a later wake is re-armed when this one fires. */
-const TIMER_DELAY_MAX_MS = 2_147_483_647;
-
 export class DeliveryEngine {
   readonly #core: DeliveryCore;
   readonly #store: DeliveryStore;
@@ -60,14 +61,21 @@ export class DeliveryEngine {
   readonly #pending = new Set<Promise<void>>();
   readonly metrics: MetricsRegistry;
   readonly #storeFailures: Counter;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #timerAtMs = Infinity;
+  readonly #runtime: Runtime;
+  readonly #timer: DeadlineTimer;
   #closed = false;
 
   constructor(options: DeliveryEngineOptions) {
     const config = validateDeliveryConfig(options.config);
     this.#store = options.store;
-    this.#clock = options.clock ?? (() => performance.timeOrigin + performance.now());
+    const runtime = options.runtime ?? realRuntime;
+    this.#runtime = runtime;
+    const anchorMs = runtime.wallMs() - runtime.nowMs();
+    this.#clock = options.clock ?? (() => anchorMs + runtime.nowMs());
+    this.#timer = new DeadlineTimer(runtime, () => {
+      this.#core.tick(this.#clock());
+      this.#flush();
+    });
     this.metrics = options.metrics ?? new MetricsRegistry();
     this.#onReport = options.onReport;
     const metrics = new DeliveryMetrics(this.metrics);
@@ -87,6 +95,11 @@ export class DeliveryEngine {
 
   get inflight(): number {
     return this.#core.inflight;
+  }
+
+  /** Whether an attempt of `jobId` is in flight now. */
+  isInflight(jobId: string): boolean {
+    return this.#core.isInflight(jobId);
   }
 
   breakerState(origin: string): "closed" | "open" | "half_open" {
@@ -136,12 +149,9 @@ export class DeliveryEngine {
    */
   async close(): Promise<void> {
     this.#closed = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#timer.close();
     this.#transport.close();
     await this.settled();
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
   }
 
   #flush(): void {
@@ -222,18 +232,9 @@ export class DeliveryEngine {
   #arm(): void {
     if (this.#closed) return;
     const wakeMs = this.#core.nextWakeMs();
-    if (wakeMs === this.#timerAtMs && this.#timer !== undefined) return;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerAtMs = Infinity;
-    if (wakeMs === undefined) return;
-    this.#timerAtMs = wakeMs;
-    const delayMs = Math.min(Math.max(0, Math.ceil(wakeMs - this.#clock())), TIMER_DELAY_MAX_MS);
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#timerAtMs = Infinity;
-      this.#core.tick(this.#clock());
-      this.#flush();
-    }, delayMs);
+    // The core keeps epoch-ms deadlines; the timer runs on the runtime's monotonic clock.
+    this.#timer.arm(
+      wakeMs === undefined ? Infinity : this.#runtime.nowMs() + (wakeMs - this.#clock()),
+    );
   }
 }

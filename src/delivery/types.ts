@@ -35,6 +35,8 @@ export interface DeliveryJob {
   readonly secrets: readonly string[];
   /** Per-attempt timeout for this job, ms; capped at `attemptTimeoutMaxMs`. */
   readonly timeoutMs?: number;
+  /** Attempts in all before the job is dead-lettered; absent: `attemptsMax` of the config. */
+  readonly maxAttempts?: number;
   /**
    * When the job was submitted (epoch ms, fractional allowed). Sent as `hookd-submitted-at` so a
    * sink can measure end-to-end latency; also the start of the delivery latency histogram.

@@ -1,0 +1,85 @@
+/**
+ * The records this node holds, by origin and seq, kept in memory (as their encoded bytes) up
+ * to a byte bound, so anti-entropy can ship a peer exactly the records it lacks.
+ *
+ * Owns the bounded record store only. The oldest records are evicted first; `floor(origin)`
+ * says below which seq this log can no longer serve that origin (the peer then gets a
+ * snapshot of the table instead). After a restart the log holds what the WAL replayed since
+ * the last checkpoint, and the floor is the checkpoint's coverage.
+ */
+
+import { assert } from "../lib/assert.ts";
+
+interface Evictable {
+  readonly origin: string;
+  readonly seq: number;
+  readonly sizeBytes: number;
+}
+
+export class CatchupLog {
+  readonly #bytesMax: number;
+  readonly #byOrigin = new Map<string, Map<number, Uint8Array>>();
+  readonly #floor = new Map<string, number>();
+  /** Insertion order, for eviction; a consumed prefix is dropped in chunks. */
+  #fifo: Evictable[] = [];
+  #fifoHead = 0;
+  #bytes = 0;
+  evicted = 0;
+
+  constructor(bytesMax: number) {
+    assert(bytesMax > 0, "catch-up log needs a positive byte bound");
+    this.#bytesMax = bytesMax;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get records(): number {
+    let n = 0;
+    for (const m of this.#byOrigin.values()) n += m.size;
+    return n;
+  }
+
+  /** Keeps `bytes` as (origin, seq); a repeat is ignored. */
+  add(origin: string, seq: number, bytes: Uint8Array): void {
+    let m = this.#byOrigin.get(origin);
+    if (m === undefined) {
+      m = new Map();
+      this.#byOrigin.set(origin, m);
+    }
+    if (m.has(seq) || seq <= (this.#floor.get(origin) ?? 0)) return;
+    m.set(seq, bytes);
+    this.#fifo.push({ origin, seq, sizeBytes: bytes.length });
+    this.#bytes += bytes.length;
+    while (this.#bytes > this.#bytesMax && this.#fifoHead < this.#fifo.length) this.#evictOne();
+    if (this.#fifoHead > 4096 && this.#fifoHead * 2 > this.#fifo.length) {
+      this.#fifo = this.#fifo.slice(this.#fifoHead);
+      this.#fifoHead = 0;
+    }
+  }
+
+  get(origin: string, seq: number): Uint8Array | undefined {
+    return this.#byOrigin.get(origin)?.get(seq);
+  }
+
+  /** Seqs of `origin` at or below this may have been dropped here: this log cannot serve them. */
+  floor(origin: string): number {
+    return this.#floor.get(origin) ?? 0;
+  }
+
+  /** Raises the floor of `origin` (a checkpoint covered everything up to `seq`). */
+  raiseFloor(origin: string, seq: number): void {
+    if (seq > (this.#floor.get(origin) ?? 0)) this.#floor.set(origin, seq);
+  }
+
+  #evictOne(): void {
+    const item = this.#fifo[this.#fifoHead++]!;
+    const m = this.#byOrigin.get(item.origin);
+    if (m?.delete(item.seq)) {
+      this.#bytes -= item.sizeBytes;
+      this.evicted++;
+      this.raiseFloor(item.origin, item.seq);
+    }
+  }
+}

@@ -1,0 +1,796 @@
+/**
+ * Binary formats of the job store: records (on the WAL and inside replication messages),
+ * WAL batches, and the messages nodes (and UDP clients) exchange on `JOBS_CHANNEL`.
+ *
+ * Owns byte layouts only. Every format starts with a magic byte and a version byte; every
+ * variable field is length-prefixed and bounded. Encoders assert on programmer errors (our own
+ * values are valid); decoders never throw on hostile bytes: they return `{ ok: false }`, and
+ * the caller counts it. Integrity and authenticity come from the layers below (CRC32C frames
+ * on the WAL, the transport's authenticated datagrams).
+ */
+
+import { ByteReader, ByteWriter, DecodeError } from "../lib/bytes.ts";
+import { err, ok, type Result } from "../lib/result.ts";
+import { unreachable } from "../lib/assert.ts";
+import {
+  ATTEMPT_OUTCOMES,
+  type AttemptEntry,
+  type HeldRanges,
+  type JobPhase,
+  type JobRecord,
+  type JobSpec,
+  type JobStateSnapshot,
+  type KeyTombstone,
+  type ReplicatedRecord,
+  type Stamp,
+} from "./job_model.ts";
+import type { RefusalCode, SubmitRequest } from "./service.ts";
+
+/** Transport channel of job-store messages (membership uses 1). */
+export const JOBS_CHANNEL = 2;
+
+const WAL_BATCH_MAGIC = 0x4a; // "J"
+const WAL_BATCH_VERSION = 1;
+const MESSAGE_MAGIC = 0x6a; // "j"
+const MESSAGE_VERSION = 1;
+
+/** Decode bounds: generous next to the config limits, tight enough to stop a hostile size. */
+export const CODEC_LIMITS = Object.freeze({
+  idBytesMax: 128,
+  urlBytesMax: 8192,
+  payloadBytesMax: 16 * 1024 * 1024,
+  headerBytesMax: 16 * 1024,
+  headersMax: 256,
+  secretsMax: 16,
+  secretBytesMax: 1024,
+  keyBytesMax: 1024,
+  hashBytesMax: 128,
+  addressBytesMax: 300,
+  detailBytesMax: 8192,
+  reasonBytesMax: 8192,
+  historyMax: 1024,
+  rangesMax: 65536,
+  recordsMax: 1_000_000,
+  recordBytesMax: 32 * 1024 * 1024,
+  messageCodeBytesMax: 64,
+});
+
+const RECORD_CODES = {
+  submit: 1,
+  commit: 2,
+  retry: 3,
+  done: 4,
+  dead: 5,
+  revive: 6,
+  skip: 7,
+  state: 20,
+  key: 21,
+  meta: 22,
+} as const satisfies Record<JobRecord["type"], number>;
+
+const PHASES: readonly JobPhase[] = ["pending", "dead", "delivered"];
+
+// ---------------------------------------------------------------------------------------------
+// Records
+// ---------------------------------------------------------------------------------------------
+
+function writeStamp(w: ByteWriter, s: Stamp): void {
+  w.str(s.origin).u53(s.seq);
+}
+
+function readStamp(r: ByteReader): Stamp {
+  const origin = r.str(CODEC_LIMITS.addressBytesMax);
+  const seq = r.u53();
+  if (seq < 1) throw new DecodeError("seq must be >= 1");
+  return { origin, seq };
+}
+
+function writeSpec(w: ByteWriter, s: JobSpec): void {
+  w.str(s.id).str(s.url).str(s.payload);
+  const names = Object.keys(s.headers);
+  w.u16(names.length);
+  for (const name of names) w.str(name).str(s.headers[name]!);
+  w.u8(s.secrets.length);
+  for (const secret of s.secrets) w.str(secret);
+  w.u32(s.timeoutMs).u16(s.maxAttempts).f64(s.submittedAtMs).optStr(s.idempotencyKey).str(
+    s.bodyHash,
+  );
+}
+
+function readSpec(r: ByteReader): JobSpec {
+  const id = r.str(CODEC_LIMITS.idBytesMax);
+  const url = r.str(CODEC_LIMITS.urlBytesMax);
+  const payload = r.str(CODEC_LIMITS.payloadBytesMax);
+  const headerCount = r.u16();
+  if (headerCount > CODEC_LIMITS.headersMax) throw new DecodeError("too many headers");
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < headerCount; i++) {
+    const name = r.str(CODEC_LIMITS.headerBytesMax);
+    headers[name] = r.str(CODEC_LIMITS.headerBytesMax);
+  }
+  const secretCount = r.u8();
+  if (secretCount > CODEC_LIMITS.secretsMax) throw new DecodeError("too many secrets");
+  const secrets: string[] = [];
+  for (let i = 0; i < secretCount; i++) secrets.push(r.str(CODEC_LIMITS.secretBytesMax));
+  const timeoutMs = r.u32();
+  const maxAttempts = r.u16();
+  const submittedAtMs = r.f64();
+  const idempotencyKey = r.optStr(CODEC_LIMITS.keyBytesMax);
+  const bodyHash = r.str(CODEC_LIMITS.hashBytesMax);
+  if (id.length === 0) throw new DecodeError("empty job id");
+  if (maxAttempts < 1) throw new DecodeError("maxAttempts must be >= 1");
+  return {
+    id,
+    url,
+    payload,
+    headers,
+    secrets,
+    timeoutMs,
+    maxAttempts,
+    submittedAtMs,
+    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+    bodyHash,
+  };
+}
+
+function writeAttempt(w: ByteWriter, a: AttemptEntry): void {
+  w.u16(a.attempt).f64(a.startedAtMs).f64(a.latencyMs).u8(ATTEMPT_OUTCOMES.indexOf(a.outcome))
+    .u16(a.status).str(a.detail).str(a.node);
+}
+
+function readAttempt(r: ByteReader): AttemptEntry {
+  const attempt = r.u16();
+  const startedAtMs = r.f64();
+  const latencyMs = r.f64();
+  const outcome = ATTEMPT_OUTCOMES[r.u8()];
+  if (outcome === undefined) throw new DecodeError("unknown attempt outcome");
+  const status = r.u16();
+  const detail = r.str(CODEC_LIMITS.detailBytesMax);
+  const node = r.str(CODEC_LIMITS.addressBytesMax);
+  return { attempt, startedAtMs, latencyMs, outcome, status, detail, node };
+}
+
+function writeOptAttempt(w: ByteWriter, a: AttemptEntry | undefined): void {
+  w.bool(a !== undefined);
+  if (a !== undefined) writeAttempt(w, a);
+}
+
+function readOptAttempt(r: ByteReader): AttemptEntry | undefined {
+  return r.bool() ? readAttempt(r) : undefined;
+}
+
+function writeRanges(w: ByteWriter, ranges: readonly (readonly [number, number])[]): void {
+  w.u32(ranges.length);
+  for (const [a, b] of ranges) w.u53(a).u53(b);
+}
+
+function readRanges(r: ByteReader): Array<[number, number]> {
+  const n = r.u32();
+  if (n > CODEC_LIMITS.rangesMax) throw new DecodeError("too many ranges");
+  const out: Array<[number, number]> = [];
+  let last = 0;
+  for (let i = 0; i < n; i++) {
+    const a = r.u53();
+    const b = r.u53();
+    if (a < 1 || b < a || a <= last) throw new DecodeError("ranges must ascend, disjoint, >= 1");
+    out.push([a, b]);
+    last = b;
+  }
+  return out;
+}
+
+function writeHeld(w: ByteWriter, held: readonly HeldRanges[]): void {
+  w.u32(held.length);
+  for (const h of held) {
+    w.str(h.origin).u53(h.contiguous);
+    writeRanges(w, h.above);
+  }
+}
+
+function readHeld(r: ByteReader): HeldRanges[] {
+  const n = r.u32();
+  if (n > CODEC_LIMITS.rangesMax) throw new DecodeError("too many origins");
+  const out: HeldRanges[] = [];
+  for (let i = 0; i < n; i++) {
+    const origin = r.str(CODEC_LIMITS.addressBytesMax);
+    const contiguous = r.u53();
+    const above = readRanges(r);
+    if (above.length > 0 && above[0]![0] <= contiguous + 1) {
+      throw new DecodeError("held ranges must start above contiguous + 1");
+    }
+    out.push({ origin, contiguous, above });
+  }
+  return out;
+}
+
+function writeState(w: ByteWriter, s: JobStateSnapshot): void {
+  w.str(s.jobId);
+  w.bool(s.spec !== undefined);
+  if (s.spec !== undefined) writeSpec(w, s.spec);
+  w.bool(s.submitStamp !== undefined);
+  if (s.submitStamp !== undefined) writeStamp(w, s.submitStamp);
+  w.str(s.bodyHash).bool(s.committed).u32(s.gen).u8(PHASES.indexOf(s.phase)).u16(s.attemptsMade)
+    .f64(s.nextAttemptAtMs).f64(s.finishedAtMs).str(s.deadReason);
+  w.u16(s.history.length);
+  for (const h of s.history) writeAttempt(w, h);
+}
+
+function readState(r: ByteReader): JobStateSnapshot {
+  const jobId = r.str(CODEC_LIMITS.idBytesMax);
+  const spec = r.bool() ? readSpec(r) : undefined;
+  const submitStamp = r.bool() ? readStamp(r) : undefined;
+  const bodyHash = r.str(CODEC_LIMITS.hashBytesMax);
+  const committed = r.bool();
+  const gen = r.u32();
+  const phase = PHASES[r.u8()];
+  if (phase === undefined) throw new DecodeError("unknown job phase");
+  const attemptsMade = r.u16();
+  const nextAttemptAtMs = r.f64();
+  const finishedAtMs = r.f64();
+  const deadReason = r.str(CODEC_LIMITS.reasonBytesMax);
+  const historyCount = r.u16();
+  if (historyCount > CODEC_LIMITS.historyMax) throw new DecodeError("history too long");
+  const history: AttemptEntry[] = [];
+  for (let i = 0; i < historyCount; i++) history.push(readAttempt(r));
+  if (spec !== undefined && spec.id !== jobId) throw new DecodeError("state spec id mismatch");
+  return {
+    jobId,
+    ...(spec !== undefined ? { spec } : {}),
+    ...(submitStamp !== undefined ? { submitStamp } : {}),
+    bodyHash,
+    committed,
+    gen,
+    phase,
+    attemptsMade,
+    nextAttemptAtMs,
+    finishedAtMs,
+    deadReason,
+    history,
+  };
+}
+
+/** Appends one record (type byte, then its fields) to `w`. */
+export function writeRecord(w: ByteWriter, record: JobRecord): void {
+  w.u8(RECORD_CODES[record.type]);
+  switch (record.type) {
+    case "submit":
+      writeStamp(w, record.stamp);
+      writeSpec(w, record.spec);
+      return;
+    case "commit":
+      writeStamp(w, record.stamp);
+      w.str(record.jobId).str(record.bodyHash).bool(record.spec !== undefined);
+      if (record.spec !== undefined) writeSpec(w, record.spec);
+      return;
+    case "retry":
+      writeStamp(w, record.stamp);
+      w.str(record.jobId).u32(record.gen).u16(record.attemptsMade).f64(record.nextAttemptAtMs);
+      writeAttempt(w, record.attempt);
+      return;
+    case "done":
+      writeStamp(w, record.stamp);
+      w.str(record.jobId).u32(record.gen).f64(record.finishedAtMs);
+      writeOptAttempt(w, record.attempt);
+      return;
+    case "dead":
+      writeStamp(w, record.stamp);
+      w.str(record.jobId).u32(record.gen).u16(record.attemptsMade).f64(record.finishedAtMs)
+        .str(record.reason);
+      writeOptAttempt(w, record.attempt);
+      return;
+    case "revive":
+      writeStamp(w, record.stamp);
+      w.str(record.jobId).u32(record.gen);
+      return;
+    case "skip":
+      writeStamp(w, record.stamp);
+      writeRanges(w, record.ranges);
+      return;
+    case "state":
+      writeState(w, record.state);
+      return;
+    case "key":
+      w.str(record.key.key).str(record.key.jobId).str(record.key.bodyHash).f64(
+        record.key.expiresAtMs,
+      );
+      return;
+    case "meta":
+      w.u53(record.nextOwnSeq);
+      writeHeld(w, record.held);
+      return;
+    default:
+      unreachable(record, "record");
+  }
+}
+
+function readRecord(r: ByteReader): JobRecord {
+  const code = r.u8();
+  switch (code) {
+    case RECORD_CODES.submit: {
+      const stamp = readStamp(r);
+      return { type: "submit", stamp, spec: readSpec(r) };
+    }
+    case RECORD_CODES.commit: {
+      const stamp = readStamp(r);
+      const jobId = r.str(CODEC_LIMITS.idBytesMax);
+      const bodyHash = r.str(CODEC_LIMITS.hashBytesMax);
+      const spec = r.bool() ? readSpec(r) : undefined;
+      return { type: "commit", stamp, jobId, bodyHash, ...(spec !== undefined ? { spec } : {}) };
+    }
+    case RECORD_CODES.retry: {
+      const stamp = readStamp(r);
+      const jobId = r.str(CODEC_LIMITS.idBytesMax);
+      const gen = r.u32();
+      const attemptsMade = r.u16();
+      const nextAttemptAtMs = r.f64();
+      return {
+        type: "retry",
+        stamp,
+        jobId,
+        gen,
+        attemptsMade,
+        nextAttemptAtMs,
+        attempt: readAttempt(r),
+      };
+    }
+    case RECORD_CODES.done: {
+      const stamp = readStamp(r);
+      const jobId = r.str(CODEC_LIMITS.idBytesMax);
+      const gen = r.u32();
+      const finishedAtMs = r.f64();
+      const attempt = readOptAttempt(r);
+      return {
+        type: "done",
+        stamp,
+        jobId,
+        gen,
+        finishedAtMs,
+        ...(attempt !== undefined ? { attempt } : {}),
+      };
+    }
+    case RECORD_CODES.dead: {
+      const stamp = readStamp(r);
+      const jobId = r.str(CODEC_LIMITS.idBytesMax);
+      const gen = r.u32();
+      const attemptsMade = r.u16();
+      const finishedAtMs = r.f64();
+      const reason = r.str(CODEC_LIMITS.reasonBytesMax);
+      const attempt = readOptAttempt(r);
+      return {
+        type: "dead",
+        stamp,
+        jobId,
+        gen,
+        attemptsMade,
+        finishedAtMs,
+        reason,
+        ...(attempt !== undefined ? { attempt } : {}),
+      };
+    }
+    case RECORD_CODES.revive: {
+      const stamp = readStamp(r);
+      return { type: "revive", stamp, jobId: r.str(CODEC_LIMITS.idBytesMax), gen: r.u32() };
+    }
+    case RECORD_CODES.skip: {
+      const stamp = readStamp(r);
+      return { type: "skip", stamp, ranges: readRanges(r) };
+    }
+    case RECORD_CODES.state:
+      return { type: "state", state: readState(r) };
+    case RECORD_CODES.key: {
+      const key = r.str(CODEC_LIMITS.keyBytesMax);
+      const jobId = r.str(CODEC_LIMITS.idBytesMax);
+      const bodyHash = r.str(CODEC_LIMITS.hashBytesMax);
+      const expiresAtMs = r.f64();
+      const tombstone: KeyTombstone = { key, jobId, bodyHash, expiresAtMs };
+      return { type: "key", key: tombstone };
+    }
+    case RECORD_CODES.meta: {
+      const nextOwnSeq = r.u53();
+      return { type: "meta", nextOwnSeq, held: readHeld(r) };
+    }
+    default:
+      throw new DecodeError(`unknown record type ${code}`);
+  }
+}
+
+/** One record as bytes (what the catch-up log keeps and ships). */
+export function encodeRecord(record: JobRecord): Uint8Array {
+  const w = new ByteWriter(record.type === "submit" ? 256 + record.spec.payload.length * 3 : 128);
+  writeRecord(w, record);
+  return w.finish();
+}
+
+export function decodeRecord(bytes: Uint8Array): Result<JobRecord> {
+  try {
+    const r = new ByteReader(bytes);
+    const record = readRecord(r);
+    r.end();
+    return ok(record);
+  } catch (e) {
+    if (e instanceof DecodeError) return err(`bad job record: ${e.message}`);
+    throw e;
+  }
+}
+
+/** A list of already-encoded records, length-prefixed. */
+function writeRecordList(w: ByteWriter, records: readonly Uint8Array[]): void {
+  w.u32(records.length);
+  for (const bytes of records) w.bytes(bytes);
+}
+
+/** Decodes a record list; each record's bytes are copied so they outlive the input buffer. */
+function readRecordList(r: ByteReader): Array<{ record: JobRecord; bytes: Uint8Array }> {
+  const n = r.u32();
+  if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many records");
+  const out: Array<{ record: JobRecord; bytes: Uint8Array }> = [];
+  for (let i = 0; i < n; i++) {
+    const bytes = r.bytes(CODEC_LIMITS.recordBytesMax).slice();
+    const inner = new ByteReader(bytes);
+    const record = readRecord(inner);
+    inner.end();
+    out.push({ record, bytes });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// WAL batches: what one `Wal.append` holds (the records one flush of the job store made).
+// ---------------------------------------------------------------------------------------------
+
+export function encodeWalBatch(records: readonly Uint8Array[]): Uint8Array {
+  let size = 6;
+  for (const r of records) size += 4 + r.length;
+  const w = new ByteWriter(size);
+  w.u8(WAL_BATCH_MAGIC).u8(WAL_BATCH_VERSION);
+  writeRecordList(w, records);
+  return w.finish();
+}
+
+export function decodeWalBatch(
+  bytes: Uint8Array,
+): Result<Array<{ record: JobRecord; bytes: Uint8Array }>> {
+  try {
+    const r = new ByteReader(bytes);
+    if (r.u8() !== WAL_BATCH_MAGIC) return err("not a job-store WAL batch (bad magic)");
+    const version = r.u8();
+    if (version !== WAL_BATCH_VERSION) return err(`unsupported WAL batch version ${version}`);
+    const records = readRecordList(r);
+    r.end();
+    return ok(records);
+  } catch (e) {
+    if (e instanceof DecodeError) return err(`bad WAL batch: ${e.message}`);
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages between nodes, and between clients and nodes, on JOBS_CHANNEL.
+// ---------------------------------------------------------------------------------------------
+
+/** A replica's answer for one SUBMIT (or REVIVE) it was asked to make durable. */
+export type AckStatus =
+  /** Durable here (now, or already). */
+  | "ok"
+  /** This id is held here, uncommitted, with another body (keyed submits). */
+  | "conflict"
+  /** This id is held here committed with another body: the submit can never win. */
+  | "conflict_committed"
+  /** The key's job finished and was compacted; the key is still remembered. */
+  | "finished";
+
+const ACK_STATUSES: readonly AckStatus[] = ["ok", "conflict", "conflict_committed", "finished"];
+
+export interface AckEntry {
+  readonly stamp: Stamp;
+  readonly status: AckStatus;
+  /** For `conflict`/`finished`: the body hash held here. */
+  readonly bodyHash: string;
+}
+
+/** A submit as a UDP client sends it (the generator's `--submit-via udp`, bench replication). */
+export interface ClientSubmit {
+  readonly request: SubmitRequest;
+}
+
+export type ClientOutcome =
+  | { readonly ok: true; readonly id: string; readonly existing: boolean }
+  | { readonly ok: false; readonly code: RefusalCode | "bad_request"; readonly message: string };
+
+export type JobsMessage =
+  | {
+    readonly kind: "repl";
+    readonly from: string;
+    /** Replicas answer SUBMIT/REVIVE records with an ACK once durable. */
+    readonly records: readonly { record: ReplicatedRecord; bytes: Uint8Array }[];
+  }
+  | { readonly kind: "ack"; readonly from: string; readonly entries: readonly AckEntry[] }
+  | {
+    readonly kind: "sync-req";
+    readonly from: string;
+    readonly requestId: number;
+    /** A restart catch-up (counts towards readiness) rather than periodic anti-entropy. */
+    readonly catchup: boolean;
+    readonly held: readonly HeldRanges[];
+  }
+  | {
+    readonly kind: "sync-reply";
+    readonly from: string;
+    readonly requestId: number;
+    /** The last reply of this request: the server sent everything it holds above `held`. */
+    readonly done: boolean;
+    /** Records are `state`/`key` snapshot records, and `held` is the server's coverage. */
+    readonly snapshot: boolean;
+    /** Highest seq the server holds from the requester's own origin (0: none). */
+    readonly yourSeqMax: number;
+    readonly held: readonly HeldRanges[];
+    readonly records: readonly { record: JobRecord; bytes: Uint8Array }[];
+  }
+  | {
+    readonly kind: "handoff";
+    readonly from: string;
+    readonly records: readonly { record: JobRecord; bytes: Uint8Array }[];
+  }
+  | {
+    readonly kind: "query";
+    readonly from: string;
+    readonly requestId: number;
+    readonly jobId: string;
+  }
+  | {
+    readonly kind: "query-reply";
+    readonly from: string;
+    readonly requestId: number;
+    readonly state: JobStateSnapshot | undefined;
+  }
+  | {
+    readonly kind: "client-submit";
+    readonly requestId: number;
+    readonly submits: readonly ClientSubmit[];
+  }
+  | {
+    readonly kind: "client-result";
+    readonly requestId: number;
+    readonly outcomes: readonly ClientOutcome[];
+  };
+
+const CLIENT_CODES: ReadonlySet<string> = new Set<RefusalCode | "bad_request">([
+  "no_quorum",
+  "overloaded",
+  "not_ready",
+  "storage_failed",
+  "shutting_down",
+  "idempotency_conflict",
+  "invalid",
+  "not_found",
+  "bad_request",
+]);
+
+const MESSAGE_CODES = {
+  repl: 1,
+  ack: 2,
+  "sync-req": 3,
+  "sync-reply": 4,
+  handoff: 5,
+  query: 6,
+  "query-reply": 7,
+  "client-submit": 8,
+  "client-result": 9,
+} as const satisfies Record<JobsMessage["kind"], number>;
+
+/** Record lists inside messages are given as encoded bytes (the catch-up log's form). */
+export type OutgoingMessage =
+  | { readonly kind: "repl"; readonly from: string; readonly records: readonly Uint8Array[] }
+  | Exclude<JobsMessage, { kind: "repl" | "sync-reply" | "handoff" }>
+  | (Omit<Extract<JobsMessage, { kind: "sync-reply" }>, "records"> & {
+    readonly records: readonly Uint8Array[];
+  })
+  | { readonly kind: "handoff"; readonly from: string; readonly records: readonly Uint8Array[] };
+
+function writeSubmitRequest(w: ByteWriter, q: SubmitRequest): void {
+  w.str(q.url).str(q.payload);
+  const names = Object.keys(q.headers ?? {});
+  w.u16(names.length);
+  for (const name of names) w.str(name).str(q.headers![name]!);
+  w.optStr(q.secret).u16(q.maxAttempts ?? 0).u32(q.timeoutMs ?? 0).optStr(q.idempotencyKey);
+}
+
+function readSubmitRequest(r: ByteReader): SubmitRequest {
+  const url = r.str(CODEC_LIMITS.urlBytesMax);
+  const payload = r.str(CODEC_LIMITS.payloadBytesMax);
+  const n = r.u16();
+  if (n > CODEC_LIMITS.headersMax) throw new DecodeError("too many headers");
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < n; i++) {
+    const name = r.str(CODEC_LIMITS.headerBytesMax);
+    headers[name] = r.str(CODEC_LIMITS.headerBytesMax);
+  }
+  const secret = r.optStr(CODEC_LIMITS.secretBytesMax);
+  const maxAttempts = r.u16();
+  const timeoutMs = r.u32();
+  const idempotencyKey = r.optStr(CODEC_LIMITS.keyBytesMax);
+  return {
+    url,
+    payload,
+    ...(n > 0 ? { headers } : {}),
+    ...(secret !== undefined ? { secret } : {}),
+    ...(maxAttempts > 0 ? { maxAttempts } : {}),
+    ...(timeoutMs > 0 ? { timeoutMs } : {}),
+    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+  };
+}
+
+export function encodeMessage(m: OutgoingMessage): Uint8Array {
+  const w = new ByteWriter(256);
+  w.u8(MESSAGE_MAGIC).u8(MESSAGE_VERSION).u8(MESSAGE_CODES[m.kind]);
+  switch (m.kind) {
+    case "repl":
+      w.str(m.from);
+      writeRecordList(w, m.records);
+      break;
+    case "ack":
+      w.str(m.from).u32(m.entries.length);
+      for (const e of m.entries) {
+        writeStamp(w, e.stamp);
+        w.u8(ACK_STATUSES.indexOf(e.status)).str(e.bodyHash);
+      }
+      break;
+    case "sync-req":
+      w.str(m.from).u32(m.requestId).bool(m.catchup);
+      writeHeld(w, m.held);
+      break;
+    case "sync-reply":
+      w.str(m.from).u32(m.requestId).bool(m.done).bool(m.snapshot).u53(m.yourSeqMax);
+      writeHeld(w, m.held);
+      writeRecordList(w, m.records);
+      break;
+    case "handoff":
+      w.str(m.from);
+      writeRecordList(w, m.records);
+      break;
+    case "query":
+      w.str(m.from).u32(m.requestId).str(m.jobId);
+      break;
+    case "query-reply":
+      w.str(m.from).u32(m.requestId).bool(m.state !== undefined);
+      if (m.state !== undefined) writeState(w, m.state);
+      break;
+    case "client-submit":
+      w.u32(m.requestId).u32(m.submits.length);
+      for (const s of m.submits) writeSubmitRequest(w, s.request);
+      break;
+    case "client-result":
+      w.u32(m.requestId).u32(m.outcomes.length);
+      for (const o of m.outcomes) {
+        w.bool(o.ok);
+        if (o.ok) w.str(o.id).bool(o.existing);
+        else w.str(o.code).str(o.message);
+      }
+      break;
+    default:
+      unreachable(m, "message");
+  }
+  return w.finish();
+}
+
+function onlyReplicated(
+  list: Array<{ record: JobRecord; bytes: Uint8Array }>,
+): Array<{ record: ReplicatedRecord; bytes: Uint8Array }> {
+  for (const item of list) {
+    if (!("stamp" in item.record)) {
+      throw new DecodeError(`a ${item.record.type} record cannot be replicated`);
+    }
+  }
+  return list as Array<{ record: ReplicatedRecord; bytes: Uint8Array }>;
+}
+
+export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
+  try {
+    const r = new ByteReader(bytes);
+    if (r.u8() !== MESSAGE_MAGIC) return err("not a job-store message (bad magic)");
+    const version = r.u8();
+    if (version !== MESSAGE_VERSION) return err(`unsupported job-store message version ${version}`);
+    const code = r.u8();
+    let m: JobsMessage;
+    switch (code) {
+      case MESSAGE_CODES.repl: {
+        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        m = { kind: "repl", from, records: onlyReplicated(readRecordList(r)) };
+        break;
+      }
+      case MESSAGE_CODES.ack: {
+        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const n = r.u32();
+        if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many ack entries");
+        const entries: AckEntry[] = [];
+        for (let i = 0; i < n; i++) {
+          const stamp = readStamp(r);
+          const status = ACK_STATUSES[r.u8()];
+          if (status === undefined) throw new DecodeError("unknown ack status");
+          entries.push({ stamp, status, bodyHash: r.str(CODEC_LIMITS.hashBytesMax) });
+        }
+        m = { kind: "ack", from, entries };
+        break;
+      }
+      case MESSAGE_CODES["sync-req"]: {
+        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const requestId = r.u32();
+        const catchup = r.bool();
+        m = { kind: "sync-req", from, requestId, catchup, held: readHeld(r) };
+        break;
+      }
+      case MESSAGE_CODES["sync-reply"]: {
+        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const requestId = r.u32();
+        const done = r.bool();
+        const snapshot = r.bool();
+        const yourSeqMax = r.u53();
+        const held = readHeld(r);
+        const records = readRecordList(r);
+        if (!snapshot) onlyReplicated(records);
+        m = { kind: "sync-reply", from, requestId, done, snapshot, yourSeqMax, held, records };
+        break;
+      }
+      case MESSAGE_CODES.handoff: {
+        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const records = readRecordList(r);
+        for (const item of records) {
+          if (item.record.type !== "state") throw new DecodeError("handoff carries state records");
+        }
+        m = { kind: "handoff", from, records };
+        break;
+      }
+      case MESSAGE_CODES.query: {
+        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const requestId = r.u32();
+        m = { kind: "query", from, requestId, jobId: r.str(CODEC_LIMITS.idBytesMax) };
+        break;
+      }
+      case MESSAGE_CODES["query-reply"]: {
+        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const requestId = r.u32();
+        const state = r.bool() ? readState(r) : undefined;
+        m = { kind: "query-reply", from, requestId, state };
+        break;
+      }
+      case MESSAGE_CODES["client-submit"]: {
+        const requestId = r.u32();
+        const n = r.u32();
+        if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many submits");
+        const submits: ClientSubmit[] = [];
+        for (let i = 0; i < n; i++) submits.push({ request: readSubmitRequest(r) });
+        m = { kind: "client-submit", requestId, submits };
+        break;
+      }
+      case MESSAGE_CODES["client-result"]: {
+        const requestId = r.u32();
+        const n = r.u32();
+        if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many outcomes");
+        const outcomes: ClientOutcome[] = [];
+        for (let i = 0; i < n; i++) {
+          if (r.bool()) {
+            const id = r.str(CODEC_LIMITS.idBytesMax);
+            outcomes.push({ ok: true, id, existing: r.bool() });
+          } else {
+            const code = r.str(CODEC_LIMITS.messageCodeBytesMax);
+            if (!CLIENT_CODES.has(code)) throw new DecodeError(`unknown refusal code ${code}`);
+            outcomes.push({
+              ok: false,
+              code: code as ClientOutcome & { ok: false } extends { code: infer C } ? C : never,
+              message: r.str(CODEC_LIMITS.reasonBytesMax),
+            });
+          }
+        }
+        m = { kind: "client-result", requestId, outcomes };
+        break;
+      }
+      default:
+        return err(`unknown job-store message type ${code}`);
+    }
+    r.end();
+    return ok(m);
+  } catch (e) {
+    if (e instanceof DecodeError) return err(`bad job-store message: ${e.message}`);
+    throw e;
+  }
+}

@@ -1,0 +1,449 @@
+/**
+ * The replicated job model: what a job is, the records that change it, and the merge rule
+ * that makes every replica converge whatever order the records arrive in.
+ *
+ * Owns plain data and pure functions only (no I/O, no clocks, no randomness). The job table
+ * (job_table.ts) holds `JobEntry` values and applies records through `applyRecord`; the codec
+ * (job_codec.ts) moves them between nodes and onto the WAL.
+ *
+ * Why a merge rule rather than an order: records of one job come from different origins (the
+ * node that took the submit writes SUBMIT and COMMIT, its owner writes RETRY/DONE/DEAD, any
+ * node writes REVIVE), travel without head-of-line blocking and are replayed by anti-entropy
+ * in any order. So each job's state is a join: `committed` only grows; `delivered` absorbs;
+ * otherwise the higher generation (bumped by a manual retry of a dead letter) wins, then dead
+ * over pending, then more attempts over fewer. Applying a record twice changes nothing.
+ */
+
+/** Where a replicated record comes from: its origin voter and that origin's sequence number. */
+export interface Stamp {
+  /** The origin's voter address (`host:port`, canonical). */
+  readonly origin: string;
+  /** 1-based, dense per origin: gaps are what anti-entropy fills. */
+  readonly seq: number;
+}
+
+/** A job as submitted: immutable once written. */
+export interface JobSpec {
+  readonly id: string;
+  readonly url: string;
+  readonly payload: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** `whsec_` secrets; empty: unsigned. */
+  readonly secrets: readonly string[];
+  /** Per-attempt timeout, ms; 0: the node's default. */
+  readonly timeoutMs: number;
+  readonly maxAttempts: number;
+  /** Wall-clock epoch ms at the node that took the submit. */
+  readonly submittedAtMs: number;
+  readonly idempotencyKey?: string;
+  /**
+   * Hash of everything the client sent (keyed submits only; "" otherwise): a retry with the
+   * same key must carry the same body, or it is a conflict.
+   */
+  readonly bodyHash: string;
+}
+
+export type AttemptOutcomeCode =
+  | "success"
+  | "gone"
+  | "http_error"
+  | "timeout"
+  | "network_error"
+  | "refused";
+
+export const ATTEMPT_OUTCOMES: readonly AttemptOutcomeCode[] = [
+  "success",
+  "gone",
+  "http_error",
+  "timeout",
+  "network_error",
+  "refused",
+];
+
+/** One attempt in a job's history. */
+export interface AttemptEntry {
+  readonly attempt: number;
+  readonly startedAtMs: number;
+  readonly latencyMs: number;
+  readonly outcome: AttemptOutcomeCode;
+  /** 0 when the receiver did not answer. */
+  readonly status: number;
+  readonly detail: string;
+  /** Voter address of the node that made it. */
+  readonly node: string;
+}
+
+export type JobPhase = "pending" | "dead" | "delivered";
+
+/** Replicated records (each carries a stamp) and local-only ones (snapshots, handoffs). */
+export type JobRecord =
+  | { readonly type: "submit"; readonly stamp: Stamp; readonly spec: JobSpec }
+  | {
+    /** The proposer saw SUBMIT durable on a majority. Carries the spec to replicas that had
+     * answered with another body for the same (keyed) id, so they take the committed one. */
+    readonly type: "commit";
+    readonly stamp: Stamp;
+    readonly jobId: string;
+    readonly bodyHash: string;
+    readonly spec?: JobSpec;
+  }
+  | {
+    readonly type: "retry";
+    readonly stamp: Stamp;
+    readonly jobId: string;
+    readonly gen: number;
+    readonly attemptsMade: number;
+    readonly nextAttemptAtMs: number;
+    readonly attempt: AttemptEntry;
+  }
+  | {
+    readonly type: "done";
+    readonly stamp: Stamp;
+    readonly jobId: string;
+    readonly gen: number;
+    readonly finishedAtMs: number;
+    readonly attempt?: AttemptEntry;
+  }
+  | {
+    readonly type: "dead";
+    readonly stamp: Stamp;
+    readonly jobId: string;
+    readonly gen: number;
+    readonly attemptsMade: number;
+    readonly finishedAtMs: number;
+    readonly reason: string;
+    readonly attempt?: AttemptEntry;
+  }
+  | {
+    /** A dead letter retried by hand: generation `gen` starts from attempt 1. */
+    readonly type: "revive";
+    readonly stamp: Stamp;
+    readonly jobId: string;
+    readonly gen: number;
+  }
+  | {
+    /**
+     * The origin declares these seqs of its own stream void (never written, or lost with its
+     * unsynced tail before a restart), so nobody waits for them.
+     */
+    readonly type: "skip";
+    readonly stamp: Stamp;
+    readonly ranges: readonly (readonly [number, number])[];
+  }
+  /** A job's whole state: in checkpoints, handoffs and snapshot catch-up. */
+  | { readonly type: "state"; readonly state: JobStateSnapshot }
+  /** An idempotency key kept after its job was compacted away. */
+  | { readonly type: "key"; readonly key: KeyTombstone }
+  /** Replication bookkeeping in a checkpoint: the next own seq and what is held per origin. */
+  | { readonly type: "meta"; readonly nextOwnSeq: number; readonly held: readonly HeldRanges[] };
+
+export type ReplicatedRecord = Extract<JobRecord, { stamp: Stamp }>;
+
+export interface HeldRanges {
+  readonly origin: string;
+  /** Every seq in [1, contiguous] is held. */
+  readonly contiguous: number;
+  /** Further held ranges above `contiguous`, ascending, disjoint, inclusive. */
+  readonly above: readonly (readonly [number, number])[];
+}
+
+export interface KeyTombstone {
+  readonly key: string;
+  readonly jobId: string;
+  readonly bodyHash: string;
+  /** Wall-clock epoch ms after which the key may be reused. */
+  readonly expiresAtMs: number;
+}
+
+/** A job's state as one value (what `state` records carry). */
+export interface JobStateSnapshot {
+  readonly jobId: string;
+  /** Absent for a stub: updates arrived before the SUBMIT did. */
+  readonly spec?: JobSpec;
+  /** The SUBMIT's stamp (confirm rounds resend it as it was). */
+  readonly submitStamp?: Stamp;
+  /** Body hash of the committed version ("" for unkeyed jobs). */
+  readonly bodyHash: string;
+  readonly committed: boolean;
+  readonly gen: number;
+  readonly phase: JobPhase;
+  readonly attemptsMade: number;
+  readonly nextAttemptAtMs: number;
+  readonly finishedAtMs: number;
+  readonly deadReason: string;
+  readonly history: readonly AttemptEntry[];
+}
+
+/** Mutable per-job state in a node's table. */
+export interface JobEntry {
+  readonly jobId: string;
+  spec: JobSpec | undefined;
+  submitStamp: Stamp | undefined;
+  bodyHash: string;
+  committed: boolean;
+  gen: number;
+  phase: JobPhase;
+  attemptsMade: number;
+  nextAttemptAtMs: number;
+  finishedAtMs: number;
+  deadReason: string;
+  history: AttemptEntry[];
+  /** The payload (and secrets, headers) were dropped after delivery to save memory. */
+  payloadDropped: boolean;
+}
+
+/** What applying a record did, for the caller's bookkeeping (scheduling, metrics, acks). */
+export type ApplyEffect =
+  /** Nothing changed (a repeat, or an update older than the state). */
+  | "unchanged"
+  /** The job was created, or its state moved. */
+  | "changed"
+  /** A SUBMIT whose id is held with another body (keyed submits): not stored. */
+  | "conflict";
+
+export function newEntry(jobId: string): JobEntry {
+  return {
+    jobId,
+    spec: undefined,
+    submitStamp: undefined,
+    bodyHash: "",
+    committed: false,
+    gen: 0,
+    phase: "pending",
+    attemptsMade: 0,
+    nextAttemptAtMs: 0,
+    finishedAtMs: 0,
+    deadReason: "",
+    history: [],
+    payloadDropped: false,
+  };
+}
+
+/** A stub has state but no spec yet: it cannot be delivered until the SUBMIT arrives. */
+export function isStub(entry: JobEntry): boolean {
+  return entry.spec === undefined;
+}
+
+/** The spec with payload, headers and secrets dropped (kept for queries after delivery). */
+export function withoutPayload(spec: JobSpec): JobSpec {
+  return { ...spec, payload: "", headers: {}, secrets: [] };
+}
+
+function addHistory(entry: JobEntry, attempt: AttemptEntry | undefined, historyMax: number): void {
+  if (attempt === undefined) return;
+  for (const h of entry.history) {
+    if (h.attempt === attempt.attempt && h.startedAtMs === attempt.startedAtMs) return;
+  }
+  entry.history.push(attempt);
+  entry.history.sort((a, b) => a.startedAtMs - b.startedAtMs || a.attempt - b.attempt);
+  if (entry.history.length > historyMax) entry.history.splice(0, entry.history.length - historyMax);
+}
+
+const PHASE_RANK: Readonly<Record<JobPhase, number>> = { pending: 0, dead: 1, delivered: 2 };
+
+/**
+ * Merges a job-state update (gen, phase, attempts, schedule) into `entry`. `delivered` absorbs;
+ * otherwise the higher generation wins, then the higher phase, then more attempts.
+ */
+function mergeProgress(
+  entry: JobEntry,
+  gen: number,
+  phase: JobPhase,
+  attemptsMade: number,
+  nextAttemptAtMs: number,
+  finishedAtMs: number,
+  deadReason: string,
+): boolean {
+  if (entry.phase === "delivered") {
+    if (phase === "delivered" && gen > entry.gen) entry.gen = gen;
+    return false;
+  }
+  if (phase === "delivered") {
+    entry.phase = "delivered";
+    entry.gen = Math.max(entry.gen, gen);
+    entry.finishedAtMs = finishedAtMs;
+    entry.attemptsMade = Math.max(entry.attemptsMade, attemptsMade);
+    return true;
+  }
+  if (gen < entry.gen) return false;
+  if (gen > entry.gen) {
+    entry.gen = gen;
+    entry.phase = phase;
+    entry.attemptsMade = attemptsMade;
+    entry.nextAttemptAtMs = nextAttemptAtMs;
+    entry.finishedAtMs = finishedAtMs;
+    entry.deadReason = deadReason;
+    return true;
+  }
+  if (PHASE_RANK[phase] > PHASE_RANK[entry.phase]) {
+    entry.phase = phase;
+    entry.attemptsMade = Math.max(entry.attemptsMade, attemptsMade);
+    entry.finishedAtMs = finishedAtMs;
+    entry.deadReason = deadReason;
+    return true;
+  }
+  if (PHASE_RANK[phase] < PHASE_RANK[entry.phase]) return false;
+  if (attemptsMade > entry.attemptsMade) {
+    entry.attemptsMade = attemptsMade;
+    entry.nextAttemptAtMs = nextAttemptAtMs;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * Applies a job record to `entry` (created by the caller with `newEntry` when absent). Pure
+ * with respect to everything but `entry`. `skip`, `key` and `meta` records do not touch jobs
+ * and must not be passed here.
+ */
+export function applyRecord(
+  entry: JobEntry,
+  record: Exclude<JobRecord, { type: "skip" | "key" | "meta" }>,
+  historyMax: number,
+): ApplyEffect {
+  switch (record.type) {
+    case "submit": {
+      const spec = record.spec;
+      if (entry.spec !== undefined) {
+        return entry.bodyHash === spec.bodyHash ? "unchanged" : "conflict";
+      }
+      // A stub made by a COMMIT knows the committed body: any other body is the loser.
+      if (entry.committed && entry.bodyHash !== spec.bodyHash) return "conflict";
+      entry.spec = spec;
+      entry.submitStamp = record.stamp;
+      entry.bodyHash = spec.bodyHash;
+      if (entry.phase === "delivered") {
+        entry.spec = withoutPayload(spec);
+        entry.payloadDropped = true;
+      }
+      return "changed";
+    }
+    case "commit": {
+      if (entry.spec !== undefined && entry.bodyHash !== record.bodyHash) {
+        // Another body than the committed one: only a replica that answered "conflict" can
+        // hold it, and the commit then carries the winning spec. Two committed bodies for one
+        // id would be a broken invariant; the caller counts it.
+        if (entry.committed || record.spec === undefined) return "conflict";
+        entry.spec = record.spec;
+        entry.bodyHash = record.bodyHash;
+        entry.committed = true;
+        return "changed";
+      }
+      let changed = false;
+      if (!entry.committed) {
+        entry.committed = true;
+        entry.bodyHash = record.bodyHash;
+        changed = true;
+      }
+      if (entry.spec === undefined && record.spec !== undefined) {
+        entry.spec = entry.phase === "delivered" ? withoutPayload(record.spec) : record.spec;
+        entry.payloadDropped = entry.phase === "delivered";
+        changed = true;
+      }
+      return changed ? "changed" : "unchanged";
+    }
+    case "retry": {
+      addHistory(entry, record.attempt, historyMax);
+      return mergeProgress(
+          entry,
+          record.gen,
+          "pending",
+          record.attemptsMade,
+          record.nextAttemptAtMs,
+          0,
+          "",
+        )
+        ? "changed"
+        : "unchanged";
+    }
+    case "done": {
+      addHistory(entry, record.attempt, historyMax);
+      const changed = mergeProgress(
+        entry,
+        record.gen,
+        "delivered",
+        record.attempt?.attempt ?? entry.attemptsMade,
+        0,
+        record.finishedAtMs,
+        "",
+      );
+      if (changed) dropPayload(entry);
+      return changed ? "changed" : "unchanged";
+    }
+    case "dead": {
+      addHistory(entry, record.attempt, historyMax);
+      return mergeProgress(
+          entry,
+          record.gen,
+          "dead",
+          record.attemptsMade,
+          0,
+          record.finishedAtMs,
+          record.reason,
+        )
+        ? "changed"
+        : "unchanged";
+    }
+    case "revive":
+      return mergeProgress(entry, record.gen, "pending", 0, 0, 0, "") ? "changed" : "unchanged";
+    case "state": {
+      const s = record.state;
+      let changed = false;
+      if (s.spec !== undefined) {
+        const fills = entry.spec === undefined &&
+          (!entry.committed || entry.bodyHash === s.bodyHash);
+        // A committed body replaces an uncommitted other body (a keyed id's losing submit).
+        const replaces = entry.spec !== undefined && entry.bodyHash !== s.bodyHash &&
+          s.committed && !entry.committed;
+        if (fills || replaces) {
+          entry.spec = s.spec;
+          entry.submitStamp = s.submitStamp;
+          entry.bodyHash = s.bodyHash;
+          changed = true;
+        }
+      }
+      if (s.committed && !entry.committed && entry.bodyHash === s.bodyHash) {
+        entry.committed = true;
+        changed = true;
+      }
+      for (const h of s.history) addHistory(entry, h, historyMax);
+      if (
+        mergeProgress(
+          entry,
+          s.gen,
+          s.phase,
+          s.attemptsMade,
+          s.nextAttemptAtMs,
+          s.finishedAtMs,
+          s.deadReason,
+        )
+      ) changed = true;
+      if (entry.phase === "delivered") dropPayload(entry);
+      return changed ? "changed" : "unchanged";
+    }
+  }
+}
+
+function dropPayload(entry: JobEntry): void {
+  if (entry.spec !== undefined && !entry.payloadDropped) {
+    entry.spec = withoutPayload(entry.spec);
+    entry.payloadDropped = true;
+  }
+}
+
+export function snapshotOf(entry: JobEntry): JobStateSnapshot {
+  return {
+    jobId: entry.jobId,
+    ...(entry.spec !== undefined ? { spec: entry.spec } : {}),
+    ...(entry.submitStamp !== undefined ? { submitStamp: entry.submitStamp } : {}),
+    bodyHash: entry.bodyHash,
+    committed: entry.committed,
+    gen: entry.gen,
+    phase: entry.phase,
+    attemptsMade: entry.attemptsMade,
+    nextAttemptAtMs: entry.nextAttemptAtMs,
+    finishedAtMs: entry.finishedAtMs,
+    deadReason: entry.deadReason,
+    history: entry.history,
+  };
+}

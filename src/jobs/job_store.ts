@@ -1,0 +1,653 @@
+/**
+ * The replicated job store on real (or simulated) I/O: it runs `ReplicationCore` on the WAL,
+ * the transport, the membership view and the delivery engine, and offers the `JobService`
+ * the API speaks and the `DeliveryStore` the engine reports to.
+ *
+ * Owns: the WAL and its directory lock, the delivery engine, the one timer (armed at the
+ * core's next deadline), promise bookkeeping for callers, and the order outputs are carried
+ * out in: appends are handed to the WAL in the order the core issued them and `persisted` is
+ * called in that order (the WAL's writer is FIFO). Must not make replication decisions (the
+ * core does) or delivery decisions (the engine does).
+ *
+ * Sends made during one event-loop turn are flushed together in a microtask: concurrent
+ * submits share one WAL append (one fsync) and one replication message per peer.
+ */
+
+import {
+  type DeliveryConfig,
+  deliveryDefaults,
+  type JobsConfig,
+  type WalConfig,
+} from "../config.ts";
+import { DeadlineTimer } from "../lib/deadline_timer.ts";
+import type { Rng } from "../lib/rng.ts";
+import { realRuntime, type Runtime } from "../lib/runtime.ts";
+import type { MetricsRegistry } from "../metrics/registry.ts";
+import { DeliveryEngine } from "../delivery/engine.ts";
+import type { AttemptTransport } from "../delivery/http_transport.ts";
+import type { Resolver } from "../delivery/ssrf_guard.ts";
+import type { DeadLetter, DeliveryJob, DeliveryReport, DeliveryStore } from "../delivery/types.ts";
+import { Wal } from "../wal/wal.ts";
+import type { WalFs } from "../wal/wal_fs.ts";
+import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/types.ts";
+import { JOBS_CHANNEL } from "./job_codec.ts";
+import type { JobEntry, JobStateSnapshot } from "./job_model.ts";
+import { type CoreOutput, ReplicationCore, type VoterState } from "./replication_core.ts";
+import type {
+  AttemptView,
+  ClusterView,
+  DeadLetterPage,
+  JobService,
+  JobState,
+  JobView,
+  MemberView,
+  Readiness,
+  Refusal,
+  SubmitOutcome,
+  SubmitRequest,
+} from "./service.ts";
+import { type DataDirLock, lockDataDir } from "./data_dir_lock.ts";
+
+/** What the store needs from the transport (`UdpTransport` has it). */
+export interface JobsTransport {
+  send(address: string, channel: number, bytes: Uint8Array): SendResult;
+  onMessage(handler: (message: DeliveredMessage) => void): () => void;
+  onEvent(handler: (event: TransportEvent) => void): () => void;
+}
+
+/** A member as membership reports it. */
+export interface MemberRow {
+  readonly nodeId: string;
+  readonly address: string;
+  readonly state: VoterState;
+  readonly incarnation: number;
+}
+
+export interface JobStoreOptions {
+  /** This node's voter address: the transport address peers reach it at. */
+  readonly self: string;
+  readonly nodeId: string;
+  /** Every configured voter's address, this node's included. */
+  readonly voters: readonly string[];
+  /** The WAL's directory. */
+  readonly dataDir: string;
+  /** File system for the WAL (the simulator's disk). @default the real disk, locked */
+  readonly fs?: WalFs;
+  readonly wal?: Partial<WalConfig>;
+  readonly jobs?: Partial<JobsConfig>;
+  readonly delivery?: DeliveryConfig;
+  readonly transport: JobsTransport;
+  /** The membership table now (called after every `membershipChanged`). */
+  readonly members: () => readonly MemberRow[];
+  readonly runtime?: Runtime;
+  readonly rng: Rng;
+  /** Randomness for the delivery engine's jitter. @default `rng` */
+  readonly deliveryRng?: Rng;
+  readonly metrics: MetricsRegistry;
+  /** How attempts are made. @default HTTP */
+  readonly attemptTransport?: AttemptTransport;
+  readonly resolve?: Resolver;
+  /**
+   * Deliver owned jobs. Off only for `bench replication`, which measures the store alone.
+   * @default true
+   */
+  readonly deliver?: boolean;
+  /** Phase changes, handoffs, catch-up progress, WAL failure: for the node's log. */
+  readonly onLog?: (event: string, fields: Record<string, unknown>) => void;
+  /** Every delivery report after the store has it (tests and harnesses). */
+  readonly onReport?: (report: DeliveryReport, job: DeliveryJob) => void;
+}
+
+interface Waiter<T> {
+  resolve: (value: T) => void;
+}
+
+export class JobStore implements JobService, DeliveryStore {
+  readonly core: ReplicationCore;
+  readonly nodeId: string;
+  readonly #runtime: Runtime;
+  readonly #wal: Wal;
+  readonly #lock: DataDirLock | undefined;
+  readonly #transport: JobsTransport;
+  readonly #members: () => readonly MemberRow[];
+  readonly #timer: DeadlineTimer;
+  readonly #onLog: (event: string, fields: Record<string, unknown>) => void;
+  #engine: DeliveryEngine | undefined;
+  readonly #deliver: boolean;
+  readonly #unsubscribe: Array<() => void> = [];
+  readonly #submitWaiters = new Map<number, Waiter<SubmitOutcome>>();
+  readonly #reviveWaiters = new Map<number, Waiter<{ ok: true } | Refusal>>();
+  readonly #queryWaiters = new Map<number, Waiter<JobStateSnapshot | undefined>>();
+  /** Engine calls waiting for the append that makes their report durable, by token. */
+  readonly #tokenWaiters = new Map<
+    number,
+    Array<{ resolve: () => void; reject: (e: Error) => void }>
+  >();
+  #nextRequestId = 1;
+  #flushQueued = false;
+  #closed = false;
+  #walFailure: string | undefined;
+  #pendingAppends = 0;
+  #idle: Array<() => void> = [];
+
+  private constructor(
+    options: JobStoreOptions,
+    core: ReplicationCore,
+    wal: Wal,
+    lock: DataDirLock | undefined,
+  ) {
+    this.core = core;
+    this.nodeId = options.nodeId;
+    this.#runtime = options.runtime ?? realRuntime;
+    this.#wal = wal;
+    this.#lock = lock;
+    this.#transport = options.transport;
+    this.#members = options.members;
+    this.#deliver = options.deliver ?? true;
+    this.#onLog = options.onLog ?? (() => {});
+    this.#timer = new DeadlineTimer(this.#runtime, () => {
+      this.core.tick(this.#runtime.nowMs(), this.#runtime.wallMs());
+      this.#flush();
+    });
+  }
+
+  /**
+   * Opens the WAL in `dataDir` (locked against a second process), replays it into the core,
+   * starts the delivery engine and joins replication; catch-up then runs in the background
+   * (`readiness()` says when it is done).
+   */
+  static async open(options: JobStoreOptions): Promise<JobStore> {
+    const runtime = options.runtime ?? realRuntime;
+    const walConfig = { ...options.wal };
+    const core = new ReplicationCore({
+      self: options.self,
+      voters: options.voters,
+      ...(options.jobs !== undefined ? { config: options.jobs } : {}),
+      rng: options.rng,
+      metrics: options.metrics,
+      walRecordBytesMax: walConfig.recordBytesMax ?? 1024 * 1024,
+    });
+    const lock = options.fs === undefined ? await lockDataDir(options.dataDir) : undefined;
+    let wal: Wal;
+    try {
+      const opened = await Wal.open(options.dataDir, {
+        config: walConfig,
+        metrics: options.metrics,
+        ...(options.fs !== undefined ? { fs: options.fs } : {}),
+        rng: options.rng,
+        replay: (record) => void core.replay(record.kind, record.payload, runtime.wallMs()),
+      });
+      wal = opened.wal;
+      if (opened.report.truncated !== undefined) {
+        options.onLog?.("wal-truncated", { ...opened.report.truncated });
+      }
+    } catch (error) {
+      lock?.release();
+      throw error;
+    }
+    const store = new JobStore(options, core, wal, lock);
+    store.#start(options);
+    return store;
+  }
+
+  #start(options: JobStoreOptions): void {
+    const delivery = options.delivery ?? deliveryDefaults;
+    this.#engine = new DeliveryEngine({
+      config: delivery,
+      store: this,
+      runtime: this.#runtime,
+      rng: options.deliveryRng ?? options.rng,
+      metrics: options.metrics,
+      ...(options.attemptTransport !== undefined ? { transport: options.attemptTransport } : {}),
+      ...(options.resolve !== undefined ? { resolve: options.resolve } : {}),
+      ...(options.onReport !== undefined ? { onReport: options.onReport } : {}),
+    });
+    this.#unsubscribe.push(
+      this.#transport.onMessage((m) => {
+        if (m.channel !== JOBS_CHANNEL || this.#closed) return;
+        this.core.receive(this.#runtime.nowMs(), this.#runtime.wallMs(), m.fromAddress, m.bytes);
+        this.#scheduleFlush();
+      }),
+    );
+    this.membershipChanged();
+    this.core.recovered(this.#runtime.nowMs(), this.#runtime.wallMs());
+    this.#flush();
+  }
+
+  /** Membership changed: the core recomputes ownership from the voters' states. */
+  membershipChanged(): void {
+    if (this.#closed) return;
+    const view = new Map<string, VoterState>();
+    for (const m of this.#members()) {
+      if (!this.core.voters.includes(m.address)) continue;
+      // A restarted voter may appear twice (old row dead, new row alive): alive wins.
+      const before = view.get(m.address);
+      if (before === undefined || before === "dead" || before === "left") {
+        view.set(m.address, m.state);
+      }
+    }
+    this.core.viewChanged(this.#runtime.nowMs(), view);
+    this.#scheduleFlush();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // JobService
+  // -------------------------------------------------------------------------------------------
+
+  submit(request: SubmitRequest): Promise<SubmitOutcome> {
+    const requestId = this.#nextRequestId++;
+    const { promise, resolve } = Promise.withResolvers<SubmitOutcome>();
+    this.#submitWaiters.set(requestId, { resolve });
+    this.core.submit(this.#runtime.nowMs(), this.#runtime.wallMs(), requestId, request);
+    this.#scheduleFlush();
+    return promise;
+  }
+
+  submitBatch(requests: readonly SubmitRequest[]): Promise<SubmitOutcome[]> {
+    return Promise.all(requests.map((r) => this.submit(r)));
+  }
+
+  async getJob(id: string): Promise<JobView | undefined> {
+    const entry = this.core.table.get(id);
+    if (entry !== undefined && entry.spec !== undefined) return this.#view(entry);
+    const requestId = this.#nextRequestId++;
+    const { promise, resolve } = Promise.withResolvers<JobStateSnapshot | undefined>();
+    this.#queryWaiters.set(requestId, { resolve });
+    this.core.query(this.#runtime.nowMs(), requestId, id);
+    this.#scheduleFlush();
+    const state = await promise;
+    if (state === undefined || state.spec === undefined) return undefined;
+    return this.#viewOfSnapshot(state);
+  }
+
+  recentJobs(limit: number): readonly JobView[] {
+    return this.core.table.recent(limit).map((e) => this.#view(e));
+  }
+
+  listDeadLetters(limit: number, cursor?: string): DeadLetterPage {
+    const page = this.core.table.deadLetters(limit, cursor);
+    const items = page.items.map((e) => this.#view(e));
+    const last = page.items[page.items.length - 1];
+    return page.more && last !== undefined ? { items, nextCursor: last.jobId } : { items };
+  }
+
+  retryDeadLetter(id: string): Promise<{ ok: true } | Refusal> {
+    const requestId = this.#nextRequestId++;
+    const { promise, resolve } = Promise.withResolvers<{ ok: true } | Refusal>();
+    this.#reviveWaiters.set(requestId, { resolve });
+    this.core.revive(this.#runtime.nowMs(), this.#runtime.wallMs(), requestId, id);
+    this.#scheduleFlush();
+    return promise;
+  }
+
+  cluster(): ClusterView {
+    const rows = this.#members();
+    const members: MemberView[] = rows.map((m) => ({
+      nodeId: m.nodeId,
+      address: m.address,
+      state: m.state,
+      incarnation: m.incarnation,
+      voter: this.core.voters.includes(m.address),
+    }));
+    const c = this.core.table.counts;
+    const delivering = this.#engine?.inflight ?? 0;
+    const jobs: Record<JobState, number> = {
+      pending: Math.max(0, c.pending - delivering),
+      delivering,
+      delivered: c.delivered,
+      dead: c.dead,
+    };
+    return {
+      nodeId: this.nodeId,
+      address: this.core.self,
+      voters: this.core.voters.length,
+      quorum: this.core.quorum,
+      votersReachable: this.core.reachableVoters(),
+      role: this.#role(),
+      members,
+      jobs,
+    };
+  }
+
+  readiness(): Readiness {
+    const phase = this.core.phase;
+    const reachable = this.core.reachableVoters();
+    const checks = [
+      {
+        name: "recovered" as const,
+        ok: phase !== "recovering",
+        detail: phase === "recovering" ? "replaying the WAL" : "WAL replayed",
+      },
+      {
+        name: "caught_up" as const,
+        ok: phase === "ready" || phase === "stopping",
+        detail: phase === "catching_up" ? "fetching what it missed from a majority" : phase,
+      },
+      {
+        name: "quorum" as const,
+        ok: reachable >= this.core.quorum,
+        detail:
+          `${reachable} of ${this.core.voters.length} voters reachable, ${this.core.quorum} needed`,
+      },
+      {
+        name: "wal" as const,
+        ok: this.#walFailure === undefined,
+        detail: this.#walFailure ?? "healthy",
+      },
+    ];
+    return { ready: phase === "ready" && checks.every((c) => c.ok), checks };
+  }
+
+  #role(): string {
+    const phase = this.core.phase;
+    if (phase === "catching_up") return "catching_up";
+    if (phase === "stopping") return "shutting_down";
+    return phase;
+  }
+
+  #view(entry: JobEntry): JobView {
+    const spec = entry.spec!;
+    const inFlight = this.core.isScheduled(entry.jobId) &&
+      (this.#engine?.isInflight(entry.jobId) ?? false);
+    const state: JobState = entry.phase === "pending"
+      ? (inFlight ? "delivering" : "pending")
+      : entry.phase;
+    return {
+      id: entry.jobId,
+      state,
+      url: spec.url,
+      submittedAtMs: spec.submittedAtMs,
+      ...(entry.phase !== "pending" ? { finishedAtMs: entry.finishedAtMs } : {}),
+      attemptsMade: entry.attemptsMade,
+      maxAttempts: spec.maxAttempts,
+      ...(entry.phase === "pending" && entry.nextAttemptAtMs > 0
+        ? { nextAttemptAtMs: entry.nextAttemptAtMs }
+        : {}),
+      owner: this.#ownerName(entry.jobId),
+      ...(entry.phase === "dead" ? { deadReason: entry.deadReason } : {}),
+      attempts: entry.history.map((h): AttemptView => ({
+        ...h,
+        ...(h.status === 0 ? { status: undefined } : {}),
+      }))
+        .map(stripUndefined),
+      ...(entry.payloadDropped ? {} : { payload: spec.payload }),
+      ...(spec.idempotencyKey !== undefined ? { idempotencyKey: spec.idempotencyKey } : {}),
+    };
+  }
+
+  #viewOfSnapshot(s: JobStateSnapshot): JobView {
+    const entry: JobEntry = {
+      jobId: s.jobId,
+      spec: s.spec,
+      submitStamp: s.submitStamp,
+      bodyHash: s.bodyHash,
+      committed: s.committed,
+      gen: s.gen,
+      phase: s.phase,
+      attemptsMade: s.attemptsMade,
+      nextAttemptAtMs: s.nextAttemptAtMs,
+      finishedAtMs: s.finishedAtMs,
+      deadReason: s.deadReason,
+      history: [...s.history],
+      payloadDropped: s.phase === "delivered",
+    };
+    return this.#view(entry);
+  }
+
+  #ownerName(jobId: string): string {
+    const owner = this.core.ownerOf(jobId);
+    if (owner === undefined) return "";
+    if (owner === this.core.self) return this.nodeId;
+    return this.#members().find((m) => m.address === owner && m.state !== "dead")?.nodeId ?? owner;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // DeliveryStore (the engine's reports)
+  // -------------------------------------------------------------------------------------------
+
+  recordRetry(report: Extract<DeliveryReport, { kind: "retry" }>): Promise<void> {
+    const token = this.core.reportRetry(this.#runtime.nowMs(), this.#runtime.wallMs(), report);
+    return this.#awaitToken(token);
+  }
+
+  recordDead(_job: DeliveryJob, report: Extract<DeliveryReport, { kind: "dead" }>): Promise<void> {
+    const token = this.core.reportDead(this.#runtime.nowMs(), this.#runtime.wallMs(), report);
+    return this.#awaitToken(token);
+  }
+
+  recordDelivered(report: Extract<DeliveryReport, { kind: "delivered" }>): void {
+    this.core.reportDelivered(this.#runtime.nowMs(), this.#runtime.wallMs(), report);
+    this.#scheduleFlush();
+  }
+
+  listDead(limit: number): readonly DeadLetter[] {
+    return this.core.table.deadLetters(limit).items.map((e) => ({
+      job: {
+        id: e.jobId,
+        url: e.spec!.url,
+        payload: e.spec!.payload,
+        headers: e.spec!.headers,
+        secrets: e.spec!.secrets,
+      },
+      attemptsMade: e.attemptsMade,
+      reason: e.deadReason,
+      history: e.history.map((h) => ({
+        attempt: h.attempt,
+        startedAtMs: h.startedAtMs,
+        latencyMs: h.latencyMs,
+        outcome: h.outcome,
+        ...(h.status !== 0 ? { status: h.status } : {}),
+        detail: h.detail,
+      })),
+    }));
+  }
+
+  /**
+   * A manual retry through the engine's own API: revived by a majority like the API's
+   * retry. The core schedules the revived job itself when this node owns it, so this returns
+   * undefined (the engine must not schedule it a second time).
+   */
+  async reviveDead(jobId: string): Promise<DeliveryJob | undefined> {
+    await this.retryDeadLetter(jobId);
+    return undefined;
+  }
+
+  #awaitToken(token: number | undefined): Promise<void> {
+    if (token === undefined) {
+      if (this.#walFailure !== undefined) {
+        return Promise.reject(new Error(`WAL failed: ${this.#walFailure}`));
+      }
+      return Promise.resolve();
+    }
+    const { promise, resolve, reject } = Promise.withResolvers<void>();
+    let list = this.#tokenWaiters.get(token);
+    if (list === undefined) {
+      list = [];
+      this.#tokenWaiters.set(token, list);
+    }
+    list.push({ resolve, reject });
+    this.#scheduleFlush();
+    return promise;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Carrying out the core's outputs
+  // -------------------------------------------------------------------------------------------
+
+  #scheduleFlush(): void {
+    if (this.#flushQueued || this.#closed) return;
+    this.#flushQueued = true;
+    queueMicrotask(() => {
+      this.#flushQueued = false;
+      this.#flush();
+    });
+  }
+
+  #flush(): void {
+    if (this.#closed) return;
+    this.core.flush();
+    for (;;) {
+      const outputs = this.core.takeOutputs();
+      if (outputs.length === 0) break;
+      for (const output of outputs) this.#carryOut(output);
+      this.core.flush();
+    }
+    this.#timer.arm(this.core.nextDeadlineMs());
+  }
+
+  #carryOut(output: CoreOutput): void {
+    switch (output.type) {
+      case "append": {
+        this.#pendingAppends++;
+        const token = output.token;
+        this.#wal.append(output.payload).then(
+          () => {
+            this.#pendingAppends--;
+            this.core.persisted(this.#runtime.nowMs(), token);
+            const waiters = this.#tokenWaiters.get(token);
+            this.#tokenWaiters.delete(token);
+            for (const w of waiters ?? []) w.resolve();
+            this.#flush();
+            this.#maybeIdle();
+          },
+          (error: unknown) => {
+            this.#pendingAppends--;
+            this.#walFailed(error, token);
+            this.#maybeIdle();
+          },
+        );
+        return;
+      }
+      case "send": {
+        const result = this.#transport.send(output.to, JOBS_CHANNEL, output.bytes);
+        if (!result.accepted) this.#sendRefused(result.reason);
+        return;
+      }
+      case "submit-done": {
+        const w = this.#submitWaiters.get(output.requestId);
+        this.#submitWaiters.delete(output.requestId);
+        w?.resolve(output.outcome);
+        return;
+      }
+      case "revive-done": {
+        const w = this.#reviveWaiters.get(output.requestId);
+        this.#reviveWaiters.delete(output.requestId);
+        w?.resolve(output.outcome);
+        return;
+      }
+      case "query-done": {
+        const w = this.#queryWaiters.get(output.requestId);
+        this.#queryWaiters.delete(output.requestId);
+        w?.resolve(output.state);
+        return;
+      }
+      case "schedule": {
+        if (!this.#deliver || this.#engine === undefined) return;
+        const result = this.#engine.schedule(output.job, output.resume);
+        if (!result.ok) this.core.scheduleRefused(this.#runtime.nowMs(), output.job.id);
+        return;
+      }
+      case "cancel":
+        this.#engine?.cancel(output.jobId);
+        return;
+      case "checkpoint":
+        this.#wal.checkpoint(() => this.core.snapshotRecords()).then(
+          (result) => {
+            this.core.checkpointDone(result.snapshotBytes);
+            this.#onLog("checkpoint", {
+              records: result.snapshotRecords,
+              bytes: result.snapshotBytes,
+              removedSegments: result.removedSegments.length,
+            });
+          },
+          (error: unknown) => {
+            this.core.checkpointDone(undefined);
+            this.#onLog("checkpoint-failed", { error: String(error) });
+          },
+        );
+        return;
+      case "log":
+        this.#onLog(output.event, output.fields);
+        return;
+    }
+  }
+
+  #sendRefusals = 0;
+
+  #sendRefused(_reason: string): void {
+    // Counted by the transport (backpressure); the record reaches the peer by anti-entropy.
+    this.#sendRefusals++;
+  }
+
+  #walFailed(error: unknown, token: number): void {
+    const reason = error instanceof Error ? error.message : String(error);
+    if (this.#walFailure === undefined) {
+      this.#walFailure = reason;
+      this.core.storageFailed(reason);
+      this.#onLog("wal-failed", { error: reason });
+    }
+    const waiters = this.#tokenWaiters.get(token);
+    this.#tokenWaiters.delete(token);
+    for (const w of waiters ?? []) w.reject(new Error(`WAL failed: ${reason}`));
+    this.#flush();
+  }
+
+  #maybeIdle(): void {
+    if (this.#pendingAppends === 0) { for (const resolve of this.#idle.splice(0)) resolve(); }
+  }
+
+  /** Stops taking submits; replication and delivery go on until `close`. */
+  stopAccepting(): void {
+    this.core.stopping();
+  }
+
+  /**
+   * Stops: no new submits, deliveries in flight finish (their reports are recorded), every
+   * append issued is written, then the WAL closes and the directory lock is released.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.core.stopping();
+    await this.#engine?.close();
+    this.#flush();
+    if (this.#pendingAppends > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
+    this.#closed = true;
+    this.#timer.close();
+    for (const u of this.#unsubscribe) u();
+    const refusal: SubmitOutcome = {
+      ok: false,
+      code: "shutting_down",
+      message: "this node is shutting down",
+      retryAfterS: 1,
+    };
+    for (const w of this.#submitWaiters.values()) w.resolve(refusal);
+    this.#submitWaiters.clear();
+    for (const w of this.#reviveWaiters.values()) w.resolve(refusal as Refusal);
+    this.#reviveWaiters.clear();
+    for (const w of this.#queryWaiters.values()) w.resolve(undefined);
+    this.#queryWaiters.clear();
+    await this.#wal.close();
+    this.#lock?.release();
+  }
+
+  /** The node died (simulator): drop everything without writing or sending anything more. */
+  halt(): void {
+    this.#closed = true;
+    this.#timer.close();
+    for (const u of this.#unsubscribe) u();
+  }
+
+  get engine(): DeliveryEngine | undefined {
+    return this.#engine;
+  }
+
+  get walFailed(): boolean {
+    return this.#walFailure !== undefined;
+  }
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = v;
+  return out as T;
+}

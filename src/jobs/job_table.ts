@@ -1,0 +1,353 @@
+/**
+ * A node's job table: every job it holds (as owner or replica), the idempotency keys of jobs
+ * already compacted away, counts by state, the dead-letter order, and retention.
+ *
+ * Owns in-memory job state only. It applies records through the merge rule of job_model.ts,
+ * so the order records arrive in does not matter; it never decides ownership, never does I/O
+ * and never reads a clock (callers pass wall-clock times in).
+ *
+ * Memory: a delivered job keeps its metadata and history but drops its payload, headers and
+ * secrets; delivered jobs leave the table `finishedRetentionMs` after they finished and dead
+ * letters `deadRetentionMs` after (or when `deadLettersMax` is passed, oldest first);
+ * idempotency keys outlive their jobs until `idempotencyWindowMs` after the submit.
+ */
+
+import { assert } from "../lib/assert.ts";
+import {
+  type ApplyEffect,
+  applyRecord,
+  isStub,
+  type JobEntry,
+  type JobPhase,
+  type JobRecord,
+  type KeyTombstone,
+  newEntry,
+  snapshotOf,
+} from "./job_model.ts";
+
+export interface JobTableOptions {
+  historyMax: number;
+  finishedRetentionMs: number;
+  deadRetentionMs: number;
+  deadLettersMax: number;
+  idempotencyWindowMs: number;
+  /** Stubs (state without a SUBMIT) older than this are dropped. */
+  stubRetentionMs: number;
+}
+
+export interface ApplyResult {
+  readonly effect: ApplyEffect;
+  /** The entry after the change (undefined for skip/key/meta records). */
+  readonly entry: JobEntry | undefined;
+  /** Phase before the change (for entries that existed). */
+  readonly previousPhase: JobPhase | undefined;
+  readonly previousCommitted: boolean;
+}
+
+/**
+ * Job ids with the wall time they become due, in push order. Pushes come in (roughly) due
+ * order, so `due` stops at the first item not yet due; wall clocks of different nodes differ,
+ * so an item may wait behind a slightly later one, never longer than that skew.
+ */
+class ExpiryQueue {
+  #items: Array<{ jobId: string; atMs: number }> = [];
+  #head = 0;
+
+  push(jobId: string, atMs: number): void {
+    this.#items.push({ jobId, atMs });
+  }
+
+  *due(nowMs: number): Generator<string> {
+    while (this.#head < this.#items.length) {
+      const item = this.#items[this.#head]!;
+      if (item.atMs > nowMs) break;
+      this.#head++;
+      yield item.jobId;
+    }
+    if (this.#head > 4096 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+}
+
+/** Most ids kept for "recent jobs" (the dashboard's list). */
+const RECENT_MAX = 1_000;
+
+export class JobTable {
+  readonly #options: JobTableOptions;
+  readonly #entries = new Map<string, JobEntry>();
+  /** Idempotency keys whose job was compacted, by job id (a keyed job's id derives from its key). */
+  readonly #keys = new Map<string, KeyTombstone>();
+  /** Dead letters in the order they died (Map keeps insertion order). */
+  readonly #dead = new Map<string, true>();
+  readonly #counts: Record<JobPhase, number> = { pending: 0, dead: 0, delivered: 0 };
+  #uncommitted = 0;
+  #stubs = 0;
+  /**
+   * Retention queues, one per window so each stays in (roughly) due order: delivered jobs,
+   * dead letters, stubs whose SUBMIT never came, and kept keys. Stale items are skipped.
+   */
+  readonly #deliveredExpiry = new ExpiryQueue();
+  readonly #deadExpiry = new ExpiryQueue();
+  readonly #stubExpiry = new ExpiryQueue();
+  readonly #keyExpiry = new ExpiryQueue();
+  readonly #recent: string[] = [];
+  #recentHead = 0;
+  /** Two committed bodies met for one id (a broken invariant, counted, never silent). */
+  commitConflicts = 0;
+  compacted = 0;
+
+  constructor(options: JobTableOptions) {
+    this.#options = options;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get counts(): Readonly<Record<JobPhase, number>> {
+    return this.#counts;
+  }
+
+  get uncommitted(): number {
+    return this.#uncommitted;
+  }
+
+  get stubs(): number {
+    return this.#stubs;
+  }
+
+  get keyTombstones(): number {
+    return this.#keys.size;
+  }
+
+  get(jobId: string): JobEntry | undefined {
+    return this.#entries.get(jobId);
+  }
+
+  keyTombstone(jobId: string): KeyTombstone | undefined {
+    return this.#keys.get(jobId);
+  }
+
+  entries(): IterableIterator<JobEntry> {
+    return this.#entries.values();
+  }
+
+  /**
+   * Applies one record. `nowWallMs` dates new stubs (their retention). SUBMIT of a keyed job
+   * whose key outlived its compacted job is not stored: `conflict` when the bodies differ,
+   * `unchanged` when they match (the earlier job stands).
+   */
+  apply(record: JobRecord, nowWallMs: number): ApplyResult {
+    switch (record.type) {
+      case "skip":
+      case "meta":
+        return {
+          effect: "unchanged",
+          entry: undefined,
+          previousPhase: undefined,
+          previousCommitted: false,
+        };
+      case "key": {
+        const held = this.#keys.get(record.key.jobId);
+        if (this.#entries.has(record.key.jobId)) {
+          return {
+            effect: "unchanged",
+            entry: undefined,
+            previousPhase: undefined,
+            previousCommitted: false,
+          };
+        }
+        if (held === undefined || held.expiresAtMs < record.key.expiresAtMs) {
+          this.#keys.set(record.key.jobId, record.key);
+          this.#keyExpiry.push(record.key.jobId, record.key.expiresAtMs);
+        }
+        return {
+          effect: "changed",
+          entry: undefined,
+          previousPhase: undefined,
+          previousCommitted: false,
+        };
+      }
+    }
+    const jobId = record.type === "submit"
+      ? record.spec.id
+      : record.type === "state"
+      ? record.state.jobId
+      : record.jobId;
+    if (record.type === "submit") {
+      const tombstone = this.#keys.get(jobId);
+      if (tombstone !== undefined && !this.#entries.has(jobId)) {
+        return {
+          effect: tombstone.bodyHash === record.spec.bodyHash ? "unchanged" : "conflict",
+          entry: undefined,
+          previousPhase: undefined,
+          previousCommitted: false,
+        };
+      }
+    }
+    let entry = this.#entries.get(jobId);
+    const existed = entry !== undefined;
+    if (entry === undefined) {
+      entry = newEntry(jobId);
+    }
+    const previousPhase = existed ? entry.phase : undefined;
+    const previousCommitted = entry.committed;
+    const wasStub = existed && isStub(entry);
+    const effect = applyRecord(entry, record, this.#options.historyMax);
+    if (record.type === "commit" && effect === "conflict" && entry.committed) {
+      this.commitConflicts++;
+    }
+    if (!existed) {
+      if (effect !== "changed") {
+        return { effect, entry: undefined, previousPhase, previousCommitted };
+      }
+      this.#entries.set(jobId, entry);
+      this.#counts[entry.phase]++;
+      if (!entry.committed) this.#uncommitted++;
+      if (isStub(entry)) {
+        this.#stubs++;
+        this.#stubExpiry.push(jobId, nowWallMs + this.#options.stubRetentionMs);
+      }
+      this.#pushRecent(jobId);
+      this.#afterPhase(entry, undefined);
+      return { effect, entry, previousPhase, previousCommitted };
+    }
+    if (effect === "changed") {
+      if (previousPhase !== entry.phase) {
+        this.#counts[previousPhase!]--;
+        this.#counts[entry.phase]++;
+        this.#afterPhase(entry, previousPhase);
+      } else if (entry.phase !== "pending" && record.type !== "submit") {
+        this.#afterPhase(entry, previousPhase);
+      }
+      if (!previousCommitted && entry.committed) this.#uncommitted--;
+      if (wasStub && !isStub(entry)) this.#stubs--;
+    }
+    return { effect, entry, previousPhase, previousCommitted };
+  }
+
+  #afterPhase(entry: JobEntry, previous: JobPhase | undefined): void {
+    if (previous === "dead" && entry.phase !== "dead") this.#dead.delete(entry.jobId);
+    if (entry.phase === "dead") {
+      if (!this.#dead.has(entry.jobId)) this.#dead.set(entry.jobId, true);
+      this.#deadExpiry.push(entry.jobId, entry.finishedAtMs + this.#options.deadRetentionMs);
+    } else if (entry.phase === "delivered") {
+      this.#deliveredExpiry.push(
+        entry.jobId,
+        entry.finishedAtMs + this.#options.finishedRetentionMs,
+      );
+    }
+  }
+
+  #pushRecent(jobId: string): void {
+    if (this.#recent.length < RECENT_MAX) this.#recent.push(jobId);
+    else {
+      this.#recent[this.#recentHead] = jobId;
+      this.#recentHead = (this.#recentHead + 1) % RECENT_MAX;
+    }
+  }
+
+  /** Up to `limit` of the most recently created entries still held, newest first. */
+  recent(limit: number): JobEntry[] {
+    const out: JobEntry[] = [];
+    const n = this.#recent.length;
+    for (let i = 1; i <= n && out.length < limit; i++) {
+      const id = this.#recent[(this.#recentHead - i + n) % n]!;
+      const entry = this.#entries.get(id);
+      if (entry !== undefined && !isStub(entry)) out.push(entry);
+    }
+    return out;
+  }
+
+  /** Dead letters oldest first, after the one with id `afterId` (a page cursor). */
+  deadLetters(limit: number, afterId?: string): { items: JobEntry[]; more: boolean } {
+    const items: JobEntry[] = [];
+    let skipping = afterId !== undefined && this.#dead.has(afterId);
+    for (const id of this.#dead.keys()) {
+      if (skipping) {
+        if (id === afterId) skipping = false;
+        continue;
+      }
+      if (items.length >= limit) return { items, more: true };
+      const entry = this.#entries.get(id);
+      if (entry !== undefined) items.push(entry);
+    }
+    return { items, more: false };
+  }
+
+  /**
+   * Drops what retention allows at wall time `nowWallMs`: delivered jobs and dead letters past
+   * their windows (a keyed job leaves its key behind), stubs whose SUBMIT never came, expired
+   * keys, and the oldest dead letters past `deadLettersMax`. Returns the job ids dropped.
+   */
+  expire(nowWallMs: number): string[] {
+    const dropped: string[] = [];
+    const finished = (queue: ExpiryQueue, phase: JobPhase, retentionMs: number) => {
+      for (const jobId of queue.due(nowWallMs)) {
+        const entry = this.#entries.get(jobId);
+        if (entry === undefined || entry.phase !== phase) continue;
+        if (entry.finishedAtMs + retentionMs > nowWallMs) continue;
+        this.#remove(entry);
+        dropped.push(jobId);
+      }
+    };
+    finished(this.#deliveredExpiry, "delivered", this.#options.finishedRetentionMs);
+    finished(this.#deadExpiry, "dead", this.#options.deadRetentionMs);
+    while (this.#dead.size > this.#options.deadLettersMax) {
+      const oldest = this.#dead.keys().next();
+      if (oldest.done) break;
+      const entry = this.#entries.get(oldest.value);
+      if (entry === undefined) {
+        this.#dead.delete(oldest.value);
+        continue;
+      }
+      this.#remove(entry);
+      dropped.push(entry.jobId);
+    }
+    for (const jobId of this.#stubExpiry.due(nowWallMs)) {
+      const entry = this.#entries.get(jobId);
+      if (entry !== undefined && isStub(entry)) {
+        this.#remove(entry);
+        dropped.push(jobId);
+      }
+    }
+    for (const jobId of this.#keyExpiry.due(nowWallMs)) {
+      const key = this.#keys.get(jobId);
+      if (key !== undefined && key.expiresAtMs <= nowWallMs) this.#keys.delete(jobId);
+    }
+    return dropped;
+  }
+
+  #remove(entry: JobEntry): void {
+    const spec = entry.spec;
+    this.#entries.delete(entry.jobId);
+    this.#counts[entry.phase]--;
+    if (!entry.committed) this.#uncommitted--;
+    if (isStub(entry)) this.#stubs--;
+    this.#dead.delete(entry.jobId);
+    this.compacted++;
+    assert(this.#counts[entry.phase] >= 0, "job counts never go negative");
+    if (spec?.idempotencyKey !== undefined) {
+      const expiresAtMs = spec.submittedAtMs + this.#options.idempotencyWindowMs;
+      if (expiresAtMs > entry.finishedAtMs) {
+        this.#keys.set(entry.jobId, {
+          key: spec.idempotencyKey,
+          jobId: entry.jobId,
+          bodyHash: entry.bodyHash,
+          expiresAtMs,
+        });
+        this.#keyExpiry.push(entry.jobId, expiresAtMs);
+      }
+    }
+  }
+
+  /** Every job and kept key as records: what a checkpoint writes and a snapshot ships. */
+  *snapshotRecords(): Generator<JobRecord> {
+    for (const entry of this.#entries.values()) {
+      yield { type: "state", state: snapshotOf(entry) };
+    }
+    for (const key of this.#keys.values()) yield { type: "key", key };
+  }
+}

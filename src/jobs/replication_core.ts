@@ -1,0 +1,1834 @@
+/**
+ * The replicated job store's sans-I/O core: majority-durable submits, ownership and failover,
+ * handoffs, catch-up after a restart, anti-entropy, confirm rounds, and the records delivery
+ * reports become. Driven by inputs that carry the time (`nowMs`, monotonic) and the wall clock
+ * (`wallMs`); answers with outputs the shell (job_store.ts) carries out. The same core runs on
+ * real sockets and disks and inside the whole-cluster simulator.
+ *
+ * Owns: the job table, the per-origin "held" tracker, the catch-up log, proposals (submits,
+ * confirm rounds and manual retries waiting for their majority), the ownership view, the
+ * catch-up state. Must not: do I/O, read a clock, call Math.random, or decide delivery timing
+ * (the delivery engine does).
+ *
+ * Durability order (what the shell must respect, etcd-raft style):
+ * - An `append` output must be durable (WAL write + fsync) before the shell calls
+ *   `persisted(token)`; tokens complete in the order they were issued.
+ * - An ACK for a record is only produced after the append holding that record is persisted:
+ *   a replica never says "on my disk" before it is.
+ * - A proposal counts this node's own vote only after its own append is persisted, so a submit
+ *   is acknowledged only once a majority of the configured voters has it on disk
+ *   (invariant 1). Remote votes come from ACKs, which replicas send after their fsync.
+ * - Sends need no durability: a record sent before it is durable here may reach a peer that
+ *   keeps it while we crash; records are idempotent and the restart's SKIP covers the seqs.
+ *
+ * Quorum is floor(N/2)+1 of the N configured voters, never of the live ones.
+ */
+
+import { createHash } from "node:crypto";
+import { type JobsConfig, jobsDefaults, validateJobsConfig } from "../config.ts";
+import { assert } from "../lib/assert.ts";
+import { MinHeap } from "../lib/min_heap.ts";
+import type { Rng } from "../lib/rng.ts";
+import type { Counter, Gauge, MetricsRegistry } from "../metrics/registry.ts";
+import type { Histogram } from "../metrics/histogram.ts";
+import type { DeliveryJob, DeliveryReport, ResumeState } from "../delivery/types.ts";
+import { CatchupLog } from "./catchup_log.ts";
+import {
+  type AckEntry,
+  type AckStatus,
+  type ClientOutcome,
+  decodeMessage,
+  encodeMessage,
+  encodeRecord,
+  encodeWalBatch,
+  type JobsMessage,
+  type OutgoingMessage,
+} from "./job_codec.ts";
+import {
+  type AttemptEntry,
+  type JobEntry,
+  type JobRecord,
+  type JobSpec,
+  type JobStateSnapshot,
+  type ReplicatedRecord,
+  snapshotOf,
+  type Stamp,
+} from "./job_model.ts";
+import { JobTable } from "./job_table.ts";
+import { ownerOf } from "./preference.ts";
+import { SeqTracker, summaryHas } from "./seq_tracker.ts";
+import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
+
+export type CorePhase = "recovering" | "catching_up" | "ready" | "stopping" | "failed";
+
+/** How this node sees a voter (from membership). Unknown voters count as alive. */
+export type VoterState = "alive" | "suspect" | "dead" | "left";
+
+export type CoreOutput =
+  /** Append `payload` to the WAL; call `persisted(token)` once it is durable. */
+  | { readonly type: "append"; readonly token: number; readonly payload: Uint8Array }
+  /** Send `bytes` reliably on JOBS_CHANNEL to a voter or a client's transport address. */
+  | { readonly type: "send"; readonly to: string; readonly bytes: Uint8Array }
+  | { readonly type: "submit-done"; readonly requestId: number; readonly outcome: SubmitOutcome }
+  | {
+    readonly type: "revive-done";
+    readonly requestId: number;
+    readonly outcome: { readonly ok: true } | Refusal;
+  }
+  | {
+    readonly type: "query-done";
+    readonly requestId: number;
+    readonly state: JobStateSnapshot | undefined;
+  }
+  /** The job is this node's to deliver (committed, owned, caught up). */
+  | { readonly type: "schedule"; readonly job: DeliveryJob; readonly resume: ResumeState }
+  /** The job stopped being this node's to deliver (finished elsewhere, owner changed). */
+  | { readonly type: "cancel"; readonly jobId: string }
+  /** Time to write a checkpoint: call `wal.checkpoint(() => core.snapshotRecords())`. */
+  | { readonly type: "checkpoint" }
+  /** A notable change for logs: phase changes, handoffs, catch-up progress. */
+  | { readonly type: "log"; readonly event: string; readonly fields: Record<string, unknown> };
+
+interface Refusal {
+  readonly ok: false;
+  readonly code: RefusalCode;
+  readonly message: string;
+  readonly retryAfterS?: number;
+}
+
+export interface ReplicationCoreOptions {
+  /** This node's voter address (canonical `host:port`): its identity in the voter set. */
+  readonly self: string;
+  /** The configured voters, this node included (canonical addresses). */
+  readonly voters: readonly string[];
+  readonly config?: Partial<JobsConfig>;
+  readonly rng: Rng;
+  readonly metrics: MetricsRegistry;
+  /** Largest WAL append the shell's WAL takes (`wal.recordBytesMax`). */
+  readonly walRecordBytesMax: number;
+}
+
+/** What a persisted append lets happen. */
+interface AppendBatch {
+  readonly records: Uint8Array[];
+  bytes: number;
+  /** Stamps held durably once the batch is. */
+  readonly stamps: Stamp[];
+  /** Skip ranges held once durable. */
+  readonly skips: Array<{ origin: string; from: number; to: number }>;
+  /** ACKs to send once durable: voter → entries. */
+  readonly acks: Map<string, AckEntry[]>;
+  /** Own proposals whose local copy is in this batch (stamp keys). */
+  readonly votes: string[];
+  /** Own-origin records in the batch (released from the pending bound when durable). */
+  ownRecords: number;
+  /** Held summaries to merge once durable (snapshot catch-up). */
+  readonly heldMerges: JobRecord[];
+}
+
+type ProposalKind = "submit" | "confirm" | "revive";
+
+interface Proposal {
+  readonly key: string;
+  readonly kind: ProposalKind;
+  readonly stamp: Stamp;
+  readonly jobId: string;
+  readonly bodyHash: string;
+  readonly votes: Set<string>;
+  readonly conflicts: Map<string, boolean>;
+  readonly finished: Set<string>;
+  readonly deadlineMs: number;
+  readonly startedAtMs: number;
+  /** Submit requests answered when it resolves: id → was the job already there. */
+  readonly requests: Array<{ requestId: number; existing: boolean }>;
+  readonly reviveRequests: number[];
+  /** Whether this node's own copy is stored (it votes once durable). */
+  readonly localStored: boolean;
+}
+
+interface QueryState {
+  readonly jobId: string;
+  readonly waiting: Set<string>;
+  readonly deadlineMs: number;
+}
+
+interface ClientBatch {
+  readonly address: string;
+  readonly clientRequestId: number;
+  readonly outcomes: Array<ClientOutcome | undefined>;
+  pending: number;
+}
+
+interface TimerItem {
+  readonly atMs: number;
+  readonly kind: "confirm" | "proposal" | "query";
+  readonly key: string;
+}
+
+const STAMP_SEP = "\u0000";
+
+function stampKey(s: Stamp): string {
+  return s.origin + STAMP_SEP + s.seq;
+}
+
+/** Largest seq a 53-bit field carries. */
+const SEQ_MAX = Number.MAX_SAFE_INTEGER;
+
+interface CoreMetrics {
+  submitsAccepted: Counter;
+  submitsExisting: Counter;
+  rejected: Map<string, Counter>;
+  quorumWaitMs: Histogram;
+  replMessages: Counter;
+  replBytes: Counter;
+  replRecords: Counter;
+  acksSent: Counter;
+  decodeErrors: Counter;
+  handoffsSent: Counter;
+  handoffsReceived: Counter;
+  catchupRecords: Counter;
+  catchupSnapshots: Counter;
+  confirmRounds: Counter;
+  commitConflicts: Counter;
+  jobsPending: Gauge;
+  jobsDead: Gauge;
+  jobsDelivered: Gauge;
+  jobsUncommitted: Gauge;
+  proposals: Gauge;
+  scheduled: Gauge;
+  logBytes: Gauge;
+}
+
+function registerMetrics(m: MetricsRegistry): CoreMetrics {
+  return {
+    submitsAccepted: m.counter(
+      "hookd_jobs_submits_total",
+      "Submits answered, by result",
+      { result: "accepted" },
+    ),
+    submitsExisting: m.counter(
+      "hookd_jobs_submits_total",
+      "Submits answered, by result",
+      { result: "existing" },
+    ),
+    rejected: new Map(),
+    quorumWaitMs: m.histogram(
+      "hookd_jobs_quorum_wait_ms",
+      "Submit to majority-durable on the node that took it, ms",
+    ),
+    replMessages: m.counter(
+      "hookd_jobs_repl_messages_total",
+      "Replication messages sent (records to peers)",
+    ),
+    replBytes: m.counter("hookd_jobs_repl_bytes_total", "Replication message bytes sent"),
+    replRecords: m.counter(
+      "hookd_jobs_repl_records_total",
+      "Records sent to peers in replication messages",
+    ),
+    acksSent: m.counter("hookd_jobs_acks_sent_total", "ACK messages sent to proposers"),
+    decodeErrors: m.counter(
+      "hookd_jobs_decode_errors_total",
+      "Job-store messages or WAL batches that failed to decode (dropped)",
+    ),
+    handoffsSent: m.counter(
+      "hookd_jobs_handoffs_total",
+      "Jobs handed to a new owner after a failover, by direction",
+      { direction: "sent" },
+    ),
+    handoffsReceived: m.counter(
+      "hookd_jobs_handoffs_total",
+      "Jobs handed to a new owner after a failover, by direction",
+      { direction: "received" },
+    ),
+    catchupRecords: m.counter(
+      "hookd_jobs_catchup_records_total",
+      "Records received through catch-up and anti-entropy",
+    ),
+    catchupSnapshots: m.counter(
+      "hookd_jobs_catchup_snapshots_total",
+      "Catch-up replies that had to ship the table (the log no longer covered the gap)",
+    ),
+    confirmRounds: m.counter(
+      "hookd_jobs_confirm_rounds_total",
+      "Confirm rounds run by owners for jobs they held uncommitted",
+    ),
+    commitConflicts: m.counter(
+      "hookd_jobs_commit_conflicts_total",
+      "Two committed bodies met for one job id (a broken invariant; must stay 0)",
+    ),
+    jobsPending: m.gauge("hookd_jobs", "Jobs held by state", { state: "pending" }),
+    jobsDead: m.gauge("hookd_jobs", "Jobs held by state", { state: "dead" }),
+    jobsDelivered: m.gauge("hookd_jobs", "Jobs held by state", { state: "delivered" }),
+    jobsUncommitted: m.gauge("hookd_jobs", "Jobs held by state", { state: "uncommitted" }),
+    proposals: m.gauge("hookd_jobs_proposals", "Submits and confirm rounds awaiting a majority"),
+    scheduled: m.gauge("hookd_jobs_scheduled", "Jobs this node owns and has handed to delivery"),
+    logBytes: m.gauge("hookd_jobs_catchup_log_bytes", "Bytes of records kept to serve catch-up"),
+  };
+}
+
+/** The hash of everything a client sent in a submit: a keyed retry must match it. */
+export function submitBodyHash(request: SubmitRequest): string {
+  const h = createHash("sha256");
+  const headers = Object.entries(request.headers ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  h.update(
+    JSON.stringify([
+      request.url,
+      request.payload,
+      headers,
+      request.secret ?? null,
+      request.maxAttempts ?? null,
+      request.timeoutMs ?? null,
+    ]),
+  );
+  return h.digest("hex").slice(0, 32);
+}
+
+/** A keyed job's id: derived from the key, so a retry on any node names the same job. */
+export function keyedJobId(key: string): string {
+  return "job_k" + createHash("sha256").update(key).digest("hex").slice(0, 32);
+}
+
+export class ReplicationCore {
+  readonly self: string;
+  readonly voters: readonly string[];
+  readonly quorum: number;
+  readonly config: Readonly<JobsConfig>;
+  readonly table: JobTable;
+  readonly tracker = new SeqTracker();
+  readonly log: CatchupLog;
+  readonly #rng: Rng;
+  readonly #metrics: CoreMetrics;
+  readonly #registry: MetricsRegistry;
+  readonly #walRecordBytesMax: number;
+  readonly #peers: readonly string[];
+  #phase: CorePhase = "recovering";
+  #nextOwnSeq = 1;
+  #ownPending = 0;
+  #view = new Map<string, VoterState>();
+  #outputs: CoreOutput[] = [];
+  #nextToken = 1;
+  #batch: AppendBatch | undefined;
+  readonly #pendingAppends = new Map<number, AppendBatch>();
+  /** Records applied but whose append is not yet durable: stamp key → token. */
+  readonly #notDurable = new Map<string, number>();
+  /** Per-peer records to send this flush. */
+  readonly #outbox = new Map<string, Uint8Array[]>();
+  readonly #proposals = new Map<string, Proposal>();
+  /** Keyed submits in flight by job id (one proposal per id on this node). */
+  readonly #proposalByJob = new Map<string, string>();
+  readonly #scheduled = new Map<string, number>();
+  /** Jobs the engine refused (full), offered again on the next schedule retry. */
+  readonly #deferred = new Set<string>();
+  #deferredAtMs = Infinity;
+  readonly #timers = new MinHeap<TimerItem>((a, b) => a.atMs < b.atMs);
+  readonly #confirmDue = new Map<string, number>();
+  readonly #queries = new Map<number, QueryState>();
+  readonly #clientBatches = new Map<number, ClientBatch>();
+  /** Internal submit request ids that belong to a UDP client batch: id → (batch, index). */
+  readonly #clientRequests = new Map<number, { batch: number; index: number }>();
+  #nextInternalId = 0x4000_0000;
+  #nextClientBatch = 1;
+  #syncRequestId = 1;
+  /** Catch-up: voters that sent a complete reply to our restart catch-up. */
+  readonly #catchupDone = new Set<string>();
+  readonly #catchupRequests = new Map<number, string>();
+  #catchupNextMs = 0;
+  #catchupStartedMs = 0;
+  /** Highest seq of our own origin any peer reported holding. */
+  #peerSeqOfMine = 0;
+  #antiEntropyAtMs = Infinity;
+  #expireAtMs = Infinity;
+  #appendedBytesSinceCheckpoint = 0;
+  /** The wall clock as of the latest input (for records made where no wall time is passed). */
+  #wallMs = 0;
+  #lastSnapshotBytes = 0;
+  #checkpointRequested = false;
+
+  constructor(options: ReplicationCoreOptions) {
+    this.config = validateJobsConfig({ ...jobsDefaults, ...options.config });
+    this.self = options.self;
+    const voters = [...new Set(options.voters)].sort();
+    assert(voters.includes(options.self), "the voter set includes this node");
+    this.voters = voters;
+    this.quorum = Math.floor(voters.length / 2) + 1;
+    this.#peers = voters.filter((v) => v !== options.self);
+    this.#rng = options.rng;
+    this.#registry = options.metrics;
+    this.#metrics = registerMetrics(options.metrics);
+    this.#walRecordBytesMax = options.walRecordBytesMax;
+    this.table = new JobTable({
+      historyMax: this.config.historyMax,
+      finishedRetentionMs: this.config.finishedRetentionMs,
+      deadRetentionMs: this.config.deadRetentionMs,
+      deadLettersMax: this.config.deadLettersMax,
+      idempotencyWindowMs: this.config.idempotencyWindowMs,
+      stubRetentionMs: this.config.stubRetentionMs,
+    });
+    this.log = new CatchupLog(this.config.catchupLogBytesMax);
+  }
+
+  get phase(): CorePhase {
+    return this.#phase;
+  }
+
+  get proposalCount(): number {
+    return this.#proposals.size;
+  }
+
+  get scheduledCount(): number {
+    return this.#scheduled.size;
+  }
+
+  get nextOwnSeq(): number {
+    return this.#nextOwnSeq;
+  }
+
+  isScheduled(jobId: string): boolean {
+    return this.#scheduled.has(jobId);
+  }
+
+  voterState(voter: string): VoterState {
+    if (voter === this.self) return "alive";
+    return this.#view.get(voter) ?? "alive";
+  }
+
+  isDown(voter: string): boolean {
+    const s = this.voterState(voter);
+    return s === "dead" || s === "left";
+  }
+
+  /** Voters not held dead or left, this node included. */
+  reachableVoters(): number {
+    let n = 0;
+    for (const v of this.voters) if (!this.isDown(v)) n++;
+    return n;
+  }
+
+  ownerOf(jobId: string): string | undefined {
+    return ownerOf(jobId, this.voters, (v) => this.isDown(v));
+  }
+
+  takeOutputs(): CoreOutput[] {
+    const out = this.#outputs;
+    this.#outputs = [];
+    return out;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Recovery
+  // -------------------------------------------------------------------------------------------
+
+  /** Replays one WAL payload (a batch of records), in log order, before `recovered`. */
+  replay(kind: "snapshot" | "data", payload: Uint8Array, wallMs: number): boolean {
+    assert(this.#phase === "recovering", "replay happens before recovery ends");
+    if (kind === "snapshot") {
+      // Checkpoint records are written one record per WAL record, not batched.
+      const item = decodeSingle(payload);
+      if (item === undefined) {
+        this.#metrics.decodeErrors.inc();
+        return false;
+      }
+      this.#replayRecord(item.record, item.bytes, wallMs, true);
+      return true;
+    }
+    const decoded = decodeBatchPayload(payload);
+    if (decoded === undefined) {
+      this.#metrics.decodeErrors.inc();
+      return false;
+    }
+    for (const item of decoded) this.#replayRecord(item.record, item.bytes, wallMs, false);
+    return true;
+  }
+
+  #replayRecord(record: JobRecord, bytes: Uint8Array, wallMs: number, fromSnapshot: boolean): void {
+    if (record.type === "meta") {
+      this.tracker.merge(record.held);
+      for (const h of record.held) {
+        // What a checkpoint covered is no longer in the log: serve it by snapshot.
+        this.log.raiseFloor(
+          h.origin,
+          h.above.length > 0 ? h.above[h.above.length - 1]![1] : h.contiguous,
+        );
+      }
+      this.#nextOwnSeq = Math.max(this.#nextOwnSeq, record.nextOwnSeq);
+      return;
+    }
+    if (record.type === "skip") {
+      for (const [a, b] of record.ranges) this.tracker.addRange(record.stamp.origin, a, b);
+    }
+    if (record.type !== "key" && record.type !== "skip") {
+      this.table.apply(record, wallMs);
+    } else if (record.type === "key") {
+      this.table.apply(record, wallMs);
+    }
+    if ("stamp" in record) {
+      this.tracker.add(record.stamp.origin, record.stamp.seq);
+      if (!fromSnapshot) this.log.add(record.stamp.origin, record.stamp.seq, bytes);
+      if (record.stamp.origin === this.self) {
+        this.#nextOwnSeq = Math.max(this.#nextOwnSeq, record.stamp.seq + 1);
+      }
+    }
+  }
+
+  /**
+   * Recovery is over: start catching up with the other voters. Nothing is delivered, and no
+   * submit is taken, until a majority (this node included) has sent us everything it holds
+   * that we lack.
+   */
+  recovered(nowMs: number, wallMs: number): void {
+    this.#wallMs = wallMs;
+    assert(this.#phase === "recovering", "recovered once");
+    this.#phase = "catching_up";
+    this.#catchupStartedMs = nowMs;
+    this.#catchupNextMs = nowMs;
+    this.#expireAtMs = nowMs + this.config.expireIntervalMs;
+    this.#log("catching-up", {
+      jobs: this.table.size,
+      held: this.tracker.summary(0).map((h) => `${h.origin}:${h.contiguous}`).join(","),
+    });
+    this.#catchupTick(nowMs, wallMs);
+    this.#updateGauges();
+  }
+
+  #catchupTick(nowMs: number, _wallMs: number): void {
+    if (this.#phase !== "catching_up") return;
+    if (this.#catchupDone.size + 1 >= this.quorum) {
+      this.#finishCatchup(nowMs);
+      return;
+    }
+    if (nowMs < this.#catchupNextMs) return;
+    this.#catchupNextMs = nowMs + this.config.catchupRetryMs;
+    const held = this.tracker.summary();
+    for (const peer of this.#peers) {
+      if (this.#catchupDone.has(peer) || this.isDown(peer)) continue;
+      const requestId = this.#syncRequestId++;
+      this.#catchupRequests.set(requestId, peer);
+      this.#send(peer, { kind: "sync-req", from: this.self, requestId, catchup: true, held });
+    }
+  }
+
+  #finishCatchup(nowMs: number): void {
+    // Our own seqs the majority does not know of were never durable here: declare them void
+    // (with a margin for what a minority may hold), so nobody waits for them and no seq is
+    // ever reused for a different record.
+    const known = Math.max(this.tracker.max(this.self), this.#peerSeqOfMine, this.#nextOwnSeq - 1);
+    const heardFromAll = this.#catchupDone.size >= this.#peers.length;
+    const margin = heardFromAll ? 0 : this.config.originPendingMax;
+    const holes = this.tracker.gaps(this.self, known, 4096);
+    const ranges: Array<[number, number]> = [...holes];
+    if (margin > 0) ranges.push([known + 1, known + margin]);
+    this.#nextOwnSeq = known + margin + 1;
+    this.#phase = "ready";
+    if (ranges.length > 0) {
+      const stamp = this.#ownStamp();
+      this.#originate({ type: "skip", stamp, ranges: merged(ranges, stamp.seq) });
+    }
+    this.#log("caught-up", {
+      from: [...this.#catchupDone].join(","),
+      tookMs: Math.round(nowMs - this.#catchupStartedMs),
+      jobs: this.table.size,
+      nextOwnSeq: this.#nextOwnSeq,
+    });
+    this.#antiEntropyAtMs = nowMs + this.config.antiEntropyIntervalMs * (0.5 + this.#rng.next());
+    for (const entry of this.table.entries()) this.#reconsider(nowMs, entry);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Submits, retries by hand, queries
+  // -------------------------------------------------------------------------------------------
+
+  /** A client submit (already validated). Answered by a `submit-done` output, never hangs. */
+  submit(nowMs: number, wallMs: number, requestId: number, request: SubmitRequest): void {
+    this.#wallMs = wallMs;
+    const refusal = this.#admission();
+    if (refusal !== undefined) {
+      this.#refuse(requestId, refusal.code, refusal.message, refusal.retryAfterS);
+      return;
+    }
+    const keyed = request.idempotencyKey !== undefined;
+    const bodyHash = keyed ? submitBodyHash(request) : "";
+    let jobId: string;
+    if (keyed) {
+      jobId = keyedJobId(request.idempotencyKey!);
+      const held = this.table.get(jobId);
+      const tombstone = this.table.keyTombstone(jobId);
+      if (held?.spec !== undefined && held.committed) {
+        if (held.bodyHash === bodyHash) return this.#answer(requestId, jobId, true);
+        return this.#refuse(
+          requestId,
+          "idempotency_conflict",
+          `idempotency key ${JSON.stringify(request.idempotencyKey)} was used with another body`,
+        );
+      }
+      if (held === undefined && tombstone !== undefined) {
+        if (tombstone.bodyHash === bodyHash) return this.#answer(requestId, jobId, true);
+        return this.#refuse(
+          requestId,
+          "idempotency_conflict",
+          `idempotency key ${JSON.stringify(request.idempotencyKey)} was used with another body`,
+        );
+      }
+      const inFlight = this.#proposalByJob.get(jobId);
+      if (inFlight !== undefined) {
+        const p = this.#proposals.get(inFlight)!;
+        if (p.bodyHash === bodyHash) {
+          p.requests.push({ requestId, existing: true });
+          return;
+        }
+        return this.#refuse(
+          requestId,
+          "idempotency_conflict",
+          `idempotency key ${
+            JSON.stringify(request.idempotencyKey)
+          } is being submitted with another body`,
+        );
+      }
+      if (
+        held?.spec !== undefined && held.bodyHash === bodyHash && held.submitStamp !== undefined
+      ) {
+        // Our copy of an earlier submit that never saw its majority: confirm it for this client.
+        this.#startConfirm(nowMs, held, { requestId, existing: true });
+        return;
+      }
+    } else {
+      jobId = this.#mintOwnedId();
+    }
+    const spec: JobSpec = {
+      id: jobId,
+      url: request.url,
+      payload: request.payload,
+      headers: request.headers ?? {},
+      secrets: request.secret !== undefined ? [request.secret] : [],
+      timeoutMs: request.timeoutMs ?? 0,
+      maxAttempts: request.maxAttempts ?? this.config.maxAttemptsDefault,
+      submittedAtMs: wallMs,
+      ...(keyed ? { idempotencyKey: request.idempotencyKey! } : {}),
+      bodyHash,
+    };
+    const stamp = this.#ownStamp();
+    const record: ReplicatedRecord = { type: "submit", stamp, spec };
+    const result = this.table.apply(record, wallMs);
+    const proposal = this.#newProposal(
+      nowMs,
+      "submit",
+      stamp,
+      jobId,
+      bodyHash,
+      result.effect === "changed",
+    );
+    proposal.requests.push({ requestId, existing: false });
+    this.#originate(record, proposal.localStored ? proposal.key : undefined);
+    this.#evaluate(nowMs, proposal);
+  }
+
+  /** Retries a dead letter by hand: a REVIVE record durable on a majority. */
+  revive(nowMs: number, wallMs: number, requestId: number, jobId: string): void {
+    this.#wallMs = wallMs;
+    const refusal = this.#admission();
+    if (refusal !== undefined) {
+      this.#outputs.push({ type: "revive-done", requestId, outcome: refusal });
+      return;
+    }
+    const entry = this.table.get(jobId);
+    if (entry === undefined || entry.spec === undefined || entry.phase !== "dead") {
+      this.#outputs.push({
+        type: "revive-done",
+        requestId,
+        outcome: {
+          ok: false,
+          code: "not_found",
+          message: `no dead letter ${JSON.stringify(jobId)}`,
+        },
+      });
+      return;
+    }
+    const stamp = this.#ownStamp();
+    const record: ReplicatedRecord = { type: "revive", stamp, jobId, gen: entry.gen + 1 };
+    this.table.apply(record, wallMs);
+    const proposal = this.#newProposal(nowMs, "revive", stamp, jobId, entry.bodyHash, true);
+    proposal.reviveRequests.push(requestId);
+    this.#originate(record, proposal.key);
+    this.#reconsider(nowMs, entry);
+    this.#evaluate(nowMs, proposal);
+  }
+
+  /** Looks a job up here, or asks the peers when this node does not hold it. */
+  query(nowMs: number, requestId: number, jobId: string): void {
+    const entry = this.table.get(jobId);
+    if (entry !== undefined && entry.spec !== undefined) {
+      this.#outputs.push({ type: "query-done", requestId, state: snapshotOf(entry) });
+      return;
+    }
+    const waiting = new Set(this.#peers.filter((p) => !this.isDown(p)));
+    if (waiting.size === 0) {
+      this.#outputs.push({ type: "query-done", requestId, state: undefined });
+      return;
+    }
+    this.#queries.set(requestId, {
+      jobId,
+      waiting,
+      deadlineMs: nowMs + this.config.queryTimeoutMs,
+    });
+    this.#timers.push({
+      atMs: nowMs + this.config.queryTimeoutMs,
+      kind: "query",
+      key: String(requestId),
+    });
+    for (const peer of waiting) {
+      this.#send(peer, { kind: "query", from: this.self, requestId, jobId });
+    }
+  }
+
+  #admission(): Refusal | undefined {
+    switch (this.#phase) {
+      case "recovering":
+      case "catching_up":
+        return {
+          ok: false,
+          code: "not_ready",
+          message: "this node is recovering its log and catching up with its peers",
+          retryAfterS: 1,
+        };
+      case "stopping":
+        return {
+          ok: false,
+          code: "shutting_down",
+          message: "this node is shutting down",
+          retryAfterS: 1,
+        };
+      case "failed":
+        return {
+          ok: false,
+          code: "storage_failed",
+          message: "this node's write-ahead log failed; it acknowledges nothing (fail-stop)",
+          retryAfterS: 1,
+        };
+      case "ready":
+        break;
+    }
+    if (this.reachableVoters() < this.quorum) {
+      return {
+        ok: false,
+        code: "no_quorum",
+        message: `only ${this.reachableVoters()} of ${this.voters.length} voters are reachable; ` +
+          `a submit needs ${this.quorum}`,
+        retryAfterS: 1,
+      };
+    }
+    if (this.#proposals.size >= this.config.proposalsMax) {
+      return {
+        ok: false,
+        code: "overloaded",
+        message: `${this.#proposals.size} submits are already being replicated (proposalsMax)`,
+        retryAfterS: 1,
+      };
+    }
+    if (this.#ownPending >= this.config.originPendingMax) {
+      return {
+        ok: false,
+        code: "overloaded",
+        message: "this node's log is behind (originPendingMax records not yet on disk)",
+        retryAfterS: 1,
+      };
+    }
+    return undefined;
+  }
+
+  #refuse(requestId: number, code: RefusalCode, message: string, retryAfterS?: number): void {
+    this.#rejectedCounter(code).inc();
+    this.#submitDone(requestId, {
+      ok: false,
+      code,
+      message,
+      ...(retryAfterS !== undefined ? { retryAfterS } : {}),
+    });
+  }
+
+  #answer(requestId: number, id: string, existing: boolean): void {
+    (existing ? this.#metrics.submitsExisting : this.#metrics.submitsAccepted).inc();
+    this.#submitDone(requestId, { ok: true, id, existing });
+  }
+
+  #submitDone(requestId: number, outcome: SubmitOutcome): void {
+    const client = this.#clientRequests.get(requestId);
+    if (client === undefined) {
+      this.#outputs.push({ type: "submit-done", requestId, outcome });
+      return;
+    }
+    this.#clientRequests.delete(requestId);
+    const batch = this.#clientBatches.get(client.batch);
+    if (batch === undefined) return;
+    batch.outcomes[client.index] = outcome.ok
+      ? { ok: true, id: outcome.id, existing: outcome.existing }
+      : { ok: false, code: outcome.code, message: outcome.message };
+    if (--batch.pending === 0) {
+      this.#clientBatches.delete(client.batch);
+      this.#send(batch.address, {
+        kind: "client-result",
+        requestId: batch.clientRequestId,
+        outcomes: batch.outcomes.map((o) => o!),
+      });
+    }
+  }
+
+  #rejectedCounter(code: string): Counter {
+    let c = this.#metrics.rejected.get(code);
+    if (c === undefined) {
+      c = this.#registry.counter("hookd_jobs_submits_total", "Submits answered, by result", {
+        result: code,
+      });
+      this.#metrics.rejected.set(code, c);
+    }
+    return c;
+  }
+
+  /** A random id that ranks this node first, so the node that took the submit owns it. */
+  #mintOwnedId(): string {
+    let id = "";
+    for (let i = 0; i < 64; i++) {
+      id = "job_" + randomHex(this.#rng, 16);
+      if (this.ownerOf(id) === this.self) return id;
+    }
+    return id;
+  }
+
+  #ownStamp(): Stamp {
+    assert(this.#nextOwnSeq <= SEQ_MAX, "own seq space exhausted");
+    return { origin: this.self, seq: this.#nextOwnSeq++ };
+  }
+
+  #newProposal(
+    nowMs: number,
+    kind: ProposalKind,
+    stamp: Stamp,
+    jobId: string,
+    bodyHash: string,
+    localStored: boolean,
+  ): Proposal {
+    const key = stampKey(stamp);
+    const proposal: Proposal = {
+      key,
+      kind,
+      stamp,
+      jobId,
+      bodyHash,
+      votes: new Set(),
+      conflicts: new Map(),
+      finished: new Set(),
+      deadlineMs: nowMs + this.config.submitTimeoutMs,
+      startedAtMs: nowMs,
+      requests: [],
+      reviveRequests: [],
+      localStored,
+    };
+    this.#proposals.set(key, proposal);
+    if (kind !== "revive") this.#proposalByJob.set(jobId, key);
+    this.#timers.push({ atMs: proposal.deadlineMs, kind: "proposal", key });
+    // Already durable here (a confirm of a record we hold): our vote counts at once.
+    if (localStored && this.tracker.has(stamp.origin, stamp.seq)) proposal.votes.add(this.self);
+    else if (localStored) {
+      const token = this.#notDurable.get(key);
+      if (token !== undefined) this.#batchFor(token)?.votes.push(key);
+    }
+    return proposal;
+  }
+
+  /** Resolves a proposal once its outcome is certain, or leaves it waiting. */
+  #evaluate(nowMs: number, p: Proposal): void {
+    if (!this.#proposals.has(p.key)) return;
+    if (p.finished.size > 0 && p.kind !== "revive") {
+      // An earlier job with this key and body finished and was compacted: it stands.
+      this.#closeProposal(p);
+      for (const r of p.requests) this.#answer(r.requestId, p.jobId, true);
+      return;
+    }
+    const committedConflict = [...p.conflicts.values()].some((committed) => committed);
+    const possible = this.voters.length - p.conflicts.size;
+    if (committedConflict || possible < this.quorum) {
+      this.#closeProposal(p);
+      for (const r of p.requests) {
+        this.#refuse(
+          r.requestId,
+          "idempotency_conflict",
+          "idempotency key was used with another body",
+        );
+      }
+      return;
+    }
+    if (p.votes.size < this.quorum) return;
+    this.#closeProposal(p);
+    this.#metrics.quorumWaitMs.record(nowMs - p.startedAtMs);
+    if (p.kind === "revive") {
+      for (const requestId of p.reviveRequests) {
+        this.#outputs.push({ type: "revive-done", requestId, outcome: { ok: true } });
+      }
+      return;
+    }
+    // Majority durable: commit. Replicas that held another body get the spec with it.
+    const entry = this.table.get(p.jobId);
+    const spec = p.conflicts.size > 0 && entry?.spec !== undefined && entry.bodyHash === p.bodyHash
+      ? entry.spec
+      : undefined;
+    const commit: ReplicatedRecord = {
+      type: "commit",
+      stamp: this.#ownStamp(),
+      jobId: p.jobId,
+      bodyHash: p.bodyHash,
+      ...(spec !== undefined ? { spec } : {}),
+    };
+    this.#applyAndReact(nowMs, commit, this.#wallMs);
+    this.#originate(commit);
+    for (const r of p.requests) this.#answer(r.requestId, p.jobId, r.existing);
+  }
+
+  #closeProposal(p: Proposal): void {
+    this.#proposals.delete(p.key);
+    if (this.#proposalByJob.get(p.jobId) === p.key) this.#proposalByJob.delete(p.jobId);
+  }
+
+  #expireProposal(nowMs: number, key: string): void {
+    const p = this.#proposals.get(key);
+    if (p === undefined || p.deadlineMs > nowMs) return;
+    this.#closeProposal(p);
+    const reachable = this.reachableVoters();
+    const message = `no majority of the ${this.voters.length} voters stored it within ` +
+      `${this.config.submitTimeoutMs} ms (${p.votes.size} of ${this.quorum} needed; ` +
+      `${reachable} reachable); it was not acknowledged`;
+    for (const r of p.requests) this.#refuse(r.requestId, "no_quorum", message, 1);
+    for (const requestId of p.reviveRequests) {
+      this.#outputs.push({
+        type: "revive-done",
+        requestId,
+        outcome: { ok: false, code: "no_quorum", message, retryAfterS: 1 },
+      });
+    }
+    // A job whose confirm did not get through is tried again later (by its owner).
+    if (p.kind !== "revive") {
+      const entry = this.table.get(p.jobId);
+      if (entry !== undefined) this.#reconsider(nowMs, entry);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Records: originate, receive, persist
+  // -------------------------------------------------------------------------------------------
+
+  /** Puts a record this node originated on its WAL and sends it to every live peer. */
+  #originate(record: ReplicatedRecord, voteKey?: string): Uint8Array {
+    const bytes = encodeRecord(record);
+    const batch = this.#addToBatch(bytes, record);
+    batch.ownRecords++;
+    this.#ownPending++;
+    if (voteKey !== undefined) batch.votes.push(voteKey);
+    this.log.add(record.stamp.origin, record.stamp.seq, bytes);
+    for (const peer of this.#peers) {
+      if (!this.isDown(peer)) this.#queueRecord(peer, bytes);
+    }
+    return bytes;
+  }
+
+  #appendBatch(): AppendBatch {
+    this.#batch ??= {
+      records: [],
+      bytes: 0,
+      stamps: [],
+      skips: [],
+      acks: new Map(),
+      votes: [],
+      ownRecords: 0,
+      heldMerges: [],
+    };
+    return this.#batch;
+  }
+
+  /** Adds a record to the append being built (starting a new one when full); returns it. */
+  #addToBatch(bytes: Uint8Array, record: JobRecord): AppendBatch {
+    let batch = this.#appendBatch();
+    // One WAL append must stay under the WAL's record bound: start a new batch when full.
+    if (batch.bytes + bytes.length + 64 > this.#walRecordBytesMax && batch.records.length > 0) {
+      this.#emitAppend();
+      batch = this.#appendBatch();
+    }
+    batch.records.push(bytes);
+    batch.bytes += bytes.length + 4;
+    if ("stamp" in record) {
+      batch.stamps.push(record.stamp);
+      this.#notDurable.set(stampKey(record.stamp), this.#nextToken);
+      if (record.type === "skip") {
+        for (const [a, b] of record.ranges) {
+          batch.skips.push({ origin: record.stamp.origin, from: a, to: b });
+        }
+      }
+    }
+    return batch;
+  }
+
+  /** The append a token names: the one being built, or one waiting for its fsync. */
+  #batchFor(token: number): AppendBatch | undefined {
+    if (token === this.#nextToken && this.#batch !== undefined) return this.#batch;
+    return this.#pendingAppends.get(token);
+  }
+
+  #queueRecord(peer: string, bytes: Uint8Array): void {
+    let list = this.#outbox.get(peer);
+    if (list === undefined) {
+      list = [];
+      this.#outbox.set(peer, list);
+    }
+    list.push(bytes);
+  }
+
+  /** A message from a peer voter or a client, on JOBS_CHANNEL. */
+  receive(nowMs: number, wallMs: number, fromAddress: string, bytes: Uint8Array): void {
+    this.#wallMs = wallMs;
+    const decoded = decodeMessage(bytes);
+    if (!decoded.ok) {
+      this.#metrics.decodeErrors.inc();
+      return;
+    }
+    const m = decoded.value;
+    if (m.kind === "client-submit") {
+      this.#clientSubmit(nowMs, wallMs, fromAddress, m);
+      return;
+    }
+    if (m.kind === "client-result") return;
+    // Voter messages name their sender; anything else from a non-voter is ignored.
+    if (!this.#peers.includes(m.from)) {
+      this.#metrics.decodeErrors.inc();
+      return;
+    }
+    switch (m.kind) {
+      case "repl":
+        this.#onRecords(nowMs, wallMs, m.from, m.records, true);
+        return;
+      case "ack":
+        this.#onAck(nowMs, m.from, m.entries);
+        return;
+      case "sync-req":
+        this.#onSyncRequest(m);
+        return;
+      case "sync-reply":
+        this.#onSyncReply(nowMs, wallMs, m);
+        return;
+      case "handoff":
+        this.#onHandoff(nowMs, wallMs, m.records);
+        return;
+      case "query": {
+        const entry = this.table.get(m.jobId);
+        this.#send(m.from, {
+          kind: "query-reply",
+          from: this.self,
+          requestId: m.requestId,
+          state: entry !== undefined && entry.spec !== undefined ? snapshotOf(entry) : undefined,
+        });
+        return;
+      }
+      case "query-reply":
+        this.#onQueryReply(m.from, m.requestId, m.state);
+        return;
+    }
+  }
+
+  #clientSubmit(
+    nowMs: number,
+    wallMs: number,
+    address: string,
+    m: Extract<JobsMessage, { kind: "client-submit" }>,
+  ): void {
+    if (m.submits.length === 0) {
+      this.#send(address, { kind: "client-result", requestId: m.requestId, outcomes: [] });
+      return;
+    }
+    const batchId = this.#nextClientBatch++;
+    this.#clientBatches.set(batchId, {
+      address,
+      clientRequestId: m.requestId,
+      outcomes: new Array(m.submits.length).fill(undefined),
+      pending: m.submits.length,
+    });
+    m.submits.forEach((s, index) => {
+      const requestId = this.#nextInternalId++;
+      this.#clientRequests.set(requestId, { batch: batchId, index });
+      const problem = validateClientSubmit(s.request, this.config);
+      if (problem !== undefined) {
+        this.#refuse(requestId, "invalid", problem);
+        return;
+      }
+      this.submit(nowMs, wallMs, requestId, s.request);
+    });
+  }
+
+  /** Records from a peer (replication, or catch-up with `ack` false). */
+  #onRecords(
+    nowMs: number,
+    wallMs: number,
+    from: string,
+    records: readonly { record: ReplicatedRecord; bytes: Uint8Array }[],
+    ack: boolean,
+  ): void {
+    const immediate: AckEntry[] = [];
+    for (const { record, bytes } of records) {
+      const key = stampKey(record.stamp);
+      const wantsAck = ack && (record.type === "submit" || record.type === "revive");
+      if (this.tracker.has(record.stamp.origin, record.stamp.seq)) {
+        if (wantsAck) immediate.push(this.#ackFor(record));
+        continue;
+      }
+      const pendingToken = this.#notDurable.get(key);
+      if (pendingToken !== undefined) {
+        if (wantsAck) this.#deferAck(pendingToken, from, this.#ackFor(record));
+        continue;
+      }
+      const effect = record.type === "skip"
+        ? "unchanged"
+        : this.#applyAndReact(nowMs, record, wallMs);
+      this.#addToBatch(bytes, record);
+      this.log.add(record.stamp.origin, record.stamp.seq, bytes);
+      if (!wantsAck) continue;
+      const entry = this.#ackFor(record, effect === "conflict");
+      if (entry.status === "ok") this.#deferAck(this.#nextToken, from, entry);
+      else immediate.push(entry);
+    }
+    if (immediate.length > 0) this.#sendAcks(from, immediate);
+  }
+
+  #ackFor(record: ReplicatedRecord, conflicted = false): AckEntry {
+    if (record.type !== "submit") return { stamp: record.stamp, status: "ok", bodyHash: "" };
+    const entry = this.table.get(record.spec.id);
+    if (entry === undefined) {
+      const tombstone = this.table.keyTombstone(record.spec.id);
+      if (tombstone !== undefined) {
+        const status: AckStatus = tombstone.bodyHash === record.spec.bodyHash
+          ? "finished"
+          : "conflict_committed";
+        return { stamp: record.stamp, status, bodyHash: tombstone.bodyHash };
+      }
+      return { stamp: record.stamp, status: "ok", bodyHash: "" };
+    }
+    if (conflicted || (entry.spec !== undefined && entry.bodyHash !== record.spec.bodyHash)) {
+      return {
+        stamp: record.stamp,
+        status: entry.committed ? "conflict_committed" : "conflict",
+        bodyHash: entry.bodyHash,
+      };
+    }
+    return { stamp: record.stamp, status: "ok", bodyHash: "" };
+  }
+
+  #deferAck(token: number, to: string, entry: AckEntry): void {
+    const batch = this.#batchFor(token);
+    if (batch === undefined) {
+      // The append already completed: the record is durable.
+      this.#sendAcks(to, [entry]);
+      return;
+    }
+    let list = batch.acks.get(to);
+    if (list === undefined) {
+      list = [];
+      batch.acks.set(to, list);
+    }
+    list.push(entry);
+  }
+
+  #sendAcks(to: string, entries: AckEntry[]): void {
+    this.#metrics.acksSent.inc();
+    this.#send(to, { kind: "ack", from: this.self, entries });
+  }
+
+  #onAck(nowMs: number, from: string, entries: readonly AckEntry[]): void {
+    for (const e of entries) {
+      const p = this.#proposals.get(stampKey(e.stamp));
+      if (p === undefined) continue;
+      switch (e.status) {
+        case "ok":
+          p.votes.add(from);
+          break;
+        case "conflict":
+          p.conflicts.set(from, false);
+          break;
+        case "conflict_committed":
+          p.conflicts.set(from, true);
+          break;
+        case "finished":
+          p.finished.add(from);
+          break;
+      }
+      this.#evaluate(nowMs, p);
+    }
+  }
+
+  /**
+   * Applies a record to the table and reacts: schedules or cancels delivery, counts
+   * conflicts. Returns the table's effect.
+   */
+  #applyAndReact(
+    nowMs: number,
+    record: JobRecord,
+    wallMs: number,
+  ): "unchanged" | "changed" | "conflict" {
+    const result = this.table.apply(record, wallMs);
+    if (result.effect === "conflict" && record.type === "commit") {
+      this.#metrics.commitConflicts.inc();
+    }
+    if (result.entry !== undefined && result.effect === "changed") {
+      this.#reconsider(nowMs, result.entry);
+    }
+    return result.effect;
+  }
+
+  /** The WAL made a batch durable. Tokens complete in issue order. */
+  persisted(nowMs: number, token: number): void {
+    const batch = this.#pendingAppends.get(token);
+    if (batch === undefined) return;
+    this.#pendingAppends.delete(token);
+    for (const s of batch.stamps) {
+      this.tracker.add(s.origin, s.seq);
+      const key = stampKey(s);
+      if (this.#notDurable.get(key) === token) this.#notDurable.delete(key);
+    }
+    for (const s of batch.skips) this.tracker.addRange(s.origin, s.from, s.to);
+    for (const r of batch.heldMerges) {
+      if (r.type === "meta") this.tracker.merge(r.held);
+    }
+    this.#ownPending -= batch.ownRecords;
+    assert(this.#ownPending >= 0, "own pending records never go negative");
+    for (const [to, entries] of batch.acks) this.#sendAcks(to, entries);
+    for (const key of batch.votes) {
+      const p = this.#proposals.get(key);
+      if (p === undefined) continue;
+      p.votes.add(this.self);
+      this.#evaluate(nowMs, p);
+    }
+  }
+
+  /**
+   * The WAL failed (fail-stop, invariant 5): nothing more is acknowledged. Proposals waiting
+   * for a majority are answered `storage_failed`; no ACK leaves this node again.
+   */
+  storageFailed(reason: string): void {
+    if (this.#phase === "failed") return;
+    this.#phase = "failed";
+    for (const p of [...this.#proposals.values()]) {
+      this.#closeProposal(p);
+      for (const r of p.requests) {
+        this.#refuse(
+          r.requestId,
+          "storage_failed",
+          `this node's write-ahead log failed: ${reason}`,
+          1,
+        );
+      }
+      for (const requestId of p.reviveRequests) {
+        this.#outputs.push({
+          type: "revive-done",
+          requestId,
+          outcome: { ok: false, code: "storage_failed", message: reason, retryAfterS: 1 },
+        });
+      }
+    }
+    this.#pendingAppends.clear();
+    this.#batch = undefined;
+    for (const jobId of [...this.#scheduled.keys()]) this.#cancel(jobId);
+    this.#log("storage-failed", { reason });
+  }
+
+  /** Stop taking submits (SIGTERM); replication and delivery go on until the shell stops. */
+  stopping(): void {
+    if (this.#phase === "ready" || this.#phase === "catching_up") this.#phase = "stopping";
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Delivery reports (the DeliveryStore side)
+  // -------------------------------------------------------------------------------------------
+
+  /** A failed attempt with a retry due: returns the token whose persistence the engine awaits. */
+  reportRetry(
+    nowMs: number,
+    wallMs: number,
+    report: Extract<DeliveryReport, { kind: "retry" }>,
+  ): number | undefined {
+    return this.#report(nowMs, wallMs, report.jobId, (stamp, gen) => ({
+      type: "retry",
+      stamp,
+      jobId: report.jobId,
+      gen,
+      attemptsMade: report.attemptsMade,
+      nextAttemptAtMs: report.nextAttemptAtMs,
+      attempt: this.#attempt(report.attempt),
+    }));
+  }
+
+  reportDead(
+    nowMs: number,
+    wallMs: number,
+    report: Extract<DeliveryReport, { kind: "dead" }>,
+  ): number | undefined {
+    return this.#report(nowMs, wallMs, report.jobId, (stamp, gen) => ({
+      type: "dead",
+      stamp,
+      jobId: report.jobId,
+      gen,
+      attemptsMade: report.attemptsMade,
+      finishedAtMs: wallMs,
+      reason: report.reason,
+      ...(report.attempt !== undefined ? { attempt: this.#attempt(report.attempt) } : {}),
+    }));
+  }
+
+  reportDelivered(
+    nowMs: number,
+    wallMs: number,
+    report: Extract<DeliveryReport, { kind: "delivered" }>,
+  ): void {
+    this.#report(nowMs, wallMs, report.jobId, (stamp, gen) => ({
+      type: "done",
+      stamp,
+      jobId: report.jobId,
+      gen,
+      finishedAtMs: wallMs,
+      attempt: this.#attempt(report.attempt),
+    }));
+  }
+
+  /**
+   * Records a delivery outcome as a replicated record (nobody waits for its majority: losing
+   * one costs at most a repeated attempt). Returns the token of the append that makes it
+   * durable here, or undefined when there is nothing to record (failed WAL, job compacted).
+   */
+  #report(
+    nowMs: number,
+    wallMs: number,
+    jobId: string,
+    build: (stamp: Stamp, gen: number) => ReplicatedRecord,
+  ): number | undefined {
+    if (this.#phase === "failed") return undefined;
+    const entry = this.table.get(jobId);
+    if (entry === undefined) return undefined;
+    const gen = this.#scheduled.get(jobId) ?? entry.gen;
+    const record = build(this.#ownStamp(), gen);
+    this.#applyAndReact(nowMs, record, wallMs);
+    this.#originate(record);
+    return this.#nextToken;
+  }
+
+  #attempt(
+    a: {
+      attempt: number;
+      startedAtMs: number;
+      latencyMs: number;
+      outcome: string;
+      status?: number;
+      detail: string;
+    },
+  ): AttemptEntry {
+    return {
+      attempt: a.attempt,
+      startedAtMs: a.startedAtMs,
+      latencyMs: a.latencyMs,
+      outcome: a.outcome as AttemptEntry["outcome"],
+      status: a.status ?? 0,
+      detail: a.detail.length > 1024 ? a.detail.slice(0, 1024) : a.detail,
+      node: this.self,
+    };
+  }
+
+  /** The engine refused a job (full): offer it again later. */
+  scheduleRefused(nowMs: number, jobId: string): void {
+    this.#scheduled.delete(jobId);
+    this.#deferred.add(jobId);
+    if (this.#deferredAtMs === Infinity) this.#deferredAtMs = nowMs + this.config.scheduleRetryMs;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Ownership
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Membership changed. Quorum never depends on this view (it counts configured voters); only
+   * ownership and where records are sent do. Jobs whose owner changed because their owner
+   * died are handed to the new owner by every holder (idempotent), so a new owner that missed
+   * the submit still learns of it.
+   */
+  viewChanged(nowMs: number, view: ReadonlyMap<string, VoterState>): void {
+    const before = this.#view;
+    const next = new Map<string, VoterState>();
+    for (const v of this.#peers) next.set(v, view.get(v) ?? "alive");
+    let changed = false;
+    for (const v of this.#peers) if ((before.get(v) ?? "alive") !== next.get(v)) changed = true;
+    if (!changed) return;
+    const wasDown = (v: string) =>
+      v !== this.self && ((before.get(v) ?? "alive") === "dead" || before.get(v) === "left");
+    this.#view = next;
+    const handoffs = new Map<string, Uint8Array[]>();
+    for (const entry of this.table.entries()) {
+      if (entry.phase !== "pending" || entry.spec === undefined) continue;
+      const oldOwner = ownerOf(entry.jobId, this.voters, wasDown);
+      const newOwner = this.ownerOf(entry.jobId);
+      if (
+        newOwner !== oldOwner && oldOwner !== undefined && this.isDown(oldOwner) &&
+        newOwner !== undefined && newOwner !== this.self
+      ) {
+        let list = handoffs.get(newOwner);
+        if (list === undefined) {
+          list = [];
+          handoffs.set(newOwner, list);
+        }
+        list.push(encodeRecord({ type: "state", state: snapshotOf(entry) }));
+      }
+      this.#reconsider(nowMs, entry);
+    }
+    for (const [to, records] of handoffs) {
+      this.#metrics.handoffsSent.inc(records.length);
+      this.#sendChunked(
+        to,
+        records,
+        (chunk) => ({ kind: "handoff", from: this.self, records: chunk }),
+      );
+    }
+    this.#log("view", {
+      reachable: this.reachableVoters(),
+      down: this.#peers.filter((p) => this.isDown(p)).join(","),
+      handoffs: [...handoffs.values()].reduce((n, l) => n + l.length, 0),
+    });
+  }
+
+  #onHandoff(
+    nowMs: number,
+    wallMs: number,
+    records: readonly { record: JobRecord; bytes: Uint8Array }[],
+  ): void {
+    this.#metrics.handoffsReceived.inc(records.length);
+    for (const { record, bytes } of records) {
+      if (record.type !== "state") continue;
+      const effect = this.#applyAndReact(nowMs, record, wallMs);
+      if (effect === "changed") this.#addToBatch(bytes, record);
+    }
+  }
+
+  /**
+   * Decides what this node does about one job now: deliver it (owned, committed, pending,
+   * caught up), stop delivering it, or confirm it (owned but uncommitted).
+   */
+  #reconsider(nowMs: number, entry: JobEntry): void {
+    const owned = this.#phase === "ready" && this.ownerOf(entry.jobId) === this.self;
+    const deliverable = owned && entry.phase === "pending" && entry.spec !== undefined &&
+      entry.committed;
+    const scheduledGen = this.#scheduled.get(entry.jobId);
+    if (scheduledGen !== undefined && (!deliverable || scheduledGen !== entry.gen)) {
+      this.#cancel(entry.jobId);
+    }
+    if (deliverable && !this.#scheduled.has(entry.jobId)) {
+      this.#scheduled.set(entry.jobId, entry.gen);
+      this.#deferred.delete(entry.jobId);
+      this.#outputs.push({
+        type: "schedule",
+        job: toDeliveryJob(entry.spec!),
+        resume: { attemptsMade: entry.attemptsMade, nextAttemptAtMs: entry.nextAttemptAtMs },
+      });
+    }
+    if (
+      owned && entry.phase === "pending" && entry.spec !== undefined && !entry.committed &&
+      !this.#proposalByJob.has(entry.jobId) && !this.#confirmDue.has(entry.jobId)
+    ) {
+      const atMs = nowMs + this.config.confirmDelayMs;
+      this.#confirmDue.set(entry.jobId, atMs);
+      this.#timers.push({ atMs, kind: "confirm", key: entry.jobId });
+    }
+  }
+
+  #cancel(jobId: string): void {
+    if (this.#scheduled.delete(jobId)) this.#outputs.push({ type: "cancel", jobId });
+    this.#deferred.delete(jobId);
+  }
+
+  #confirmTimer(nowMs: number, jobId: string): void {
+    const due = this.#confirmDue.get(jobId);
+    if (due === undefined || due > nowMs) return;
+    this.#confirmDue.delete(jobId);
+    const entry = this.table.get(jobId);
+    if (
+      entry === undefined || entry.committed || entry.phase !== "pending" ||
+      entry.spec === undefined ||
+      this.#phase !== "ready" || this.ownerOf(jobId) !== this.self || this.#proposalByJob.has(jobId)
+    ) return;
+    if (this.reachableVoters() < this.quorum || this.#proposals.size >= this.config.proposalsMax) {
+      const atMs = nowMs + this.config.confirmRetryMs;
+      this.#confirmDue.set(jobId, atMs);
+      this.#timers.push({ atMs, kind: "confirm", key: jobId });
+      return;
+    }
+    this.#startConfirm(nowMs, entry, undefined);
+  }
+
+  /** Asks every voter to store (again) a SUBMIT this node holds; commits on a majority. */
+  #startConfirm(
+    nowMs: number,
+    entry: JobEntry,
+    request: { requestId: number; existing: boolean } | undefined,
+  ): void {
+    const stamp = entry.submitStamp;
+    assert(entry.spec !== undefined && stamp !== undefined, "a confirm needs the job's SUBMIT");
+    this.#metrics.confirmRounds.inc();
+    const proposal = this.#newProposal(nowMs, "confirm", stamp, entry.jobId, entry.bodyHash, true);
+    if (request !== undefined) proposal.requests.push(request);
+    const bytes = this.log.get(stamp.origin, stamp.seq) ??
+      encodeRecord({ type: "submit", stamp, spec: entry.spec });
+    for (const peer of this.#peers) if (!this.isDown(peer)) this.#queueRecord(peer, bytes);
+    this.#evaluate(nowMs, proposal);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Catch-up and anti-entropy
+  // -------------------------------------------------------------------------------------------
+
+  #onSyncRequest(m: Extract<JobsMessage, { kind: "sync-req" }>): void {
+    const yourSeqMax = this.tracker.max(m.from);
+    let needSnapshot = false;
+    const records: Uint8Array[] = [];
+    for (const origin of this.tracker.origins()) {
+      const theirs = m.held.find((h) => h.origin === origin);
+      const from = (theirs?.contiguous ?? 0) + 1;
+      const to = this.tracker.max(origin);
+      if (from > to) continue;
+      if (from <= this.log.floor(origin)) {
+        needSnapshot = true;
+        break;
+      }
+      for (let seq = from; seq <= to; seq++) {
+        if (theirs !== undefined && summaryHas([theirs], origin, seq)) continue;
+        const bytes = this.log.get(origin, seq);
+        if (bytes !== undefined) records.push(bytes);
+      }
+    }
+    if (needSnapshot) {
+      this.#metrics.catchupSnapshots.inc();
+      const snapshot: Uint8Array[] = [];
+      for (const r of this.table.snapshotRecords()) snapshot.push(encodeRecord(r));
+      const held = this.tracker.summary(4096);
+      this.#sendChunked(m.from, snapshot, (chunk, last) => ({
+        kind: "sync-reply",
+        from: this.self,
+        requestId: m.requestId,
+        done: last,
+        snapshot: true,
+        yourSeqMax,
+        held: last ? held : [],
+        records: chunk,
+      }));
+      return;
+    }
+    this.#sendChunked(m.from, records, (chunk, last) => ({
+      kind: "sync-reply",
+      from: this.self,
+      requestId: m.requestId,
+      done: last,
+      snapshot: false,
+      yourSeqMax,
+      held: [],
+      records: chunk,
+    }));
+  }
+
+  #onSyncReply(
+    nowMs: number,
+    wallMs: number,
+    m: Extract<JobsMessage, { kind: "sync-reply" }>,
+  ): void {
+    this.#peerSeqOfMine = Math.max(this.#peerSeqOfMine, m.yourSeqMax);
+    this.#metrics.catchupRecords.inc(m.records.length);
+    if (m.snapshot) {
+      for (const { record, bytes } of m.records) {
+        if (record.type !== "state" && record.type !== "key") continue;
+        const effect = this.#applyAndReact(nowMs, record, wallMs);
+        if (effect === "changed") this.#addToBatch(bytes, record);
+      }
+      if (m.done && m.held.length > 0) {
+        // What the server held is now reflected here: held once this batch is durable, and
+        // out of reach of our log (its records came as states).
+        const meta: JobRecord = { type: "meta", nextOwnSeq: 0, held: m.held };
+        this.#appendBatch().heldMerges.push(meta);
+        for (const h of m.held) {
+          const top = h.above.length > 0 ? h.above[h.above.length - 1]![1] : h.contiguous;
+          this.log.raiseFloor(h.origin, top);
+        }
+      }
+    } else {
+      this.#onRecords(
+        nowMs,
+        wallMs,
+        m.from,
+        m.records as readonly { record: ReplicatedRecord; bytes: Uint8Array }[],
+        false,
+      );
+    }
+    if (m.done && this.#catchupRequests.get(m.requestId) === m.from) {
+      this.#catchupRequests.delete(m.requestId);
+      this.#catchupDone.add(m.from);
+      this.#catchupTick(nowMs, wallMs);
+    }
+  }
+
+  #antiEntropy(nowMs: number): void {
+    if (nowMs < this.#antiEntropyAtMs) return;
+    this.#antiEntropyAtMs = nowMs + this.config.antiEntropyIntervalMs * (0.5 + this.#rng.next());
+    const live = this.#peers.filter((p) => !this.isDown(p));
+    if (live.length === 0) return;
+    const peer = live[Math.floor(this.#rng.next() * live.length)]!;
+    this.#send(peer, {
+      kind: "sync-req",
+      from: this.self,
+      requestId: this.#syncRequestId++,
+      catchup: false,
+      held: this.tracker.summary(),
+    });
+  }
+
+  #onQueryReply(from: string, requestId: number, state: JobStateSnapshot | undefined): void {
+    const q = this.#queries.get(requestId);
+    if (q === undefined) return;
+    q.waiting.delete(from);
+    if (state !== undefined || q.waiting.size === 0) {
+      this.#queries.delete(requestId);
+      this.#outputs.push({ type: "query-done", requestId, state });
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Time, flushing, checkpoints
+  // -------------------------------------------------------------------------------------------
+
+  tick(nowMs: number, wallMs: number): void {
+    this.#wallMs = wallMs;
+    for (;;) {
+      const top = this.#timers.peek();
+      if (top === undefined || top.atMs > nowMs) break;
+      this.#timers.pop();
+      switch (top.kind) {
+        case "proposal":
+          this.#expireProposal(nowMs, top.key);
+          break;
+        case "confirm":
+          this.#confirmTimer(nowMs, top.key);
+          break;
+        case "query": {
+          const id = Number(top.key);
+          const q = this.#queries.get(id);
+          if (q !== undefined && q.deadlineMs <= nowMs) {
+            this.#queries.delete(id);
+            this.#outputs.push({ type: "query-done", requestId: id, state: undefined });
+          }
+          break;
+        }
+      }
+    }
+    if (this.#phase === "catching_up") this.#catchupTick(nowMs, wallMs);
+    if (this.#phase === "ready") this.#antiEntropy(nowMs);
+    if (nowMs >= this.#expireAtMs) {
+      this.#expireAtMs = nowMs + this.config.expireIntervalMs;
+      for (const jobId of this.table.expire(wallMs)) this.#cancel(jobId);
+    }
+    if (nowMs >= this.#deferredAtMs) {
+      this.#deferredAtMs = Infinity;
+      const ids = [...this.#deferred];
+      this.#deferred.clear();
+      for (const id of ids) {
+        const entry = this.table.get(id);
+        if (entry !== undefined) this.#reconsider(nowMs, entry);
+      }
+    }
+    this.#updateGauges();
+  }
+
+  nextDeadlineMs(): number {
+    let t = Math.min(this.#expireAtMs, this.#deferredAtMs);
+    const top = this.#timers.peek();
+    if (top !== undefined) t = Math.min(t, top.atMs);
+    if (this.#phase === "catching_up") t = Math.min(t, this.#catchupNextMs);
+    if (this.#phase === "ready") t = Math.min(t, this.#antiEntropyAtMs);
+    return t;
+  }
+
+  /** Emits this turn's work: one WAL append, one replication message (or a few) per peer. */
+  flush(): void {
+    for (const [peer, records] of this.#outbox) {
+      this.#metrics.replRecords.inc(records.length);
+      this.#sendChunked(
+        peer,
+        records,
+        (chunk) => ({ kind: "repl", from: this.self, records: chunk }),
+        true,
+      );
+    }
+    this.#outbox.clear();
+    this.#emitAppend();
+  }
+
+  #emitAppend(): void {
+    const batch = this.#batch;
+    if (batch === undefined) return;
+    this.#batch = undefined;
+    if (
+      batch.records.length === 0 && batch.acks.size === 0 && batch.votes.length === 0 &&
+      batch.heldMerges.length === 0
+    ) return;
+    const token = this.#nextToken++;
+    this.#pendingAppends.set(token, batch);
+    const payload = encodeWalBatch(batch.records);
+    this.#appendedBytesSinceCheckpoint += payload.length;
+    this.#outputs.push({ type: "append", token, payload });
+    if (
+      !this.#checkpointRequested &&
+      this.#appendedBytesSinceCheckpoint >=
+        Math.max(this.config.checkpointBytes, 2 * this.#lastSnapshotBytes)
+    ) {
+      this.#checkpointRequested = true;
+      this.#outputs.push({ type: "checkpoint" });
+    }
+  }
+
+  /** The records a checkpoint writes: the live table, kept keys, and replication bookkeeping. */
+  *snapshotRecords(): Generator<Uint8Array> {
+    for (const r of this.table.snapshotRecords()) yield encodeSingle(r);
+    yield encodeSingle({
+      type: "meta",
+      nextOwnSeq: this.#nextOwnSeq,
+      held: this.tracker.summary(1 << 16),
+    });
+  }
+
+  /** A checkpoint finished (or failed: `snapshotBytes` undefined). */
+  checkpointDone(snapshotBytes: number | undefined): void {
+    this.#checkpointRequested = false;
+    if (snapshotBytes !== undefined) {
+      this.#appendedBytesSinceCheckpoint = 0;
+      this.#lastSnapshotBytes = snapshotBytes;
+    }
+  }
+
+  #send(to: string, message: OutgoingMessage): void {
+    const bytes = encodeMessage(message);
+    this.#outputs.push({ type: "send", to, bytes });
+  }
+
+  /** Splits `records` over messages of at most `messageBytesMax` (one record may exceed it). */
+  #sendChunked(
+    to: string,
+    records: readonly Uint8Array[],
+    build: (chunk: Uint8Array[], last: boolean) => OutgoingMessage,
+    replication = false,
+  ): void {
+    let chunk: Uint8Array[] = [];
+    let bytes = 0;
+    const emit = (last: boolean) => {
+      const bytesOut = encodeMessage(build(chunk, last));
+      if (replication) {
+        this.#metrics.replMessages.inc();
+        this.#metrics.replBytes.inc(bytesOut.length);
+      }
+      this.#outputs.push({ type: "send", to, bytes: bytesOut });
+      chunk = [];
+      bytes = 0;
+    };
+    for (const r of records) {
+      if (chunk.length > 0 && bytes + r.length > this.config.messageBytesMax) emit(false);
+      chunk.push(r);
+      bytes += r.length + 4;
+    }
+    emit(true);
+  }
+
+  #log(event: string, fields: Record<string, unknown>): void {
+    this.#outputs.push({ type: "log", event, fields });
+  }
+
+  #updateGauges(): void {
+    const c = this.table.counts;
+    this.#metrics.jobsPending.set(c.pending);
+    this.#metrics.jobsDead.set(c.dead);
+    this.#metrics.jobsDelivered.set(c.delivered);
+    this.#metrics.jobsUncommitted.set(this.table.uncommitted);
+    this.#metrics.proposals.set(this.#proposals.size);
+    this.#metrics.scheduled.set(this.#scheduled.size);
+    this.#metrics.logBytes.set(this.log.bytes);
+  }
+}
+
+function toDeliveryJob(spec: JobSpec): DeliveryJob {
+  return {
+    id: spec.id,
+    url: spec.url,
+    payload: spec.payload,
+    headers: spec.headers,
+    secrets: spec.secrets,
+    ...(spec.timeoutMs > 0 ? { timeoutMs: spec.timeoutMs } : {}),
+    submittedAtMs: spec.submittedAtMs,
+    maxAttempts: spec.maxAttempts,
+  };
+}
+
+function randomHex(rng: Rng, bytes: number): string {
+  let out = "";
+  for (let i = 0; i < bytes; i += 4) {
+    out += Math.floor(rng.next() * 0x1_0000_0000).toString(16).padStart(8, "0");
+  }
+  return out.slice(0, bytes * 2);
+}
+
+/** Sorts and joins ranges, dropping any at or above `below` (the SKIP's own seq). */
+function merged(ranges: Array<[number, number]>, below: number): Array<[number, number]> {
+  const sorted = ranges.filter(([a]) => a < below).map(([a, b]) =>
+    [a, Math.min(b, below - 1)] as [number, number]
+  )
+    .sort((x, y) => x[0] - y[0]);
+  const out: Array<[number, number]> = [];
+  for (const r of sorted) {
+    const last = out[out.length - 1];
+    if (last !== undefined && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
+    else out.push([r[0], r[1]]);
+  }
+  return out;
+}
+
+/** A submit from a UDP client gets the same checks the HTTP API makes (minimal form). */
+function validateClientSubmit(request: SubmitRequest, config: JobsConfig): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(request.url);
+  } catch {
+    return "url: not a URL";
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return "url: must be http or https";
+  if (url.username !== "" || url.password !== "") return "url: must not carry credentials";
+  if (new TextEncoder().encode(request.payload).length > config.payloadBytesMax) {
+    return `payload: larger than ${config.payloadBytesMax} bytes`;
+  }
+  if (request.maxAttempts !== undefined && request.maxAttempts > config.maxAttemptsMax) {
+    return `maxAttempts: at most ${config.maxAttemptsMax}`;
+  }
+  return undefined;
+}
+
+function encodeSingle(record: JobRecord): Uint8Array {
+  return encodeWalBatch([encodeRecord(record)]);
+}
+
+function decodeSingle(payload: Uint8Array): { record: JobRecord; bytes: Uint8Array } | undefined {
+  const items = decodeBatchPayload(payload);
+  return items !== undefined && items.length === 1 ? items[0] : undefined;
+}
+
+function decodeBatchPayload(
+  payload: Uint8Array,
+): Array<{ record: JobRecord; bytes: Uint8Array }> | undefined {
+  const decoded = decodeWalBatchSafe(payload);
+  return decoded;
+}
+
+import { decodeWalBatch } from "./job_codec.ts";
+
+function decodeWalBatchSafe(
+  payload: Uint8Array,
+): Array<{ record: JobRecord; bytes: Uint8Array }> | undefined {
+  const r = decodeWalBatch(payload);
+  return r.ok ? r.value : undefined;
+}

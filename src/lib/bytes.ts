@@ -1,0 +1,230 @@
+/**
+ * A growable big-endian byte writer and a bounds-checked reader, for versioned binary codecs.
+ *
+ * Owns byte layout primitives only. The reader never reads past its input: a short or
+ * malformed field throws `DecodeError`, which a codec catches at its boundary and turns into
+ * an error value (decoders never throw on hostile bytes).
+ */
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Largest integer the u64-style fields carry: JavaScript numbers are exact up to 2^53. */
+const SAFE_U53_MAX = Number.MAX_SAFE_INTEGER;
+
+/** Thrown by `ByteReader` on truncated or malformed input; codecs turn it into a value. */
+export class DecodeError extends Error {
+  override name = "DecodeError";
+}
+
+export class ByteWriter {
+  #bytes: Uint8Array;
+  #view: DataView;
+  #offset = 0;
+
+  constructor(initialBytes = 256) {
+    this.#bytes = new Uint8Array(Math.max(16, initialBytes));
+    this.#view = new DataView(this.#bytes.buffer);
+  }
+
+  get length(): number {
+    return this.#offset;
+  }
+
+  #room(n: number): void {
+    if (this.#offset + n <= this.#bytes.length) return;
+    let size = this.#bytes.length * 2;
+    while (size < this.#offset + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.#bytes.subarray(0, this.#offset));
+    this.#bytes = next;
+    this.#view = new DataView(next.buffer);
+  }
+
+  u8(v: number): this {
+    this.#room(1);
+    this.#view.setUint8(this.#offset, v);
+    this.#offset += 1;
+    return this;
+  }
+
+  u16(v: number): this {
+    this.#room(2);
+    this.#view.setUint16(this.#offset, v, false);
+    this.#offset += 2;
+    return this;
+  }
+
+  u32(v: number): this {
+    this.#room(4);
+    this.#view.setUint32(this.#offset, v, false);
+    this.#offset += 4;
+    return this;
+  }
+
+  /** An unsigned integer up to 2^53 - 1 (seqs, counters), as 8 bytes. */
+  u53(v: number): this {
+    if (!Number.isInteger(v) || v < 0 || v > SAFE_U53_MAX) {
+      throw new RangeError(`u53 field must be an integer in [0, 2^53), got ${v}`);
+    }
+    this.#room(8);
+    this.#view.setUint32(this.#offset, Math.floor(v / 0x1_0000_0000), false);
+    this.#view.setUint32(this.#offset + 4, v >>> 0, false);
+    this.#offset += 8;
+    return this;
+  }
+
+  /** A finite float64 (wall-clock times with sub-ms parts, latencies). */
+  f64(v: number): this {
+    this.#room(8);
+    this.#view.setFloat64(this.#offset, v, false);
+    this.#offset += 8;
+    return this;
+  }
+
+  bool(v: boolean): this {
+    return this.u8(v ? 1 : 0);
+  }
+
+  /** Raw bytes with a u32 length prefix. */
+  bytes(v: Uint8Array): this {
+    this.u32(v.length);
+    this.#room(v.length);
+    this.#bytes.set(v, this.#offset);
+    this.#offset += v.length;
+    return this;
+  }
+
+  /** Raw bytes with no prefix (the reader must know the length). */
+  raw(v: Uint8Array): this {
+    this.#room(v.length);
+    this.#bytes.set(v, this.#offset);
+    this.#offset += v.length;
+    return this;
+  }
+
+  /** UTF-8 with a u32 length prefix. */
+  str(v: string): this {
+    // Worst case 3 bytes per UTF-16 unit; encodeInto avoids an intermediate copy.
+    this.#room(4 + v.length * 3);
+    const at = this.#offset + 4;
+    const { written } = encoder.encodeInto(v, this.#bytes.subarray(at));
+    this.#view.setUint32(this.#offset, written, false);
+    this.#offset = at + written;
+    return this;
+  }
+
+  /** An optional string: a presence byte, then `str`. */
+  optStr(v: string | undefined): this {
+    if (v === undefined) return this.u8(0);
+    this.u8(1);
+    return this.str(v);
+  }
+
+  /** The bytes written so far (a copy sized exactly). */
+  finish(): Uint8Array {
+    return this.#bytes.slice(0, this.#offset);
+  }
+}
+
+export class ByteReader {
+  readonly #bytes: Uint8Array;
+  readonly #view: DataView;
+  #offset = 0;
+
+  constructor(bytes: Uint8Array) {
+    this.#bytes = bytes;
+    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  get offset(): number {
+    return this.#offset;
+  }
+
+  get remaining(): number {
+    return this.#bytes.length - this.#offset;
+  }
+
+  #need(n: number): void {
+    if (this.#offset + n > this.#bytes.length) throw new DecodeError("truncated");
+  }
+
+  u8(): number {
+    this.#need(1);
+    return this.#view.getUint8(this.#offset++);
+  }
+
+  u16(): number {
+    this.#need(2);
+    const v = this.#view.getUint16(this.#offset, false);
+    this.#offset += 2;
+    return v;
+  }
+
+  u32(): number {
+    this.#need(4);
+    const v = this.#view.getUint32(this.#offset, false);
+    this.#offset += 4;
+    return v;
+  }
+
+  u53(): number {
+    this.#need(8);
+    const hi = this.#view.getUint32(this.#offset, false);
+    const lo = this.#view.getUint32(this.#offset + 4, false);
+    this.#offset += 8;
+    if (hi > 0x1f_ffff) throw new DecodeError("u53 field out of range");
+    return hi * 0x1_0000_0000 + lo;
+  }
+
+  f64(): number {
+    this.#need(8);
+    const v = this.#view.getFloat64(this.#offset, false);
+    this.#offset += 8;
+    if (!Number.isFinite(v)) throw new DecodeError("non-finite number");
+    return v;
+  }
+
+  bool(): boolean {
+    const v = this.u8();
+    if (v > 1) throw new DecodeError(`bad boolean ${v}`);
+    return v === 1;
+  }
+
+  /** Length-prefixed bytes, at most `max`; a view into the input (copy it to keep it). */
+  bytes(max: number): Uint8Array {
+    const n = this.u32();
+    if (n > max) throw new DecodeError(`field of ${n} bytes exceeds ${max}`);
+    this.#need(n);
+    const v = this.#bytes.subarray(this.#offset, this.#offset + n);
+    this.#offset += n;
+    return v;
+  }
+
+  raw(n: number): Uint8Array {
+    this.#need(n);
+    const v = this.#bytes.subarray(this.#offset, this.#offset + n);
+    this.#offset += n;
+    return v;
+  }
+
+  str(max: number): string {
+    const b = this.bytes(max);
+    try {
+      return decoder.decode(b);
+    } catch {
+      throw new DecodeError("string is not UTF-8");
+    }
+  }
+
+  optStr(max: number): string | undefined {
+    return this.bool() ? this.str(max) : undefined;
+  }
+
+  /** Asserts the input was consumed exactly (trailing bytes are a malformed message). */
+  end(): void {
+    if (this.#offset !== this.#bytes.length) {
+      throw new DecodeError(`${this.#bytes.length - this.#offset} trailing bytes`);
+    }
+  }
+}
