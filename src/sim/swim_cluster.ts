@@ -2,7 +2,9 @@
  * Runs N bare SWIM cores over the seeded simulator (`SimScheduler` + `SimNetwork<Uint8Array>`),
  * with no transport between them: every message is encoded to bytes, so the codec is exercised
  * on every hop, and a node costs little, so hundreds of them run in seconds. Used by the
- * membership simulation tests and `hookd bench membership`.
+ * membership simulation tests and `hookd bench membership`. The same cores inside complete node
+ * stacks (the real transport adapter and membership service, with event-loop stalls) run in
+ * sim_stack_cluster.ts.
  *
  * Owns the simulated nodes (their cores, addresses and wake-up timers) and the event log. It
  * never reads the wall clock or `Math.random`: a run is a pure function of its seed.
