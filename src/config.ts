@@ -62,7 +62,11 @@ export interface WalConfig {
    * @default 65536
    */
   queueRecordsMax: number;
-  /** Largest record payload accepted. @default 1 MiB */
+  /**
+   * Largest record payload accepted. One job-store append holds a job with the largest
+   * payload (delivery.payloadBytesMax, 1 MiB) plus its headers, URL and framing.
+   * @default 2 MiB
+   */
   recordBytesMax: number;
 }
 
@@ -73,7 +77,7 @@ export const walDefaults: Readonly<WalConfig> = Object.freeze({
   batchBytesMax: 4 * 1024 * 1024,
   batchWaitMs: 0,
   queueRecordsMax: 65536,
-  recordBytesMax: 1024 * 1024,
+  recordBytesMax: 2 * 1024 * 1024,
 });
 
 export function validateWalConfig(config: WalConfig): WalConfig {
@@ -161,7 +165,11 @@ export interface DeliveryConfig {
    * payload. @default 268_435_456 (256 MiB)
    */
   heldPayloadBytesMax: number;
-  /** Largest payload accepted, bytes (UTF-8). @default 256 KiB */
+  /**
+   * Largest payload accepted, bytes (UTF-8): the job store, the API (413 past it) and the
+   * engine all use this one limit. Svix and Convoy accept payloads around 1 MB.
+   * @default 1 MiB
+   */
   payloadBytesMax: number;
   /**
    * Largest total of a job's own header names and values, bytes; a job past it is refused (a
@@ -202,7 +210,7 @@ export const deliveryDefaults: Readonly<DeliveryConfig> = Object.freeze({
   originConcurrencyMax: 64,
   jobsMax: 100_000,
   heldPayloadBytesMax: 256 * 1024 * 1024,
-  payloadBytesMax: 256 * 1024,
+  payloadBytesMax: 1024 * 1024,
   jobHeadersBytesMax: 8_192,
   responseBodyBytesMax: 1_024,
   breakerFailureThreshold: 5,
@@ -464,12 +472,53 @@ export interface TransportConfig {
    */
   datagramBytes: number;
   /**
-   * Most bytes in flight (sent, neither acknowledged nor declared lost) per peer. Kept well
-   * under the kernel's default 208 KB receive buffer (which also counts per-datagram overhead)
-   * so that a sender never overruns a receiver that is momentarily busy.
+   * Ceiling of the congestion window: most bytes in flight (sent, neither acknowledged nor
+   * declared lost, retransmissions included) per peer, whatever the congestion controller's
+   * model says. Kept well under the kernel's default 208 KB receive buffer (which also counts
+   * per-datagram overhead) so that a sender never overruns a receiver that is momentarily busy.
    * @default 65536
    */
   windowBytes: number;
+  /**
+   * Congestion window before the first measurement, in datagrams (RFC 9002 §7.2's 10), capped
+   * at `windowBytes`.
+   * @default 10
+   */
+  cwndInitialDatagrams: number;
+  /**
+   * Least congestion window, in datagrams: BBR's 4, so that loss recovery and probing always
+   * have room whatever the model says.
+   * @default 4
+   */
+  cwndMinDatagrams: number;
+  /**
+   * Least RTT used in the congestion window's bandwidth-delay product. Two processes on a host
+   * measure a least RTT of tens of µs, but an ack waits for the receiver's event-loop turn
+   * (1-3 ms on a busy 2-core machine): a window of two least-RTT products would starve the
+   * sender. `windowBytes` still caps the window.
+   * @default 2
+   */
+  cwndRttFloorMs: number;
+  /**
+   * Round trips over which the largest delivery rate is the bottleneck estimate (BBR's 10): long
+   * enough that 20 % random loss and the probing cycle do not pull it down, short enough (tens
+   * of ms on a LAN) that a receiver that slows down is followed at once.
+   * @default 10
+   */
+  bandwidthWindowRounds: number;
+  /**
+   * How long the least RTT seen stays valid before the next sample replaces it (BBR's 10 s).
+   * @default 10000
+   */
+  minRttWindowMs: number;
+  /**
+   * Most of the pacing rate that may leave in one burst, in ms of that rate (never less than
+   * `cwndMinDatagrams` datagrams). Timers fire 2-5 ms late here, so each flush sends what the
+   * elapsed time paid for, up to this; 2 ms at a receiver's 15,000 datagrams/s is 30 datagrams,
+   * a third of what its socket buffer holds.
+   * @default 2
+   */
+  pacingBurstMs: number;
   /**
    * Most reliable messages per peer between the oldest unacknowledged one and the newest sent
    * one. At most `TRANSPORT_WINDOW_MESSAGES_MAX`: receivers track message ids over twice that
@@ -491,7 +540,10 @@ export interface TransportConfig {
    * @default 1024
    */
   unreliableQueueMessagesMax: number;
-  /** Largest reliable message; larger ones are fragmented up to this. @default 1 MiB */
+  /**
+   * Largest reliable message; larger ones are fragmented up to this. A job-store record with
+   * the largest payload (1 MiB) and its headers must fit. @default 2 MiB
+   */
   messageBytesMax: number;
   /**
    * Most bytes of partly reassembled messages kept per peer, so also the largest message
@@ -579,11 +631,17 @@ export interface TransportConfig {
 export const transportDefaults: Readonly<TransportConfig> = Object.freeze({
   datagramBytes: 1400,
   windowBytes: 65536,
+  cwndInitialDatagrams: 10,
+  cwndMinDatagrams: 4,
+  cwndRttFloorMs: 2,
+  bandwidthWindowRounds: 10,
+  minRttWindowMs: 10_000,
+  pacingBurstMs: 2,
   windowMessages: 8192,
   sendQueueMessagesMax: 16384,
   sendQueueBytesMax: 8 * 1024 * 1024,
   unreliableQueueMessagesMax: 1024,
-  messageBytesMax: 1024 * 1024,
+  messageBytesMax: 2 * 1024 * 1024,
   reassemblyBytesMax: 8 * 1024 * 1024,
   rtoInitialMs: 30,
   rtoMinMs: 5,
@@ -621,6 +679,9 @@ export function validateTransportConfig(config: TransportConfig): TransportConfi
   for (
     const name of [
       "windowBytes",
+      "cwndInitialDatagrams",
+      "cwndMinDatagrams",
+      "bandwidthWindowRounds",
       "windowMessages",
       "sendQueueMessagesMax",
       "sendQueueBytesMax",
@@ -644,6 +705,9 @@ export function validateTransportConfig(config: TransportConfig): TransportConfi
       "lossDelayMinMs",
       "tlpMinMs",
       "tlpMax",
+      "cwndRttFloorMs",
+      "minRttWindowMs",
+      "pacingBurstMs",
       "piggybackBytesMin",
     ] as const
   ) nonNegative(`transport.${name}`, config[name]);
@@ -755,7 +819,7 @@ export interface ApiConfig {
 }
 
 export const apiDefaults: Readonly<ApiConfig> = Object.freeze({
-  bodyBytesMax: 1024 * 1024,
+  bodyBytesMax: 2 * 1024 * 1024,
   bodyReadTimeoutMs: 10_000,
   submitsInFlightMax: 256,
   batchJobsMax: 1000,
@@ -789,6 +853,182 @@ export function validateApiConfig(config: ApiConfig): ApiConfig {
     "api.listLimitMax",
     config.listLimitMax,
   );
+  return config;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replicated job store (src/jobs/)
+// ---------------------------------------------------------------------------------------------
+
+export interface JobsConfig {
+  /**
+   * Longest a submit waits for a majority of the voters to have it on disk before it fails
+   * with `no_quorum` (503). Invariant 4: without a majority a submit fails fast and is never
+   * acknowledged afterwards. A healthy LAN majority answers in milliseconds; a second covers
+   * a stalled event loop and a few retransmissions at 20 % loss.
+   * @default 1000
+   */
+  submitTimeoutMs: number;
+  /**
+   * Submits being replicated at once on this node (waiting for their majority). Past it a
+   * submit is refused with `overloaded` at once (503) instead of queueing: bounded memory and
+   * an early, clear no.
+   * @default 20000
+   */
+  proposalsMax: number;
+  /**
+   * Records this node originated that are not yet on its own disk. A restarted node cannot
+   * know which of these reached a peer, so it skips this many seqs after the highest one its
+   * peers report (a SKIP record tells everyone); the bound makes that gap finite. Past it a
+   * submit is refused with `overloaded`.
+   * @default 65536
+   */
+  originPendingMax: number;
+  /**
+   * How long the owner of a job it holds uncommitted (its submit's node died, or timed out,
+   * before the majority was seen) waits before it asks every voter to confirm the job itself.
+   * Longer than `submitTimeoutMs`, so a live coordinator's own COMMIT normally wins.
+   * @default 3000
+   */
+  confirmDelayMs: number;
+  /** Between two confirm rounds of one job that did not reach a majority. @default 2000 */
+  confirmRetryMs: number;
+  /**
+   * Period of anti-entropy: each node swaps its per-origin "held" summary with one random
+   * live voter, which ships exactly the records it lacks. Fills gaps left by released
+   * sessions and restarts; in steady state it costs one small message each way.
+   * @default 2000
+   */
+  antiEntropyIntervalMs: number;
+  /** A restarting node re-asks voters that have not finished its catch-up this often. @default 500 */
+  catchupRetryMs: number;
+  /**
+   * Records kept in memory (encoded) to serve anti-entropy and catch-up, bytes. A peer that
+   * needs older records gets a snapshot of the job table instead. 64 MiB is minutes of
+   * history at a thousand 1-KiB jobs a second.
+   * @default 67_108_864
+   */
+  catchupLogBytesMax: number;
+  /**
+   * Largest replication or catch-up message, bytes: records for one peer are split across
+   * messages of at most this size (the transport fragments each into datagrams).
+   * @default 262_144
+   */
+  messageBytesMax: number;
+  /** A query for a job this node does not hold waits this long for its peers. @default 500 */
+  queryTimeoutMs: number;
+  /**
+   * Delivered jobs stay queryable this long after they finished, then leave the table and
+   * (at the next checkpoint) the disk. Their payloads are dropped at once on delivery.
+   * @default 3_600_000 (1 h)
+   */
+  finishedRetentionMs: number;
+  /** Dead letters stay this long (they can be retried by hand until then). @default 604_800_000 (7 d) */
+  deadRetentionMs: number;
+  /** Most dead letters kept; the oldest go first past it. @default 100_000 */
+  deadLettersMax: number;
+  /**
+   * An idempotency key is remembered this long after its submit, also after its job left the
+   * table: a retry within the window returns the same id instead of a second job.
+   * @default 86_400_000 (24 h)
+   */
+  idempotencyWindowMs: number;
+  /** Attempts kept in a job's history (the oldest go first). @default 20 */
+  historyMax: number;
+  /**
+   * Records arriving before their job's SUBMIT make a stub; a stub whose SUBMIT never comes
+   * is dropped after this long. @default 3_600_000
+   */
+  stubRetentionMs: number;
+  /** How often retention runs. @default 1000 */
+  expireIntervalMs: number;
+  /**
+   * WAL bytes appended since the last checkpoint that trigger the next one (which writes the
+   * live table and lets older segments go), at least twice the last snapshot's size so a
+   * large table is not rewritten over and over.
+   * @default 67_108_864
+   */
+  checkpointBytes: number;
+  /** Attempts a job gets when its submit names none. @default 7 */
+  maxAttemptsDefault: number;
+  /** Largest `maxAttempts` a submit may ask for. @default 100 */
+  maxAttemptsMax: number;
+  /** Jobs the engine refused (full) are offered to it again after this long. @default 500 */
+  scheduleRetryMs: number;
+}
+
+export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
+  submitTimeoutMs: 1000,
+  proposalsMax: 20_000,
+  originPendingMax: 65_536,
+  confirmDelayMs: 3000,
+  confirmRetryMs: 2000,
+  antiEntropyIntervalMs: 2000,
+  catchupRetryMs: 500,
+  catchupLogBytesMax: 64 * 1024 * 1024,
+  messageBytesMax: 256 * 1024,
+  queryTimeoutMs: 500,
+  finishedRetentionMs: 3_600_000,
+  deadRetentionMs: 7 * 24 * 3_600_000,
+  deadLettersMax: 100_000,
+  idempotencyWindowMs: 24 * 3_600_000,
+  historyMax: 20,
+  stubRetentionMs: 3_600_000,
+  expireIntervalMs: 1000,
+  checkpointBytes: 64 * 1024 * 1024,
+  maxAttemptsDefault: 7,
+  maxAttemptsMax: 100,
+  scheduleRetryMs: 500,
+});
+
+export function validateJobsConfig(config: JobsConfig): JobsConfig {
+  for (
+    const name of [
+      "submitTimeoutMs",
+      "proposalsMax",
+      "originPendingMax",
+      "confirmDelayMs",
+      "confirmRetryMs",
+      "antiEntropyIntervalMs",
+      "catchupRetryMs",
+      "catchupLogBytesMax",
+      "messageBytesMax",
+      "queryTimeoutMs",
+      "deadLettersMax",
+      "historyMax",
+      "expireIntervalMs",
+      "checkpointBytes",
+      "maxAttemptsDefault",
+      "maxAttemptsMax",
+      "scheduleRetryMs",
+    ] as const
+  ) positiveInteger(`jobs.${name}`, config[name]);
+  for (
+    const name of [
+      "finishedRetentionMs",
+      "deadRetentionMs",
+      "idempotencyWindowMs",
+      "stubRetentionMs",
+    ] as const
+  ) nonNegative(`jobs.${name}`, config[name]);
+  // A confirm round must not race the live coordinator's own commit.
+  relation(
+    "jobs.submitTimeoutMs",
+    config.submitTimeoutMs,
+    "<",
+    "jobs.confirmDelayMs",
+    config.confirmDelayMs,
+  );
+  relation(
+    "jobs.maxAttemptsDefault",
+    config.maxAttemptsDefault,
+    "<=",
+    "jobs.maxAttemptsMax",
+    config.maxAttemptsMax,
+  );
+  // History is u16-counted on the wire and in records.
+  relation("jobs.historyMax", config.historyMax, "<=", "1024", 1024);
+  relation("jobs.maxAttemptsMax", config.maxAttemptsMax, "<=", "65535", 65535);
   return config;
 }
 

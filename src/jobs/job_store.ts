@@ -18,6 +18,7 @@ import {
   deliveryDefaults,
   type JobsConfig,
   type WalConfig,
+  walDefaults,
 } from "../config.ts";
 import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import type { Rng } from "../lib/rng.ts";
@@ -165,7 +166,8 @@ export class JobStore implements JobService, DeliveryStore {
       ...(options.jobs !== undefined ? { config: options.jobs } : {}),
       rng: options.rng,
       metrics: options.metrics,
-      walRecordBytesMax: walConfig.recordBytesMax ?? 1024 * 1024,
+      walRecordBytesMax: walConfig.recordBytesMax ?? walDefaults.recordBytesMax,
+      payloadBytesMax: (options.delivery ?? deliveryDefaults).payloadBytesMax,
     });
     const lock = options.fs === undefined ? await lockDataDir(options.dataDir) : undefined;
     let wal: Wal;

@@ -106,6 +106,8 @@ export interface ReplicationCoreOptions {
   readonly metrics: MetricsRegistry;
   /** Largest WAL append the shell's WAL takes (`wal.recordBytesMax`). */
   readonly walRecordBytesMax: number;
+  /** Largest payload a UDP client may submit (`delivery.payloadBytesMax`). */
+  readonly payloadBytesMax: number;
 }
 
 /** What a persisted append lets happen. */
@@ -300,6 +302,7 @@ export class ReplicationCore {
   readonly #metrics: CoreMetrics;
   readonly #registry: MetricsRegistry;
   readonly #walRecordBytesMax: number;
+  readonly #payloadBytesMax: number;
   readonly #peers: readonly string[];
   #phase: CorePhase = "recovering";
   #nextOwnSeq = 1;
@@ -356,6 +359,7 @@ export class ReplicationCore {
     this.#registry = options.metrics;
     this.#metrics = registerMetrics(options.metrics);
     this.#walRecordBytesMax = options.walRecordBytesMax;
+    this.#payloadBytesMax = options.payloadBytesMax;
     this.table = new JobTable({
       historyMax: this.config.historyMax,
       finishedRetentionMs: this.config.finishedRetentionMs,
@@ -1049,7 +1053,7 @@ export class ReplicationCore {
     m.submits.forEach((s, index) => {
       const requestId = this.#nextInternalId++;
       this.#clientRequests.set(requestId, { batch: batchId, index });
-      const problem = validateClientSubmit(s.request, this.config);
+      const problem = validateClientSubmit(s.request, this.config, this.#payloadBytesMax);
       if (problem !== undefined) {
         this.#refuse(requestId, "invalid", problem);
         return;
@@ -1790,7 +1794,11 @@ function merged(ranges: Array<[number, number]>, below: number): Array<[number, 
 }
 
 /** A submit from a UDP client gets the same checks the HTTP API makes (minimal form). */
-function validateClientSubmit(request: SubmitRequest, config: JobsConfig): string | undefined {
+function validateClientSubmit(
+  request: SubmitRequest,
+  config: JobsConfig,
+  payloadBytesMax: number,
+): string | undefined {
   let url: URL;
   try {
     url = new URL(request.url);
@@ -1799,8 +1807,8 @@ function validateClientSubmit(request: SubmitRequest, config: JobsConfig): strin
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return "url: must be http or https";
   if (url.username !== "" || url.password !== "") return "url: must not carry credentials";
-  if (new TextEncoder().encode(request.payload).length > config.payloadBytesMax) {
-    return `payload: larger than ${config.payloadBytesMax} bytes`;
+  if (new TextEncoder().encode(request.payload).length > payloadBytesMax) {
+    return `payload: larger than ${payloadBytesMax} bytes`;
   }
   if (request.maxAttempts !== undefined && request.maxAttempts > config.maxAttemptsMax) {
     return `maxAttempts: at most ${config.maxAttemptsMax}`;

@@ -1,3 +1,4 @@
+import { deliveryDefaults } from "../../src/config.ts";
 import { assert, assertEquals } from "../assert.ts";
 import type { RefusalCode } from "../../src/jobs/service.ts";
 import { SimScheduler } from "../../src/sim/scheduler.ts";
@@ -156,7 +157,8 @@ Deno.test("POST /v1/jobs takes a deeply nested payload within the bounds without
 
 Deno.test("POST /v1/jobs answers 413 for a payload over payloadBytesMax, naming payload", async () => {
   const api = makeApi();
-  const answer = await call(api, post("/v1/jobs", { ...VALID_JOB, payload: "x".repeat(300_000) }));
+  const payload = "x".repeat(deliveryDefaults.payloadBytesMax + 1);
+  const answer = await call(api, post("/v1/jobs", { ...VALID_JOB, payload }));
   assertEquals(answer.status, 413);
   assertEquals(errorOf(answer).code, "payload_too_large");
   assertEquals(errorOf(answer).field, "payload");
