@@ -1,72 +1,236 @@
 /**
- * `hookd node`: runs one cluster member until SIGTERM/SIGINT, printing membership events as
- * JSON lines on stdout (`{"event":"member-dead","node":"n3",...}`).
+ * `hookd node`: runs one cluster member until SIGTERM/SIGINT. It prints where it listens, then
+ * membership and job-store events as JSON lines on stdout (`{"event":"member-dead",...}`).
  *
  * Owns flag parsing and the signal wiring only; the node itself is src/node/node.ts.
  */
 
 import { transportFlags, transportOptionsFromFlags } from "./transport_flags.ts";
-import { listFlag, stringFlag, UsageError } from "./args.ts";
-import { EXIT_OK, type LeafCommand } from "./command.ts";
+import {
+  booleanFlag,
+  type FlagValues,
+  listFlag,
+  numberFlag,
+  stringFlag,
+  UsageError,
+} from "./args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "./command.ts";
 import { listenForStopSignal, printJsonLine } from "./process_io.ts";
-import { Node } from "../node/node.ts";
+import { Node, type NodeOptions } from "../node/node.ts";
+import { API_TOKEN_CHARS_MIN, type ApiTls, loadTlsFiles } from "../api/mod.ts";
+import { parseAddress } from "../transport/address.ts";
+import { jobsDefaults } from "../config.ts";
+import { DataDirLockedError } from "../jobs/data_dir_lock.ts";
+import { WalCorruptionError } from "../wal/recovery.ts";
+
+/** Environment variable holding the API bearer token (instead of `--api-token`). */
+export const API_TOKEN_ENV = "HOOKD_API_TOKEN";
 
 export const nodeCommand: LeafCommand = {
   spec: {
     name: "node",
-    summary: "Run a cluster node (prints membership events as JSON lines)",
+    summary: "Run a cluster node: replicated job store, delivery and the HTTP API",
     flags: {
       id: { type: "string", help: "Node id (1-64 bytes, unique in the cluster)", valueName: "ID" },
       listen: {
         type: "string",
-        help: "UDP host:port to bind and to be reached at",
+        help: "UDP host:port to bind for the cluster transport",
         valueName: "HOST:PORT",
+      },
+      advertise: {
+        type: "string",
+        help: "UDP host:port peers reach this node at (default: --listen; needed with 0.0.0.0)",
+        valueName: "HOST:PORT",
+      },
+      http: {
+        type: "string",
+        help: "HTTP API host:port (port 0 picks one; printed at start)",
+        valueName: "HOST:PORT",
+        default: "127.0.0.1:0",
       },
       peers: {
         type: "string",
-        help: "Seed addresses to join through, comma-separated (any subset)",
+        help: "Every voter's UDP address, comma-separated (the same list on every node; " +
+          "quorum is a majority of them)",
         valueName: "A:P,B:P",
         multiple: true,
+      },
+      data: {
+        type: "string",
+        help: "Directory of this node's write-ahead log (one process per directory)",
+        valueName: "DIR",
+      },
+      "api-token": {
+        type: "string",
+        help: `Require 'Authorization: Bearer TOKEN' on /v1/ routes (>= ${API_TOKEN_CHARS_MIN} ` +
+          `chars); else $${API_TOKEN_ENV}`,
+        valueName: "TOKEN",
+      },
+      "tls-cert": {
+        type: "string",
+        help: "Serve the API over HTTPS with this PEM certificate",
+        valueName: "FILE",
+      },
+      "tls-key": { type: "string", help: "PEM private key for --tls-cert", valueName: "FILE" },
+      "allow-private-targets": {
+        type: "boolean",
+        help: "Deliver to loopback and private addresses (off: the SSRF guard refuses them)",
+      },
+      retention: {
+        type: "string",
+        help: "How long delivered jobs stay queryable, seconds",
+        valueName: "S",
+        default: String(jobsDefaults.finishedRetentionMs / 1000),
+      },
+      "retry-schedule": {
+        type: "string",
+        help:
+          "Delays before retries, ms, comma-separated (default: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h)",
+        valueName: "MS,MS,...",
+      },
+      "wal-sync": {
+        type: "string",
+        help: "WAL mode: batched (group commit) or per-append (one fsync per record; for benches)",
+        valueName: "MODE",
+        default: "batched",
+      },
+      "no-deliver": {
+        type: "boolean",
+        help: "Store and replicate jobs but never deliver them (bench replication only)",
       },
       ...transportFlags,
     },
   },
   async run(args) {
-    const nodeId = stringFlag(args.values, "id");
-    if (nodeId === undefined || nodeId === "") throw new UsageError("hookd node: --id is required");
-    const listen = stringFlag(args.values, "listen");
-    if (listen === undefined) throw new UsageError("hookd node: --listen is required");
-    const transport = transportOptionsFromFlags(args.values);
+    const { tlsPaths, ...options } = nodeOptionsFromFlags(args.values);
+    let tls: ApiTls | undefined;
+    if (tlsPaths !== undefined) {
+      try {
+        tls = await loadTlsFiles(tlsPaths.certPath, tlsPaths.keyPath);
+      } catch (error) {
+        throw new UsageError(`hookd node: ${error instanceof Error ? error.message : error}`);
+      }
+    }
     let node: Node;
     try {
-      node = Node.start({
-        nodeId,
-        listen,
-        peers: listFlag(args.values, "peers"),
-        clusterKey: transport.clusterKey,
-        lossProbability: transport.lossProbability ?? 0,
-        ...(transport.lossSeed !== undefined ? { lossSeed: transport.lossSeed } : {}),
-        ...(transport.config !== undefined ? { transport: transport.config } : {}),
+      node = await Node.start({
+        ...options,
+        ...(tls !== undefined ? { tls } : {}),
         onMemberEvent: (e) =>
           printJsonLine({
             event: e.type,
             node: e.nodeId,
             address: e.address,
             incarnation: e.incarnation,
-            observer: nodeId,
+            observer: options.nodeId,
+            time: new Date().toISOString(),
+          }),
+        onLog: (event, fields) =>
+          printJsonLine({
+            event,
+            ...fields,
+            observer: options.nodeId,
             time: new Date().toISOString(),
           }),
       });
     } catch (error) {
       if (error instanceof RangeError) throw new UsageError(`hookd node: ${error.message}`);
+      if (error instanceof DataDirLockedError || error instanceof WalCorruptionError) {
+        console.error(`hookd node: ${error.message}`);
+        return EXIT_FAILURE;
+      }
+      if (error instanceof Deno.errors.AddrInUse) {
+        console.error(`hookd node: address in use: ${error.message}`);
+        return EXIT_FAILURE;
+      }
       throw error;
     }
-    printJsonLine({ event: "listening", node: nodeId, address: node.address });
+    printJsonLine({
+      event: "listening",
+      node: options.nodeId,
+      address: node.address,
+      voters: node.voters.length,
+      ...(node.api !== undefined ? { http: node.api.url } : {}),
+    });
     const stop = listenForStopSignal();
     const signal = await stop.received;
     stop.dispose();
     await node.stop();
-    printJsonLine({ event: "stopped", node: nodeId, signal });
+    printJsonLine({ event: "stopped", node: options.nodeId, signal });
     return EXIT_OK;
   },
 };
+
+type NodeFlagOptions = Omit<NodeOptions, "onLog" | "onMemberEvent" | "tls"> & {
+  tlsPaths?: { certPath: string; keyPath: string };
+};
+
+function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
+  const nodeId = stringFlag(values, "id");
+  if (nodeId === undefined || nodeId === "") throw new UsageError("hookd node: --id is required");
+  const listen = stringFlag(values, "listen");
+  if (listen === undefined) throw new UsageError("hookd node: --listen is required");
+  const dataDir = stringFlag(values, "data");
+  if (dataDir === undefined || dataDir === "") {
+    throw new UsageError("hookd node: --data DIR is required (where this node's WAL lives)");
+  }
+  const httpFlag = stringFlag(values, "http") ?? "127.0.0.1:0";
+  const http = parseAddress(httpFlag, { allowPortZero: true });
+  if (!http.ok) throw new UsageError(`hookd node: --http: ${http.reason}`);
+  const transport = transportOptionsFromFlags(values);
+  const apiToken = stringFlag(values, "api-token") ?? Deno.env.get(API_TOKEN_ENV);
+  if (apiToken !== undefined && apiToken.length < API_TOKEN_CHARS_MIN) {
+    throw new UsageError(
+      `hookd node: --api-token must be at least ${API_TOKEN_CHARS_MIN} characters`,
+    );
+  }
+  const certPath = stringFlag(values, "tls-cert");
+  const keyPath = stringFlag(values, "tls-key");
+  if ((certPath === undefined) !== (keyPath === undefined)) {
+    throw new UsageError("hookd node: --tls-cert and --tls-key go together");
+  }
+  const retentionS = numberFlag(values, "retention", jobsDefaults.finishedRetentionMs / 1000, {
+    min: 0,
+  });
+  const walSync = stringFlag(values, "wal-sync") ?? "batched";
+  if (walSync !== "batched" && walSync !== "per-append") {
+    throw new UsageError(`hookd node: --wal-sync must be batched or per-append, got ${walSync}`);
+  }
+  const scheduleRaw = stringFlag(values, "retry-schedule");
+  let retryScheduleMs: number[] | undefined;
+  if (scheduleRaw !== undefined) {
+    retryScheduleMs = scheduleRaw.split(",").map((part) => {
+      const ms = Number(part.trim());
+      if (part.trim() === "" || !Number.isFinite(ms) || ms < 0) {
+        throw new UsageError(
+          `hookd node: --retry-schedule: ${JSON.stringify(part)} is not a delay in ms`,
+        );
+      }
+      return ms;
+    });
+    if (retryScheduleMs.length === 0) throw new UsageError("hookd node: --retry-schedule is empty");
+  }
+  return {
+    nodeId,
+    listen,
+    ...(stringFlag(values, "advertise") !== undefined
+      ? { advertise: stringFlag(values, "advertise")! }
+      : {}),
+    peers: listFlag(values, "peers"),
+    clusterKey: transport.clusterKey,
+    dataDir,
+    http: http.value,
+    ...(certPath !== undefined && keyPath !== undefined ? { tlsPaths: { certPath, keyPath } } : {}),
+    ...(apiToken !== undefined ? { apiToken } : {}),
+    lossProbability: transport.lossProbability ?? 0,
+    ...(transport.lossSeed !== undefined ? { lossSeed: transport.lossSeed } : {}),
+    ...(transport.config !== undefined ? { transport: transport.config } : {}),
+    jobs: { finishedRetentionMs: retentionS * 1000 },
+    wal: { syncMode: walSync },
+    delivery: {
+      allowPrivateTargets: booleanFlag(values, "allow-private-targets"),
+      ...(retryScheduleMs !== undefined ? { retryScheduleMs } : {}),
+    },
+    deliver: !booleanFlag(values, "no-deliver"),
+  };
+}

@@ -64,6 +64,8 @@ export class DeliveryEngine {
   readonly #runtime: Runtime;
   readonly #timer: DeadlineTimer;
   #closed = false;
+  /** Draining: attempts in flight finish, no new one starts. */
+  #draining = false;
 
   constructor(options: DeliveryEngineOptions) {
     const config = validateDeliveryConfig(options.config);
@@ -141,6 +143,21 @@ export class DeliveryEngine {
   }
 
   /**
+   * Graceful stop: starts no new attempt, lets those in flight finish (and be reported) for up
+   * to `graceMs`, then closes (aborting any still running, which the next owner repeats).
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.#draining = true;
+    let cancelTimer: (() => void) | undefined;
+    const grace = new Promise<void>((resolve) => {
+      cancelTimer = this.#runtime.setTimer(graceMs, resolve);
+    });
+    await Promise.race([this.settled(), grace]);
+    cancelTimer?.();
+    await this.close();
+  }
+
+  /**
    * Stops timers, aborts attempts in flight and waits for them to settle. An attempt that ends
    * in an error after close (our own abort, most likely) is not reported: like an attempt cut
    * short by a crash it is not counted, and the job's next owner makes it again. Counting it
@@ -161,8 +178,9 @@ export class DeliveryEngine {
 
   #handle(output: CoreOutput): void {
     if (output.type === "attempt") {
-      // A closed engine starts nothing new; the store still holds the job for its next owner.
-      if (this.#closed) return;
+      // A closed or draining engine starts nothing new; the store still holds the job for its
+      // next owner.
+      if (this.#closed || this.#draining) return;
       this.#track(
         this.#transport.send(output).then(
           (result) => {

@@ -219,7 +219,16 @@ export class JobStore implements JobService, DeliveryStore {
   /** Membership changed: the core recomputes ownership from the voters' states. */
   membershipChanged(): void {
     if (this.#closed) return;
+    // A voter missing from the table keeps its last state: SWIM reaps dead members after a
+    // while, and a reaped voter must stay dead for ownership, not come back as "alive".
     const view = new Map<string, VoterState>();
+    const seen = new Set<string>();
+    for (const m of this.#members()) {
+      if (this.core.voters.includes(m.address)) seen.add(m.address);
+    }
+    for (const v of this.core.voters) {
+      if (!seen.has(v)) view.set(v, this.core.voterState(v));
+    }
     for (const m of this.#members()) {
       if (!this.core.voters.includes(m.address)) continue;
       // A restarted voter may appear twice (old row dead, new row alive): alive wins.

@@ -1,36 +1,71 @@
 /**
- * A hookd node process: owns the pieces that make one cluster member (today the transport and
- * the membership service; later issues add the WAL, replication and the HTTP API here) and
- * their start and stop order.
+ * A hookd node process: the transport, membership, the replicated job store (with its WAL and
+ * delivery engine) and the HTTP API, and their start and stop order.
  *
  * Owns lifecycles only. Flag parsing is src/cli/node.ts; protocols live in their own areas.
+ *
+ * Start: bind UDP, open (and lock) the WAL and replay it, join membership, start catching up,
+ * serve HTTP. Stop (SIGTERM): refuse new submits, let attempts in flight finish (bounded),
+ * let their records reach the peers, leave membership gracefully (the others take the jobs
+ * over at once), close the WAL and release the data directory.
  */
 
 import {
+  type ApiConfig,
+  apiDefaults,
+  type DeliveryConfig,
+  deliveryDefaults,
+  type JobsConfig,
   MEMBERSHIP_PACKET_BYTES_MIN,
   type MembershipConfig,
   membershipDefaults,
   type TransportConfig,
+  type WalConfig,
 } from "../config.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
 import { randomRng } from "../lib/rng.ts";
 import { canonicalAddress, UdpTransport } from "../transport/mod.ts";
 import { MembershipService } from "../membership/membership_service.ts";
 import { type MemberEvent, SwimCore } from "../membership/swim_core.ts";
+import { JobStore, type MemberRow } from "../jobs/job_store.ts";
+import { type ApiServer, type ApiTls, serveApi } from "../api/mod.ts";
+import type { HostPort } from "../transport/address.ts";
 
 export interface NodeOptions {
   nodeId: string;
-  /** UDP `host:port` to bind; also the address peers reach this node at. */
+  /** UDP `host:port` to bind. */
   listen: string;
-  /** Seed addresses (any subset of the cluster). */
+  /** UDP `host:port` peers reach this node at. @default `listen` */
+  advertise?: string;
+  /**
+   * The cluster's voters: every node's advertised address (this node's may be listed too).
+   * Quorum is a majority of these plus this node. They are also the seeds membership joins
+   * through.
+   */
   peers: readonly string[];
   clusterKey: string;
+  /** WAL directory (locked against a second process). */
+  dataDir: string;
+  /** HTTP API address; undefined: no HTTP API (tests of the lower layers). */
+  http?: HostPort;
+  tls?: ApiTls;
+  apiToken?: string;
   /** Ingress loss injection, passed to the transport. @default 0 */
   lossProbability?: number;
   lossSeed?: number;
   transport?: Partial<TransportConfig>;
   membership?: Partial<MembershipConfig>;
+  jobs?: Partial<JobsConfig>;
+  wal?: Partial<WalConfig>;
+  delivery?: Partial<DeliveryConfig>;
+  api?: Partial<ApiConfig>;
+  /** Deliver owned jobs (off only for `bench replication`). @default true */
+  deliver?: boolean;
+  /** How long SIGTERM lets attempts in flight finish, ms. @default 10_000 */
+  drainGraceMs?: number;
   onMemberEvent?: (event: MemberEvent) => void;
+  /** Job-store events (phase changes, handoffs, catch-up, WAL failure). */
+  onLog?: (event: string, fields: Record<string, unknown>) => void;
 }
 
 export class Node {
@@ -38,63 +73,50 @@ export class Node {
   readonly metrics: MetricsRegistry;
   readonly transport: UdpTransport;
   readonly membership: MembershipService;
-  #stopped = false;
+  readonly store: JobStore;
+  readonly api: ApiServer | undefined;
+  readonly voters: readonly string[];
+  #stopping: Promise<void> | undefined;
 
-  private constructor(options: NodeOptions, transport: UdpTransport, metrics: MetricsRegistry) {
-    this.nodeId = options.nodeId;
+  private constructor(
+    nodeId: string,
+    metrics: MetricsRegistry,
+    transport: UdpTransport,
+    membership: MembershipService,
+    store: JobStore,
+    api: ApiServer | undefined,
+    voters: readonly string[],
+  ) {
+    this.nodeId = nodeId;
     this.metrics = metrics;
     this.transport = transport;
-    const seeds = options.peers.map((p) => {
+    this.membership = membership;
+    this.store = store;
+    this.api = api;
+    this.voters = voters;
+  }
+
+  /** Binds the socket, opens the WAL, joins the cluster and serves the API. */
+  static async start(options: NodeOptions): Promise<Node> {
+    const metrics = new MetricsRegistry();
+    const advertise = canonicalAddress(options.advertise ?? options.listen);
+    if (advertise === undefined) {
+      throw new RangeError(
+        `advertise: bad address ${JSON.stringify(options.advertise ?? options.listen)}`,
+      );
+    }
+    if (/^(0\.0\.0\.0|\[::\]):/.test(advertise)) {
+      throw new RangeError(
+        `--listen ${options.listen} is a wildcard address: pass --advertise HOST:PORT, the address peers reach this node at`,
+      );
+    }
+    const peers = options.peers.map((p) => {
       const canonical = canonicalAddress(p);
       if (canonical === undefined) throw new RangeError(`peers: bad address ${JSON.stringify(p)}`);
       return canonical;
     });
-    // Membership packets ride one unreliable transport message each, so they may be no larger
-    // than what the transport's datagram size leaves after its header, acks and MAC.
-    const packetRoomBytes = transport.endpoint.unreliableBytesMax;
-    const packetBytesMax = Math.min(
-      options.membership?.packetBytesMax ?? membershipDefaults.packetBytesMax,
-      packetRoomBytes,
-    );
-    if (packetBytesMax < MEMBERSHIP_PACKET_BYTES_MIN) {
-      throw new RangeError(
-        `transport.datagramBytes ${transport.endpoint.config.datagramBytes} leaves ${packetRoomBytes} bytes ` +
-          `for membership packets, which need at least ${MEMBERSHIP_PACKET_BYTES_MIN}`,
-      );
-    }
-    const core = new SwimCore({
-      nodeId: options.nodeId,
-      address: transport.address,
-      seeds,
-      rng: randomRng(),
-      nowMs: performance.now(),
-      // A restarted process must outrank its previous life at once: wall-clock seconds grow
-      // across restarts (a refutation still fixes it if the clock went backwards).
-      incarnation: Math.floor(Date.now() / 1000),
-      metrics,
-      config: { ...options.membership, packetBytesMax },
-    });
-    const onMemberEvent = options.onMemberEvent;
-    this.membership = new MembershipService({
-      core,
-      transport,
-      metrics,
-      onEvent: (event) => {
-        // The transport retransmits to a silent peer for as long as it holds messages for it;
-        // membership is what knows the peer is gone, so it releases them here. A node declared
-        // dead by mistake loses nothing that matters: it refutes, and its next session starts
-        // under a fresh epoch.
-        if (event.type === "member-dead" || event.type === "member-left") {
-          transport.forgetPeer(event.address);
-        }
-        onMemberEvent?.(event);
-      },
-    });
-  }
-
-  /** Binds the socket and joins the cluster through `peers`. */
-  static start(options: NodeOptions): Node {
-    const metrics = new MetricsRegistry();
+    const voters = [...new Set([...peers, advertise])].sort();
+    const delivery: DeliveryConfig = { ...deliveryDefaults, ...options.delivery };
     const transport = UdpTransport.start({
       nodeId: options.nodeId,
       listen: options.listen,
@@ -104,26 +126,151 @@ export class Node {
       ...(options.lossSeed !== undefined ? { lossSeed: options.lossSeed } : {}),
       ...(options.transport !== undefined ? { config: options.transport } : {}),
     });
-    let node: Node;
+    let membership: MembershipService | undefined;
+    let store: JobStore | undefined;
     try {
-      node = new Node(options, transport, metrics);
+      const node = { store: undefined as JobStore | undefined };
+      membership = startMembership(options, transport, metrics, advertise, peers, (event) => {
+        // The transport retransmits to a silent peer for as long as it holds messages for it;
+        // membership is what knows the peer is gone, so it releases them here. A node declared
+        // dead by mistake loses nothing that matters: it refutes, and its next session starts
+        // under a fresh epoch; anti-entropy brings it what it missed.
+        if (event.type === "member-dead" || event.type === "member-left") {
+          transport.forgetPeer(event.address);
+        }
+        node.store?.membershipChanged();
+        options.onMemberEvent?.(event);
+      });
+      const core = membership.core;
+      const members = (): MemberRow[] => {
+        const rows: MemberRow[] = core.members().map((m) => ({
+          nodeId: m.nodeId,
+          address: m.address,
+          state: m.state,
+          incarnation: m.incarnation,
+        }));
+        if (!rows.some((r) => r.address === advertise)) {
+          rows.push({ nodeId: options.nodeId, address: advertise, state: "alive", incarnation: 0 });
+        }
+        return rows;
+      };
+      const onLog = options.onLog;
+      store = await JobStore.open({
+        self: advertise,
+        nodeId: options.nodeId,
+        voters,
+        dataDir: options.dataDir,
+        ...(options.wal !== undefined ? { wal: options.wal } : {}),
+        ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+        delivery,
+        transport,
+        members,
+        rng: randomRng(),
+        metrics,
+        deliver: options.deliver ?? true,
+        onLog: (event, fields) => {
+          if (event === "wal-failed") {
+            // Fail-stop: this node acknowledges nothing more. Leaving the cluster hands its
+            // jobs to the others now instead of after a suspicion timeout that never comes
+            // (the process still answers probes).
+            void membership?.leave();
+          }
+          onLog?.(event, fields);
+        },
+      });
+      node.store = store;
+      store.membershipChanged();
+      let api: ApiServer | undefined;
+      if (options.http !== undefined) {
+        api = serveApi({
+          hostname: options.http.hostname,
+          port: options.http.port,
+          ...(options.tls !== undefined ? { tls: options.tls } : {}),
+          ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
+          service: store,
+          registry: metrics,
+          metrics: () => metrics.renderPrometheus(),
+          config: { ...apiDefaults, ...options.api },
+          jobLimits: delivery,
+        });
+      }
+      const created = new Node(options.nodeId, metrics, transport, membership, store, api, voters);
+      created.#drainGraceMs = options.drainGraceMs ?? 10_000;
+      return created;
     } catch (error) {
-      void transport.close();
+      membership?.close();
+      await store?.close().catch(() => {});
+      await transport.close();
       throw error;
     }
-    node.membership.start();
-    return node;
   }
+
+  #drainGraceMs = 10_000;
 
   get address(): string {
     return this.transport.address;
   }
 
-  /** Leaves the cluster gracefully (others learn at once), then closes the transport. */
-  async stop(): Promise<void> {
-    if (this.#stopped) return;
-    this.#stopped = true;
-    await this.membership.leave();
-    await this.transport.close();
+  /**
+   * Graceful stop: refuse submits, finish attempts in flight (up to the drain grace), give
+   * their records a moment to reach the peers, leave membership, then close everything.
+   */
+  stop(): Promise<void> {
+    this.#stopping ??= (async () => {
+      this.store.stopAccepting();
+      await this.store.engine?.drain(this.#drainGraceMs);
+      await this.#replicationSettled(1_000);
+      await this.membership.leave();
+      await this.api?.shutdown();
+      await this.store.close();
+      await this.transport.close();
+    })();
+    return this.#stopping;
   }
+
+  /** Waits (bounded) until the transport holds nothing unacknowledged. */
+  async #replicationSettled(timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    while (!this.transport.isIdle() && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+function startMembership(
+  options: NodeOptions,
+  transport: UdpTransport,
+  metrics: MetricsRegistry,
+  advertise: string,
+  seeds: readonly string[],
+  onEvent: (event: MemberEvent) => void,
+): MembershipService {
+  // Membership packets ride one unreliable transport message each, so they may be no larger
+  // than what the transport's datagram size leaves after its header, acks and MAC.
+  const packetRoomBytes = transport.endpoint.unreliableBytesMax;
+  const packetBytesMax = Math.min(
+    options.membership?.packetBytesMax ?? membershipDefaults.packetBytesMax,
+    packetRoomBytes,
+  );
+  if (packetBytesMax < MEMBERSHIP_PACKET_BYTES_MIN) {
+    throw new RangeError(
+      `transport.datagramBytes ${transport.endpoint.config.datagramBytes} leaves ${packetRoomBytes} bytes ` +
+        `for membership packets, which need at least ${MEMBERSHIP_PACKET_BYTES_MIN}`,
+    );
+  }
+  const core = new SwimCore({
+    nodeId: options.nodeId,
+    address: advertise,
+    seeds: seeds.filter((s) => s !== advertise),
+    rng: randomRng(),
+    nowMs: performance.now(),
+    // A restarted process must outrank its previous life at once: wall-clock seconds grow
+    // across restarts (a refutation still fixes it if the clock went backwards).
+    incarnation: Math.floor(Date.now() / 1000),
+    metrics,
+    config: { ...options.membership, packetBytesMax },
+  });
+  const service = new MembershipService({ core, transport, metrics, onEvent });
+  service.start();
+  return service;
 }
