@@ -31,6 +31,13 @@
  *   resends one chunk, after max(2·SRTT, SRTT + 4·RTTVAR); the RTO (RFC 6298, floor
  *   `rtoMinMs`) resends only the earliest packet, so an event-loop stall longer than the RTO
  *   costs one packet, not the window.
+ * - Congestion control is a rate model in the manner of BBR (congestion.ts): the bottleneck
+ *   is the largest delivery rate of the last ten round trips, data datagrams (retransmissions
+ *   included) are paced at it times a gain (pacer.ts) and bounded by a window of twice its
+ *   bandwidth-delay product, itself capped by `windowBytes`. Random loss (the loss sweep's 20 %
+ *   at ingress) only lowers the samples by the fraction lost, which the probing gain offsets; a
+ *   loss-halving controller would crawl there. Datagrams with only acks or unreliable messages
+ *   are not held back (SWIM probes must not wait behind a backlog) but spend pacing tokens.
  * - Bounds: send queue (messages and bytes, then `backpressure` and a later `writable`
  *   event), bytes in flight, id window, unreliable queue, reassembly bytes, received ranges,
  *   peers. Receive buffers are reused (Deno allocates 64 KiB per receive otherwise).

@@ -4,7 +4,9 @@
  *
  * Owns only state about what we send to the peer. It never touches what the peer sent us
  * (receiver.ts), nor epochs, headers and authentication (session.ts, endpoint.ts). It does no
- * I/O and reads no clock: every entry point takes `nowMs`.
+ * I/O and reads no clock: every entry point takes `nowMs`. How much may be in flight and how
+ * fast it may leave are the congestion controller's (congestion.ts) and the pacer's (pacer.ts);
+ * this module asks them before every data datagram, retransmissions included.
  *
  * Reliability model. Packet numbers are per datagram and never reused; acknowledgements name
  * packet ranges. A message is cut into chunks when it first leaves the queue (one chunk, or
@@ -21,6 +23,8 @@ import {
   type PacketRange,
   UNRELIABLE_FRAME_OVERHEAD_BYTES,
 } from "./frame_codec.ts";
+import { CongestionController, type PacketRateState } from "./congestion.ts";
+import { Pacer } from "./pacer.ts";
 import { RttEstimator } from "./rtt_estimator.ts";
 import type { TransportCounters } from "./transport_metrics.ts";
 
@@ -48,6 +52,7 @@ interface SentPacket {
   sentMs: number;
   bytes: number;
   chunks: Chunk[];
+  rate: PacketRateState;
 }
 
 type RetransmitKind = "fast" | "probe" | "timeout";
@@ -91,7 +96,14 @@ export class SessionSender {
   #lastElicitingSentMs = 0;
   #tlpCount = 0;
   #rtoCount = 0;
+  /**
+   * Data datagrams owed to a tail-loss probe or an RTO, which may leave past the pacer and
+   * one datagram past a full window (see `#mayLeave`), or a lost tail would never be found.
+   */
+  #probeCredit = 0;
   readonly #rtt: RttEstimator;
+  readonly #cc: CongestionController;
+  readonly #pacer: Pacer;
 
   constructor(options: SenderOptions) {
     this.#cfg = options.config;
@@ -106,6 +118,17 @@ export class SessionSender {
       rtoMaxMs: this.#cfg.rtoMaxMs,
       granularityMs: this.#cfg.lossDelayMinMs,
     });
+    const cfg = this.#cfg;
+    const cwndMinBytes = Math.min(cfg.cwndMinDatagrams * cfg.datagramBytes, cfg.windowBytes);
+    this.#cc = new CongestionController({
+      cwndInitialBytes: cfg.cwndInitialDatagrams * cfg.datagramBytes,
+      cwndMinBytes,
+      cwndMaxBytes: cfg.windowBytes,
+      cwndRttFloorMs: cfg.cwndRttFloorMs,
+      bandwidthWindowRounds: cfg.bandwidthWindowRounds,
+      minRttWindowMs: cfg.minRttWindowMs,
+    });
+    this.#pacer = new Pacer(cfg.pacingBurstMs, cwndMinBytes);
   }
 
   // ---- application side ------------------------------------------------------------------
@@ -145,15 +168,27 @@ export class SessionSender {
       packetsInFlight: this.#sent.size,
       messagesUnacked: this.#messagesUnacked,
       queuedBytes: this.#queuedBytes,
+      cwndBytes: this.#cc.cwndBytes,
+      pacingRateBytesPerMs: this.#cc.pacingRateBytesPerMs,
+      bottleneckBytesPerMs: this.#cc.bottleneckBytesPerMs,
+      minRttMs: Number.isFinite(this.#cc.minRttMs) ? this.#cc.minRttMs : undefined,
+      congestionMode: this.#cc.mode,
     };
   }
 
   // ---- timers ----------------------------------------------------------------------------
 
-  /** Earliest time at which `onTimers` has work; Infinity when none. */
+  /**
+   * Earliest time at which `onTimers` or a flush has work: loss detection, a probe or RTO,
+   * or the pacer letting waiting data go (the window being open). Infinity when none.
+   */
   nextDeadlineMs(): number {
-    if (this.#sent.size === 0) return this.#lossTimeMs;
-    return Math.min(this.#lossTimeMs, this.#probeOrRtoDeadlineMs());
+    let deadline = this.#lossTimeMs;
+    if (this.#sent.size > 0) deadline = Math.min(deadline, this.#probeOrRtoDeadlineMs());
+    if (this.#probeCredit === 0 && this.#windowOpen() && this.#hasChunkWaiting()) {
+      deadline = Math.min(deadline, this.#pacer.readyAtMs(this.#cc.pacingRateBytesPerMs));
+    }
+    return deadline;
   }
 
   #probeOrRtoDeadlineMs(): number {
@@ -171,6 +206,7 @@ export class SessionSender {
   onTimers(nowMs: number): void {
     if (this.#lossTimeMs <= nowMs) this.#detectLosses(nowMs);
     if (this.#sent.size > 0 && this.#probeOrRtoDeadlineMs() <= nowMs) {
+      this.#probeCredit = 1;
       if (this.#rtt.srttMs !== undefined && this.#tlpCount < this.#cfg.tlpMax) {
         this.#tlpCount++;
         this.#probe();
@@ -228,17 +264,20 @@ export class SessionSender {
       if (ranges[idx]!.lo > pn) continue;
       if (pn === largest) largestSentMs = packet.sentMs;
       this.#ackPacket(packet);
+      this.#cc.onAcked(nowMs, packet.rate, packet.bytes);
       ackedAny = true;
     }
     if (largest > this.#largestAckedPn) this.#largestAckedPn = largest;
-    if (largestSentMs >= 0) {
-      this.#rtt.update(nowMs - largestSentMs, ackDelayUs / 1000);
+    const rttSampleMs = largestSentMs >= 0 ? nowMs - largestSentMs : undefined;
+    if (rttSampleMs !== undefined) {
+      this.#rtt.update(rttSampleMs, ackDelayUs / 1000);
       this.#onRtt(this.#rtt.srttMs!);
     }
     if (ackedAny) {
       this.#tlpCount = 0;
       this.#rtoCount = 0;
       this.#detectLosses(nowMs);
+      this.#cc.onAckEnd(nowMs, rttSampleMs, this.#bytesInFlight);
       this.#maybeWritable();
     }
   }
@@ -353,9 +392,27 @@ export class SessionSender {
     return this.#nextPn++;
   }
 
+  /** Whether the congestion window has room for one more full datagram. */
   #windowOpen(): boolean {
     return this.#bytesInFlight === 0 ||
-      this.#bytesInFlight + this.#cfg.datagramBytes <= this.#cfg.windowBytes;
+      this.#bytesInFlight + this.#cfg.datagramBytes <= this.#cc.cwndBytes;
+  }
+
+  /**
+   * Whether a data datagram (new or retransmitted chunks) may leave now: the window has room
+   * and the pacer has tokens, or a probe is owed. A probe ignores the pacer and may take what
+   * is in flight one datagram past the window (RFC 9002 §7.5: probes are not blocked by the
+   * congestion controller), no further: a second probe waits until the RTO declares the oldest
+   * packet lost, which makes room.
+   */
+  #mayLeave(nowMs: number): boolean {
+    if (this.#probeCredit > 0 && this.#bytesInFlight <= this.#cc.cwndBytes) return true;
+    return this.#windowOpen() && this.#pacer.canSend(nowMs, this.#cc.pacingRateBytesPerMs);
+  }
+
+  /** Whether a chunk waits to be sent (retransmission, or new within the id window). */
+  #hasChunkWaiting(): boolean {
+    return this.#peekRetransmit() !== undefined || this.#peekNewChunk() !== undefined;
   }
 
   #peekRetransmit(): Chunk | undefined {
@@ -412,25 +469,30 @@ export class SessionSender {
     return this.#newChunks[this.#newChunksHead];
   }
 
-  /** Whether a datagram built now would carry data (chunks or unreliable messages). */
-  hasData(): boolean {
-    if (this.#peekRetransmit() !== undefined) return true;
+  /**
+   * Whether a datagram built now would carry data: unreliable messages (never held back: SWIM
+   * probes are small and must not wait behind a backlog), or chunks the window and the pacer
+   * let go.
+   */
+  hasData(nowMs: number): boolean {
     if (this.#unreliable.length > 0) return true;
-    return this.#windowOpen() && this.#peekNewChunk() !== undefined;
+    return this.#hasChunkWaiting() && this.#mayLeave(nowMs);
   }
 
   /**
-   * Writes retransmissions first, then new chunks while the window is open, for as long as
-   * they fit; returns the chunks written (the packet must then be recorded with `onSent`).
+   * Writes retransmissions first, then new chunks, for as long as they fit, when the window
+   * and the pacer let a data datagram go; returns the chunks written (the packet must then be
+   * recorded with `onSent`).
    */
-  writeChunks(w: DatagramWriter): Chunk[] {
+  writeChunks(w: DatagramWriter, nowMs: number): Chunk[] {
     const chunks: Chunk[] = [];
+    if (!this.#mayLeave(nowMs)) return chunks;
     for (let c = this.#peekRetransmit(); c !== undefined; c = this.#peekRetransmit()) {
       if (!writeChunk(w, c)) break;
       this.#retransmitHead++;
       chunks.push(c);
     }
-    if (this.#peekRetransmit() === undefined && this.#windowOpen()) {
+    if (this.#peekRetransmit() === undefined) {
       for (let c = this.#peekNewChunk(); c !== undefined; c = this.#peekNewChunk()) {
         if (!writeChunk(w, c)) break;
         this.#newChunksHead++;
@@ -441,8 +503,8 @@ export class SessionSender {
     return chunks;
   }
 
-  /** Writes queued unreliable messages for as long as they fit. */
-  writeUnreliable(w: DatagramWriter): void {
+  /** Writes queued unreliable messages for as long as they fit; returns how many. */
+  writeUnreliable(w: DatagramWriter): number {
     let written = 0;
     while (written < this.#unreliable.length) {
       const u = this.#unreliable[written]!;
@@ -452,22 +514,43 @@ export class SessionSender {
       this.#counters.sent(false).inc();
     }
     if (written > 0) this.#unreliable.splice(0, written);
+    return written;
   }
 
-  /** Records packet `pn` of `bytes` bytes as sent now carrying `chunks` (none: not tracked). */
-  onSent(pn: number, nowMs: number, bytes: number, chunks: Chunk[]): void {
+  /**
+   * Records packet `pn` of `bytes` bytes as sent now carrying `chunks` (none: not tracked
+   * for acknowledgement) and `unreliable` unreliable messages. Every datagram with data spends
+   * pacing tokens; a pure ack does not (RFC 9002 §7.7: acks are not paced).
+   */
+  onSent(pn: number, nowMs: number, bytes: number, chunks: Chunk[], unreliable: number): void {
+    if (chunks.length > 0 || unreliable > 0) {
+      this.#pacer.onSent(nowMs, this.#cc.pacingRateBytesPerMs, bytes);
+    }
     if (chunks.length === 0) return;
+    if (this.#probeCredit > 0) this.#probeCredit--;
     for (const c of chunks) c.lastPn = pn;
-    this.#sent.set(pn, { pn, sentMs: nowMs, bytes, chunks });
+    const rate = this.#cc.onSent(nowMs, this.#bytesInFlight);
+    this.#sent.set(pn, { pn, sentMs: nowMs, bytes, chunks, rate });
     this.#bytesInFlight += bytes;
     this.#lastElicitingSentMs = nowMs;
+  }
+
+  /**
+   * The end of a flush. With nothing left to send and room in the window, the application
+   * is what limits the rate: the delivery samples until this data is acknowledged say so.
+   */
+  endFlush(): void {
+    this.#compactQueues();
+    if (!this.#hasChunkWaiting() && this.#windowOpen()) {
+      this.#cc.markAppLimited(this.#bytesInFlight);
+    }
   }
 
   /**
    * Drops consumed entries at the heads of the queues in bulk (amortised O(1) per entry), so
    * a queue that never empties under sustained load does not keep every message it ever sent.
    */
-  compactQueues(): void {
+  #compactQueues(): void {
     if (this.#pendingHead > 1024 && this.#pendingHead * 2 > this.#pending.length) {
       this.#pending = this.#pending.slice(this.#pendingHead);
       this.#pendingHead = 0;

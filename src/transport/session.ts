@@ -255,12 +255,12 @@ export class Session {
   flush(nowMs: number): void {
     // Bounded: each iteration sends at least one chunk, one unreliable message or the ack.
     for (;;) {
-      const hasData = this.#sender.hasData();
+      const hasData = this.#sender.hasData(nowMs);
       if (!hasData && !this.#receiver.ackDue(nowMs) && !this.#announce) break;
       this.#buildDatagram(nowMs);
       if (!hasData) break;
     }
-    this.#sender.compactQueues();
+    this.#sender.endFlush();
   }
 
   #buildDatagram(nowMs: number): void {
@@ -272,8 +272,8 @@ export class Session {
     if (this.#receiver.hasReceived && this.peerEpoch !== undefined) {
       this.#receiver.writeAck(w, this.peerEpoch, nowMs);
     }
-    const chunks = this.#sender.writeChunks(w);
-    this.#sender.writeUnreliable(w);
+    const chunks = this.#sender.writeChunks(w, nowMs);
+    const unreliable = this.#sender.writeUnreliable(w);
     const provider = ctx.piggyback();
     const spare = w.remaining - UNRELIABLE_FRAME_OVERHEAD_BYTES;
     if (provider !== null && spare >= ctx.config.piggybackBytesMin) {
@@ -284,7 +284,7 @@ export class Session {
       }
     }
     const bytes = w.finish(ctx.sign);
-    this.#sender.onSent(pn, nowMs, bytes.length, chunks);
+    this.#sender.onSent(pn, nowMs, bytes.length, chunks, unreliable);
     ctx.out.datagrams.push({ address: this.address, bytes });
   }
 }

@@ -117,4 +117,14 @@ export interface PeerStats {
   /** Messages queued or in flight, not yet fully acknowledged. */
   messagesUnacked: number;
   queuedBytes: number;
+  /** Congestion window: most bytes in flight the controller allows now. */
+  cwndBytes: number;
+  /** The rate data datagrams are paced at, bytes per ms. */
+  pacingRateBytesPerMs: number;
+  /** The controller's bottleneck estimate, bytes per ms; 0 before the first sample. */
+  bottleneckBytesPerMs: number;
+  /** Least RTT in the controller's window; undefined before the first sample. */
+  minRttMs: number | undefined;
+  /** The controller's phase (see congestion.ts). */
+  congestionMode: "startup" | "drain" | "probe-bw";
 }
