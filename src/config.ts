@@ -238,9 +238,7 @@ export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
   if (config.retryScheduleMs.length === 0) {
     throw new RangeError("delivery.retryScheduleMs must not be empty, got []");
   }
-  config.retryScheduleMs.forEach((ms, i) =>
-    nonNegative(`delivery.retryScheduleMs[${i}]`, ms)
-  );
+  config.retryScheduleMs.forEach((ms, i) => nonNegative(`delivery.retryScheduleMs[${i}]`, ms));
   probability("delivery.retryJitterRatio", config.retryJitterRatio);
   positiveInteger("delivery.attemptsMax", config.attemptsMax);
   nonNegative("delivery.retryAfterMinMs", config.retryAfterMinMs);
