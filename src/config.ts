@@ -88,9 +88,7 @@ export function validateWalConfig(config: WalConfig): WalConfig {
   positiveInteger("wal.recordBytesMax", config.recordBytesMax);
   nonNegative("wal.batchWaitMs", config.batchWaitMs);
   if (config.syncMode !== "batched" && config.syncMode !== "per-append") {
-    throw new RangeError(
-      `wal.syncMode must be "batched" or "per-append", got ${config.syncMode}`,
-    );
+    throw new RangeError(`wal.syncMode must be "batched" or "per-append", got ${config.syncMode}`);
   }
   // A record must fit in a batch and a batch in a segment, or the writer could never place it.
   relation(
@@ -100,13 +98,7 @@ export function validateWalConfig(config: WalConfig): WalConfig {
     "wal.batchBytesMax",
     config.batchBytesMax,
   );
-  relation(
-    "wal.batchBytesMax",
-    config.batchBytesMax,
-    "<",
-    "wal.segmentBytes",
-    config.segmentBytes,
-  );
+  relation("wal.batchBytesMax", config.batchBytesMax, "<", "wal.segmentBytes", config.segmentBytes);
   relation(
     "wal.batchRecordsMax",
     config.batchRecordsMax,
@@ -207,14 +199,7 @@ export interface DeliveryConfig {
 }
 
 export const deliveryDefaults: Readonly<DeliveryConfig> = Object.freeze({
-  retryScheduleMs: Object.freeze([
-    5_000,
-    300_000,
-    1_800_000,
-    7_200_000,
-    18_000_000,
-    36_000_000,
-  ]),
+  retryScheduleMs: Object.freeze([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000]),
   retryJitterRatio: 0.2,
   attemptsMax: 7,
   retryAfterMinMs: 1_000,
@@ -259,10 +244,7 @@ export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
     "delivery.attemptTimeoutMaxMs",
     config.attemptTimeoutMaxMs,
   );
-  positiveInteger(
-    "delivery.concurrentDeliveriesMax",
-    config.concurrentDeliveriesMax,
-  );
+  positiveInteger("delivery.concurrentDeliveriesMax", config.concurrentDeliveriesMax);
   positiveInteger("delivery.originConcurrencyMax", config.originConcurrencyMax);
   // An origin limit above the node limit would let one receiver take every slot.
   relation(
@@ -284,10 +266,7 @@ export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
   positiveInteger("delivery.payloadBytesMax", config.payloadBytesMax);
   positiveInteger("delivery.jobHeadersBytesMax", config.jobHeadersBytesMax);
   nonNegative("delivery.responseBodyBytesMax", config.responseBodyBytesMax);
-  positiveInteger(
-    "delivery.breakerFailureThreshold",
-    config.breakerFailureThreshold,
-  );
+  positiveInteger("delivery.breakerFailureThreshold", config.breakerFailureThreshold);
   positiveInteger("delivery.breakerOpenMs", config.breakerOpenMs);
   relation(
     "delivery.breakerOpenMs",
@@ -436,9 +415,7 @@ export const membershipDefaults: Readonly<MembershipConfig> = Object.freeze({
 /** Smallest membership packet: the largest single message (a full-length alive) fits. */
 export const MEMBERSHIP_PACKET_BYTES_MIN = 600;
 
-export function validateMembershipConfig(
-  config: MembershipConfig,
-): MembershipConfig {
+export function validateMembershipConfig(config: MembershipConfig): MembershipConfig {
   positiveInteger("membership.probeIntervalMs", config.probeIntervalMs);
   positiveInteger("membership.probeTimeoutMs", config.probeTimeoutMs);
   nonNegative("membership.indirectChecks", config.indirectChecks);
@@ -448,14 +425,8 @@ export function validateMembershipConfig(
     );
   }
   positiveInteger("membership.suspicionMult", config.suspicionMult);
-  positiveInteger(
-    "membership.suspicionMaxTimeoutMult",
-    config.suspicionMaxTimeoutMult,
-  );
-  positiveInteger(
-    "membership.awarenessMaxMultiplier",
-    config.awarenessMaxMultiplier,
-  );
+  positiveInteger("membership.suspicionMaxTimeoutMult", config.suspicionMaxTimeoutMult);
+  positiveInteger("membership.awarenessMaxMultiplier", config.awarenessMaxMultiplier);
   positiveInteger("membership.lateWakeToleranceMs", config.lateWakeToleranceMs);
   positiveInteger("membership.retransmitMult", config.retransmitMult);
   positiveInteger("membership.gossipIntervalMs", config.gossipIntervalMs);
@@ -695,9 +666,7 @@ export const TRANSPORT_DATAGRAM_BYTES_MAX = 65000;
 /** Largest `windowMessages`; a wire-protocol constant (receivers track twice this span). */
 export const TRANSPORT_WINDOW_MESSAGES_MAX = 16384;
 
-export function validateTransportConfig(
-  config: TransportConfig,
-): TransportConfig {
+export function validateTransportConfig(config: TransportConfig): TransportConfig {
   positiveInteger("transport.datagramBytes", config.datagramBytes);
   if (
     config.datagramBytes < TRANSPORT_DATAGRAM_BYTES_MIN ||
@@ -743,14 +712,10 @@ export function validateTransportConfig(
     ] as const
   ) nonNegative(`transport.${name}`, config[name]);
   if (!(config.timeThreshold >= 1) || !Number.isFinite(config.timeThreshold)) {
-    throw new RangeError(
-      `transport.timeThreshold must be >= 1, got ${config.timeThreshold}`,
-    );
+    throw new RangeError(`transport.timeThreshold must be >= 1, got ${config.timeThreshold}`);
   }
   if (!(config.rtoMinMs > 0)) {
-    throw new RangeError(
-      `transport.rtoMinMs must be > 0, got ${config.rtoMinMs}`,
-    );
+    throw new RangeError(`transport.rtoMinMs must be > 0, got ${config.rtoMinMs}`);
   }
   if (config.windowMessages > TRANSPORT_WINDOW_MESSAGES_MAX) {
     throw new RangeError(
@@ -758,9 +723,7 @@ export function validateTransportConfig(
     );
   }
   if (config.ackRangesMax > 255) {
-    throw new RangeError(
-      `transport.ackRangesMax must be <= 255, got ${config.ackRangesMax}`,
-    );
+    throw new RangeError(`transport.ackRangesMax must be <= 255, got ${config.ackRangesMax}`);
   }
   // A window smaller than one datagram could never send a full one.
   relation(
@@ -770,13 +733,7 @@ export function validateTransportConfig(
     "transport.windowBytes",
     config.windowBytes,
   );
-  relation(
-    "transport.rtoMinMs",
-    config.rtoMinMs,
-    "<=",
-    "transport.rtoMaxMs",
-    config.rtoMaxMs,
-  );
+  relation("transport.rtoMinMs", config.rtoMinMs, "<=", "transport.rtoMaxMs", config.rtoMaxMs);
   relation(
     "transport.rtoInitialMs",
     config.rtoInitialMs,
@@ -1106,8 +1063,6 @@ export function relation(
 ): void {
   const holds = op === "<" ? left < right : left <= right;
   if (!holds) {
-    throw new RangeError(
-      `${leftName} (${left}) must be ${op} ${rightName} (${right})`,
-    );
+    throw new RangeError(`${leftName} (${left}) must be ${op} ${rightName} (${right})`);
   }
 }
