@@ -3,8 +3,9 @@
  *
  * Owns packets in flight between simulated addresses. Loss is applied at the receiver's
  * ingress (as a node's `--loss` flag does), so a dropped packet can be anything. It also
- * duplicates, delays with jitter (which reorders), and partitions. Packets are opaque: the
- * same network carries transport datagrams or bare protocol messages.
+ * duplicates, delays with jitter (which reorders), and partitions, two-way or one-way (a
+ * firewall rule, a broken route: A reaches B while B's answers to A are lost). Packets are
+ * opaque: the same network carries transport datagrams or bare protocol messages.
  */
 
 import { assert } from "../lib/assert.ts";
@@ -38,6 +39,8 @@ export class SimNetwork<P> {
   readonly #receivers = new Map<string, Receiver<P>>();
   readonly #ingressLoss = new Map<string, number>();
   readonly #cut = new Set<string>();
+  /** One-way cuts: `from` + ">" + `to` for each link whose packets are dropped. */
+  readonly #oneWay = new Set<string>();
   #lossProbability: number;
   #duplicateProbability: number;
   #delayMsMin: number;
@@ -93,13 +96,23 @@ export class SimNetwork<P> {
     for (const address of side) this.#cut.add(address);
   }
 
+  /** Drops every packet from `from` to `to` (not the other way), until `heal`. */
+  cutOneWay(from: string, to: string): void {
+    this.#oneWay.add(`${from}>${to}`);
+  }
+
+  /** Ends every partition, two-way and one-way. */
   heal(): void {
     this.#cut.clear();
+    this.#oneWay.clear();
   }
 
   send(from: string, to: string, packet: P): void {
     this.stats.sent++;
-    if (this.#cut.size > 0 && this.#cut.has(from) !== this.#cut.has(to)) {
+    if (
+      (this.#cut.size > 0 && this.#cut.has(from) !== this.#cut.has(to)) ||
+      (this.#oneWay.size > 0 && this.#oneWay.has(`${from}>${to}`))
+    ) {
       this.stats.partitioned++;
       return;
     }
