@@ -16,6 +16,8 @@ import type { Rng } from "../lib/rng.ts";
 import { type WalFile, type WalFs } from "../wal/wal_fs.ts";
 
 interface SimFile {
+  /** Names this file (not its path: a path may be removed and created again). */
+  readonly serial: number;
   /** Everything written, synced or not. Only appends change it, so a prefix is durable. */
   current: Uint8Array;
   /** How many leading bytes of `current` have been made durable. */
@@ -35,6 +37,7 @@ export class SimDisk implements WalFs {
   readonly #removedUnsynced = new Map<string, SimFile>();
   readonly #dirs = new Set<string>();
   #nextFault: { kind: DiskFault; afterCalls: number } | undefined;
+  #nextSerial = 1;
   /** Bumped by `crash()`: handles opened before it belong to the dead process and fail. */
   generation = 0;
   writes = 0;
@@ -135,6 +138,25 @@ export class SimDisk implements WalFs {
     return this.#files.get(path)?.current;
   }
 
+  /**
+   * Test access: what a crash now would leave, without crashing: the durable prefix of every
+   * file whose creation is durable, removed ones whose removal is not included. `serial`
+   * names the file itself (a checker may cache what it parsed of it). Views, not copies.
+   */
+  durableFiles(): Array<{ path: string; serial: number; bytes: Uint8Array }> {
+    const out: Array<{ path: string; serial: number; bytes: Uint8Array }> = [];
+    for (const [path, file] of this.#files) {
+      if (!file.linked) continue;
+      out.push({ path, serial: file.serial, bytes: file.current.subarray(0, file.durableBytes) });
+    }
+    // A removal no directory sync made durable is undone by a crash. (No durably created file
+    // can hold its path: the directory sync that links one makes the removal durable too.)
+    for (const [path, file] of this.#removedUnsynced) {
+      out.push({ path, serial: file.serial, bytes: file.current.subarray(0, file.durableBytes) });
+    }
+    return out;
+  }
+
   /** Test access: overwrite bytes of a file (durably), to simulate media corruption. */
   corrupt(path: string, offset: number, bytes: Uint8Array): void {
     const file = this.#files.get(path);
@@ -172,7 +194,12 @@ export class SimDisk implements WalFs {
     let file = this.#files.get(path);
     if (file === undefined) {
       if (!create) return Promise.reject(new Deno.errors.NotFound(path));
-      file = { current: new Uint8Array(0), durableBytes: 0, linked: false };
+      file = {
+        serial: this.#nextSerial++,
+        current: new Uint8Array(0),
+        durableBytes: 0,
+        linked: false,
+      };
       this.#files.set(path, file);
     }
     return Promise.resolve(new SimDiskFile(this, file));

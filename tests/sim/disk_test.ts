@@ -89,3 +89,46 @@ Deno.test("SimDisk handles from before a crash fail afterwards", async () => {
   await fs.list("/d").catch(() => failed++);
   assertEquals(failed, 2);
 });
+
+Deno.test("SimDisk durableFiles is exactly what a crash at that moment leaves", async () => {
+  for (let seed = 1; seed <= 100; seed++) {
+    const rng = new Sfc32(seed);
+    const disk = new SimDisk();
+    const names = ["/d/a", "/d/b", "/d/c"];
+    const open = new Map<string, Awaited<ReturnType<SimDisk["openAppend"]>>>();
+    for (let step = 0; step < 30; step++) {
+      const path = names[rng.int(names.length)]!;
+      const op = rng.int(5);
+      if (op === 0) open.set(path, await disk.openAppend(path, true));
+      else if (op === 1) await open.get(path)?.writeAll(bytes(1 + rng.int(40), 1 + step));
+      else if (op === 2) await open.get(path)?.syncData();
+      else if (op === 3) await disk.syncDir("/d");
+      else if (disk.bytes(path) !== undefined) {
+        await disk.remove(path);
+        open.delete(path);
+      }
+    }
+    const before = disk.durableFiles()
+      .map((f) => [f.path, [...f.bytes]] as const)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
+    disk.crash();
+    const after = (await disk.list("/d")).sort().map((name) =>
+      [`/d/${name}`, [...disk.bytes(`/d/${name}`)!]] as const
+    );
+    assertEquals(before, after, `seed ${seed}`);
+  }
+});
+
+Deno.test("SimDisk durableFiles names a file by serial, not by path", async () => {
+  const disk = new SimDisk();
+  await disk.openAppend("/d/a", true);
+  await disk.syncDir("/d");
+  const first = disk.durableFiles()[0]!.serial;
+  await disk.remove("/d/a");
+  await disk.syncDir("/d");
+  await disk.openAppend("/d/a", true);
+  await disk.syncDir("/d");
+  const files = disk.durableFiles();
+  assertEquals(files.length, 1);
+  assert(files[0]!.serial !== first, "a new file at the same path has a new serial");
+});
