@@ -97,7 +97,10 @@ export const clusterCommand: LeafCommand = {
     cluster.startAll();
     let ready = false;
     const readiness = waitUntil(
-      () => ready || cluster.everyViewHolds(ids, ids, "member-alive"),
+      () =>
+        ready ||
+        (cluster.everyViewHolds(ids, ids, "member-alive") &&
+          ids.every((id) => cluster.httpUrls.has(id))),
       60_000,
     ).then((held) => {
       if (held && !ready) {

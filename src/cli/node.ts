@@ -111,6 +111,9 @@ export const nodeCommand: LeafCommand = {
         throw new UsageError(`hookd node: ${error instanceof Error ? error.message : error}`);
       }
     }
+    // Listen before starting: a SIGTERM that arrives while the WAL is replaying must still
+    // stop the node gracefully once it is up, not kill it with the default action.
+    const stop = listenForStopSignal();
     let node: Node;
     try {
       node = await Node.start({
@@ -134,6 +137,7 @@ export const nodeCommand: LeafCommand = {
           }),
       });
     } catch (error) {
+      stop.dispose();
       if (error instanceof RangeError) throw new UsageError(`hookd node: ${error.message}`);
       if (error instanceof DataDirLockedError || error instanceof WalCorruptionError) {
         console.error(`hookd node: ${error.message}`);
@@ -152,7 +156,6 @@ export const nodeCommand: LeafCommand = {
       voters: node.voters.length,
       ...(node.api !== undefined ? { http: node.api.url } : {}),
     });
-    const stop = listenForStopSignal();
     const signal = await stop.received;
     stop.dispose();
     await node.stop();

@@ -22,11 +22,18 @@ export interface LocalNodeSpec {
   id: string;
   /** UDP `host:port` the node binds. */
   address: string;
+  /** HTTP API `host:port`. @default "127.0.0.1:0" (a free port, read from its first line) */
+  http?: string;
 }
 
 export interface LocalClusterOptions {
   nodes: readonly LocalNodeSpec[];
   clusterKey: string;
+  /**
+   * Where the nodes' data directories go (`<dataRoot>/<id>`). @default a fresh temporary
+   * directory, removed by `stopAll` (pass one to keep the data)
+   */
+  dataRoot?: string;
   /** Extra `hookd node` flags per node (e.g. `--loss`). */
   extraArgs?: (node: LocalNodeSpec) => string[];
   onEvent?: (line: NodeEventLine) => void;
@@ -88,9 +95,20 @@ export class LocalCluster {
   readonly #running = new Map<string, RunningNode>();
   /** The last membership event each observer printed about each node: observer → node → event. */
   readonly views = new Map<string, Map<string, string>>();
+  /** Each node's HTTP API base URL, from the `listening` line of its current process. */
+  readonly httpUrls = new Map<string, string>();
+  readonly dataRoot: string;
+  readonly #ownsDataRoot: boolean;
 
   constructor(options: LocalClusterOptions) {
     this.#options = options;
+    this.#ownsDataRoot = options.dataRoot === undefined;
+    this.dataRoot = options.dataRoot ?? Deno.makeTempDirSync({ prefix: "hookd-cluster-" });
+  }
+
+  /** The data directory of node `id`. */
+  dataDir(id: string): string {
+    return `${this.dataRoot}/${id}`;
   }
 
   get nodes(): readonly LocalNodeSpec[] {
@@ -115,8 +133,15 @@ export class LocalCluster {
       spec.address,
       "--peers",
       peers,
+      "--data",
+      this.dataDir(spec.id),
+      "--http",
+      spec.http ?? "127.0.0.1:0",
       ...(this.#options.extraArgs?.(spec) ?? []),
     ];
+    this.httpUrls.delete(id);
+    // A new process starts with an empty view (membership events can precede "listening").
+    this.views.set(id, new Map());
     const child = hookdCommand(args, { env: { HOOKD_CLUSTER_KEY: this.#options.clusterKey } })
       .spawn();
     const running: RunningNode = {
@@ -181,6 +206,12 @@ export class LocalCluster {
     } finally {
       clearTimeout(timer);
     }
+    if (this.#ownsDataRoot) await Deno.remove(this.dataRoot, { recursive: true }).catch(() => {});
+  }
+
+  /** SIGKILL one node (a crash: no leave, unsynced writes lost as the kernel decides). */
+  kill(id: string): Promise<Deno.CommandStatus | undefined> {
+    return this.signal(id, "SIGKILL");
   }
 
   /** Whether every observer in `observers` holds every other node in `subjects` as `event`. */
@@ -218,7 +249,9 @@ export class LocalCluster {
       if (view === undefined) this.views.set(id, view = new Map());
       view.set(event.node, event.event);
     }
-    if (event.event === "listening") this.views.set(id, new Map());
+    if (event.event === "listening" && typeof event.http === "string") {
+      this.httpUrls.set(id, event.http);
+    }
     this.#options.onEvent?.(event);
   }
 

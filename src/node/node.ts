@@ -99,24 +99,6 @@ export class Node {
   /** Binds the socket, opens the WAL, joins the cluster and serves the API. */
   static async start(options: NodeOptions): Promise<Node> {
     const metrics = new MetricsRegistry();
-    const advertise = canonicalAddress(options.advertise ?? options.listen);
-    if (advertise === undefined) {
-      throw new RangeError(
-        `advertise: bad address ${JSON.stringify(options.advertise ?? options.listen)}`,
-      );
-    }
-    if (/^(0\.0\.0\.0|\[::\]):/.test(advertise)) {
-      throw new RangeError(
-        `--listen ${options.listen} is a wildcard address: pass --advertise HOST:PORT, the address peers reach this node at`,
-      );
-    }
-    const peers = options.peers.map((p) => {
-      const canonical = canonicalAddress(p);
-      if (canonical === undefined) throw new RangeError(`peers: bad address ${JSON.stringify(p)}`);
-      return canonical;
-    });
-    const voters = [...new Set([...peers, advertise])].sort();
-    const delivery: DeliveryConfig = { ...deliveryDefaults, ...options.delivery };
     const transport = UdpTransport.start({
       nodeId: options.nodeId,
       listen: options.listen,
@@ -126,6 +108,28 @@ export class Node {
       ...(options.lossSeed !== undefined ? { lossSeed: options.lossSeed } : {}),
       ...(options.transport !== undefined ? { config: options.transport } : {}),
     });
+    // With port 0 the bound port is only known now; the bound address is the default.
+    const advertise = canonicalAddress(options.advertise ?? transport.address);
+    const problem = advertise === undefined
+      ? `--advertise: bad address ${JSON.stringify(options.advertise)}`
+      : /^(0\.0\.0\.0|\[::\]):/.test(advertise)
+      ? `--listen ${options.listen} is a wildcard address: pass --advertise HOST:PORT, the address peers reach this node at`
+      : undefined;
+    if (problem !== undefined || advertise === undefined) {
+      await transport.close();
+      throw new RangeError(problem);
+    }
+    const peers: string[] = [];
+    for (const p of options.peers) {
+      const canonical = canonicalAddress(p);
+      if (canonical === undefined) {
+        await transport.close();
+        throw new RangeError(`peers: bad address ${JSON.stringify(p)}`);
+      }
+      peers.push(canonical);
+    }
+    const voters = [...new Set([...peers, advertise])].sort();
+    const delivery: DeliveryConfig = { ...deliveryDefaults, ...options.delivery };
     let membership: MembershipService | undefined;
     let store: JobStore | undefined;
     try {

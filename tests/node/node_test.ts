@@ -1,10 +1,27 @@
-import { assert, assertEquals, assertThrows } from "../assert.ts";
-import { Node } from "../../src/node/node.ts";
+import { assert, assertEquals, assertRejects } from "../assert.ts";
+import { Node, type NodeOptions } from "../../src/node/node.ts";
 
 const CLUSTER_KEY = "node-test-cluster-key-0123456789";
 
+/** Starts a node on a fresh data directory, removed when the node stops. */
+async function startNode(options: Omit<NodeOptions, "dataDir">): Promise<Node> {
+  const dataDir = await Deno.makeTempDir({ prefix: "hookd-node-test-" });
+  try {
+    const node = await Node.start({ ...options, dataDir });
+    const stop = node.stop.bind(node);
+    node.stop = async () => {
+      await stop();
+      await Deno.remove(dataDir, { recursive: true });
+    };
+    return node;
+  } catch (error) {
+    await Deno.remove(dataDir, { recursive: true });
+    throw error;
+  }
+}
+
 Deno.test("Node caps membership packets to what the transport's datagram leaves room for", async () => {
-  const node = Node.start({
+  const node = await startNode({
     nodeId: "n1",
     listen: "127.0.0.1:0",
     peers: [],
@@ -20,10 +37,10 @@ Deno.test("Node caps membership packets to what the transport's datagram leaves 
   }
 });
 
-Deno.test("Node refuses a datagram size too small for membership packets", () => {
-  assertThrows(
+Deno.test("Node refuses a datagram size too small for membership packets", async () => {
+  await assertRejects(
     () =>
-      Node.start({
+      startNode({
         nodeId: "n1",
         listen: "127.0.0.1:0",
         peers: [],
@@ -36,9 +53,9 @@ Deno.test("Node refuses a datagram size too small for membership packets", () =>
 
 Deno.test("Node releases the transport's queue to a peer once membership holds it dead", async () => {
   const start = (nodeId: string, peers: string[]) =>
-    Node.start({ nodeId, listen: "127.0.0.1:0", peers, clusterKey: CLUSTER_KEY });
-  const n1 = start("n1", []);
-  const n2 = start("n2", [n1.address]);
+    startNode({ nodeId, listen: "127.0.0.1:0", peers, clusterKey: CLUSTER_KEY });
+  const n1 = await start("n1", []);
+  const n2 = await start("n2", [n1.address]);
   const until = async (done: () => boolean, limitMs: number) => {
     for (const deadline = performance.now() + limitMs; !done() && performance.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 20));
