@@ -290,11 +290,15 @@ export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
  *   suspicionMaxTimeoutMult · minMs; it starts at maxMs and falls (logarithmically) to minMs as
  *   k = suspicionMult − 2 independent confirmations arrive (Lifeguard);
  * - gossip: each update is sent at most retransmitMult · ceil(log10(N + 1)) times.
- * Detection bound after a crash (see `detectionBoundMs` in src/membership/suspicion_math.ts):
- * 2·(N−1)·T (worst wait until some member's round-robin reaches the crashed node) + T (that
- * probe fails) + maxMs (suspicion with no confirmation) + 3·gossipIntervalMs (the dead notice
- * spreads). At N = 5 with the defaults: 1,600 + 200 + 4,000 + 600 = 6,400 ms; measured p99 at
- * 20 % loss is far lower (confirmations shrink the suspicion to ~minMs = 800 ms).
+ * Detection bound after a crash, no loss (see `detectionBoundMs` in
+ * src/membership/suspicion_math.ts), with A = a + 1 the probers' awareness stretch:
+ * 2·(N−1)·T·A (worst wait until some member's round-robin reaches the crashed node) + T·A (that
+ * probe fails) + maxMs (suspicion with no confirmation; awareness does not stretch it) +
+ * R·gossipIntervalMs with R = ceil(log_{gossipFanout+1} N) + 1 (the dead notice spreads).
+ * At N = 5 with the defaults: healthy probers (A = 1) 1,600 + 200 + 4,000 + 600 = 6,400 ms;
+ * probers at the largest stretch (A = awarenessMaxMultiplier = 4) 6,400 + 800 + 4,000 + 600 =
+ * 11,800 ms. Measured figures (README, `hookd bench membership`) are far lower: confirmations
+ * shrink the suspicion towards minMs = 800 ms.
  */
 export interface MembershipConfig {
   /**

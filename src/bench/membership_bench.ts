@@ -1,19 +1,22 @@
 /**
  * `hookd bench membership`: failure detection on the simulator (virtual time, so ten simulated
- * minutes take seconds). Repeatedly crashes a random node, measures the time until every live
- * member holds it dead, restarts it with a higher incarnation, waits until every view is whole
- * again, and repeats; any node declared dead while it was up counts as false_dead.
+ * minutes of five nodes take a second). Repeatedly crashes a random node, measures the time
+ * until every live member holds it dead, restarts it with a higher incarnation, waits until
+ * every view is whole again, and repeats; any node declared dead while it was up counts as
+ * false_dead, and every packet a node sends counts towards its message rate. Several cluster
+ * sizes run one after another (`--nodes 5,50,200`); `--wall-seconds` bounds each in real time.
  *
  * Owns the bench loop and its report only; the protocol is src/membership/ with the defaults of
  * src/config.ts unless a flag overrides one.
  */
 
 import { type MembershipConfig, membershipDefaults } from "../config.ts";
-import { numberFlag } from "../cli/args.ts";
+import { listFlag, numberFlag, UsageError } from "../cli/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
 import { Sfc32 } from "../lib/rng.ts";
-import { SimCluster } from "../sim/swim_cluster.ts";
+import { round } from "../lib/round.ts";
 import { detectionBoundMs } from "../membership/suspicion_math.ts";
+import { SimCluster } from "../sim/swim_cluster.ts";
 
 export interface MembershipBenchOptions {
   nodes: number;
@@ -23,6 +26,12 @@ export interface MembershipBenchOptions {
   probeIntervalMs?: number;
   /** Further overrides of the membership defaults (for tuning sweeps). */
   config?: Partial<MembershipConfig>;
+  /**
+   * Wall-clock budget, seconds: past it no new crash starts and the result says how many
+   * simulated minutes ran (`stopped_early`). Without it a run is a pure function of its
+   * options. @default unlimited
+   */
+  wallSecondsMax?: number;
   /** Progress lines (stderr in the CLI). */
   log?: (line: string) => void;
 }
@@ -32,17 +41,27 @@ export interface MembershipBenchResult {
   loss: number;
   minutes: number;
   seed: number;
+  /** Simulated minutes of crashes actually run (less than `minutes` only when stopped early). */
+  simulated_minutes: number | null;
+  /** The wall-clock budget ran out before `minutes` of simulated time. */
+  stopped_early: boolean;
   crashes: number;
   /** Crashes not confirmed dead everywhere within 60 s (counted, excluded from latencies). */
   undetected: number;
   /** Restarts after which the views were not whole again within 60 s (the next crash went ahead). */
   not_rejoined: number;
   false_dead: number;
-  detection_p50_ms: number;
-  detection_p99_ms: number;
-  detection_max_ms: number;
+  detection_p50_ms: number | null;
+  detection_p99_ms: number | null;
+  detection_max_ms: number | null;
+  /** The formula bound with Lifeguard's awareness stretching at its maximum (no loss). */
   detection_bound_ms: number;
-  messages_per_node_per_s: number;
+  /** The same bound when no node's awareness is raised. */
+  detection_bound_unstretched_ms: number;
+  /** Membership packets sent per node per simulated second, mean over all nodes. */
+  messages_per_node_per_s: number | null;
+  /** The same for the busiest node. */
+  messages_per_node_per_s_max: number | null;
   /** Suspicions (per observer) of a node that was up: refuted, or they would be false_dead. */
   false_suspicions: number;
 }
@@ -50,12 +69,21 @@ export interface MembershipBenchResult {
 const WARMUP_MS = 10_000;
 const DETECT_LIMIT_MS = 60_000;
 const REJOIN_LIMIT_MS = 60_000;
+/**
+ * Convergence (every view whole) costs N² to check, so it is checked every this many virtual
+ * ms instead of after every event; it only gates the next crash, it is not a reported figure.
+ */
+const CONVERGED_POLL_MS = 100;
 
 export function runMembershipBench(options: MembershipBenchOptions): MembershipBenchResult {
   const config: Partial<MembershipConfig> = {
     ...options.config,
     ...(options.probeIntervalMs === undefined ? {} : { probeIntervalMs: options.probeIntervalMs }),
   };
+  const wallStartMs = performance.now();
+  const wallLimitMs = options.wallSecondsMax === undefined
+    ? Infinity
+    : wallStartMs + options.wallSecondsMax * 1000;
   const cluster = new SimCluster({
     seed: options.seed,
     nodes: options.nodes,
@@ -65,14 +93,28 @@ export function runMembershipBench(options: MembershipBenchOptions): MembershipB
   const rng = new Sfc32(options.seed ^ 0x5eed);
   let falseDead = 0;
   let falseSuspicions = 0;
+  /** Up observers that hold the current victim dead: allSeeDead without an N-wide scan. */
+  let victim: string | undefined;
+  const victimDeadAt = new Set<string>();
   cluster.onEvent = (e) => {
     if (e.type === "member-dead" && cluster.isUp(e.nodeId)) falseDead++;
     if (e.type === "member-suspect" && cluster.isUp(e.nodeId)) falseSuspicions++;
+    if (e.nodeId === victim && (e.type === "member-dead" || e.type === "member-left")) {
+      victimDeadAt.add(e.observer);
+    }
   };
-  cluster.runUntil(() => cluster.converged(), WARMUP_MS);
+  const convergedWithin = (limitMs: number): boolean => {
+    const until = cluster.nowMs + limitMs;
+    while (!cluster.converged()) {
+      if (cluster.nowMs >= until) return false;
+      cluster.runFor(Math.min(CONVERGED_POLL_MS, until - cluster.nowMs));
+    }
+    return true;
+  };
+  convergedWithin(WARMUP_MS);
   cluster.runFor(Math.max(0, WARMUP_MS - cluster.nowMs));
   const startMs = cluster.nowMs;
-  const sentAtStart = cluster.network.stats.sent;
+  const sentAtStart = new Map(cluster.nodeIds().map((id) => [id, cluster.packetsSent(id)]));
   const endMs = startMs + options.minutes * 60_000;
   // A few hundred samples: kept exactly (an HDR histogram reports bucket edges, so its p99
   // could exceed the max it reports).
@@ -80,15 +122,26 @@ export function runMembershipBench(options: MembershipBenchOptions): MembershipB
   let crashes = 0;
   let undetected = 0;
   let notRejoined = 0;
+  let stoppedEarly = false;
   let lastLogMs = startMs;
   while (cluster.nowMs < endMs) {
+    if (performance.now() >= wallLimitMs) {
+      stoppedEarly = true;
+      break;
+    }
     const ids = cluster.upNodeIds();
-    const victim = ids[rng.int(ids.length)]!;
+    victim = ids[rng.int(ids.length)]!;
+    victimDeadAt.clear();
+    // A view that already (falsely) holds it dead sends no new event.
+    for (const id of ids) {
+      if (id !== victim && cluster.core(id).isDead(victim)) victimDeadAt.add(id);
+    }
     const incarnation = cluster.core(victim).incarnation;
     cluster.crash(victim);
     crashes++;
     const crashedAt = cluster.nowMs;
-    if (cluster.runUntil(() => cluster.allSeeDead(victim), DETECT_LIMIT_MS)) {
+    const others = ids.length - 1;
+    if (cluster.runUntil(() => victimDeadAt.size >= others, DETECT_LIMIT_MS)) {
       detectionMs.push(cluster.nowMs - crashedAt);
     } else {
       undetected++;
@@ -96,38 +149,43 @@ export function runMembershipBench(options: MembershipBenchOptions): MembershipB
     // A restarted process starts above its previous incarnation (the node uses wall-clock
     // seconds for this).
     cluster.start(victim, incarnation + 1);
-    if (!cluster.runUntil(() => cluster.converged(), REJOIN_LIMIT_MS)) notRejoined++;
+    victim = undefined;
+    if (!convergedWithin(REJOIN_LIMIT_MS)) notRejoined++;
     cluster.runFor(1_000 + rng.next() * 2_000);
     if (cluster.nowMs - lastLogMs >= 60_000) {
       lastLogMs = cluster.nowMs;
       options.log?.(
-        `membership: ${((cluster.nowMs - startMs) / 60_000).toFixed(1)} simulated min, ` +
-          `${crashes} crashes, p99 ${
-            percentile(detectionMs, 99).toFixed(0)
-          } ms, false_dead ${falseDead}`,
+        `membership: ${options.nodes} nodes, ${
+          ((cluster.nowMs - startMs) / 60_000).toFixed(1)
+        } simulated min, ${crashes} crashes, p99 ${
+          percentile(detectionMs, 99).toFixed(0)
+        } ms, false_dead ${falseDead}`,
       );
     }
   }
   const elapsedS = (cluster.nowMs - startMs) / 1000;
+  const rates = cluster.nodeIds().map((id) =>
+    (cluster.packetsSent(id) - (sentAtStart.get(id) ?? 0)) / elapsedS
+  );
+  const merged = { ...membershipDefaults, ...config };
   return {
     nodes: options.nodes,
     loss: options.lossProbability,
     minutes: options.minutes,
     seed: options.seed,
+    simulated_minutes: round(elapsedS / 60, 2),
+    stopped_early: stoppedEarly,
     crashes,
     undetected,
     not_rejoined: notRejoined,
     false_dead: falseDead,
-    detection_p50_ms: round(percentile(detectionMs, 50)),
-    detection_p99_ms: round(percentile(detectionMs, 99)),
-    detection_max_ms: round(percentile(detectionMs, 100)),
-    detection_bound_ms: detectionBoundMs(options.nodes, {
-      ...membershipDefaults,
-      ...config,
-    }),
-    messages_per_node_per_s: round(
-      (cluster.network.stats.sent - sentAtStart) / options.nodes / elapsedS,
-    ),
+    detection_p50_ms: percentileOrNull(detectionMs, 50),
+    detection_p99_ms: percentileOrNull(detectionMs, 99),
+    detection_max_ms: percentileOrNull(detectionMs, 100),
+    detection_bound_ms: detectionBoundMs(options.nodes, merged),
+    detection_bound_unstretched_ms: detectionBoundMs(options.nodes, merged, { awarenessScore: 0 }),
+    messages_per_node_per_s: round(rates.reduce((a, b) => a + b, 0) / rates.length, 1),
+    messages_per_node_per_s_max: round(Math.max(...rates), 1),
     false_suspicions: falseSuspicions,
   };
 }
@@ -139,17 +197,38 @@ function percentile(values: readonly number[], p: number): number {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-function round(value: number): number {
-  return Math.round(value * 10) / 10;
+/** A percentile for the report: null when nothing was measured, not a 0 that looks like one. */
+function percentileOrNull(values: readonly number[], p: number): number | null {
+  return values.length === 0 ? null : round(percentile(values, p), 1);
+}
+
+/** `--nodes 5,50,200`: each size checked like a single numeric flag. */
+function nodeCounts(values: Record<string, unknown>): number[] {
+  const raw = listFlag(values as Parameters<typeof listFlag>[0], "nodes");
+  if (raw.length === 0) return [5];
+  return raw.map((item) => {
+    const n = Number(item);
+    if (!Number.isInteger(n) || n < 3 || n > 1000) {
+      throw new UsageError(
+        `--nodes ${JSON.stringify(item)} must be a whole number from 3 to 1000`,
+      );
+    }
+    return n;
+  });
 }
 
 export const membershipBenchCommand: LeafCommand = {
   spec: {
     name: "bench membership",
     summary:
-      "SWIM failure detection on the simulator: repeated crashes, detection time, false deaths",
+      "SWIM failure detection on the simulator: repeated crashes, detection time, false deaths, messages per node",
     flags: {
-      nodes: { type: "string", help: "Cluster size", valueName: "N", default: "5" },
+      nodes: {
+        type: "string",
+        help: "Cluster size, or a comma list of sizes run one after another (5,50,200)",
+        valueName: "N[,N...]",
+        default: "5",
+      },
       loss: {
         type: "string",
         help: "Ingress loss probability on every node",
@@ -158,50 +237,67 @@ export const membershipBenchCommand: LeafCommand = {
       },
       minutes: {
         type: "string",
-        help: "Simulated minutes of crashes",
+        help: "Simulated minutes of crashes (per size)",
         valueName: "M",
         default: "10",
       },
       seed: { type: "string", help: "Simulator seed", valueName: "SEED", default: "1" },
+      "wall-seconds": {
+        type: "string",
+        help: "Wall-clock budget per size; a run past it stops early and says so",
+        valueName: "S",
+        default: "300",
+      },
       "probe-interval-ms": {
         type: "string",
         help: `Override the probe interval (default ${membershipDefaults.probeIntervalMs})`,
         valueName: "MS",
       },
-      json: { type: "boolean", help: "Print one JSON object as the last stdout line" },
+      json: {
+        type: "boolean",
+        help: 'Print one JSON object as the last stdout line ({"runs": [...]} for several sizes)',
+      },
     },
   },
   run(args) {
-    const nodes = numberFlag(args.values, "nodes", 5, { min: 3, max: 1000, integer: true });
+    const sizes = nodeCounts(args.values);
     const loss = numberFlag(args.values, "loss", 0.2, { min: 0, max: 0.9 });
     const minutes = numberFlag(args.values, "minutes", 10, { min: 0.1, max: 1440 });
     const seed = numberFlag(args.values, "seed", 1, { min: 0, max: 0xffffffff, integer: true });
+    const wallSeconds = numberFlag(args.values, "wall-seconds", 300, { min: 1 });
     const probe = args.values["probe-interval-ms"] === undefined
       ? undefined
       : numberFlag(args.values, "probe-interval-ms", membershipDefaults.probeIntervalMs, {
         min: 10,
         integer: true,
       });
-    const wallStart = performance.now();
-    const result = runMembershipBench({
-      nodes,
-      lossProbability: loss,
-      minutes,
-      seed,
-      ...(probe === undefined ? {} : { probeIntervalMs: probe }),
-      log: (line) => console.error(line),
-    });
-    console.error(
-      `membership: ${result.crashes} crashes in ${minutes} simulated min ` +
-        `(${((performance.now() - wallStart) / 1000).toFixed(1)} s wall)`,
-    );
-    if (args.values.json === true) {
-      console.log(JSON.stringify(result));
-    } else {
-      for (const [k, v] of Object.entries(result)) console.log(`${k.padEnd(24)} ${v}`);
+    const results: MembershipBenchResult[] = [];
+    for (const nodes of sizes) {
+      const wallStart = performance.now();
+      const result = runMembershipBench({
+        nodes,
+        lossProbability: loss,
+        minutes,
+        seed,
+        wallSecondsMax: wallSeconds,
+        ...(probe === undefined ? {} : { probeIntervalMs: probe }),
+        log: (line) => console.error(line),
+      });
+      console.error(
+        `membership: ${nodes} nodes, ${result.crashes} crashes in ${result.simulated_minutes} ` +
+          `simulated min (${((performance.now() - wallStart) / 1000).toFixed(1)} s wall)` +
+          (result.stopped_early ? `, stopped early by --wall-seconds ${wallSeconds}` : ""),
+      );
+      results.push(result);
+      if (args.values.json !== true) {
+        for (const [k, v] of Object.entries(result)) console.log(`${k.padEnd(32)} ${v}`);
+        console.log("");
+      }
     }
-    return Promise.resolve(
-      result.undetected === 0 && result.not_rejoined === 0 ? EXIT_OK : EXIT_FAILURE,
-    );
+    if (args.values.json === true) {
+      console.log(JSON.stringify(results.length === 1 ? results[0] : { runs: results }));
+    }
+    const failed = results.some((r) => r.undetected > 0 || r.not_rejoined > 0);
+    return Promise.resolve(failed ? EXIT_FAILURE : EXIT_OK);
   },
 };

@@ -57,19 +57,58 @@ export function retransmitLimit(retransmitMult: number, members: number): number
   return retransmitMult * Math.ceil(Math.log10(Math.max(0, members) + 1));
 }
 
+/** Gossip periods for a notice to reach `members` nodes: ceil(log_{fanout+1} N) + 1. */
+export function gossipRoundsToAll(members: number, gossipFanout: number): number {
+  const n = Math.max(2, members);
+  return Math.ceil(Math.log(n) / Math.log(gossipFanout + 1)) + 1;
+}
+
+export interface DetectionBoundOptions {
+  /**
+   * The Lifeguard awareness score of the probers (0 = healthy): probe periods and timeouts
+   * stretch by (score + 1). @default awarenessMaxMultiplier − 1, the most it can stretch
+   */
+  awarenessScore?: number;
+}
+
 /**
- * Worst-case time from a crash until every live member holds the crashed node dead, without
- * awareness stretching: 2·(N−1)·T to be probed (round-robin over a reshuffled list), T for that
- * probe to fail, maxMs of unconfirmed suspicion, and 3 gossip periods for the dead notice.
+ * Worst-case time from a crash until every live member holds the crashed node dead, with no
+ * packet loss, for probers whose Lifeguard awareness score is a (A = a + 1; by default the
+ * largest, so the bound holds however unhealthy the probers feel):
+ *   2·(N−1)·T·A   the longest wait until some member's round-robin reaches the crashed node
+ *                 (it was just probed, and the reshuffled next pass puts it last), a probe
+ *                 period being T·A when stretched;
+ * + T·A           for that probe to fail;
+ * + maxMs         of suspicion with no confirmation (Lifeguard's dynamic timeout at its top;
+ *                 awareness does not stretch it);
+ * + R·gossipIntervalMs, R = ceil(log_{fanout+1} N) + 1 gossip periods for the dead notice to
+ *                 reach everyone (each period every holder tells `gossipFanout` more).
+ * Under loss it is not a bound: every term can repeat. Measured figures are the bench's.
  */
 export function detectionBoundMs(
   members: number,
   config: Pick<
     MembershipConfig,
-    "suspicionMult" | "suspicionMaxTimeoutMult" | "probeIntervalMs" | "gossipIntervalMs"
+    | "suspicionMult"
+    | "suspicionMaxTimeoutMult"
+    | "probeIntervalMs"
+    | "gossipIntervalMs"
+    | "gossipFanout"
+    | "awarenessMaxMultiplier"
   >,
+  options: DetectionBoundOptions = {},
 ): number {
+  const score = options.awarenessScore ?? config.awarenessMaxMultiplier - 1;
+  if (!(Number.isInteger(score) && score >= 0 && score < config.awarenessMaxMultiplier)) {
+    throw new RangeError(
+      `awarenessScore must be an integer in [0, ${
+        config.awarenessMaxMultiplier - 1
+      }], got ${score}`,
+    );
+  }
   const { maxMs } = suspicionBounds(members, config);
-  const t = config.probeIntervalMs;
-  return 2 * Math.max(1, members - 1) * t + t + maxMs + 3 * config.gossipIntervalMs;
+  const periodMs = config.probeIntervalMs * (score + 1);
+  const rounds = gossipRoundsToAll(members, config.gossipFanout);
+  return 2 * Math.max(1, members - 1) * periodMs + periodMs + maxMs +
+    rounds * config.gossipIntervalMs;
 }

@@ -42,6 +42,8 @@ interface SimNode {
   timer: TimerHandle | undefined;
   wakeAtMs: number;
   lives: number;
+  /** Packets this node sent, all lives. */
+  sent: number;
 }
 
 export class SimCluster {
@@ -72,6 +74,7 @@ export class SimCluster {
         timer: undefined,
         wakeAtMs: Infinity,
         lives: 0,
+        sent: 0,
       });
     }
     this.#seeds = [...this.#nodes.values()].slice(0, options.seedNodes ?? 3).map((n) => n.address);
@@ -96,6 +99,11 @@ export class SimCluster {
 
   address(nodeId: string): string {
     return this.#node(nodeId).address;
+  }
+
+  /** Packets `nodeId` has sent so far (every life, lost ones included). */
+  packetsSent(nodeId: string): number {
+    return this.#node(nodeId).sent;
   }
 
   /** The running core of `nodeId` (throws if it is down). */
@@ -179,6 +187,7 @@ export class SimCluster {
     const now = this.nowMs;
     for (const out of core.step(now, input)) {
       if (out.type === "send") {
+        node.sent++;
         this.network.send(node.address, out.toAddress, out.bytes);
       } else {
         const logged: LoggedEvent = { ...out.event, atMs: now, observer: node.nodeId };

@@ -3,11 +3,12 @@
  * limit, detection bound).
  */
 
-import { assertEquals } from "../assert.ts";
+import { assertEquals, assertThrows } from "../assert.ts";
 import { membershipDefaults } from "../../src/config.ts";
 import {
   clusterScale,
   detectionBoundMs,
+  gossipRoundsToAll,
   retransmitLimit,
   suspicionBounds,
   suspicionTimeoutMs,
@@ -62,8 +63,32 @@ Deno.test("retransmitLimit is mult * ceil(log10(N + 1))", () => {
   for (const [mult, n, want] of table) assertEquals(retransmitLimit(mult, n), want, `N=${n}`);
 });
 
-Deno.test("detectionBoundMs at 5 nodes with the defaults is the documented 6,400 ms", () => {
-  assertEquals(detectionBoundMs(5, membershipDefaults), 6400);
-  // minMs = floor(4 · log10(50) · 200) = 1359, maxMs = 6795.
-  assertEquals(detectionBoundMs(50, membershipDefaults), 2 * 49 * 200 + 200 + 6795 + 600);
+Deno.test("detectionBoundMs is the documented formula, with and without awareness stretching", () => {
+  // Healthy probers (score 0): 2·4·200 + 200 + 4000 + 3·200.
+  assertEquals(detectionBoundMs(5, membershipDefaults, { awarenessScore: 0 }), 6400);
+  // Stretched to the most (score 3, A = 4): 2·4·800 + 800 + 4000 + 3·200.
+  assertEquals(detectionBoundMs(5, membershipDefaults), 11_800);
+  assertEquals(detectionBoundMs(5, membershipDefaults, { awarenessScore: 3 }), 11_800);
+  // minMs = floor(4 · log10(50) · 200) = 1359, maxMs = 6795; R = ceil(log4 50) + 1 = 4.
+  assertEquals(
+    detectionBoundMs(50, membershipDefaults, { awarenessScore: 0 }),
+    2 * 49 * 200 + 200 + 6795 + 4 * 200,
+  );
+  assertEquals(detectionBoundMs(50, membershipDefaults), 2 * 49 * 800 + 800 + 6795 + 4 * 200);
+  assertThrows(() => detectionBoundMs(5, membershipDefaults, { awarenessScore: 4 }), RangeError);
+});
+
+Deno.test("gossipRoundsToAll is ceil(log_{fanout+1} N) + 1", () => {
+  const table: Array<[number, number, number]> = [
+    [2, 3, 2],
+    [4, 3, 2],
+    [5, 3, 3],
+    [16, 3, 3],
+    [50, 3, 4],
+    [200, 3, 5],
+    [200, 1, 9],
+  ];
+  for (const [n, fanout, want] of table) {
+    assertEquals(gossipRoundsToAll(n, fanout), want, `N=${n} fanout=${fanout}`);
+  }
 });
