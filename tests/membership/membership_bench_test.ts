@@ -1,6 +1,7 @@
 /**
  * `hookd bench membership` as a function: a short run measures what the issue asks (detection
- * over repeated crashes of random nodes, false deaths) and its figures are consistent.
+ * over repeated crashes of random nodes, false deaths, messages per node) and its figures are
+ * consistent.
  */
 
 import { assert, assertEquals } from "../assert.ts";
@@ -12,12 +13,28 @@ Deno.test("runMembershipBench measures detection over repeated crashes and count
   assertEquals(r.undetected, 0);
   assertEquals(r.not_rejoined, 0);
   assertEquals(r.false_dead, 0);
+  assertEquals(r.stopped_early, false);
+  const { detection_p50_ms: p50, detection_p99_ms: p99, detection_max_ms: max } = r;
   assert(
-    0 < r.detection_p50_ms && r.detection_p50_ms <= r.detection_p99_ms &&
-      r.detection_p99_ms <= r.detection_max_ms && r.detection_max_ms <= r.detection_bound_ms,
+    p50 !== null && p99 !== null && max !== null && 0 < p50 && p50 <= p99 && p99 <= max &&
+      max <= r.detection_bound_ms && r.detection_bound_unstretched_ms <= r.detection_bound_ms,
     `inconsistent figures ${JSON.stringify(r)}`,
   );
-  assert(r.messages_per_node_per_s > 0);
+  const rate = r.messages_per_node_per_s;
+  const busiest = r.messages_per_node_per_s_max;
+  assert(rate !== null && busiest !== null && 0 < rate && rate <= busiest);
   // Same seed, same figures: the bench is a pure function of its arguments.
   assertEquals(runMembershipBench({ nodes: 5, lossProbability: 0.2, minutes: 1, seed: 7 }), r);
+});
+
+Deno.test("runMembershipBench stops at its wall-clock budget and says so", () => {
+  const r = runMembershipBench({
+    nodes: 5,
+    lossProbability: 0,
+    minutes: 60,
+    seed: 1,
+    wallSecondsMax: 0.2,
+  });
+  assertEquals(r.stopped_early, true);
+  assert(r.simulated_minutes !== null && r.simulated_minutes < 60, JSON.stringify(r));
 });
