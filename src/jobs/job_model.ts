@@ -232,19 +232,85 @@ export function withoutPayload(spec: JobSpec): JobSpec {
 function addHistory(entry: JobEntry, attempt: AttemptEntry | undefined, historyMax: number): void {
   if (attempt === undefined) return;
   for (const h of entry.history) {
-    if (h.attempt === attempt.attempt && h.startedAtMs === attempt.startedAtMs) return;
+    // One node's attempt n started at t is one event; repeats of its record are dropped.
+    if (
+      h.attempt === attempt.attempt && h.startedAtMs === attempt.startedAtMs &&
+      h.node === attempt.node
+    ) return;
   }
   entry.history.push(attempt);
-  entry.history.sort((a, b) => a.startedAtMs - b.startedAtMs || a.attempt - b.attempt);
+  entry.history.sort((a, b) =>
+    a.startedAtMs - b.startedAtMs || a.attempt - b.attempt ||
+    (a.node < b.node ? -1 : a.node > b.node ? 1 : 0)
+  );
   if (entry.history.length > historyMax) entry.history.splice(0, entry.history.length - historyMax);
 }
 
 const PHASE_RANK: Readonly<Record<JobPhase, number>> = { pending: 0, dead: 1, delivered: 2 };
 
+/** The part of a job's state that delivery moves forward. */
+interface Progress {
+  gen: number;
+  phase: JobPhase;
+  attemptsMade: number;
+  nextAttemptAtMs: number;
+  finishedAtMs: number;
+  deadReason: string;
+}
+
 /**
- * Merges a job-state update (gen, phase, attempts, schedule) into `entry`. `delivered` absorbs;
- * otherwise the higher generation wins, then the higher phase, then more attempts.
+ * The join of two progress values: commutative, associative and idempotent, so replicas that
+ * saw the same updates in any order, any number of times, agree.
+ * - `delivered` absorbs: the join is delivered at the highest generation seen, with the most
+ *   attempts and the earliest delivery time.
+ * - Otherwise the higher generation wins whole (a manual retry starts afresh).
+ * - In one generation `dead` beats `pending`; attempts take the maximum, and the schedule
+ *   (or the dead reason) goes with the most attempts, ties broken by value.
  */
+function joinProgress(a: Progress, b: Progress): Progress {
+  if (a.phase === "delivered" || b.phase === "delivered") {
+    const finished = [a, b].filter((p) => p.phase === "delivered").map((p) => p.finishedAtMs);
+    return {
+      gen: Math.max(a.gen, b.gen),
+      phase: "delivered",
+      attemptsMade: Math.max(a.attemptsMade, b.attemptsMade),
+      nextAttemptAtMs: 0,
+      finishedAtMs: Math.min(...finished),
+      deadReason: "",
+    };
+  }
+  if (a.gen !== b.gen) return a.gen > b.gen ? a : b;
+  const phase = PHASE_RANK[a.phase] >= PHASE_RANK[b.phase] ? a.phase : b.phase;
+  const attemptsMade = Math.max(a.attemptsMade, b.attemptsMade);
+  if (phase === "dead") {
+    const deads = [a, b].filter((p) => p.phase === "dead").sort((x, y) =>
+      y.attemptsMade - x.attemptsMade || x.finishedAtMs - y.finishedAtMs ||
+      (x.deadReason < y.deadReason ? -1 : x.deadReason > y.deadReason ? 1 : 0)
+    );
+    const d = deads[0]!;
+    return {
+      gen: a.gen,
+      phase,
+      attemptsMade,
+      nextAttemptAtMs: 0,
+      finishedAtMs: d.finishedAtMs,
+      deadReason: d.deadReason,
+    };
+  }
+  const next = a.attemptsMade !== b.attemptsMade
+    ? (a.attemptsMade > b.attemptsMade ? a : b).nextAttemptAtMs
+    : Math.max(a.nextAttemptAtMs, b.nextAttemptAtMs);
+  return {
+    gen: a.gen,
+    phase,
+    attemptsMade,
+    nextAttemptAtMs: next,
+    finishedAtMs: 0,
+    deadReason: "",
+  };
+}
+
+/** Joins an update into `entry`; returns whether anything changed. */
 function mergeProgress(
   entry: JobEntry,
   gen: number,
@@ -254,41 +320,27 @@ function mergeProgress(
   finishedAtMs: number,
   deadReason: string,
 ): boolean {
-  if (entry.phase === "delivered") {
-    if (phase === "delivered" && gen > entry.gen) entry.gen = gen;
-    return false;
+  const joined = joinProgress(entry, {
+    gen,
+    phase,
+    attemptsMade,
+    nextAttemptAtMs,
+    finishedAtMs,
+    deadReason,
+  });
+  const changed = joined.gen !== entry.gen || joined.phase !== entry.phase ||
+    joined.attemptsMade !== entry.attemptsMade ||
+    joined.nextAttemptAtMs !== entry.nextAttemptAtMs ||
+    joined.finishedAtMs !== entry.finishedAtMs || joined.deadReason !== entry.deadReason;
+  if (changed) {
+    entry.gen = joined.gen;
+    entry.phase = joined.phase;
+    entry.attemptsMade = joined.attemptsMade;
+    entry.nextAttemptAtMs = joined.nextAttemptAtMs;
+    entry.finishedAtMs = joined.finishedAtMs;
+    entry.deadReason = joined.deadReason;
   }
-  if (phase === "delivered") {
-    entry.phase = "delivered";
-    entry.gen = Math.max(entry.gen, gen);
-    entry.finishedAtMs = finishedAtMs;
-    entry.attemptsMade = Math.max(entry.attemptsMade, attemptsMade);
-    return true;
-  }
-  if (gen < entry.gen) return false;
-  if (gen > entry.gen) {
-    entry.gen = gen;
-    entry.phase = phase;
-    entry.attemptsMade = attemptsMade;
-    entry.nextAttemptAtMs = nextAttemptAtMs;
-    entry.finishedAtMs = finishedAtMs;
-    entry.deadReason = deadReason;
-    return true;
-  }
-  if (PHASE_RANK[phase] > PHASE_RANK[entry.phase]) {
-    entry.phase = phase;
-    entry.attemptsMade = Math.max(entry.attemptsMade, attemptsMade);
-    entry.finishedAtMs = finishedAtMs;
-    entry.deadReason = deadReason;
-    return true;
-  }
-  if (PHASE_RANK[phase] < PHASE_RANK[entry.phase]) return false;
-  if (attemptsMade > entry.attemptsMade) {
-    entry.attemptsMade = attemptsMade;
-    entry.nextAttemptAtMs = nextAttemptAtMs;
-    return true;
-  }
-  return false;
+  return changed;
 }
 
 /**

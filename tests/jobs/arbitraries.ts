@@ -1,0 +1,132 @@
+/** fast-check generators of job-store values, shared by the job-store property tests. */
+
+import fc from "fast-check";
+
+/** `fc.record` with ordinary objects (the codec builds plain objects, not null-prototype ones). */
+// deno-lint-ignore no-explicit-any
+const rec: typeof fc.record = ((model: any) => fc.record(model, { noNullPrototype: true })) as any;
+import type {
+  AttemptEntry,
+  JobRecord,
+  JobSpec,
+  ReplicatedRecord,
+  Stamp,
+} from "../../src/jobs/job_model.ts";
+import { ATTEMPT_OUTCOMES } from "../../src/jobs/job_model.ts";
+
+export const ORIGINS = ["10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.3:7000"];
+
+export const stampArb: fc.Arbitrary<Stamp> = rec({
+  origin: fc.constantFrom(...ORIGINS),
+  seq: fc.integer({ min: 1, max: 2 ** 40 }),
+});
+
+const wallArb = fc.double({ min: 1.6e12, max: 2e12, noNaN: true });
+
+export function specArb(id: fc.Arbitrary<string> = fc.constant("job_1")): fc.Arbitrary<JobSpec> {
+  return rec({
+    id,
+    url: fc.constantFrom("http://a.test/hook", "https://b.test/x?y=1"),
+    payload: fc.string({ maxLength: 200 }),
+    headers: fc.dictionary(fc.constantFrom("x-a", "x-b", "x-c"), fc.string({ maxLength: 20 }), {
+      noNullPrototype: true,
+    }),
+    secrets: fc.array(fc.constant("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), { maxLength: 2 }),
+    timeoutMs: fc.integer({ min: 0, max: 60_000 }),
+    maxAttempts: fc.integer({ min: 1, max: 100 }),
+    submittedAtMs: wallArb,
+    idempotencyKey: fc.option(fc.string({ minLength: 1, maxLength: 30 }), { nil: undefined }),
+    bodyHash: fc.constantFrom("", "h1", "h2"),
+  }).map((s) => {
+    const { idempotencyKey, ...rest } = s;
+    return idempotencyKey === undefined ? rest : { ...rest, idempotencyKey };
+  });
+}
+
+export const attemptArb: fc.Arbitrary<AttemptEntry> = rec({
+  attempt: fc.integer({ min: 1, max: 20 }),
+  startedAtMs: wallArb,
+  latencyMs: fc.double({ min: 0, max: 60_000, noNaN: true }),
+  outcome: fc.constantFrom(...ATTEMPT_OUTCOMES),
+  status: fc.integer({ min: 0, max: 599 }),
+  detail: fc.string({ maxLength: 40 }),
+  node: fc.constantFrom(...ORIGINS),
+});
+
+/** Records about one job ("job_1"), as a cluster might write them. */
+export function jobRecordArb(
+  spec: fc.Arbitrary<JobSpec> = specArb(),
+): fc.Arbitrary<ReplicatedRecord> {
+  const jobId = "job_1";
+  const gen = fc.integer({ min: 0, max: 3 });
+  return fc.oneof(
+    rec({ type: fc.constant("submit" as const), stamp: stampArb, spec }),
+    rec({
+      type: fc.constant("commit" as const),
+      stamp: stampArb,
+      jobId: fc.constant(jobId),
+      bodyHash: fc.constantFrom("", "h1", "h2"),
+    }),
+    rec({
+      type: fc.constant("retry" as const),
+      stamp: stampArb,
+      jobId: fc.constant(jobId),
+      gen,
+      attemptsMade: fc.integer({ min: 1, max: 10 }),
+      nextAttemptAtMs: wallArb,
+      attempt: attemptArb,
+    }),
+    rec({
+      type: fc.constant("done" as const),
+      stamp: stampArb,
+      jobId: fc.constant(jobId),
+      gen,
+      finishedAtMs: wallArb,
+      attempt: attemptArb,
+    }),
+    rec({
+      type: fc.constant("dead" as const),
+      stamp: stampArb,
+      jobId: fc.constant(jobId),
+      gen,
+      attemptsMade: fc.integer({ min: 1, max: 10 }),
+      finishedAtMs: wallArb,
+      reason: fc.string({ maxLength: 30 }),
+      attempt: attemptArb,
+    }),
+    rec({
+      type: fc.constant("revive" as const),
+      stamp: stampArb,
+      jobId: fc.constant(jobId),
+      gen: fc.integer({ min: 1, max: 4 }),
+    }),
+  );
+}
+
+/** Any record, local-only kinds included, for codec round trips. */
+export const anyRecordArb: fc.Arbitrary<JobRecord> = fc.oneof(
+  jobRecordArb(specArb(fc.string({ minLength: 1, maxLength: 40 }))),
+  rec({
+    type: fc.constant("skip" as const),
+    stamp: stampArb,
+    ranges: fc.constant([[1, 5], [9, 9]] as Array<[number, number]>),
+  }),
+  rec({
+    type: fc.constant("key" as const),
+    key: rec({
+      key: fc.string({ maxLength: 40 }),
+      jobId: fc.string({ minLength: 1, maxLength: 40 }),
+      bodyHash: fc.string({ maxLength: 32 }),
+      expiresAtMs: wallArb,
+    }),
+  }),
+  rec({
+    type: fc.constant("meta" as const),
+    nextOwnSeq: fc.integer({ min: 1, max: 2 ** 50 }),
+    held: fc.constant([{
+      origin: ORIGINS[0]!,
+      contiguous: 7,
+      above: [[9, 12]] as Array<[number, number]>,
+    }]),
+  }),
+);
