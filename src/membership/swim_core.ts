@@ -192,6 +192,17 @@ export class SwimCore implements MembershipView {
   #nextJoinMs: number;
   /** `nextWakeMs()` as of the end of the last step: a step much later means we were stalled. */
   #wakeMs = -Infinity;
+  /**
+   * Bumped by every change to the table that moves a count by state or a member's deadline
+   * (state, suspicion, a member added or reaped): what is derived from the whole table is
+   * recomputed only when it moved, not for every packet (at 200 members that was most of the
+   * cost of a step).
+   */
+  #version = 0;
+  #countsVersion = -1;
+  #counts: Record<MemberState, number> = { alive: 0, suspect: 0, dead: 0, left: 0 };
+  #memberWakeVersion = -1;
+  #memberWakeMs = Infinity;
   #joined: boolean;
   #leaving = false;
   #out: SwimOutput[] = [];
@@ -372,12 +383,7 @@ export class SwimCore implements MembershipView {
     } else if (!this.#leaving) {
       wake = Math.min(wake, this.#nextProbeMs);
     }
-    for (const m of this.#members.values()) {
-      if (m.suspicion !== undefined) wake = Math.min(wake, m.suspicion.deadlineMs);
-      if (m.state === "dead" || m.state === "left") {
-        wake = Math.min(wake, m.stateChangeMs + this.config.deadReapMs);
-      }
-    }
+    wake = Math.min(wake, this.#memberWake());
     for (const r of this.#relays.values()) wake = Math.min(wake, r.nackAtMs, r.expiresMs);
     return wake;
   }
@@ -405,7 +411,9 @@ export class SwimCore implements MembershipView {
       this.#nextJoinMs = now + this.config.joinRetryMs;
     }
     this.#tickProbe(now);
-    for (const m of [...this.#members.values()]) {
+    // Suspicion deadlines and reaps: only when one is due, not a table walk per tick.
+    const membersDue = now >= this.#memberWake();
+    for (const m of membersDue ? [...this.#members.values()] : []) {
       if (m.suspicion !== undefined && now >= m.suspicion.deadlineMs) {
         this.#m.deadDeclared.inc();
         const notice = dead(m.nodeId, m.incarnation, this.nodeId);
@@ -432,7 +440,7 @@ export class SwimCore implements MembershipView {
       if (this.#joined && !this.#leaving) this.#periodicSync(now);
       this.#nextSyncMs = now + this.config.syncIntervalMs;
     }
-    this.#reap(now);
+    if (membersDue) this.#reap(now);
   }
 
   /**
@@ -450,6 +458,7 @@ export class SwimCore implements MembershipView {
     this.#awareness.applyDelta(1);
     const resumeMs = now + this.config.probeTimeoutMs;
     for (const m of this.#members.values()) m.suspicion?.postpone(resumeMs);
+    this.#touch();
     const probe = this.#probe;
     if (probe !== undefined) {
       if (!probe.indirectSent && probe.indirectAtMs < resumeMs) {
@@ -605,6 +614,7 @@ export class SwimCore implements MembershipView {
         now - m.stateChangeMs >= this.config.deadReapMs
       ) {
         this.#members.delete(m.nodeId);
+        this.#touch();
         this.#remember(m.nodeId, m.address, m.incarnation, m.state);
       }
     }
@@ -629,6 +639,7 @@ export class SwimCore implements MembershipView {
     const self = this.#self();
     self.state = "left";
     self.stateChangeMs = now;
+    this.#touch();
     const notice = dead(this.nodeId, self.incarnation, this.nodeId);
     this.#gossip.push(notice);
     // Tell every live member directly: others must learn at once, not after a gossip round.
@@ -827,6 +838,7 @@ export class SwimCore implements MembershipView {
         suspicion: undefined,
       };
       this.#members.set(m.nodeId, m);
+      this.#touch();
       // New members go to a random place in the current pass so they are probed soon.
       this.#queueProbe(m.nodeId, (pending) => this.#rng.int(pending + 1));
       if (this.#members.size === 2 && this.#seeds.length > 0) this.#joined = true;
@@ -840,6 +852,7 @@ export class SwimCore implements MembershipView {
     m.incarnation = message.incarnation;
     m.address = message.address;
     m.suspicion = undefined;
+    this.#touch();
     if (changed) {
       m.state = "alive";
       m.stateChangeMs = now;
@@ -864,7 +877,10 @@ export class SwimCore implements MembershipView {
     ) {
       if (fromSync) return;
       // An independent confirmation shrinks our timer; pass it on so others' shrink too.
-      if (m.suspicion.confirm(message.fromId)) this.#gossip.push(message);
+      if (m.suspicion.confirm(message.fromId)) {
+        this.#touch();
+        this.#gossip.push(message);
+      }
       return;
     }
     // Alive, or suspected at an older incarnation: a newer suspicion means the member refuted
@@ -873,6 +889,7 @@ export class SwimCore implements MembershipView {
     m.incarnation = message.incarnation;
     m.state = "suspect";
     m.stateChangeMs = now;
+    this.#touch();
     m.suspicion = new Suspicion(
       now,
       message.fromId,
@@ -910,6 +927,7 @@ export class SwimCore implements MembershipView {
     m.state = message.fromId === message.nodeId ? "left" : "dead";
     m.stateChangeMs = now;
     m.suspicion = undefined;
+    this.#touch();
     if (this.#probe?.targetId === m.nodeId) this.#probe = undefined;
     this.#gossip.push(message);
     this.#emit(m.state === "left" ? "member-left" : "member-dead", m);
@@ -946,10 +964,39 @@ export class SwimCore implements MembershipView {
     return self;
   }
 
+  #touch(): void {
+    this.#version++;
+  }
+
+  #stateCounts(): Readonly<Record<MemberState, number>> {
+    if (this.#countsVersion !== this.#version) {
+      const counts: Record<MemberState, number> = { alive: 0, suspect: 0, dead: 0, left: 0 };
+      for (const m of this.#members.values()) counts[m.state]++;
+      this.#counts = counts;
+      this.#countsVersion = this.#version;
+    }
+    return this.#counts;
+  }
+
   #liveCount(): number {
-    let n = 0;
-    for (const m of this.#members.values()) if (m.state === "alive" || m.state === "suspect") n++;
-    return n;
+    const counts = this.#stateCounts();
+    return counts.alive + counts.suspect;
+  }
+
+  /** The earliest suspicion deadline or reap time in the table. */
+  #memberWake(): number {
+    if (this.#memberWakeVersion !== this.#version) {
+      let wake = Infinity;
+      for (const m of this.#members.values()) {
+        if (m.suspicion !== undefined) wake = Math.min(wake, m.suspicion.deadlineMs);
+        if (m.state === "dead" || m.state === "left") {
+          wake = Math.min(wake, m.stateChangeMs + this.config.deadReapMs);
+        }
+      }
+      this.#memberWakeMs = wake;
+      this.#memberWakeVersion = this.#version;
+    }
+    return this.#memberWakeMs;
   }
 
   #retransmitLimit(): number {
@@ -1032,8 +1079,7 @@ export class SwimCore implements MembershipView {
   }
 
   #updateGauges(): void {
-    const counts: Record<MemberState, number> = { alive: 0, suspect: 0, dead: 0, left: 0 };
-    for (const m of this.#members.values()) counts[m.state]++;
+    const counts = this.#stateCounts();
     for (const s of ["alive", "suspect", "dead", "left"] as const) {
       this.#m.byState[s].set(counts[s]);
     }
