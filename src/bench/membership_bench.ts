@@ -202,6 +202,23 @@ function percentileOrNull(values: readonly number[], p: number): number | null {
   return values.length === 0 ? null : round(percentile(values, p), 1);
 }
 
+/** `--minutes 10` for every size, or `--minutes 10,10,2`: one value per size. */
+function minutesPerSize(values: Record<string, unknown>, sizes: number): number[] {
+  const raw = listFlag(values as Parameters<typeof listFlag>[0], "minutes");
+  if (raw.length === 0) return new Array(sizes).fill(10);
+  if (raw.length !== 1 && raw.length !== sizes) {
+    throw new UsageError(`--minutes gives ${raw.length} values for ${sizes} sizes of --nodes`);
+  }
+  const minutes = raw.map((item) => {
+    const m = Number(item);
+    if (!(m >= 0.1 && m <= 1440)) {
+      throw new UsageError(`--minutes ${JSON.stringify(item)} must be from 0.1 to 1440`);
+    }
+    return m;
+  });
+  return raw.length === 1 ? new Array(sizes).fill(minutes[0]) : minutes;
+}
+
 /** `--nodes 5,50,200`: each size checked like a single numeric flag. */
 function nodeCounts(values: Record<string, unknown>): number[] {
   const raw = listFlag(values as Parameters<typeof listFlag>[0], "nodes");
@@ -237,8 +254,8 @@ export const membershipBenchCommand: LeafCommand = {
       },
       minutes: {
         type: "string",
-        help: "Simulated minutes of crashes (per size)",
-        valueName: "M",
+        help: "Simulated minutes of crashes per size, or one value per size (10,10,2)",
+        valueName: "M[,M...]",
         default: "10",
       },
       seed: { type: "string", help: "Simulator seed", valueName: "SEED", default: "1" },
@@ -262,7 +279,7 @@ export const membershipBenchCommand: LeafCommand = {
   run(args) {
     const sizes = nodeCounts(args.values);
     const loss = numberFlag(args.values, "loss", 0.2, { min: 0, max: 0.9 });
-    const minutes = numberFlag(args.values, "minutes", 10, { min: 0.1, max: 1440 });
+    const minutesList = minutesPerSize(args.values, sizes.length);
     const seed = numberFlag(args.values, "seed", 1, { min: 0, max: 0xffffffff, integer: true });
     const wallSeconds = numberFlag(args.values, "wall-seconds", 300, { min: 1 });
     const probe = args.values["probe-interval-ms"] === undefined
@@ -272,7 +289,8 @@ export const membershipBenchCommand: LeafCommand = {
         integer: true,
       });
     const results: MembershipBenchResult[] = [];
-    for (const nodes of sizes) {
+    for (const [i, nodes] of sizes.entries()) {
+      const minutes = minutesList[i]!;
       const wallStart = performance.now();
       const result = runMembershipBench({
         nodes,
