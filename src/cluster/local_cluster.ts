@@ -168,6 +168,11 @@ export class LocalCluster {
     return this.#running.has(id);
   }
 
+  /** The process id of node `id`'s current process (benches read its CPU time), if running. */
+  pid(id: string): number | undefined {
+    return this.#running.get(id)?.child.pid;
+  }
+
   /** Sends `signal` and waits for the process to exit. */
   async signal(id: string, signal: Deno.Signal): Promise<Deno.CommandStatus | undefined> {
     const running = this.#running.get(id);
@@ -271,12 +276,12 @@ function defaultStderr(nodeId: string, line: string): void {
 
 /** Polls `done` every `pollMs` until it holds or `limitMs` passes; returns whether it held. */
 export async function waitUntil(
-  done: () => boolean,
+  done: () => boolean | Promise<boolean>,
   limitMs: number,
   pollMs = 25,
 ): Promise<boolean> {
   const deadline = performance.now() + limitMs;
-  while (!done()) {
+  while (!(await done())) {
     if (performance.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
