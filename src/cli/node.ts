@@ -22,6 +22,7 @@ import { parseAddress } from "../transport/address.ts";
 import { jobsDefaults } from "../config.ts";
 import { DataDirLockedError } from "../jobs/data_dir_lock.ts";
 import { WalCorruptionError } from "../wal/recovery.ts";
+import type { DeliveryReport } from "../delivery/types.ts";
 
 /** Environment variable holding the API bearer token (instead of `--api-token`). */
 export const API_TOKEN_ENV = "HOOKD_API_TOKEN";
@@ -98,6 +99,11 @@ export const nodeCommand: LeafCommand = {
         type: "boolean",
         help: "Store and replicate jobs but never deliver them (bench replication only)",
       },
+      "fault-injection": {
+        type: "boolean",
+        help: "TEST-ONLY: serve a loopback control port that partitions this node, drops its " +
+          "ingress or fails its WAL (chaos runs); also logs every attempt",
+      },
       ...transportFlags,
     },
   },
@@ -135,6 +141,26 @@ export const nodeCommand: LeafCommand = {
             observer: options.nodeId,
             time: new Date().toISOString(),
           }),
+        ...(options.faultInjection === true
+          ? {
+            // Chaos runs attribute duplicates and stale attempts from these lines.
+            onReport: (report: DeliveryReport) =>
+              printJsonLine({
+                event: "attempt",
+                job: report.jobId,
+                kind: report.kind,
+                ...(report.attempt !== undefined
+                  ? {
+                    attempt: report.attempt.attempt,
+                    startedAtMs: report.attempt.startedAtMs,
+                    latencyMs: report.attempt.latencyMs,
+                    outcome: report.attempt.outcome,
+                  }
+                  : {}),
+                observer: options.nodeId,
+              }),
+          }
+          : {}),
       });
     } catch (error) {
       stop.dispose();
@@ -155,6 +181,7 @@ export const nodeCommand: LeafCommand = {
       address: node.address,
       voters: node.voters.length,
       ...(node.api !== undefined ? { http: node.api.url } : {}),
+      ...(node.faults !== undefined ? { faults: node.faults.control.url } : {}),
     });
     const signal = await stop.received;
     stop.dispose();
@@ -164,7 +191,7 @@ export const nodeCommand: LeafCommand = {
   },
 };
 
-type NodeFlagOptions = Omit<NodeOptions, "onLog" | "onMemberEvent" | "tls"> & {
+type NodeFlagOptions = Omit<NodeOptions, "onLog" | "onMemberEvent" | "onReport" | "tls"> & {
   tlsPaths?: { certPath: string; keyPath: string };
 };
 
@@ -235,5 +262,6 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
       ...(retryScheduleMs !== undefined ? { retryScheduleMs } : {}),
     },
     deliver: !booleanFlag(values, "no-deliver"),
+    faultInjection: booleanFlag(values, "fault-injection"),
   };
 }

@@ -29,7 +29,14 @@ import { MembershipService } from "../membership/membership_service.ts";
 import { type MemberEvent, SwimCore } from "../membership/swim_core.ts";
 import { JobStore, type MemberRow } from "../jobs/job_store.ts";
 import { type ApiServer, type ApiTls, serveApi } from "../api/mod.ts";
-import type { HostPort } from "../transport/address.ts";
+import { type HostPort, parseAddress } from "../transport/address.ts";
+import { bindUdpSocket } from "../transport/datagram_socket.ts";
+import { realRuntime } from "../lib/runtime.ts";
+import { denoWalFs } from "../wal/wal_fs.ts";
+import { type DataDirLock, lockDataDir } from "../jobs/data_dir_lock.ts";
+import type { DeliveryJob, DeliveryReport } from "../delivery/types.ts";
+import { FaultInjector } from "./fault_injection.ts";
+import { type FaultControlServer, serveFaultControl } from "./fault_control.ts";
 
 export interface NodeOptions {
   nodeId: string;
@@ -66,6 +73,13 @@ export interface NodeOptions {
   onMemberEvent?: (event: MemberEvent) => void;
   /** Job-store events (phase changes, handoffs, catch-up, WAL failure). */
   onLog?: (event: string, fields: Record<string, unknown>) => void;
+  /**
+   * TEST-ONLY: build a `FaultInjector` (partitions, loss bursts, WAL failures) and serve its
+   * control port on loopback (src/node/fault_control.ts). Off in production. @default false
+   */
+  faultInjection?: boolean;
+  /** Every delivery report once the store has it (chaos runs log attempts through it). */
+  onReport?: (report: DeliveryReport, job: DeliveryJob) => void;
 }
 
 export class Node {
@@ -76,6 +90,9 @@ export class Node {
   readonly store: JobStore;
   readonly api: ApiServer | undefined;
   readonly voters: readonly string[];
+  /** Present only with `faultInjection`. */
+  faults: { readonly injector: FaultInjector; readonly control: FaultControlServer } | undefined;
+  #dataDirLock: DataDirLock | undefined;
   #stopping: Promise<void> | undefined;
 
   private constructor(
@@ -99,15 +116,34 @@ export class Node {
   /** Binds the socket, opens the WAL, joins the cluster and serves the API. */
   static async start(options: NodeOptions): Promise<Node> {
     const metrics = new MetricsRegistry();
-    const transport = UdpTransport.start({
-      nodeId: options.nodeId,
-      listen: options.listen,
-      clusterKey: options.clusterKey,
-      metrics,
-      lossProbability: options.lossProbability ?? 0,
-      ...(options.lossSeed !== undefined ? { lossSeed: options.lossSeed } : {}),
-      ...(options.transport !== undefined ? { config: options.transport } : {}),
-    });
+    const injector = options.faultInjection === true
+      ? new FaultInjector({ runtime: realRuntime, rng: randomRng(), metrics })
+      : undefined;
+    // Fault injection filters ingress below the transport: wrap the socket it runs on.
+    const listenParsed = parseAddress(options.listen, { allowPortZero: true });
+    const socket = injector !== undefined && listenParsed.ok
+      ? injector.wrapSocket(bindUdpSocket(listenParsed.value))
+      : undefined;
+    let transport: UdpTransport;
+    try {
+      transport = UdpTransport.start({
+        nodeId: options.nodeId,
+        listen: options.listen,
+        ...(socket !== undefined ? { socket } : {}),
+        clusterKey: options.clusterKey,
+        metrics,
+        lossProbability: options.lossProbability ?? 0,
+        ...(options.lossSeed !== undefined ? { lossSeed: options.lossSeed } : {}),
+        ...(options.transport !== undefined ? { config: options.transport } : {}),
+      });
+    } catch (error) {
+      try {
+        socket?.close();
+      } catch {
+        // The transport closed it already.
+      }
+      throw error;
+    }
     // With port 0 the bound port is only known now; the bound address is the default.
     const advertise = canonicalAddress(options.advertise ?? transport.address);
     const problem = advertise === undefined
@@ -132,6 +168,8 @@ export class Node {
     const delivery: DeliveryConfig = { ...deliveryDefaults, ...options.delivery };
     let membership: MembershipService | undefined;
     let store: JobStore | undefined;
+    let dataDirLock: DataDirLock | undefined;
+    let control: FaultControlServer | undefined;
     try {
       const node = { store: undefined as JobStore | undefined };
       membership = startMembership(options, transport, metrics, advertise, peers, (event) => {
@@ -159,6 +197,9 @@ export class Node {
         return rows;
       };
       const onLog = options.onLog;
+      // With a file system of its own the store takes no lock (the simulator's disk), so the
+      // failing-disk wrapper's node locks its directory here.
+      if (injector !== undefined) dataDirLock = await lockDataDir(options.dataDir);
       store = await JobStore.open({
         self: advertise,
         nodeId: options.nodeId,
@@ -166,6 +207,8 @@ export class Node {
         dataDir: options.dataDir,
         ...(options.wal !== undefined ? { wal: options.wal } : {}),
         ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+        ...(injector !== undefined ? { fs: injector.wrapFs(denoWalFs) } : {}),
+        ...(options.onReport !== undefined ? { onReport: options.onReport } : {}),
         delivery,
         transport,
         members,
@@ -198,12 +241,19 @@ export class Node {
           jobLimits: delivery,
         });
       }
+      if (injector !== undefined) control = serveFaultControl(injector);
       const created = new Node(options.nodeId, metrics, transport, membership, store, api, voters);
       created.#drainGraceMs = options.drainGraceMs ?? 10_000;
+      created.faults = injector !== undefined && control !== undefined
+        ? { injector, control }
+        : undefined;
+      created.#dataDirLock = dataDirLock;
       return created;
     } catch (error) {
       membership?.close();
       await store?.close().catch(() => {});
+      dataDirLock?.release();
+      await control?.shutdown();
       await transport.close();
       throw error;
     }
@@ -226,7 +276,9 @@ export class Node {
       await this.#replicationSettled(1_000);
       await this.membership.leave();
       await this.api?.shutdown();
+      await this.faults?.control.shutdown();
       await this.store.close();
+      this.#dataDirLock?.release();
       await this.transport.close();
     })();
     return this.#stopping;
