@@ -1,87 +1,140 @@
 /**
- * `hookd bench transport`: two transport endpoints in two processes on loopback.
+ * `hookd bench transport`: reliable UDP between processes on loopback, one receiver and
+ * `--senders` senders (this process, plus one process per further sender).
  *
- * Phase 1 sends 100-byte messages open-loop at a fixed offered rate (`--rate`) for `--seconds`;
- * latency is one-way, from each message's scheduled send time to its delivery in the peer
- * process. Phase 2 sends as fast as the transport accepts for `--max-seconds`; its rate is
- * the messages delivered divided by the time from its start until the last was acknowledged.
- * Both ends apply `--loss` at ingress. The last stdout line is one JSON object describing
- * phase 1, with `messages_per_s` from phase 2.
+ * Phase 1 (`fixed_rate`): each sender offers 100-byte messages open-loop at `--rate` for
+ * `--seconds`; latency is one-way, from each message's scheduled send time to its delivery in
+ * the receiver process. Phase 2 (`max_rate`): each sender sends as fast as its transport
+ * accepts for `--max-seconds`; goodput is the messages delivered over the time from the
+ * phase's start until the last sender had everything acknowledged, and latency runs from the
+ * accepted send (send-queue wait included). Every process applies `--loss` at ingress. Each
+ * phase reports its own figures; nothing is summed across phases. Loss the senders caused
+ * themselves shows as the kernel's drops at the receiver's socket (a full receive buffer),
+ * next to the drops `--loss` injected.
  *
- * Owns the bench driver and the spawning of its peer (transport_peer.ts, through
- * `hookdCommand`); the transport itself is src/transport/ with src/config.ts defaults unless a
- * flag overrides one.
+ * Owns the bench driver and the spawning of its other processes (transport_peer.ts,
+ * transport_sender.ts, through `hookdCommand`); the transport itself is src/transport/ with
+ * src/config.ts defaults (1,400-byte datagrams) unless a flag overrides one.
  */
 
 import { encodeHex } from "../lib/hex.ts";
-import { setImmediate } from "node:timers";
+import { readLines } from "../lib/lines.ts";
+import { round } from "../lib/round.ts";
 import { booleanFlag, numberFlag, stringFlag, UsageError } from "../cli/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
 import { hookdCommand } from "../cli/self_command.ts";
-import { type TransportConfig, transportDefaults } from "../config.ts";
-import { CLUSTER_KEY_ENV, clusterKeyFrom, UdpTransport } from "../transport/mod.ts";
 import {
-  CONTROL_CHANNEL,
-  type ControlReply,
-  type ControlRequest,
-  DATA_CHANNEL,
-  decodeControl,
-  encodeControl,
-  encodeData,
-  type PhaseReport,
-  runTransportPeer,
-  wallNowMs,
-} from "./transport_peer.ts";
+  TRANSPORT_DATAGRAM_BYTES_MAX,
+  TRANSPORT_DATAGRAM_BYTES_MIN,
+  type TransportConfig,
+  transportDefaults,
+} from "../config.ts";
+import { CLUSTER_KEY_ENV, clusterKeyFrom, UdpTransport } from "../transport/mod.ts";
+import { type PhaseReport, type ReceiverCounters, runTransportPeer } from "./transport_peer.ts";
+import {
+  ControlClient,
+  FIXED_RATE_PHASE,
+  MAX_RATE_PHASE,
+  runSenderPhase,
+  runSenderProcess,
+  type SenderPhaseResult,
+} from "./transport_sender.ts";
+
+export { ControlClient } from "./transport_sender.ts";
+
+/** Most sender processes the bench starts (the machine has two cores). */
+export const BENCH_SENDERS_MAX = 8;
 
 export interface TransportBenchOptions {
   seconds: number;
   maxSeconds: number;
   lossProbability: number;
+  /** Fixed-rate phase: messages per second offered by each sender. */
   ratePerS: number;
   messageBytes: number;
+  senders: number;
   config: Partial<TransportConfig>;
   log: (line: string) => void;
 }
 
-export interface TransportBenchResult {
-  messages_per_s: number;
-  sent: number;
-  delivered: number;
-  lost: number;
-  retransmits: number;
-  p50_ms: number;
-  p99_ms: number;
-  max_ms: number;
-  duplicates: number;
-  /**
-   * Percent of phase-1 messages delivered while an earlier one was still missing: the share
-   * that an in-order transport would have held back (head-of-line blocking avoided).
-   */
-  ahead_of_missing_pct: number;
-  loss: number;
-  rate: number;
-  seconds: number;
-  message_bytes: number;
-  datagram_bytes: number;
-  /** Phase 1: messages whose send was refused with backpressure at least once. */
-  backpressured: number;
-  max_phase: {
-    seconds: number;
-    sent: number;
-    delivered: number;
-    lost: number;
-    duplicates: number;
-    retransmits: number;
-    retransmits_by_kind: Record<string, number>;
-    datagrams_out: number;
-    /** Smoothed RTT at the end of the sending, under full load. */
-    srtt_ms: number;
-    p50_ms: number;
-    p99_ms: number;
-  };
+/** Counters of the receiving socket (or the senders' sockets, summed) over one phase. */
+export interface SocketFigures {
+  datagrams_in: number;
+  /** Dropped by the kernel: the socket's receive buffer was full. Null where unknown. */
+  kernel_drops: number | null;
+  /** Dropped on purpose by `--loss`. */
+  drops_injected: number;
+  /** Socket receive or send errors. */
+  socket_errors: number;
+  auth_failures: number;
+  decode_errors: number;
 }
 
-/** A `hookd bench transport --role peer` child process and its address. */
+interface PhaseCommon {
+  senders: number;
+  /** Messages accepted by the senders' transports. */
+  sent: number;
+  /** Distinct messages the receiver got. */
+  delivered: number;
+  /** `sent - delivered`: messages never delivered. */
+  lost: number;
+  duplicates: number;
+  /** Senders that still had unacknowledged messages when the wait gave up. */
+  senders_not_idle: number;
+  p50_ms: number | null;
+  p99_ms: number | null;
+  max_ms: number | null;
+  /** The least one-way time seen: negative when the processes' clocks disagree. */
+  min_one_way_ms: number | null;
+  /** Deliveries with a negative one-way time, left out of the percentiles above. */
+  negative_one_way: number;
+  retransmits: number;
+  retransmits_by_kind: { fast: number; probe: number; timeout: number };
+  datagrams_out: number;
+  receiver: SocketFigures;
+  senders_sockets: SocketFigures;
+}
+
+export interface FixedRatePhase extends PhaseCommon {
+  seconds: number;
+  rate_per_sender: number;
+  /** Messages whose send was refused with backpressure at least once. */
+  backpressured: number;
+  /** Percent of messages delivered while an earlier one was still missing. */
+  ahead_of_missing_pct: number | null;
+}
+
+export interface MaxRatePhase extends PhaseCommon {
+  /** Seconds of sending. */
+  sending_seconds: number;
+  /** From the phase's start until every sender had everything acknowledged. */
+  seconds: number;
+  messages_per_s: number | null;
+  /** Message bytes delivered per second. */
+  goodput_bytes_per_s: number | null;
+  per_sender: Array<{
+    sent: number;
+    delivered: number;
+    messages_per_s: number | null;
+    retransmits: number;
+    /** At the end of the sending, under full load. */
+    srtt_ms: number | null;
+    cwnd_bytes: number | null;
+    pacing_bytes_per_ms: number | null;
+  }>;
+}
+
+export interface TransportBenchResult {
+  datagram_bytes: number;
+  window_bytes: number;
+  message_bytes: number;
+  loss: number;
+  senders: number;
+  fixed_rate: FixedRatePhase;
+  max_rate: MaxRatePhase;
+}
+
+/** A child process of the bench and its address. */
 export interface PeerProcess {
   address: string;
   child: Deno.ChildProcess;
@@ -89,7 +142,24 @@ export interface PeerProcess {
   stop(timeoutMs: number): Promise<number>;
 }
 
-/** Spawns a transport peer process; the cluster key travels in the environment, not argv. */
+/** Waits for `child` to exit, killing it after `timeoutMs`; returns its exit code. */
+async function stopChild(
+  child: Deno.ChildProcess,
+  drained: Promise<unknown>,
+  timeoutMs: number,
+): Promise<number> {
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+  }, timeoutMs);
+  const status = await child.status;
+  clearTimeout(timer);
+  await drained;
+  return status.code;
+}
+
+/** Spawns the receiver process; the cluster key travels in the environment, not argv. */
 export async function spawnTransportPeer(
   args: readonly string[],
   clusterKey: string,
@@ -100,127 +170,127 @@ export async function spawnTransportPeer(
     stdout: "piped",
     stderr,
   }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffered = "";
+  const lines = readLines(child.stdout);
   let address: string | undefined;
-  try {
-    while (address === undefined) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffered += value;
-      const line = /^listening (\S+)\n/m.exec(buffered);
-      if (line !== null) address = line[1];
+  for await (const line of lines) {
+    const m = /^listening (\S+)$/.exec(line);
+    if (m !== null) {
+      address = m[1];
+      break;
     }
-  } finally {
-    reader.releaseLock();
   }
   // Drain the rest of stdout so the child never blocks on a full pipe.
-  const drained = child.stdout.pipeTo(new WritableStream()).catch(() => {});
+  const drained = (async () => {
+    for await (const _ of lines) { /* discard */ }
+  })().catch(() => {});
   if (address === undefined) {
     await drained;
     await child.status;
     throw new Error("transport peer exited before it was listening");
   }
+  return { address, child, stop: (timeoutMs) => stopChild(child, drained, timeoutMs) };
+}
+
+/** A `--role sender` process, driven line by line over its stdin. */
+interface SenderProcess {
+  address: string;
+  run(phase: number): Promise<SenderPhaseResult>;
+  /** Asks it to exit and waits (killing it after `timeoutMs`). */
+  stop(timeoutMs: number): Promise<number>;
+}
+
+async function spawnSender(args: readonly string[], clusterKey: string): Promise<SenderProcess> {
+  const child = hookdCommand(["bench", "transport", "--role", "sender", ...args], {
+    env: { [CLUSTER_KEY_ENV]: clusterKey },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = readLines(child.stdout)[Symbol.asyncIterator]();
+  const writer = child.stdin.getWriter();
+  const encoder = new TextEncoder();
+  const nextLine = async (what: string): Promise<string> => {
+    const { value, done } = await lines.next();
+    if (done) throw new Error(`transport sender exited before ${what}`);
+    return value;
+  };
+  const ready = /^ready (\S+)$/.exec(await nextLine("it was ready"));
+  if (ready === null) throw new Error("transport sender: unexpected first line");
+  let closed = false;
   return {
-    address,
-    child,
-    async stop(timeoutMs: number): Promise<number> {
-      const timer = setTimeout(() => {
-        try {
-          child.kill("SIGKILL");
-        } catch { /* already gone */ }
-      }, timeoutMs);
-      const status = await child.status;
-      clearTimeout(timer);
-      await drained;
-      return status.code;
+    address: ready[1]!,
+    async run(phase) {
+      await writer.write(encoder.encode(`run ${phase}\n`));
+      return JSON.parse(await nextLine(`phase ${phase} ended`)) as SenderPhaseResult;
+    },
+    async stop(timeoutMs) {
+      if (!closed) {
+        closed = true;
+        await writer.write(encoder.encode("exit\n")).catch(() => {});
+        await writer.close().catch(() => {});
+      }
+      const drained = (async () => {
+        for (let r = await lines.next(); !r.done; r = await lines.next()) { /* discard */ }
+      })().catch(() => {});
+      return await stopChild(child, drained, timeoutMs);
     },
   };
 }
 
-/** A request/response helper over the control channel. */
-export class ControlClient {
-  readonly #transport: UdpTransport;
-  readonly #peer: string;
-  readonly #waiters: Array<(reply: ControlReply) => void> = [];
+const ms3 = (x: number) => round(x, 3);
 
-  constructor(transport: UdpTransport, peer: string) {
-    this.#transport = transport;
-    this.#peer = peer;
-    transport.onMessage((m) => {
-      if (m.channel !== CONTROL_CHANNEL) return;
-      const reply = decodeControl<ControlReply>(m.bytes);
-      if (reply !== undefined) this.#waiters.shift()?.(reply);
-    });
+function socketFigures(c: ReceiverCounters): SocketFigures {
+  return {
+    datagrams_in: c.datagramsIn,
+    kernel_drops: c.kernelDrops,
+    drops_injected: c.dropsInjected,
+    socket_errors: c.socketErrors,
+    auth_failures: c.authFailures,
+    decode_errors: c.decodeErrors,
+  };
+}
+
+function sumSockets(all: readonly ReceiverCounters[]): SocketFigures {
+  const sum = (pick: (c: ReceiverCounters) => number) => all.reduce((s, c) => s + pick(c), 0);
+  return {
+    datagrams_in: sum((c) => c.datagramsIn),
+    kernel_drops: all.some((c) => c.kernelDrops === null) ? null : sum((c) => c.kernelDrops ?? 0),
+    drops_injected: sum((c) => c.dropsInjected),
+    socket_errors: sum((c) => c.socketErrors),
+    auth_failures: sum((c) => c.authFailures),
+    decode_errors: sum((c) => c.decodeErrors),
+  };
+}
+
+/** The figures both phases report, from the senders' results and the receiver's report. */
+function phaseCommon(results: readonly SenderPhaseResult[], report: PhaseReport): PhaseCommon {
+  const sent = results.reduce((s, r) => s + r.sent, 0);
+  const delivered = report.senders.reduce((s, r) => s + r.delivered, 0);
+  const byKind = { fast: 0, probe: 0, timeout: 0 };
+  for (const r of results) {
+    byKind.fast += r.retransmits.fast;
+    byKind.probe += r.retransmits.probe;
+    byKind.timeout += r.retransmits.timeout;
   }
-
-  async request(request: ControlRequest, timeoutMs: number): Promise<ControlReply> {
-    const accepted = this.#transport.send(this.#peer, CONTROL_CHANNEL, encodeControl(request));
-    if (!accepted.accepted) throw new Error(`control request refused: ${accepted.reason}`);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      return await new Promise<ControlReply>((resolve, reject) => {
-        this.#waiters.push(resolve);
-        timer = setTimeout(
-          () => reject(new Error(`no reply to ${request.cmd} within ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-      });
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-}
-
-/**
- * Loopback settings for the bench. A 16,000-byte datagram carries ~140 messages of 100 bytes,
- * so 300,000 messages/s need ~2,100 datagrams/s instead of ~21,000 at 1,400 bytes (a receiver
- * here drains 15-17k datagrams/s). Ten of them in flight stay inside the kernel's 208 KB
- * receive buffer, per-datagram overhead included; measured: no receive-buffer errors.
- */
-export const LOOPBACK_DATAGRAM_BYTES = 16000;
-export const LOOPBACK_WINDOW_BYTES = 163840;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Waits until `performance.now()` reaches `atMs`. `setTimeout` fires 2-5 ms late on this
- * machine, which would be measured as transport latency; so the last 3 ms are waited with
- * `setImmediate`, which yields to I/O (the transport keeps running) and returns within µs.
- */
-async function sleepUntil(atMs: number): Promise<void> {
-  for (;;) {
-    const leftMs = atMs - performance.now();
-    if (leftMs <= 0) return;
-    if (leftMs > 3) await sleep(leftMs - 3);
-    else await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
-function counter(transport: UdpTransport, name: string): number {
-  const v = transport.metrics.snapshot()[name];
-  return typeof v === "number" ? v : 0;
-}
-
-function retransmitsOf(transport: UdpTransport): number {
-  return ["fast", "probe", "timeout"].reduce(
-    (sum, kind) => sum + counter(transport, `hookd_transport_retransmits_total{kind="${kind}"}`),
-    0,
-  );
-}
-
-function retransmitsByKind(transport: UdpTransport): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const kind of ["fast", "probe", "timeout"]) {
-    out[kind] = counter(transport, `hookd_transport_retransmits_total{kind="${kind}"}`);
-  }
-  return out;
-}
-
-async function waitIdle(transport: UdpTransport, peer: string, limitMs: number): Promise<number> {
-  const deadline = performance.now() + limitMs;
-  while (!transport.isIdle(peer) && performance.now() < deadline) await sleep(1);
-  return performance.now();
+  const latency = report.latency;
+  return {
+    senders: results.length,
+    sent,
+    delivered,
+    lost: sent - delivered,
+    duplicates: report.senders.reduce((s, r) => s + r.duplicates, 0),
+    senders_not_idle: results.filter((r) => !r.idle).length,
+    p50_ms: latency.count > 0 ? ms3(latency.p50) : null,
+    p99_ms: latency.count > 0 ? ms3(latency.p99) : null,
+    max_ms: latency.count > 0 ? ms3(latency.max) : null,
+    min_one_way_ms: report.minOneWayMs === null ? null : ms3(report.minOneWayMs),
+    negative_one_way: report.negativeOneWay,
+    retransmits: byKind.fast + byKind.probe + byKind.timeout,
+    retransmits_by_kind: byKind,
+    datagrams_out: results.reduce((s, r) => s + r.datagramsOut, 0),
+    receiver: socketFigures(report.counters),
+    senders_sockets: sumSockets(results.map((r) => r.counters)),
+  };
 }
 
 export async function runTransportBench(
@@ -228,135 +298,118 @@ export async function runTransportBench(
 ): Promise<TransportBenchResult> {
   const { log } = options;
   const key = encodeHex(crypto.getRandomValues(new Uint8Array(24)));
-  const configArgs = Object.entries(options.config).flatMap(([k, v]) => [
-    "--transport-option",
-    `${k}=${v}`,
-  ]);
-  const peer = await spawnTransportPeer(
-    ["--loss", String(options.lossProbability), ...configArgs],
-    key,
-  );
+  const transportArgs = [
+    "--loss",
+    String(options.lossProbability),
+    ...Object.entries(options.config).flatMap(([k, v]) => ["--transport-option", `${k}=${v}`]),
+  ];
+  const peer = await spawnTransportPeer(transportArgs, key);
   const transport = UdpTransport.start({
     nodeId: "bench-sender",
     clusterKey: key,
     lossProbability: options.lossProbability,
     config: options.config,
   });
+  const others: SenderProcess[] = [];
   try {
     const control = new ControlClient(transport, peer.address);
     await control.request({ cmd: "hello" }, 10_000);
-    log(`transport bench: peer ${peer.address}, loss ${options.lossProbability}`);
-
-    // Phase 1: fixed offered rate, open loop (a late or refused send keeps its scheduled time).
-    const retransmitsBefore = retransmitsOf(transport);
-    const intervalMs = 1000 / options.ratePerS;
-    const total = Math.round(options.seconds * options.ratePerS);
-    const startMs = performance.now();
-    const startWallMs = wallNowMs();
-    let next = 0;
-    let backpressured = 0;
-    let refusedSeq = -1;
-    while (next < total) {
-      const due = Math.min(total, Math.floor((performance.now() - startMs) / intervalMs) + 1);
-      let refused = false;
-      while (next < due) {
-        const body = encodeData(1, next, startWallMs + next * intervalMs, options.messageBytes);
-        if (!transport.send(peer.address, DATA_CHANNEL, body).accepted) {
-          if (refusedSeq !== next) backpressured++;
-          refusedSeq = next;
-          refused = true;
-          break;
-        }
-        next++;
-      }
-      // A refused message's scheduled time has passed, so sleepUntil would return at once and
-      // this loop would never yield to the event loop that brings the acks that end the
-      // backpressure: wait for I/O instead.
-      if (refused) await new Promise((resolve) => setImmediate(resolve));
-      else await sleepUntil(startMs + next * intervalMs);
+    const phaseArgs = [
+      "--seconds",
+      String(options.seconds),
+      "--max-seconds",
+      String(options.maxSeconds),
+      "--rate",
+      String(options.ratePerS),
+      "--message-bytes",
+      String(options.messageBytes),
+    ];
+    for (let i = 1; i < options.senders; i++) {
+      others.push(
+        await spawnSender(["--target", peer.address, ...transportArgs, ...phaseArgs], key),
+      );
     }
-    await waitIdle(transport, peer.address, 30_000);
-    const retransmits = retransmitsOf(transport) - retransmitsBefore;
-    const fixed = await control.request({ cmd: "report", phase: 1 }, 10_000);
-    if (fixed.type !== "report") throw new Error("unexpected reply to report");
     log(
-      `phase 1: ${total} sent, ${fixed.report.delivered} delivered, p99 ${
-        fixed.report.latency.p99.toFixed(2)
-      } ms`,
+      `transport bench: receiver ${peer.address}, ${options.senders} sender(s), loss ${options.lossProbability}, ${
+        options.config.datagramBytes ?? transportDefaults.datagramBytes
+      }-byte datagrams`,
+    );
+    const runPhase = async (phase: number) => {
+      const begun = await control.request({ cmd: "begin", phase }, 10_000);
+      if (begun.type !== "begun") throw new Error("unexpected reply to begin");
+      const seconds = phase === MAX_RATE_PHASE ? options.maxSeconds : options.seconds;
+      const results = await Promise.all([
+        runSenderPhase(transport, peer.address, phase, { ...options, seconds }),
+        ...others.map((o) => o.run(phase)),
+      ]);
+      const reply = await control.request({ cmd: "report", phase }, 10_000);
+      if (reply.type !== "report") throw new Error("unexpected reply to report");
+      return { results, report: reply.report };
+    };
+
+    const fixed = await runPhase(FIXED_RATE_PHASE);
+    const fixedCommon = phaseCommon(fixed.results, fixed.report);
+    const aheadOfMissing = fixed.report.senders.reduce((s, r) => s + r.aheadOfMissing, 0);
+    const fixedRate: FixedRatePhase = {
+      seconds: options.seconds,
+      rate_per_sender: options.ratePerS,
+      ...fixedCommon,
+      backpressured: fixed.results.reduce((s, r) => s + r.backpressured, 0),
+      ahead_of_missing_pct: fixedCommon.delivered > 0
+        ? round(100 * aheadOfMissing / fixedCommon.delivered, 3)
+        : null,
+    };
+    log(
+      `fixed rate: ${fixedRate.sent} sent, ${fixedRate.delivered} delivered, p99 ${fixedRate.p99_ms} ms`,
     );
 
-    // Phase 2: as fast as the transport accepts.
-    const retransmitsBefore2 = retransmitsOf(transport);
-    const byKindBefore2 = retransmitsByKind(transport);
-    const datagramsBefore2 = counter(transport, 'hookd_transport_datagrams_total{direction="out"}');
-    const maxStartMs = performance.now();
-    const maxEndMs = maxStartMs + options.maxSeconds * 1000;
-    let sent2 = 0;
-    while (performance.now() < maxEndMs) {
-      const wall = wallNowMs();
-      for (let i = 0; i < 50_000; i++) {
-        const body = encodeData(2, sent2, wall, options.messageBytes);
-        if (!transport.send(peer.address, DATA_CHANNEL, body).accepted) break;
-        sent2++;
-      }
-      await sleep(0);
-    }
-    const srttMs = transport.peerStats(peer.address)?.srttMs ?? 0;
-    const maxDoneMs = await waitIdle(transport, peer.address, 30_000);
-    const maxSeconds = (maxDoneMs - maxStartMs) / 1000;
-    const max = await control.request({ cmd: "report", phase: 2 }, 10_000);
-    if (max.type !== "report") throw new Error("unexpected reply to report");
-    const maxReport: PhaseReport = max.report;
+    const max = await runPhase(MAX_RATE_PHASE);
+    const maxCommon = phaseCommon(max.results, max.report);
+    const seconds = Math.max(...max.results.map((r) => r.seconds));
+    const maxRate: MaxRatePhase = {
+      sending_seconds: options.maxSeconds,
+      seconds: ms3(seconds) ?? seconds,
+      ...maxCommon,
+      messages_per_s: round(maxCommon.delivered / seconds, 0),
+      goodput_bytes_per_s: round(maxCommon.delivered * options.messageBytes / seconds, 0),
+      per_sender: max.results.map((r) => {
+        const delivered = max.report.senders.find((s) => s.address === r.address)?.delivered ?? 0;
+        return {
+          sent: r.sent,
+          delivered,
+          messages_per_s: round(delivered / r.seconds, 0),
+          retransmits: r.retransmits.fast + r.retransmits.probe + r.retransmits.timeout,
+          srtt_ms: r.srttMs === null ? null : ms3(r.srttMs),
+          cwnd_bytes: r.cwndBytes === null ? null : round(r.cwndBytes, 0),
+          pacing_bytes_per_ms: r.pacingRateBytesPerMs === null
+            ? null
+            : round(r.pacingRateBytesPerMs, 0),
+        };
+      }),
+    };
     log(
-      `phase 2: ${sent2} sent, ${maxReport.delivered} delivered in ${maxSeconds.toFixed(2)} s`,
+      `max rate: ${maxRate.sent} sent, ${maxRate.delivered} delivered in ${maxRate.seconds} s`,
     );
     const bye = await control.request({ cmd: "exit" }, 10_000);
     if (bye.type !== "bye") throw new Error("unexpected reply to exit");
     return {
-      messages_per_s: Math.round(maxReport.delivered / maxSeconds),
-      sent: total,
-      delivered: fixed.report.delivered,
-      lost: total - fixed.report.delivered + (sent2 - maxReport.delivered),
-      retransmits,
-      p50_ms: round3(fixed.report.latency.p50),
-      p99_ms: round3(fixed.report.latency.p99),
-      max_ms: round3(fixed.report.latency.max),
-      duplicates: fixed.report.duplicates + maxReport.duplicates,
-      ahead_of_missing_pct: round3(
-        100 * fixed.report.aheadOfMissing / Math.max(1, fixed.report.delivered),
-      ),
-      loss: options.lossProbability,
-      rate: options.ratePerS,
-      seconds: options.seconds,
-      message_bytes: options.messageBytes,
       datagram_bytes: options.config.datagramBytes ?? transportDefaults.datagramBytes,
-      backpressured,
-      max_phase: {
-        seconds: round3(maxSeconds),
-        sent: sent2,
-        delivered: maxReport.delivered,
-        lost: sent2 - maxReport.delivered,
-        duplicates: maxReport.duplicates,
-        retransmits: retransmitsOf(transport) - retransmitsBefore2,
-        retransmits_by_kind: Object.fromEntries(
-          Object.entries(retransmitsByKind(transport)).map(([k, n]) => [k, n - byKindBefore2[k]!]),
-        ),
-        datagrams_out: counter(transport, 'hookd_transport_datagrams_total{direction="out"}') -
-          datagramsBefore2,
-        srtt_ms: round3(srttMs),
-        p50_ms: round3(maxReport.latency.p50),
-        p99_ms: round3(maxReport.latency.p99),
-      },
+      window_bytes: options.config.windowBytes ?? transportDefaults.windowBytes,
+      message_bytes: options.messageBytes,
+      loss: options.lossProbability,
+      senders: options.senders,
+      fixed_rate: fixedRate,
+      max_rate: maxRate,
     };
   } finally {
+    for (const o of others) {
+      const code = await o.stop(5_000);
+      if (code !== 0) log(`transport sender exited with ${code}`);
+    }
     await transport.close();
     const code = await peer.stop(5_000);
     if (code !== 0) log(`transport peer exited with ${code}`);
   }
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }
 
 /** `--transport-option name=value` pairs onto a partial TransportConfig (numbers only). */
@@ -382,7 +435,7 @@ function transportOptions(
 export const transportBenchCommand: LeafCommand = {
   spec: {
     name: "bench transport",
-    summary: "Reliable UDP between two processes: latency at a fixed rate, then maximum rate",
+    summary: "Reliable UDP between processes: latency at a fixed rate, then maximum rate",
     flags: {
       seconds: {
         type: "string",
@@ -397,15 +450,21 @@ export const transportBenchCommand: LeafCommand = {
       },
       loss: {
         type: "string",
-        help: "Ingress drop probability on both endpoints",
+        help: "Ingress drop probability on every process",
         valueName: "P",
         default: "0",
       },
       rate: {
         type: "string",
-        help: "Offered messages/s in the fixed-rate phase",
+        help: "Offered messages/s per sender in the fixed-rate phase",
         valueName: "N",
         default: "1000",
+      },
+      senders: {
+        type: "string",
+        help: `Sender processes into the one receiver (1-${BENCH_SENDERS_MAX})`,
+        valueName: "N",
+        default: "1",
       },
       "message-bytes": {
         type: "string",
@@ -415,19 +474,28 @@ export const transportBenchCommand: LeafCommand = {
       },
       "datagram-bytes": {
         type: "string",
-        default: String(LOOPBACK_DATAGRAM_BYTES),
-        help:
-          `Datagram size; the bench runs on loopback, so larger than the LAN default of ${transportDefaults.datagramBytes}`,
+        default: String(transportDefaults.datagramBytes),
+        help: "Datagram size (the LAN default; loopback takes up to " +
+          `${TRANSPORT_DATAGRAM_BYTES_MAX})`,
         valueName: "BYTES",
       },
       "window-bytes": {
         type: "string",
-        default: String(LOOPBACK_WINDOW_BYTES),
-        help: "Bytes in flight per peer",
+        default: String(transportDefaults.windowBytes),
+        help: "Ceiling of the congestion window per peer",
         valueName: "BYTES",
       },
       json: { type: "boolean", help: "Print the result as one JSON line" },
-      role: { type: "string", help: "Internal: 'peer' runs the far end", valueName: "ROLE" },
+      role: {
+        type: "string",
+        help: "Internal: 'peer' runs the receiver, 'sender' a further sender",
+        valueName: "ROLE",
+      },
+      target: {
+        type: "string",
+        help: "Internal (sender): the receiver's address",
+        valueName: "HOST:PORT",
+      },
       listen: {
         type: "string",
         help: "Internal (peer): address to bind",
@@ -437,12 +505,12 @@ export const transportBenchCommand: LeafCommand = {
       "transport-option": {
         type: "string",
         multiple: true,
-        help: "Internal: a TransportConfig override name=value, passed to the peer",
+        help: "Internal: a TransportConfig override name=value, passed to the other processes",
         valueName: "NAME=VALUE",
       },
       "cluster-key": {
         type: "string",
-        help: `Internal (peer): cluster key (else $${CLUSTER_KEY_ENV})`,
+        help: `Internal: cluster key (else $${CLUSTER_KEY_ENV})`,
         valueName: "KEY",
       },
     },
@@ -454,43 +522,68 @@ export const transportBenchCommand: LeafCommand = {
       ? (v["transport-option"] as string[])
       : [];
     const base: Partial<TransportConfig> = {};
-    base.datagramBytes = numberFlag(v, "datagram-bytes", LOOPBACK_DATAGRAM_BYTES, {
-      min: 512,
-      max: 65000,
+    base.datagramBytes = numberFlag(v, "datagram-bytes", transportDefaults.datagramBytes, {
+      min: TRANSPORT_DATAGRAM_BYTES_MIN,
+      max: TRANSPORT_DATAGRAM_BYTES_MAX,
       integer: true,
     });
-    base.windowBytes = numberFlag(v, "window-bytes", LOOPBACK_WINDOW_BYTES, {
+    base.windowBytes = numberFlag(v, "window-bytes", transportDefaults.windowBytes, {
       min: 1,
       integer: true,
     });
     const config = transportOptions(rawOptions, base);
     const log = (line: string) => console.error(line);
-    if (stringFlag(v, "role") === "peer") {
+    const seconds = numberFlag(v, "seconds", 5, { min: 0.1, max: 3600 });
+    const maxSeconds = numberFlag(v, "max-seconds", seconds, { min: 0.1, max: 3600 });
+    const ratePerS = numberFlag(v, "rate", 1000, { min: 1, max: 1_000_000 });
+    const messageBytes = numberFlag(v, "message-bytes", 100, {
+      min: 13,
+      max: 60000,
+      integer: true,
+    });
+    const role = stringFlag(v, "role");
+    if (role === "peer" || role === "sender") {
       const clusterKey = clusterKeyFrom(stringFlag(v, "cluster-key"));
-      if (clusterKey === undefined) throw new UsageError("transport peer: no cluster key");
-      return await runTransportPeer({
-        listen: stringFlag(v, "listen") ?? "127.0.0.1:0",
+      if (clusterKey === undefined) throw new UsageError(`transport ${role}: no cluster key`);
+      if (role === "peer") {
+        return await runTransportPeer({
+          listen: stringFlag(v, "listen") ?? "127.0.0.1:0",
+          clusterKey,
+          lossProbability,
+          config,
+          log,
+        });
+      }
+      const target = stringFlag(v, "target");
+      if (target === undefined) throw new UsageError("transport sender: --target is required");
+      return await runSenderProcess({
+        target,
+        seconds,
+        maxSeconds,
+        ratePerS,
+        messageBytes,
         clusterKey,
         lossProbability,
         config,
         log,
       });
     }
-    if (stringFlag(v, "role") !== undefined) {
-      throw new UsageError(`--role ${JSON.stringify(stringFlag(v, "role"))}: only 'peer'`);
+    if (role !== undefined) {
+      throw new UsageError(`--role ${JSON.stringify(role)}: only 'peer' or 'sender'`);
     }
-    const seconds = numberFlag(v, "seconds", 5, { min: 0.1, max: 3600 });
     const result = await runTransportBench({
       seconds,
-      maxSeconds: numberFlag(v, "max-seconds", seconds, { min: 0.1, max: 3600 }),
+      maxSeconds,
       lossProbability,
-      ratePerS: numberFlag(v, "rate", 1000, { min: 1, max: 1_000_000 }),
-      messageBytes: numberFlag(v, "message-bytes", 100, { min: 13, max: 60000, integer: true }),
+      ratePerS,
+      messageBytes,
+      senders: numberFlag(v, "senders", 1, { min: 1, max: BENCH_SENDERS_MAX, integer: true }),
       config,
       log,
     });
     if (booleanFlag(v, "json")) console.log(JSON.stringify(result));
     else console.log(JSON.stringify(result, null, 2));
-    return result.lost === 0 ? EXIT_OK : EXIT_FAILURE;
+    const clean = (p: PhaseCommon) => p.lost === 0 && p.duplicates === 0;
+    return clean(result.fixed_rate) && clean(result.max_rate) ? EXIT_OK : EXIT_FAILURE;
   },
 };

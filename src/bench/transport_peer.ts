@@ -1,34 +1,40 @@
 /**
- * The far end of the transport bench (and of the two-process transport tests): a process that
- * receives bench messages, checks them for duplicates, measures one-way latency against the
- * sender's scheduled time, and answers control requests.
+ * The receiving end of the transport bench (and of the two-process transport tests): a process
+ * that receives bench messages from one or more senders, checks them for duplicates, measures
+ * one-way latency against each message's scheduled time, and answers control requests.
  *
- * Owns the bench's wire vocabulary (data payload layout, control messages) and the peer loop.
- * Started as `hookd bench transport --role peer`; prints `listening <host:port>` as its first
- * stdout line, progress on stderr, and exits 0 after an `exit` request.
+ * Owns the bench's wire vocabulary (data payload layout, control messages) and the receiver
+ * loop. Started as `hookd bench transport --role peer`; prints `listening <host:port>` as its
+ * first stdout line, progress on stderr, and exits 0 after an `exit` request.
  *
- * Latency is one-way, measured across two processes on one machine with
- * `performance.timeOrigin + performance.now()` on both sides (the same system clock).
+ * Latency is one-way, measured across processes on one machine with
+ * `performance.timeOrigin + performance.now()` on both sides (the same system clock, but two
+ * time origins taken at process start): a negative one-way time is a measurement error and is
+ * counted and reported, never clamped to 0 and hidden.
  */
 
 import { Histogram, type HistogramSummary } from "../metrics/histogram.ts";
 import { type TransportConfig } from "../config.ts";
 import { type DeliveredMessage, UdpTransport } from "../transport/mod.ts";
+import { udpSocketDrops } from "./udp_drops.ts";
 
 export const DATA_CHANNEL = 1;
 export const CONTROL_CHANNEL = 2;
 /** phase u8, sequence u32, scheduled send time f64 (epoch ms). */
 export const DATA_HEADER_BYTES = 13;
-/** Most sequence numbers tracked per phase for duplicate detection (bits). */
+/** Most sequence numbers tracked per phase and sender for duplicate detection (bits). */
 const SEQ_MAX = 1 << 27;
 
 export type ControlRequest =
   | { cmd: "hello" }
+  /** Start counting a phase: the receiver snapshots its counters. */
+  | { cmd: "begin"; phase: number }
   | { cmd: "report"; phase: number }
   | { cmd: "exit" };
 
-export interface PhaseReport {
-  phase: number;
+/** What the receiver saw from one sender in one phase. */
+export interface SenderReceipt {
+  address: string;
   delivered: number;
   duplicates: number;
   /**
@@ -36,15 +42,40 @@ export interface PhaseReport {
    * delivery (KCP, TCP) each of these would have waited behind the missing one.
    */
   aheadOfMissing: number;
-  latency: HistogramSummary;
-  /** Wall-clock ms of the first and last delivery of the phase. */
+  /** Wall-clock ms of the first and last delivery. */
   firstMs: number;
   lastMs: number;
 }
 
+/** Receiver counters over one phase (differences between `begin` and `report`). */
+export interface ReceiverCounters {
+  datagramsIn: number;
+  /** Datagrams the kernel dropped at the receiver's socket (buffer full); null if unknown. */
+  kernelDrops: number | null;
+  /** Datagrams dropped on purpose by `--loss`. */
+  dropsInjected: number;
+  /** Socket receive (or send) errors. */
+  socketErrors: number;
+  authFailures: number;
+  decodeErrors: number;
+}
+
+export interface PhaseReport {
+  phase: number;
+  senders: SenderReceipt[];
+  /** One-way latency of every first delivery, negative ones excluded (see `negativeOneWay`). */
+  latency: HistogramSummary;
+  /** Deliveries whose one-way time came out negative (clock error between the processes). */
+  negativeOneWay: number;
+  /** The least one-way time seen, negative when the clocks disagree; null when none. */
+  minOneWayMs: number | null;
+  counters: ReceiverCounters;
+}
+
 export type ControlReply =
   | { type: "hello"; nodeId: string; epoch: number }
-  | { type: "report"; report: PhaseReport; metrics: Record<string, number> }
+  | { type: "begun"; phase: number }
+  | { type: "report"; report: PhaseReport }
   | { type: "bye" };
 
 export function wallNowMs(): number {
@@ -77,21 +108,27 @@ export function decodeControl<T>(bytes: Uint8Array): T | undefined {
   }
 }
 
-class PhaseTracker {
-  readonly latency = new Histogram(0.001);
+/** Sequence numbers seen from one sender in one phase. */
+class SenderTracker {
   #seen = new Uint8Array(1024);
-  delivered = 0;
-  duplicates = 0;
-  aheadOfMissing = 0;
   /** Every sequence number below this one has been delivered. */
   #prefix = 0;
-  firstMs = 0;
-  lastMs = 0;
+  readonly receipt: SenderReceipt;
 
-  constructor(readonly phase: number) {}
+  constructor(address: string) {
+    this.receipt = {
+      address,
+      delivered: 0,
+      duplicates: 0,
+      aheadOfMissing: 0,
+      firstMs: 0,
+      lastMs: 0,
+    };
+  }
 
-  record(seq: number, scheduledMs: number, nowMs: number): void {
-    if (seq >= SEQ_MAX) return;
+  /** Records `seq`; false when it is a duplicate. */
+  record(seq: number, nowMs: number): boolean {
+    if (seq >= SEQ_MAX) return false;
     const byte = seq >>> 3;
     if (byte >= this.#seen.length) {
       const grown = new Uint8Array(Math.max(byte + 1, this.#seen.length * 2));
@@ -99,34 +136,41 @@ class PhaseTracker {
       this.#seen = grown;
     }
     const bit = 1 << (seq & 7);
+    const r = this.receipt;
     if ((this.#seen[byte]! & bit) !== 0) {
-      this.duplicates++;
-      return;
+      r.duplicates++;
+      return false;
     }
     this.#seen[byte]! |= bit;
-    this.delivered++;
-    if (seq > this.#prefix) this.aheadOfMissing++;
+    r.delivered++;
+    if (seq > this.#prefix) r.aheadOfMissing++;
     while (this.#has(this.#prefix)) this.#prefix++;
-    if (this.firstMs === 0) this.firstMs = nowMs;
-    this.lastMs = nowMs;
-    this.latency.record(Math.max(0, nowMs - scheduledMs));
+    if (r.firstMs === 0) r.firstMs = nowMs;
+    r.lastMs = nowMs;
+    return true;
   }
 
   #has(seq: number): boolean {
     const byte = seq >>> 3;
     return byte < this.#seen.length && (this.#seen[byte]! & (1 << (seq & 7))) !== 0;
   }
+}
 
-  report(): PhaseReport {
-    return {
-      phase: this.phase,
-      delivered: this.delivered,
-      duplicates: this.duplicates,
-      aheadOfMissing: this.aheadOfMissing,
-      latency: this.latency.summary(),
-      firstMs: this.firstMs,
-      lastMs: this.lastMs,
-    };
+class PhaseTracker {
+  readonly latency = new Histogram(0.001);
+  readonly senders = new Map<string, SenderTracker>();
+  negativeOneWay = 0;
+  minOneWayMs = Infinity;
+  countersAtBegin: ReceiverCounters | undefined;
+
+  record(from: string, seq: number, scheduledMs: number, nowMs: number): void {
+    let sender = this.senders.get(from);
+    if (sender === undefined) this.senders.set(from, sender = new SenderTracker(from));
+    if (!sender.record(seq, nowMs)) return;
+    const oneWayMs = nowMs - scheduledMs;
+    if (oneWayMs < this.minOneWayMs) this.minOneWayMs = oneWayMs;
+    if (oneWayMs < 0) this.negativeOneWay++;
+    else this.latency.record(oneWayMs);
   }
 }
 
@@ -139,7 +183,39 @@ export interface TransportPeerOptions {
   log: (line: string) => void;
 }
 
-/** Runs the peer until an `exit` request; resolves with the process exit code. */
+/** The transport's counters that a phase report differences, read now. */
+export function transportCounters(transport: UdpTransport): ReceiverCounters {
+  const s = transport.metrics.snapshot();
+  const n = (name: string) => {
+    const v = s[name];
+    return typeof v === "number" ? v : 0;
+  };
+  const port = Number(transport.address.slice(transport.address.lastIndexOf(":") + 1));
+  return {
+    datagramsIn: n('hookd_transport_datagrams_total{direction="in"}'),
+    kernelDrops: udpSocketDrops(port) ?? null,
+    dropsInjected: n("hookd_transport_drops_injected_total"),
+    socketErrors: n("hookd_transport_socket_errors_total"),
+    authFailures: n("hookd_transport_auth_failures_total"),
+    decodeErrors: n("hookd_transport_decode_errors_total"),
+  };
+}
+
+/** `now - before`, field by field; a kernel count unknown at either end stays unknown. */
+export function countersSince(now: ReceiverCounters, before: ReceiverCounters): ReceiverCounters {
+  return {
+    datagramsIn: now.datagramsIn - before.datagramsIn,
+    kernelDrops: now.kernelDrops === null || before.kernelDrops === null
+      ? null
+      : now.kernelDrops - before.kernelDrops,
+    dropsInjected: now.dropsInjected - before.dropsInjected,
+    socketErrors: now.socketErrors - before.socketErrors,
+    authFailures: now.authFailures - before.authFailures,
+    decodeErrors: now.decodeErrors - before.decodeErrors,
+  };
+}
+
+/** Runs the receiver until an `exit` request; resolves with the process exit code. */
 export async function runTransportPeer(options: TransportPeerOptions): Promise<number> {
   const transport = UdpTransport.start({
     nodeId: "bench-peer",
@@ -150,6 +226,11 @@ export async function runTransportPeer(options: TransportPeerOptions): Promise<n
     config: options.config,
   });
   const phases = new Map<number, PhaseTracker>();
+  const phase = (n: number) => {
+    let tracker = phases.get(n);
+    if (tracker === undefined) phases.set(n, tracker = new PhaseTracker());
+    return tracker;
+  };
   let exitRequested: (() => void) | undefined;
   const exited = new Promise<void>((resolve) => (exitRequested = resolve));
   const reply = (to: string, value: ControlReply) =>
@@ -157,13 +238,12 @@ export async function runTransportPeer(options: TransportPeerOptions): Promise<n
   transport.onMessage((m: DeliveredMessage) => {
     if (m.channel === DATA_CHANNEL && m.bytes.length >= DATA_HEADER_BYTES) {
       const view = new DataView(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength);
-      const phase = view.getUint8(0);
-      let tracker = phases.get(phase);
-      if (tracker === undefined) {
-        tracker = new PhaseTracker(phase);
-        phases.set(phase, tracker);
-      }
-      tracker.record(view.getUint32(1, true), view.getFloat64(5, true), wallNowMs());
+      phase(view.getUint8(0)).record(
+        m.fromAddress,
+        view.getUint32(1, true),
+        view.getFloat64(5, true),
+        wallNowMs(),
+      );
       return;
     }
     if (m.channel !== CONTROL_CHANNEL) return;
@@ -173,13 +253,27 @@ export async function runTransportPeer(options: TransportPeerOptions): Promise<n
       case "hello":
         reply(m.fromAddress, { type: "hello", nodeId: transport.nodeId, epoch: transport.epoch });
         break;
+      case "begin": {
+        // Several senders each ask; the first one starts the count.
+        const tracker = phase(request.phase);
+        tracker.countersAtBegin ??= transportCounters(transport);
+        reply(m.fromAddress, { type: "begun", phase: request.phase });
+        break;
+      }
       case "report": {
-        const tracker = phases.get(request.phase) ?? new PhaseTracker(request.phase);
-        const metrics: Record<string, number> = {};
-        for (const [k, v] of Object.entries(transport.metrics.snapshot())) {
-          if (typeof v === "number") metrics[k] = v;
-        }
-        reply(m.fromAddress, { type: "report", report: tracker.report(), metrics });
+        const tracker = phase(request.phase);
+        const now = transportCounters(transport);
+        reply(m.fromAddress, {
+          type: "report",
+          report: {
+            phase: request.phase,
+            senders: [...tracker.senders.values()].map((s) => s.receipt),
+            latency: tracker.latency.summary(),
+            negativeOneWay: tracker.negativeOneWay,
+            minOneWayMs: Number.isFinite(tracker.minOneWayMs) ? tracker.minOneWayMs : null,
+            counters: countersSince(now, tracker.countersAtBegin ?? now),
+          },
+        });
         break;
       }
       case "exit":

@@ -47,15 +47,16 @@ for (const loss of [0, 0.2]) {
     try {
       const control = new ControlClient(transport, peer.address);
       equal((await control.request({ cmd: "hello" }, 10_000)).type, "hello");
+      equal((await control.request({ cmd: "begin", phase: 1 }, 10_000)).type, "begun");
       await sendPhase(transport, peer.address, 1, 3000);
       await waitFor("all acknowledged", () => transport.isIdle(peer.address), 30_000);
       const reply = await control.request({ cmd: "report", phase: 1 }, 10_000);
       ok(reply.type === "report");
-      equal(reply.report.delivered, 3000);
-      equal(reply.report.duplicates, 0);
-      if (loss > 0) {
-        ok((reply.metrics["hookd_transport_drops_injected_total"] ?? 0) > 0, "peer dropped some");
-      }
+      equal(reply.report.senders.length, 1);
+      equal(reply.report.senders[0]!.delivered, 3000);
+      equal(reply.report.senders[0]!.duplicates, 0);
+      equal(reply.report.counters.authFailures, 0);
+      if (loss > 0) ok(reply.report.counters.dropsInjected > 0, "peer dropped some");
       equal((await control.request({ cmd: "exit" }, 10_000)).type, "bye");
     } finally {
       await transport.close();
@@ -91,8 +92,8 @@ Deno.test("UdpTransport recovers when the peer process restarts with a new epoch
     await waitFor("all acknowledged", () => transport.isIdle(second!.address), 30_000);
     const reply = await control.request({ cmd: "report", phase: 2 }, 10_000);
     ok(reply.type === "report");
-    equal(reply.report.delivered, 500);
-    equal(reply.report.duplicates, 0);
+    equal(reply.report.senders[0]!.delivered, 500);
+    equal(reply.report.senders[0]!.duplicates, 0);
     equal((await control.request({ cmd: "exit" }, 10_000)).type, "bye");
   } finally {
     await transport.close();
