@@ -8,8 +8,17 @@ import { benchCommand } from "./src/cli/bench.ts";
 import { clusterCommand } from "./src/cli/cluster.ts";
 import { nodeCommand } from "./src/cli/node.ts";
 import { sinkCommand } from "./src/cli/sink.ts";
+import { statusCommand } from "./src/cli/status.ts";
+import { submitCommand } from "./src/cli/submit.ts";
 
-const commands: readonly Command[] = [nodeCommand, clusterCommand, sinkCommand, benchCommand];
+const commands: readonly Command[] = [
+  nodeCommand,
+  clusterCommand,
+  submitCommand,
+  statusCommand,
+  sinkCommand,
+  benchCommand,
+];
 
 if (import.meta.main) {
   let code: number;

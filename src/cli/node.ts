@@ -19,7 +19,7 @@ import { listenForStopSignal, printJsonLine } from "./process_io.ts";
 import { Node, type NodeOptions } from "../node/node.ts";
 import { API_TOKEN_CHARS_MIN, type ApiTls, loadTlsFiles } from "../api/mod.ts";
 import { parseAddress } from "../transport/address.ts";
-import { jobsDefaults } from "../config.ts";
+import { apiDefaults, jobsDefaults } from "../config.ts";
 import { DataDirLockedError } from "../jobs/data_dir_lock.ts";
 import { WalCorruptionError } from "../wal/recovery.ts";
 import type { DeliveryReport } from "../delivery/types.ts";
@@ -103,6 +103,12 @@ export const nodeCommand: LeafCommand = {
         type: "boolean",
         help: "TEST-ONLY: serve a loopback control port that partitions this node, drops its " +
           "ingress or fails its WAL (chaos runs); also logs every attempt",
+      },
+      "submits-in-flight-max": {
+        type: "string",
+        help: "Submit requests inside the API at once; past it a submit is answered 503 at once",
+        valueName: "N",
+        default: String(apiDefaults.submitsInFlightMax),
       },
       ...transportFlags,
     },
@@ -263,5 +269,17 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
     },
     deliver: !booleanFlag(values, "no-deliver"),
     faultInjection: booleanFlag(values, "fault-injection"),
+    api: {
+      submitsInFlightMax: numberFlag(
+        values,
+        "submits-in-flight-max",
+        apiDefaults.submitsInFlightMax,
+        {
+          min: 1,
+          max: 1_000_000,
+          integer: true,
+        },
+      ),
+    },
   };
 }

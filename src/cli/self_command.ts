@@ -42,6 +42,22 @@ export function hookdArgv(args: readonly string[]): { program: string; args: str
   };
 }
 
+/**
+ * How a person at a shell runs hookd the way this process was run, as words to join with
+ * spaces: the compiled executable's path, else `deno task hookd` — with `--config` naming
+ * this project when the user's directory (`INIT_CWD`, which `deno task` sets) is outside it,
+ * where a bare `deno task hookd` would not find the task.
+ */
+export function hookdShellWords(): string[] {
+  if (!isUncompiled()) return [Deno.execPath()];
+  const root = fromFileUrl(projectRoot).replace(/[\\/]+$/, "");
+  const userCwd = Deno.env.get("INIT_CWD") ?? Deno.cwd();
+  const inside = userCwd === root || userCwd.startsWith(`${root}/`) ||
+    userCwd.startsWith(`${root}\\`);
+  if (inside) return ["deno", "task", "hookd"];
+  return ["deno", "task", `--config=${fromFileUrl(new URL("deno.json", projectRoot))}`, "hookd"];
+}
+
 /** A `Deno.Command` for `hookd <args>` with piped stdout/stderr unless overridden. */
 export function hookdCommand(
   args: readonly string[],

@@ -25,9 +25,33 @@ function hash32(text: string, seed: number): number {
 
 /** The weight of `voter` for `jobId`: higher ranks first. */
 export function rendezvousWeight(jobId: string, voter: string): number {
-  // Two 32-bit halves make ties (and so ordering by the voter string) vanishingly rare.
-  return hash32(jobId, hash32(voter, 0x9e3779b9)) * 0x10_0000 +
-    (hash32(voter, hash32(jobId, 0x7f4a7c15)) >>> 12);
+  return weightOf(jobId, voter, voterSeed(voter), hash32(jobId, JOB_SEED));
+}
+
+const VOTER_SEED = 0x9e3779b9;
+const JOB_SEED = 0x7f4a7c15;
+
+/**
+ * Each voter's seed hash, computed once: voters are a handful of fixed strings, and ownership
+ * is asked for on every record a node applies, so the hot path hashes each string once.
+ */
+const voterSeeds = new Map<string, number>();
+/** Bound on remembered voter seeds (a cluster has a handful; tests build many). */
+const VOTER_SEEDS_MAX = 4096;
+
+function voterSeed(voter: string): number {
+  let seed = voterSeeds.get(voter);
+  if (seed === undefined) {
+    if (voterSeeds.size >= VOTER_SEEDS_MAX) voterSeeds.clear();
+    seed = hash32(voter, VOTER_SEED);
+    voterSeeds.set(voter, seed);
+  }
+  return seed;
+}
+
+/** Two 32-bit halves make ties (and so ordering by the voter string) vanishingly rare. */
+function weightOf(jobId: string, voter: string, seedOfVoter: number, seedOfJob: number): number {
+  return hash32(jobId, seedOfVoter) * 0x10_0000 + (hash32(voter, seedOfJob) >>> 12);
 }
 
 /** `voters` ranked for `jobId`, best first. Ties break by voter string, so all nodes agree. */
@@ -46,9 +70,10 @@ export function ownerOf(
 ): string | undefined {
   let best: string | undefined;
   let bestWeight = -1;
+  const seedOfJob = hash32(jobId, JOB_SEED);
   for (const voter of voters) {
     if (isDown(voter)) continue;
-    const w = rendezvousWeight(jobId, voter);
+    const w = weightOf(jobId, voter, voterSeed(voter), seedOfJob);
     if (w > bestWeight || (w === bestWeight && best !== undefined && voter < best)) {
       best = voter;
       bestWeight = w;

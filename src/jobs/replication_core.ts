@@ -169,6 +169,9 @@ interface TimerItem {
 
 const STAMP_SEP = "\u0000";
 
+/** Owners remembered by `ownerOf`: the jobs of the last few seconds at full rate. */
+const OWNER_CACHE_MAX = 65_536;
+
 function stampKey(s: Stamp): string {
   return s.origin + STAMP_SEP + s.seq;
 }
@@ -308,6 +311,8 @@ export class ReplicationCore {
   #nextOwnSeq = 1;
   #ownPending = 0;
   #view = new Map<string, VoterState>();
+  /** `ownerOf` answers under the current set of down voters (cleared when it changes). */
+  readonly #owners = new Map<string, string | undefined>();
   #outputs: CoreOutput[] = [];
   #nextToken = 1;
   #batch: AppendBatch | undefined;
@@ -409,7 +414,16 @@ export class ReplicationCore {
   }
 
   ownerOf(jobId: string): string | undefined {
-    return ownerOf(jobId, this.voters, (v) => this.isDown(v));
+    // Asked on every record applied (and several times per minted id); the answer depends
+    // only on the job id and which voters are down, so it is remembered until that changes.
+    if (this.#owners.has(jobId)) return this.#owners.get(jobId);
+    return this.#rememberOwner(jobId, ownerOf(jobId, this.voters, (v) => this.isDown(v)));
+  }
+
+  #rememberOwner(jobId: string, owner: string | undefined): string | undefined {
+    if (this.#owners.size >= OWNER_CACHE_MAX) this.#owners.clear();
+    this.#owners.set(jobId, owner);
+    return owner;
   }
 
   takeOutputs(): CoreOutput[] {
@@ -791,7 +805,11 @@ export class ReplicationCore {
     let id = "";
     for (let i = 0; i < 64; i++) {
       id = "job_" + randomHex(this.#rng, 16);
-      if (this.ownerOf(id) === this.self) return id;
+      // Not through the owner cache: the ids this node does not keep would crowd it.
+      if (ownerOf(id, this.voters, (v) => this.isDown(v)) === this.self) {
+        this.#rememberOwner(id, this.self);
+        return id;
+      }
     }
     return id;
   }
@@ -1363,6 +1381,10 @@ export class ReplicationCore {
     const wasDown = (v: string) =>
       v !== this.self && ((before.get(v) ?? "alive") === "dead" || before.get(v) === "left");
     this.#view = next;
+    // Ownership follows only which voters are down: alive <-> suspect moves no job, so the
+    // table is not walked for it (under load suspicions come and go every few seconds).
+    if (this.#peers.every((v) => wasDown(v) === this.isDown(v))) return;
+    this.#owners.clear();
     const handoffs = new Map<string, Uint8Array[]>();
     for (const entry of this.table.entries()) {
       if (entry.phase !== "pending" || entry.spec === undefined) continue;

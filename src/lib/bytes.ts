@@ -9,6 +9,9 @@
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
+/** Strings up to this many bytes that are all ASCII skip the TextDecoder (see `str`). */
+const ASCII_FAST_BYTES_MAX = 256;
+
 /** Largest integer the u64-style fields carry: JavaScript numbers are exact up to 2^53. */
 const SAFE_U53_MAX = Number.MAX_SAFE_INTEGER;
 
@@ -210,6 +213,18 @@ export class ByteReader {
 
   str(max: number): string {
     const b = this.bytes(max);
+    // Short ASCII strings (ids, addresses, URLs, hashes: most fields) are decoded by hand:
+    // a TextDecoder call costs more than the bytes themselves at that size.
+    if (b.length <= ASCII_FAST_BYTES_MAX) {
+      let ascii = true;
+      for (let i = 0; i < b.length; i++) {
+        if (b[i]! >= 0x80) {
+          ascii = false;
+          break;
+        }
+      }
+      if (ascii) return String.fromCharCode.apply(null, b as unknown as number[]);
+    }
     try {
       return decoder.decode(b);
     } catch {

@@ -19,7 +19,7 @@ async function hookd(...args: string[]): Promise<{ code: number; stdout: string;
 Deno.test("hookd --help and <command> --help print usage and exit 0", async () => {
   const top = await hookd("--help");
   assertEquals(top.code, 0);
-  for (const command of ["node", "cluster", "sink", "bench"]) {
+  for (const command of ["node", "cluster", "submit", "status", "sink", "bench"]) {
     assert(top.stdout.includes(`  ${command} `), `--help lists ${command}`);
   }
   const bench = await hookd("bench", "--help");
@@ -40,6 +40,8 @@ Deno.test("hookd refuses unknown commands, unknown flags and bad values with exi
       ["node", "--bogus"],
       ["bench", "wal", "--seconds", "soon"],
       ["cluster", "--nodes", "0"],
+      ["submit", "--url", "http://x.test/"],
+      ["status", "--node", "http://x.test", "a", "b"],
     ]
   ) {
     const result = await hookd(...args);
