@@ -9,7 +9,10 @@
  * Order of checks for a submit, cheapest first, so a node under load refuses cheaply:
  * route → auth → Content-Type and Idempotency-Key headers → admission slot → body (bounded,
  * with a deadline) → JSON → fields → the store. /healthz, /readyz and /metrics touch none of
- * the submit machinery, so they answer however many submits are parked.
+ * the submit machinery, so they answer however many submits are parked. Neither do `/` and
+ * `/dashboard/*` (the dashboard page, open like /healthz: it holds no data, and asks for the
+ * token before it reads any) nor `/v1/series` and `/v1/receivers`, which read the dashboard
+ * recorder's memory.
  */
 
 import {
@@ -19,6 +22,13 @@ import {
   deliveryDefaults,
   validateApiConfig,
 } from "../config.ts";
+import {
+  DASHBOARD_HEADERS,
+  DASHBOARD_PAGE,
+  type DashboardAsset,
+  dashboardAsset,
+} from "../dashboard/assets.ts";
+import type { DashboardSource, ReceiversView, SeriesView } from "../dashboard/view.ts";
 import { JOB_ID_CHARS_MAX } from "../delivery/job_check.ts";
 import type { ClusterView, JobService, JobView, SubmitRequest } from "../jobs/service.ts";
 import { assert } from "../lib/assert.ts";
@@ -60,6 +70,11 @@ export interface ApiOptions {
   readonly config?: ApiConfig;
   /** @default deliveryDefaults' values */
   readonly jobLimits?: ApiJobLimits;
+  /**
+   * The node's series and receivers for `GET /v1/series` and `GET /v1/receivers` (the
+   * dashboard's); absent: both answer empty.
+   */
+  readonly dashboard?: DashboardSource;
   /** When set, every `/v1/` route needs `Authorization: Bearer <apiToken>` (>= 16 chars). */
   readonly apiToken?: string;
   /** Where 500s' causes go. @default console.error */
@@ -337,6 +352,25 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
         return jsonResponse(200, { status: "ok" });
       case "readyz":
         return readyz();
+      case "series":
+        return jsonResponse(200, seriesJson(options.dashboard?.series() ?? EMPTY_SERIES));
+      case "receivers":
+        return jsonResponse(
+          200,
+          receiversJson(options.dashboard?.receivers() ?? EMPTY_RECEIVERS),
+        );
+      case "dashboard":
+        return assetResponse(DASHBOARD_PAGE);
+      case "dashboardAsset": {
+        const asset = dashboardAsset(params.file!);
+        if (asset === undefined) {
+          return errorResponse({
+            code: "route_not_found",
+            message: `the dashboard has no file ${JSON.stringify(params.file!.slice(0, 100))}`,
+          });
+        }
+        return assetResponse(asset);
+      }
     }
   }
 
@@ -399,6 +433,15 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     metrics.response(label, response.status);
     return response;
   };
+}
+
+const EMPTY_SERIES: SeriesView = { intervalMs: 1000, pointsMax: 0, points: [] };
+const EMPTY_RECEIVERS: ReceiversView = { windowMs: 60_000, items: [] };
+
+function assetResponse(asset: DashboardAsset): Response {
+  return new Response(asset.body, {
+    headers: { ...DASHBOARD_HEADERS, "content-type": asset.contentType },
+  });
 }
 
 function decodeJobId(raw: string): string | undefined {
@@ -470,5 +513,53 @@ function clusterJson(view: ClusterView): Record<string, unknown> {
       delivered: view.jobs.delivered,
       dead: view.jobs.dead,
     },
+  };
+}
+
+/** The documented fields of the series, nothing else. */
+function seriesJson(view: SeriesView): Record<string, unknown> {
+  return {
+    intervalMs: view.intervalMs,
+    pointsMax: view.pointsMax,
+    points: view.points.map((p) => ({
+      atMs: p.atMs,
+      spanMs: p.spanMs,
+      accepted: p.accepted,
+      rejected: p.rejected,
+      delivered: p.delivered,
+      failedAttempts: p.failedAttempts,
+      p50Ms: p.p50Ms,
+      p99Ms: p.p99Ms,
+    })),
+  };
+}
+
+function receiversJson(view: ReceiversView): Record<string, unknown> {
+  return {
+    windowMs: view.windowMs,
+    items: view.items.map((r) => {
+      const out: Record<string, unknown> = {
+        origin: r.origin,
+        breaker: r.breaker,
+        inflight: r.inflight,
+        jobsHeld: r.jobsHeld,
+        attempts: r.attempts,
+        failures: r.failures,
+        failureRate: r.failureRate,
+      };
+      if (r.reopenAtMs !== undefined) out.reopenAtMs = r.reopenAtMs;
+      if (r.lastAttemptAtMs !== undefined) out.lastAttemptAtMs = r.lastAttemptAtMs;
+      if (r.lastFailure !== undefined) {
+        const f = r.lastFailure;
+        const failure: Record<string, unknown> = {
+          atMs: f.atMs,
+          outcome: f.outcome,
+          detail: f.detail,
+        };
+        if (f.status !== undefined) failure.status = f.status;
+        out.lastFailure = failure;
+      }
+      return out;
+    }),
   };
 }

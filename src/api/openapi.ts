@@ -239,6 +239,70 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           },
         },
       },
+      "/v1/series": {
+        get: {
+          operationId: "series",
+          summary: "This node's last few minutes, one point per interval: submits accepted and " +
+            "rejected, deliveries, failed attempts, submit-to-delivery p50/p99 (the dashboard's " +
+            "charts).",
+          security: bearer,
+          responses: {
+            "200": { description: "The series", content: jsonContent(ref("Series")) },
+            "401": response("Unauthorized"),
+            "500": response("Internal"),
+          },
+        },
+      },
+      "/v1/receivers": {
+        get: {
+          operationId: "receivers",
+          summary: "Receiver origins this node delivers to: attempts in flight, jobs held, " +
+            "circuit-breaker state and recent failures; failing first.",
+          security: bearer,
+          responses: {
+            "200": { description: "The receivers", content: jsonContent(ref("Receivers")) },
+            "401": response("Unauthorized"),
+            "500": response("Internal"),
+          },
+        },
+      },
+      "/": {
+        get: {
+          operationId: "dashboard",
+          summary: "The node's dashboard page (HTML). It asks for the API token, when the " +
+            "node has one, before it reads any /v1/ route.",
+          security: open,
+          responses: {
+            "200": {
+              description: "The page",
+              content: { "text/html": { schema: { type: "string" } } },
+            },
+          },
+        },
+      },
+      "/dashboard/{file}": {
+        get: {
+          operationId: "dashboardAsset",
+          summary: "The dashboard page's JavaScript modules and stylesheet.",
+          security: open,
+          parameters: [{
+            name: "file",
+            in: "path",
+            required: true,
+            schema: { type: "string", minLength: 1, maxLength: 64 },
+          }],
+          responses: {
+            "200": {
+              description: "The file",
+              content: {
+                "text/javascript": { schema: { type: "string" } },
+                "text/css": { schema: { type: "string" } },
+              },
+            },
+            "404": errorResponse("The dashboard has no such file (route_not_found)."),
+          },
+        },
+      },
       "/metrics": {
         get: {
           operationId: "metrics",
@@ -505,6 +569,111 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
                 },
               },
             },
+          },
+        },
+        SeriesPoint: {
+          type: "object",
+          required: [
+            "atMs",
+            "spanMs",
+            "accepted",
+            "rejected",
+            "delivered",
+            "failedAttempts",
+            "p50Ms",
+            "p99Ms",
+          ],
+          additionalProperties: false,
+          properties: {
+            atMs: { type: "number", description: "When the interval ended, epoch ms" },
+            spanMs: {
+              type: "number",
+              exclusiveMinimum: 0,
+              description: "The interval's length, ms (longer after a stalled event loop)",
+            },
+            accepted: {
+              type: "integer",
+              minimum: 0,
+              description: "Submits the job store accepted in the interval (all clients)",
+            },
+            rejected: {
+              type: "integer",
+              minimum: 0,
+              description: "Submits refused by the store, the API's validation or its " +
+                "admission bound",
+            },
+            delivered: { type: "integer", minimum: 0 },
+            failedAttempts: { type: "integer", minimum: 0 },
+            p50Ms: {
+              type: ["number", "null"],
+              description: "Submit to delivery, ms, of the interval's deliveries; null: none",
+            },
+            p99Ms: { type: ["number", "null"] },
+          },
+        },
+        Series: {
+          type: "object",
+          required: ["intervalMs", "pointsMax", "points"],
+          additionalProperties: false,
+          properties: {
+            intervalMs: { type: "integer", minimum: 1 },
+            pointsMax: { type: "integer", minimum: 0 },
+            points: {
+              type: "array",
+              items: ref("SeriesPoint"),
+              description: "Oldest first",
+            },
+          },
+        },
+        Receiver: {
+          type: "object",
+          required: [
+            "origin",
+            "breaker",
+            "inflight",
+            "jobsHeld",
+            "attempts",
+            "failures",
+            "failureRate",
+          ],
+          additionalProperties: false,
+          properties: {
+            origin: { type: "string" },
+            breaker: { type: "string", enum: ["closed", "half_open", "open"] },
+            reopenAtMs: {
+              type: "number",
+              description: "When an open breaker lets its next trial through, epoch ms",
+            },
+            inflight: { type: "integer", minimum: 0 },
+            jobsHeld: { type: "integer", minimum: 0 },
+            attempts: {
+              type: "integer",
+              minimum: 0,
+              description: "Attempts that ended within windowMs",
+            },
+            failures: { type: "integer", minimum: 0 },
+            failureRate: { type: ["number", "null"], minimum: 0, maximum: 1 },
+            lastAttemptAtMs: { type: "number" },
+            lastFailure: {
+              type: "object",
+              required: ["atMs", "outcome", "detail"],
+              additionalProperties: false,
+              properties: {
+                atMs: { type: "number" },
+                outcome: { type: "string" },
+                status: { type: "integer" },
+                detail: { type: "string" },
+              },
+            },
+          },
+        },
+        Receivers: {
+          type: "object",
+          required: ["windowMs", "items"],
+          additionalProperties: false,
+          properties: {
+            windowMs: { type: "integer", minimum: 1 },
+            items: { type: "array", items: ref("Receiver") },
           },
         },
         Health: {

@@ -18,7 +18,11 @@ export type RouteId =
   | "openapi"
   | "metrics"
   | "healthz"
-  | "readyz";
+  | "readyz"
+  | "series"
+  | "receivers"
+  | "dashboard"
+  | "dashboardAsset";
 
 export type Method = "GET" | "POST";
 
@@ -43,6 +47,10 @@ export const ROUTES: readonly Route[] = Object.freeze(
     { id: "metrics", method: "GET", path: "/metrics" },
     { id: "healthz", method: "GET", path: "/healthz" },
     { id: "readyz", method: "GET", path: "/readyz" },
+    { id: "series", method: "GET", path: "/v1/series" },
+    { id: "receivers", method: "GET", path: "/v1/receivers" },
+    { id: "dashboard", method: "GET", path: "/" },
+    { id: "dashboardAsset", method: "GET", path: "/dashboard/{file}" },
   ] as const satisfies readonly Route[],
 );
 

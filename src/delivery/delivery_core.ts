@@ -49,6 +49,18 @@ export type CoreOutput =
   }
   | { readonly type: "report"; readonly job: DeliveryJob; readonly report: DeliveryReport };
 
+/** One origin as the core holds it now (`DeliveryCore.originLoads`), for a node's dashboard. */
+export interface OriginLoad {
+  /** e.g. `https://receiver.example:8443` */
+  readonly origin: string;
+  readonly inflight: number;
+  /** Jobs the engine holds for it, in any phase (waiting, queued, in flight, persisting). */
+  readonly jobsHeld: number;
+  readonly breaker: BreakerState;
+  /** When an open breaker next lets a trial through (epoch ms); only while `open`. */
+  readonly reopenAtMs?: number;
+}
+
 type Phase = "waiting" | "ready" | "inflight" | "persisting";
 
 interface JobEntry {
@@ -196,6 +208,25 @@ export class DeliveryCore {
 
   breakerState(origin: string): "closed" | "open" | "half_open" {
     return this.#origins.get(origin)?.breaker.state ?? "closed";
+  }
+
+  /**
+   * Every origin held now (read-only; O(origins), and origins with nothing held are dropped,
+   * so this is bounded by the jobs held).
+   */
+  originLoads(): OriginLoad[] {
+    const out: OriginLoad[] = [];
+    for (const o of this.#origins.values()) {
+      const breaker = o.breaker.state;
+      out.push({
+        origin: o.key,
+        inflight: o.inflight,
+        jobsHeld: o.jobs,
+        breaker,
+        ...(breaker === "open" ? { reopenAtMs: o.breaker.reopenAtMs } : {}),
+      });
+    }
+    return out;
   }
 
   isInflight(jobId: string): boolean {

@@ -14,7 +14,7 @@ import { realRuntime, type Runtime } from "../lib/runtime.ts";
 import { err, type Result } from "../lib/result.ts";
 import { randomRng, type Rng } from "../lib/rng.ts";
 import { type Counter, MetricsRegistry } from "../metrics/registry.ts";
-import { type CoreOutput, DeliveryCore } from "./delivery_core.ts";
+import { type CoreOutput, DeliveryCore, type OriginLoad } from "./delivery_core.ts";
 import { type AttemptTransport, HttpTransport } from "./http_transport.ts";
 import { DeliveryMetrics } from "./metrics.ts";
 import type { Resolver } from "./ssrf_guard.ts";
@@ -106,6 +106,11 @@ export class DeliveryEngine {
 
   breakerState(origin: string): "closed" | "open" | "half_open" {
     return this.#core.breakerState(origin);
+  }
+
+  /** Every origin held now, with its attempts in flight and breaker state (read-only). */
+  originLoads(): OriginLoad[] {
+    return this.#core.originLoads();
   }
 
   /**

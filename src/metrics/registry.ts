@@ -99,6 +99,19 @@ export class MetricsRegistry {
     return lines.join("\n") + "\n";
   }
 
+  /**
+   * The sum of the counters named `name` whose labels satisfy `where` (all of them when it is
+   * absent): a read for in-process consumers (the dashboard's series) that costs no rendering.
+   */
+  sumCounters(name: string, where?: (labels: Labels) => boolean): number {
+    let sum = 0;
+    for (const entry of this.#entries) {
+      if (entry.name !== name || !(entry.metric instanceof Counter)) continue;
+      if (where === undefined || where(entry.labels)) sum += entry.metric.value;
+    }
+    return sum;
+  }
+
   /** A flat JSON-friendly snapshot: `name{labels}` to a number or a histogram summary. */
   snapshot(): Record<string, number | HistogramSummary> {
     const out: Record<string, number | HistogramSummary> = {};

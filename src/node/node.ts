@@ -28,6 +28,7 @@ import { canonicalAddress, UdpTransport } from "../transport/mod.ts";
 import { MembershipService } from "../membership/membership_service.ts";
 import { type MemberEvent, SwimCore } from "../membership/swim_core.ts";
 import { JobStore, type MemberRow } from "../jobs/job_store.ts";
+import { DashboardRecorder } from "../dashboard/recorder.ts";
 import { type ApiServer, type ApiTls, serveApi } from "../api/mod.ts";
 import { type HostPort, parseAddress } from "../transport/address.ts";
 import { bindUdpSocket } from "../transport/datagram_socket.ts";
@@ -168,6 +169,11 @@ export class Node {
     const delivery: DeliveryConfig = { ...deliveryDefaults, ...options.delivery };
     let membership: MembershipService | undefined;
     let store: JobStore | undefined;
+    // The dashboard's series and receiver windows (GET /, /v1/series, /v1/receivers).
+    const dashboard = new DashboardRecorder({
+      registry: metrics,
+      origins: () => store?.engine?.originLoads() ?? [],
+    });
     let dataDirLock: DataDirLock | undefined;
     let control: FaultControlServer | undefined;
     try {
@@ -208,7 +214,10 @@ export class Node {
         ...(options.wal !== undefined ? { wal: options.wal } : {}),
         ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
         ...(injector !== undefined ? { fs: injector.wrapFs(denoWalFs) } : {}),
-        ...(options.onReport !== undefined ? { onReport: options.onReport } : {}),
+        onReport: (report, job) => {
+          dashboard.onReport(report, job);
+          options.onReport?.(report, job);
+        },
         delivery,
         transport,
         members,
@@ -239,6 +248,7 @@ export class Node {
           metrics: () => metrics.renderPrometheus(),
           config: { ...apiDefaults, ...options.api },
           jobLimits: delivery,
+          dashboard,
         });
       }
       if (injector !== undefined) control = serveFaultControl(injector);
@@ -248,8 +258,10 @@ export class Node {
         ? { injector, control }
         : undefined;
       created.#dataDirLock = dataDirLock;
+      created.#dashboard = dashboard;
       return created;
     } catch (error) {
+      dashboard.close();
       membership?.close();
       await store?.close().catch(() => {});
       dataDirLock?.release();
@@ -260,6 +272,7 @@ export class Node {
   }
 
   #drainGraceMs = 10_000;
+  #dashboard: DashboardRecorder | undefined;
 
   get address(): string {
     return this.transport.address;
@@ -280,6 +293,7 @@ export class Node {
       await this.store.close();
       this.#dataDirLock?.release();
       await this.transport.close();
+      this.#dashboard?.close();
     })();
     return this.#stopping;
   }

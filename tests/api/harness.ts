@@ -6,6 +6,7 @@
 import { type ApiConfig, apiDefaults } from "../../src/config.ts";
 import { type ApiHandler, createApiHandler } from "../../src/api/handler.ts";
 import type { Runtime } from "../../src/lib/runtime.ts";
+import type { DashboardSource } from "../../src/dashboard/view.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { FakeJobService } from "./fake_service.ts";
 
@@ -25,6 +26,7 @@ export function makeApi(
     apiToken?: string;
     runtime?: Runtime;
     metrics?: () => string;
+    dashboard?: DashboardSource;
   } = {},
 ): Api {
   const service = new FakeJobService();
@@ -38,6 +40,7 @@ export function makeApi(
     log: (line) => logged.push(line),
     ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
     ...(options.runtime !== undefined ? { runtime: options.runtime } : {}),
+    ...(options.dashboard !== undefined ? { dashboard: options.dashboard } : {}),
   });
   return { handler, service, registry, logged };
 }

@@ -11,6 +11,7 @@ import { BATCH_JOB_FIELDS, SUBMIT_FIELDS } from "../../src/api/validate.ts";
 import { SimScheduler } from "../../src/sim/scheduler.ts";
 import { SimRuntime } from "../../src/sim/sim_runtime.ts";
 import { deadJob } from "./fake_service.ts";
+import { sampleDashboard, throwingDashboard } from "./fake_dashboard.ts";
 import { BASE, call, get, makeApi, post, TOKEN, VALID_JOB } from "./harness.ts";
 import { resolve, type Schema, validate } from "./json_schema.ts";
 
@@ -156,6 +157,18 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
     }).handler(get("/metrics")),
 
   "GET /healthz 200": () => makeApi().handler(get("/healthz")),
+
+  "GET /v1/series 200": () => makeApi({ dashboard: sampleDashboard() }).handler(get("/v1/series")),
+  "GET /v1/series 401": unauthorized(get("/v1/series")),
+  "GET /v1/series 500": () => makeApi({ dashboard: throwingDashboard }).handler(get("/v1/series")),
+  "GET /v1/receivers 200": () =>
+    makeApi({ dashboard: sampleDashboard() }).handler(get("/v1/receivers")),
+  "GET /v1/receivers 401": unauthorized(get("/v1/receivers")),
+  "GET /v1/receivers 500": () =>
+    makeApi({ dashboard: throwingDashboard }).handler(get("/v1/receivers")),
+  "GET / 200": () => makeApi({ apiToken: TOKEN }).handler(get("/")),
+  "GET /dashboard/{file} 200": () => makeApi().handler(get("/dashboard/app.js")),
+  "GET /dashboard/{file} 404": () => makeApi().handler(get("/dashboard/nope.js")),
 
   "GET /readyz 200": () => makeApi().handler(get("/readyz")),
   "GET /readyz 500": throwing(get("/readyz")),

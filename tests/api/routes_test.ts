@@ -130,7 +130,7 @@ Deno.test("GET /healthz answers 200; GET /readyz answers 200 or 503 with every c
 Deno.test("an unknown path answers 404 route_not_found; a known path with another method 405 with Allow", async () => {
   const api = makeApi();
   for (
-    const path of ["/", "/v1", "/v1/", "/v1/jobs/", "/v2/jobs", "/v1/jobs/a/b/c", "/x/".repeat(50)]
+    const path of ["//", "/v1", "/v1/", "/v1/jobs/", "/v2/jobs", "/v1/jobs/a/b/c", "/x/".repeat(50)]
   ) {
     const answer = await call(api, get(path));
     assertEquals(answer.status, 404, path);
@@ -144,6 +144,8 @@ Deno.test("an unknown path answers 404 route_not_found; a known path with anothe
     ["POST", "/healthz", "GET"],
     ["POST", "/metrics", "GET"],
     ["PATCH", "/v1/cluster", "GET"],
+    // "/" is the dashboard page.
+    ["POST", "/", "GET"],
   ];
   for (const [method, path, allow] of cases) {
     const answer = await call(api, new Request(BASE + path, { method }));

@@ -1,0 +1,624 @@
+// The dashboard page: polls this node's API once per sample interval and draws the cluster,
+// the node's throughput and latency, its jobs, its receivers and its dead letters. Everything
+// it shows comes from the node that served it; nothing is loaded from anywhere else.
+//
+// Every value from the node reaches the page through textContent or an SVG attribute, never
+// as markup: job URLs, errors and receivers' answers are untrusted text.
+
+import { ApiError, NodeApi, Unauthorized } from "./api.js";
+import { chartPaths } from "./chart.js";
+import {
+  attemptResult,
+  breakerLabel,
+  formatClock,
+  formatMs,
+  formatPercent,
+  formatRate,
+  formatRelative,
+  healthLabel,
+  jobStateLabel,
+  memberLabel,
+  ratesOf,
+  receiverHealth,
+} from "./format.js";
+
+const RECENT_JOBS = 20;
+const DEAD_LETTERS_PER_PAGE = 10;
+/** Points a chart's "now" figure averages over, so one quiet second does not read as zero. */
+const NOW_POINTS = 5;
+const SVG_NS = "http://www.w3.org/2000/svg";
+const CHART_BOX = { width: 300, height: 100 };
+
+const api = new NodeApi();
+
+const page = {
+  running: false,
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  timer: undefined,
+  intervalMs: 1000,
+  /** Transport address → node id, from the latest cluster view. */
+  names: new Map(),
+  selfAddress: "",
+  /** @type {string | undefined} */
+  deadCursor: undefined,
+  /** @type {string | undefined} */
+  deadNext: undefined,
+  deadPageNo: 1,
+  /** Dead letters whose Retry was pressed, until they leave the list. */
+  retried: new Set(),
+  /** @type {string | undefined} */
+  lookupId: undefined,
+  lastOkMs: 0,
+};
+
+/** @param {string} id @returns {HTMLElement} */
+function $(id) {
+  const element = document.getElementById(id);
+  if (element === null) throw new Error(`the page has no #${id}`);
+  return element;
+}
+
+/**
+ * A table row of plain-text cells; a cell is a string, or [text, className], or a Node.
+ * @param {(string | number | [string | number, string] | Node)[]} cells
+ */
+function row(cells) {
+  const tr = document.createElement("tr");
+  for (const cell of cells) {
+    const td = document.createElement("td");
+    if (cell instanceof Node) {
+      td.append(cell);
+    } else if (Array.isArray(cell)) {
+      td.textContent = String(cell[0]);
+      td.className = cell[1];
+    } else {
+      td.textContent = String(cell);
+    }
+    tr.append(td);
+  }
+  return tr;
+}
+
+/** @param {HTMLElement} table @param {HTMLTableRowElement[]} rows @param {string} empty */
+function fillTable(table, rows, empty) {
+  const body = table.querySelector("tbody");
+  if (body === null) return;
+  if (rows.length === 0) {
+    const tr = document.createElement("tr");
+    const td = document.createElement("td");
+    td.colSpan = table.querySelectorAll("thead th").length;
+    td.className = "empty";
+    td.textContent = empty;
+    tr.append(td);
+    rows = [tr];
+  }
+  body.replaceChildren(...rows);
+}
+
+/** A transport address as a person knows the node: its id, or the address itself. */
+function nodeName(/** @type {string} */ address) {
+  return page.names.get(address) ?? address;
+}
+
+/** A job id that opens the job's details when pressed. @param {string} id */
+function jobLink(id) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "link";
+  button.textContent = id;
+  button.title = "Show this job's attempts";
+  button.addEventListener("click", () => lookUp(id));
+  return button;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cluster
+// ---------------------------------------------------------------------------------------------
+
+function renderCluster(/** @type {any} */ view) {
+  page.selfAddress = view.address;
+  page.names = new Map(view.members.map((/** @type {any} */ m) => [m.address, m.nodeId]));
+  $("node-name").textContent = `· node ${view.nodeId}`;
+  document.title = `hookd ${view.nodeId}`;
+  const majority = view.votersReachable >= view.quorum
+    ? "a majority is reachable"
+    : "⚠ NO MAJORITY: submits are refused";
+  $("cluster-summary").textContent = `Role ${view.role}. ${view.votersReachable} of ` +
+    `${view.voters} voters reachable, ${view.quorum} needed: ${majority}.`;
+  const members = [...view.members].sort((/** @type {any} */ a, /** @type {any} */ b) =>
+    a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : a.address < b.address ? -1 : 1
+  );
+  fillTable(
+    $("members"),
+    members.map((/** @type {any} */ m) => {
+      const tr = row([
+        m.address === view.address ? `${m.nodeId} (this node)` : m.nodeId,
+        [memberLabel(m.state), "state"],
+        [m.incarnation, "num"],
+        [m.address, "id"],
+        m.voter ? "yes" : "no",
+      ]);
+      tr.dataset.node = m.nodeId;
+      tr.dataset.state = m.state;
+      return tr;
+    }),
+    "No members known yet.",
+  );
+  const counts = $("job-counts");
+  counts.replaceChildren(
+    ...["pending", "delivering", "delivered", "dead"].map((state) => {
+      const box = document.createElement("div");
+      box.dataset.state = state;
+      const dt = document.createElement("dt");
+      dt.textContent = jobStateLabel(state);
+      const dd = document.createElement("dd");
+      dd.textContent = String(view.jobs[state]);
+      box.append(dt, dd);
+      return box;
+    }),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Charts
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * @param {string} figureId
+ * @param {string[]} names the lines' names, for the legend
+ * @param {string} title for the chart's text alternative
+ */
+function makeChart(figureId, names, title) {
+  const plot = /** @type {HTMLElement} */ ($(figureId).querySelector(".plot"));
+  const legend = /** @type {HTMLElement} */ ($(figureId).querySelector(".legend"));
+  const svg = document.createElementNS(SVG_NS, "svg");
+  svg.setAttribute("viewBox", `0 0 ${CHART_BOX.width} ${CHART_BOX.height}`);
+  svg.setAttribute("preserveAspectRatio", "none");
+  svg.setAttribute("role", "img");
+  for (const fraction of [0.25, 0.5, 0.75]) {
+    const line = document.createElementNS(SVG_NS, "line");
+    line.setAttribute("class", "grid");
+    line.setAttribute("x1", "0");
+    line.setAttribute("x2", String(CHART_BOX.width));
+    line.setAttribute("y1", String(CHART_BOX.height * fraction));
+    line.setAttribute("y2", String(CHART_BOX.height * fraction));
+    svg.append(line);
+  }
+  const paths = names.map((_, i) => {
+    const path = document.createElementNS(SVG_NS, "path");
+    if (i > 0) path.setAttribute("class", "second");
+    svg.append(path);
+    return path;
+  });
+  const axis = (/** @type {string} */ className, /** @type {string} */ text) => {
+    const span = document.createElement("span");
+    span.className = `axis ${className}`;
+    span.textContent = text;
+    return span;
+  };
+  const yMax = axis("y-max", "");
+  const xStart = axis("x-start", "");
+  plot.replaceChildren(svg, yMax, xStart, axis("x-end", "now"));
+  const items = names.map((_, i) => {
+    const li = document.createElement("li");
+    if (i > 0) li.className = "second";
+    return li;
+  });
+  legend.replaceChildren(...items);
+  return {
+    /**
+     * @param {{atMs: number}[]} points
+     * @param {(number | null)[][]} lines
+     * @param {string[]} nowTexts one per line
+     * @param {(v: number) => string} format axis values
+     * @param {number} windowMs
+     */
+    update(points, lines, nowTexts, format, windowMs) {
+      const endMs = points.length > 0 ? points[points.length - 1].atMs : Date.now();
+      const geometry = chartPaths(points, lines, { ...CHART_BOX, windowMs, endMs });
+      geometry.paths.forEach((d, i) => paths[i].setAttribute("d", d === "" ? "M0 0" : d));
+      yMax.textContent = format(geometry.yMax);
+      xStart.textContent = `−${formatMs(windowMs).replace(/\.0 /, " ")}`;
+      items.forEach((li, i) => (li.textContent = `${names[i]}: ${nowTexts[i]}`));
+      svg.setAttribute(
+        "aria-label",
+        `${title}, axis top ${format(geometry.yMax)}: ` +
+          names.map((n, i) => `${n} ${nowTexts[i]}`).join(", "),
+      );
+    },
+  };
+}
+
+/** @type {ReturnType<typeof makeChart>[]} */
+let charts = [];
+
+function makeCharts() {
+  charts = [
+    makeChart("chart-submits", ["accepted", "rejected"], "Submits per second"),
+    makeChart("chart-deliveries", ["delivered", "failed attempts"], "Deliveries per second"),
+    makeChart("chart-latency", ["p50", "p99"], "Submit to delivery latency"),
+  ];
+}
+
+/** Mean of the last few values; the series' now. @param {number[]} values */
+function recent(values) {
+  const tail = values.slice(-NOW_POINTS);
+  return tail.length === 0 ? 0 : tail.reduce((a, b) => a + b, 0) / tail.length;
+}
+
+/** The newest non-null value. @param {(number | null)[]} values */
+function latest(values) {
+  for (let i = values.length - 1; i >= 0; i--) if (values[i] !== null) return values[i];
+  return null;
+}
+
+function renderSeries(/** @type {any} */ series) {
+  page.intervalMs = Math.max(250, series.intervalMs);
+  const windowMs = series.intervalMs * series.pointsMax;
+  $("series-note").textContent =
+    `This node, last ${formatMs(windowMs).replace(/\.0 /, " ")}, one point per ${
+      formatMs(series.intervalMs).replace(/\.0 /, " ")
+    }. Now: mean of the ` +
+    `last ${NOW_POINTS} points.`;
+  const points = series.points;
+  const [submits, deliveries, latency] = charts;
+  const accepted = ratesOf(points, "accepted");
+  const rejected = ratesOf(points, "rejected");
+  submits.update(
+    points,
+    [accepted, rejected],
+    [formatRate(recent(accepted)), formatRate(recent(rejected))],
+    formatRate,
+    windowMs,
+  );
+  const delivered = ratesOf(points, "delivered");
+  const failed = ratesOf(points, "failedAttempts");
+  deliveries.update(
+    points,
+    [delivered, failed],
+    [formatRate(recent(delivered)), formatRate(recent(failed))],
+    formatRate,
+    windowMs,
+  );
+  const p50 = points.map((/** @type {any} */ p) => p.p50Ms);
+  const p99 = points.map((/** @type {any} */ p) => p.p99Ms);
+  latency.update(
+    points,
+    [p50, p99],
+    [formatMs(latest(p50)), formatMs(latest(p99))],
+    formatMs,
+    windowMs,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+// ---------------------------------------------------------------------------------------------
+
+function renderRecentJobs(/** @type {any} */ list) {
+  const now = Date.now();
+  fillTable(
+    $("recent-jobs"),
+    list.items.map((/** @type {any} */ job) => {
+      const tr = row([
+        jobLink(job.id),
+        [jobStateLabel(job.state), "job-state"],
+        [`${job.attemptsMade}/${job.maxAttempts}`, "num"],
+        formatRelative(job.submittedAtMs, now),
+        [job.url, "url"],
+      ]);
+      tr.dataset.job = job.id;
+      tr.dataset.state = job.state;
+      return tr;
+    }),
+    "No jobs on this node yet.",
+  );
+}
+
+/** @param {string} id */
+function jobPath(id) {
+  return `/v1/jobs/${encodeURIComponent(id)}`;
+}
+
+/** @param {string} id */
+function lookUp(id) {
+  page.lookupId = id;
+  /** @type {HTMLInputElement} */ ($("lookup-input")).value = id;
+  $("job-detail").hidden = false;
+  $("job-detail-title").textContent = `Job ${id}`;
+  $("job-detail-fields").replaceChildren();
+  fillTable($("job-attempts"), [], "Looking it up…");
+  refreshJob().catch((error) => {
+    if (error instanceof Unauthorized) askForToken("The node refused this token.");
+  });
+}
+
+async function refreshJob() {
+  const id = page.lookupId;
+  if (id === undefined) return;
+  try {
+    const job = await api.get(jobPath(id));
+    if (page.lookupId === id) renderJob(job);
+  } catch (error) {
+    if (page.lookupId !== id) return;
+    if (error instanceof Unauthorized) throw error;
+    $("job-detail-fields").replaceChildren();
+    const message = error instanceof ApiError && error.status === 404
+      ? `No job ${id} on this node or the peers it asked.`
+      : `Could not read the job: ${error instanceof Error ? error.message : error}`;
+    fillTable($("job-attempts"), [], message);
+  }
+}
+
+function renderJob(/** @type {any} */ job) {
+  const now = Date.now();
+  $("job-detail").dataset.state = job.state;
+  /** @type {[string, string][]} */
+  const fields = [
+    ["State", jobStateLabel(job.state)],
+    ["URL", job.url],
+    ["Owner", job.owner === "" ? "–" : job.owner],
+    ["Submitted", `${formatClock(job.submittedAtMs)} (${formatRelative(job.submittedAtMs, now)})`],
+    ["Attempts", `${job.attemptsMade} of ${job.maxAttempts}`],
+  ];
+  if (job.finishedAtMs !== undefined) {
+    fields.push([
+      "Finished",
+      `${formatClock(job.finishedAtMs)} (${formatRelative(job.finishedAtMs, now)})`,
+    ]);
+  }
+  if (job.nextAttemptAtMs !== undefined) {
+    fields.push(["Next attempt", formatRelative(job.nextAttemptAtMs, now)]);
+  }
+  if (job.deadReason !== undefined) fields.push(["Why dead", job.deadReason]);
+  if (job.idempotencyKey !== undefined) fields.push(["Idempotency key", job.idempotencyKey]);
+  $("job-detail-fields").replaceChildren(
+    ...fields.flatMap(([name, value]) => {
+      const dt = document.createElement("dt");
+      dt.textContent = name;
+      const dd = document.createElement("dd");
+      dd.textContent = value;
+      return [dt, dd];
+    }),
+  );
+  fillTable(
+    $("job-attempts"),
+    job.attempts.map((/** @type {any} */ a) => {
+      const tr = row([
+        [a.attempt, "num"],
+        formatClock(a.startedAtMs),
+        [attemptResult(a), "result"],
+        [formatMs(a.latencyMs), "num"],
+        nodeName(a.node),
+        [a.detail, "detail"],
+      ]);
+      tr.dataset.outcome = a.outcome;
+      return tr;
+    }),
+    "No attempt yet.",
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Receivers
+// ---------------------------------------------------------------------------------------------
+
+function renderReceivers(/** @type {any} */ view) {
+  const now = Date.now();
+  const windowText = formatMs(view.windowMs).replace(/\.0 /, " ");
+  $("receivers-note").textContent = `Attempts and failures in the last ${windowText}. ` +
+    "FAILING: the circuit breaker is open, or at least half the attempts failed.";
+  fillTable(
+    $("receivers"),
+    view.items.map((/** @type {any} */ r) => {
+      const health = receiverHealth(r);
+      const breaker = r.reopenAtMs !== undefined
+        ? `${breakerLabel(r.breaker)}, trial ${formatRelative(r.reopenAtMs, now)}`
+        : breakerLabel(r.breaker);
+      const lastFailure = r.lastFailure === undefined
+        ? "–"
+        : `${attemptResult(r.lastFailure)}, ${
+          formatRelative(r.lastFailure.atMs, now)
+        }: ${r.lastFailure.detail}`;
+      const tr = row([
+        [r.origin, "url"],
+        [healthLabel(health), "health"],
+        [breaker, "breaker"],
+        [r.inflight, "num"],
+        [r.jobsHeld, "num"],
+        [r.attempts, "num"],
+        [`${r.failures} (${formatPercent(r.failureRate)})`, "num"],
+        [lastFailure, "detail"],
+      ]);
+      tr.dataset.origin = r.origin;
+      tr.dataset.health = health;
+      return tr;
+    }),
+    "No receiver attempted recently.",
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dead letters
+// ---------------------------------------------------------------------------------------------
+
+function deadPath() {
+  const cursor = page.deadCursor === undefined
+    ? ""
+    : `&cursor=${encodeURIComponent(page.deadCursor)}`;
+  return `/v1/dead-letters?limit=${DEAD_LETTERS_PER_PAGE}${cursor}`;
+}
+
+function renderDeadLetters(/** @type {any} */ dead) {
+  if (dead.items.length === 0 && page.deadPageNo > 1) {
+    // The page emptied (retried or expired): back to the first.
+    page.deadCursor = undefined;
+    page.deadPageNo = 1;
+  }
+  page.deadNext = dead.nextCursor;
+  const now = Date.now();
+  const listed = new Set(dead.items.map((/** @type {any} */ j) => j.id));
+  for (const id of page.retried) if (!listed.has(id)) page.retried.delete(id);
+  fillTable(
+    $("dead-letters"),
+    dead.items.map((/** @type {any} */ job) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "retry";
+      const retried = page.retried.has(job.id);
+      button.textContent = retried ? "Retry requested" : "Retry";
+      button.disabled = retried;
+      button.setAttribute("aria-label", `Retry job ${job.id}`);
+      button.addEventListener("click", () => retry(job.id, button));
+      const tr = row([
+        jobLink(job.id),
+        [`${job.attemptsMade}/${job.maxAttempts}`, "num"],
+        [job.deadReason ?? "", "detail"],
+        job.finishedAtMs !== undefined ? formatRelative(job.finishedAtMs, now) : "–",
+        button,
+      ]);
+      tr.dataset.job = job.id;
+      return tr;
+    }),
+    page.deadPageNo === 1 ? "No dead letters." : "No more dead letters.",
+  );
+  $("dead-page").textContent = `page ${page.deadPageNo}`;
+  /** @type {HTMLButtonElement} */ ($("dead-first")).disabled = page.deadPageNo === 1;
+  /** @type {HTMLButtonElement} */ ($("dead-next")).disabled = page.deadNext === undefined;
+}
+
+/** @param {string} id @param {HTMLButtonElement} button */
+async function retry(id, button) {
+  button.disabled = true;
+  button.textContent = "Retrying…";
+  try {
+    await api.post(`${jobPath(id)}/retry`);
+    page.retried.add(id);
+    button.textContent = "Retry requested";
+    $("dead-message").textContent = `Retry of ${id} requested: it is pending again.`;
+    void refreshSoon();
+  } catch (error) {
+    if (error instanceof Unauthorized) {
+      askForToken("The node refused the token.");
+      return;
+    }
+    button.disabled = false;
+    button.textContent = "Retry";
+    $("dead-message").textContent = `Retry of ${id} failed: ${
+      error instanceof Error ? error.message : error
+    }`;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The poll loop, the status line and the token
+// ---------------------------------------------------------------------------------------------
+
+async function refresh() {
+  const [cluster, series, receivers, jobs, dead, job] = await Promise.allSettled([
+    api.get("/v1/cluster"),
+    api.get("/v1/series"),
+    api.get("/v1/receivers"),
+    api.get(`/v1/jobs?limit=${RECENT_JOBS}`),
+    api.get(deadPath()),
+    refreshJob(),
+  ]);
+  const all = [cluster, series, receivers, jobs, dead, job];
+  if (all.some((r) => r.status === "rejected" && r.reason instanceof Unauthorized)) {
+    askForToken(api.hasToken ? "The node refused this token." : "");
+    return;
+  }
+  if (cluster.status === "fulfilled") {
+    renderCluster(cluster.value);
+    $("main").hidden = false;
+  }
+  if (series.status === "fulfilled") renderSeries(series.value);
+  if (receivers.status === "fulfilled") renderReceivers(receivers.value);
+  if (jobs.status === "fulfilled") renderRecentJobs(jobs.value);
+  if (dead.status === "fulfilled") renderDeadLetters(dead.value);
+  const failure = all.find((r) => r.status === "rejected");
+  const status = $("status");
+  if (failure === undefined) {
+    page.lastOkMs = Date.now();
+    status.className = "";
+    status.textContent = `live · updated ${formatClock(page.lastOkMs)}`;
+  } else {
+    const reason = /** @type {PromiseRejectedResult} */ (failure).reason;
+    status.className = "stale";
+    status.textContent =
+      `⚠ this node is not answering (${reason instanceof Error ? reason.message : reason})` +
+      (page.lastOkMs > 0 ? `; last update ${formatClock(page.lastOkMs)}` : "");
+  }
+}
+
+async function tick() {
+  clearTimeout(page.timer);
+  try {
+    await refresh();
+  } finally {
+    if (page.running) page.timer = setTimeout(tick, page.intervalMs);
+  }
+}
+
+/** Refreshes now instead of at the next interval (after a user's action). */
+function refreshSoon() {
+  if (page.running) return tick();
+}
+
+/** @param {string} message */
+function askForToken(message) {
+  page.running = false;
+  clearTimeout(page.timer);
+  api.clearToken();
+  $("main").hidden = true;
+  $("forget-token").hidden = true;
+  $("token-panel").hidden = false;
+  $("token-error").textContent = message;
+  $("status").className = "";
+  $("status").textContent = "waiting for an API token";
+  $("token-input").focus();
+}
+
+function start() {
+  $("token-panel").hidden = true;
+  $("forget-token").hidden = !api.hasToken;
+  page.running = true;
+  void tick();
+}
+
+function wire() {
+  makeCharts();
+  $("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = /** @type {HTMLInputElement} */ ($("token-input"));
+    const token = input.value.trim();
+    input.value = "";
+    if (token === "") return;
+    api.setToken(token);
+    start();
+  });
+  $("forget-token").addEventListener("click", () => askForToken(""));
+  $("lookup-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const id = /** @type {HTMLInputElement} */ ($("lookup-input")).value.trim();
+    if (id !== "") lookUp(id);
+  });
+  $("job-detail-close").addEventListener("click", () => {
+    page.lookupId = undefined;
+    $("job-detail").hidden = true;
+  });
+  $("dead-first").addEventListener("click", () => {
+    page.deadCursor = undefined;
+    page.deadPageNo = 1;
+    void refreshSoon();
+  });
+  $("dead-next").addEventListener("click", () => {
+    if (page.deadNext === undefined) return;
+    page.deadCursor = page.deadNext;
+    page.deadPageNo++;
+    void refreshSoon();
+  });
+  start();
+}
+
+wire();

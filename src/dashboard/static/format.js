@@ -1,0 +1,118 @@
+// Pure formatting for the dashboard page: numbers, durations, times and the text labels that
+// carry every state, so nothing on the page depends on colour alone. No DOM here, so Deno
+// tests import this module as the browser does.
+
+/** How a member's SWIM state reads: a shape and a word. */
+const MEMBER_LABELS = {
+  alive: "● alive",
+  suspect: "◐ SUSPECT",
+  dead: "✕ DEAD",
+  left: "○ left",
+};
+
+/** @param {string} state */
+export function memberLabel(state) {
+  return MEMBER_LABELS[state] ?? `? ${state}`;
+}
+
+const BREAKER_LABELS = {
+  closed: "closed",
+  half_open: "HALF-OPEN (trial)",
+  open: "OPEN",
+};
+
+/** @param {string} state */
+export function breakerLabel(state) {
+  return BREAKER_LABELS[state] ?? state;
+}
+
+/** Job states with a mark, so "dead" stands out in print and without colour. */
+const JOB_LABELS = {
+  pending: "… pending",
+  delivering: "→ delivering",
+  delivered: "✓ delivered",
+  dead: "✕ DEAD",
+};
+
+/** @param {string} state */
+export function jobStateLabel(state) {
+  return JOB_LABELS[state] ?? state;
+}
+
+/**
+ * How a receiver is doing: "failing" when its breaker is not closed or at least half of its
+ * recent attempts failed, "degraded" when some failed, else "ok".
+ * @param {{breaker: string, failureRate: number | null}} receiver
+ * @returns {"failing" | "degraded" | "ok"}
+ */
+export function receiverHealth(receiver) {
+  if (receiver.breaker !== "closed") return "failing";
+  const rate = receiver.failureRate ?? 0;
+  if (rate >= 0.5) return "failing";
+  if (rate > 0) return "degraded";
+  return "ok";
+}
+
+const HEALTH_LABELS = { failing: "⚠ FAILING", degraded: "! degraded", ok: "ok" };
+
+/** @param {"failing" | "degraded" | "ok"} health */
+export function healthLabel(health) {
+  return HEALTH_LABELS[health];
+}
+
+/** A per-second rate with sensible precision: 0, 0.4, 12, 1.2k. @param {number} perS */
+export function formatRate(perS) {
+  if (!Number.isFinite(perS) || perS <= 0) return "0/s";
+  if (perS >= 1000) return `${(perS / 1000).toFixed(perS >= 10_000 ? 0 : 1)}k/s`;
+  if (perS >= 10) return `${Math.round(perS)}/s`;
+  return `${perS.toFixed(1)}/s`;
+}
+
+/** A duration: 0.4 ms, 12 ms, 1.3 s, 4 min, 2.5 h. @param {number | null | undefined} ms */
+export function formatMs(ms) {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "–";
+  if (ms < 1) return `${ms.toFixed(2)} ms`;
+  if (ms < 10) return `${ms.toFixed(1)} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms < 3_600_000) return `${(ms / 60_000).toFixed(1)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
+}
+
+/** "12 s ago", "in 4 s". @param {number} atMs @param {number} nowMs */
+export function formatRelative(atMs, nowMs) {
+  const delta = nowMs - atMs;
+  const text = formatMs(Math.abs(delta)).replace(/\.0 /, " ");
+  return delta >= 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** Local wall time, HH:MM:SS. @param {number} epochMs */
+export function formatClock(epochMs) {
+  const d = new Date(epochMs);
+  const two = (/** @type {number} */ n) => String(n).padStart(2, "0");
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
+/** A fraction as a percentage: 0 %, 3.5 %, 100 %; a dash for none. @param {number | null} f */
+export function formatPercent(f) {
+  if (f === null || !Number.isFinite(f)) return "–";
+  const p = f * 100;
+  return `${p === 0 || p === 100 || p >= 10 ? Math.round(p) : p.toFixed(1)} %`;
+}
+
+/**
+ * One attempt's result as a person reads it: "204 success", "500 http_error", "timeout".
+ * @param {{outcome: string, status?: number}} attempt
+ */
+export function attemptResult(attempt) {
+  return attempt.status !== undefined ? `${attempt.status} ${attempt.outcome}` : attempt.outcome;
+}
+
+/**
+ * Per-second rates of one series field, one per point (counts over each point's span).
+ * @param {Record<string, number>[]} points each with its `spanMs` @param {string} field
+ * @returns {number[]}
+ */
+export function ratesOf(points, field) {
+  return points.map((p) => ((p[field] ?? 0) * 1000) / (p.spanMs ?? 1));
+}
