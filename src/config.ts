@@ -633,6 +633,14 @@ export interface TransportConfig {
   piggybackBytesMin: number;
   /** Most peer sessions; datagrams from further addresses are dropped and counted. @default 1024 */
   peersMax: number;
+  /**
+   * Most keys derived per second for key ids not seen yet (new peers, restarted ones). Each
+   * costs an HMAC before its datagram can even be checked, so junk with random key ids must not
+   * be able to force one per datagram; a thousand peers restarting at once are all known again
+   * within seconds.
+   * @default 200
+   */
+  keyDerivationsPerSecondMax: number;
 }
 
 export const transportDefaults: Readonly<TransportConfig> = Object.freeze({
@@ -665,6 +673,7 @@ export const transportDefaults: Readonly<TransportConfig> = Object.freeze({
   tlpMax: 2,
   piggybackBytesMin: 32,
   peersMax: 1024,
+  keyDerivationsPerSecondMax: 200,
 });
 
 /** Smallest and largest datagram sizes the codec accepts (65,000 keeps under the UDP limit). */
@@ -700,6 +709,7 @@ export function validateTransportConfig(config: TransportConfig): TransportConfi
       "receivedRangesMax",
       "packetThreshold",
       "peersMax",
+      "keyDerivationsPerSecondMax",
     ] as const
   ) positiveInteger(`transport.${name}`, config[name]);
   for (

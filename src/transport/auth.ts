@@ -1,11 +1,11 @@
 /**
- * Datagram authentication under the cluster key: HMAC-SHA256 truncated to 16 bytes.
+ * Where the cluster key comes from (`--cluster-key`, else the `HOOKD_CLUSTER_KEY` environment
+ * variable), and the HMAC-SHA256 authenticator that wire version 1 used.
  *
- * Owns the MAC and where the cluster key comes from (`--cluster-key`, else the
- * `HOOKD_CLUSTER_KEY` environment variable). A 128-bit truncated HMAC-SHA256 tag is what
- * RFC 2104 §5 and RFC 4868 permit; forging one takes ~2^128 tries, which no attacker sends
- * through a UDP socket. `node:crypto`'s `createHmac` is synchronous, so the sans-I/O core can
- * call it inline (WebCrypto is async only). This module never logs or stores the key's text.
+ * Datagrams are now sealed with AES-256-GCM (datagram_crypto.ts). `HmacSha256Authenticator`
+ * stays for callers written against the old `authenticator` option, which hand the endpoint
+ * their cluster key this way (`clusterKeyOf`), and for the per-datagram cost comparison in
+ * bench/codec_bench.ts. This module never logs or stores the key's text.
  */
 
 import { createHmac, timingSafeEqual } from "node:crypto";
@@ -16,6 +16,17 @@ export const MAC_TAG_BYTES = 16;
 export const CLUSTER_KEY_ENV = "HOOKD_CLUSTER_KEY";
 /** Shortest cluster key accepted: 16 bytes of UTF-8 (a pass-phrase shorter than that is guessable). */
 export const CLUSTER_KEY_BYTES_MIN = 16;
+
+/** The key each authenticator was built with, for `clusterKeyOf`. */
+const keysOf = new WeakMap<Authenticator, Uint8Array>();
+
+/**
+ * The cluster key an `HmacSha256Authenticator` was built with; undefined for any other
+ * `Authenticator`, which the transport cannot derive its datagram keys from.
+ */
+export function clusterKeyOf(authenticator: Authenticator): Uint8Array | undefined {
+  return keysOf.get(authenticator);
+}
 
 export class HmacSha256Authenticator implements Authenticator {
   readonly tagBytes = MAC_TAG_BYTES;
@@ -29,6 +40,7 @@ export class HmacSha256Authenticator implements Authenticator {
       );
     }
     this.#key = Buffer.from(bytes);
+    keysOf.set(this, Uint8Array.from(bytes));
   }
 
   sign(data: Uint8Array): Uint8Array {

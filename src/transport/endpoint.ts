@@ -1,8 +1,9 @@
 /**
  * The sans-I/O transport core: one local endpoint and its per-peer sessions.
  *
- * Owns the session table, datagram authentication, decoding, peer-restart detection and the
- * output queues. Drive it with `send`/`sendUnreliable`/`receive` and `tick(nowMs)` (timers,
+ * Owns the session table, sealing and opening datagrams (keys from datagram_crypto.ts, the
+ * send counter, the cache of peers' keys), decoding, peer-restart detection and the output
+ * queues. Drive it with `send`/`sendUnreliable`/`receive` and `tick(nowMs)` (timers,
  * then one flush that coalesces everything queued into as few datagrams as fit), and pull
  * `takeDatagrams()`, `takeMessages()` and `takeEvents()` after each step. Nothing here touches
  * a socket, a timer or the clock, so the simulator replays it exactly from a seed. Nothing
@@ -20,8 +21,20 @@ import {
   encodeNodeId,
   FRAG_FRAME_OVERHEAD_BYTES,
   HEADER_FIXED_BYTES,
+  KEY_ID_BYTES,
+  readOuterHeader,
   UNRELIABLE_FRAME_OVERHEAD_BYTES,
+  writeCounter,
 } from "./frame_codec.ts";
+import { clusterKeyOf } from "./auth.ts";
+import {
+  AEAD_TAG_BYTES,
+  ClusterKeyring,
+  keyGeneration,
+  openDatagram,
+  sealDatagram,
+} from "./datagram_crypto.ts";
+import { Buffer } from "node:buffer";
 import { Session, type SessionContext, type SessionOutput } from "./session.ts";
 import { type TransportCounters, transportCounters } from "./transport_metrics.ts";
 import {
@@ -38,7 +51,19 @@ import {
 export interface EndpointOptions {
   /** This node's id, 1..64 bytes of UTF-8, carried in every datagram. */
   nodeId: string;
-  authenticator: Authenticator;
+  /** The cluster key (>= 16 bytes): every datagram is sealed under keys derived from it. */
+  clusterKey?: string | Uint8Array;
+  /**
+   * The older way to hand in the cluster key: an `HmacSha256Authenticator` built with it.
+   * Ignored when `clusterKey` is given.
+   */
+  authenticator?: Authenticator;
+  /**
+   * This endpoint's key id (16 bytes), which with the counter keeps nonces unique: it must
+   * never repeat across processes sharing the cluster key. Tests pass one drawn from their
+   * seed. @default 16 bytes from crypto.getRandomValues
+   */
+  keyId?: Uint8Array;
   /** Injected randomness; used to choose the session epoch when `epoch` is not given. */
   rng: Rng;
   /** This incarnation's session epoch (u32). @default drawn from `rng` */
@@ -56,7 +81,16 @@ export class Endpoint {
   readonly counters: TransportCounters;
   /** Largest unreliable message one datagram carries: probes and gossip must fit in it. */
   readonly unreliableBytesMax: number;
-  readonly #auth: Authenticator;
+  readonly #keyring: ClusterKeyring;
+  readonly #keyId: Uint8Array;
+  /** The next datagram's nonce counter; never reused while this endpoint lives. */
+  #counter = 0;
+  #sendKey: { generation: number; key: Buffer } | undefined;
+  /** Peers' keys that opened a datagram: key id (latin1) -> generation -> key. */
+  readonly #peerKeys = new Map<string, Map<number, Buffer>>();
+  /** Token bucket for deriving keys of key ids not seen yet (see `#openWithNewKey`). */
+  #derivationTokens: number;
+  #derivationRefillMs = -Infinity;
   readonly #sessions = new Map<string, Session>();
   readonly #ctx: SessionContext;
   readonly #out: SessionOutput = { datagrams: [], messages: [], events: [] };
@@ -81,15 +115,28 @@ export class Endpoint {
     this.epoch = epoch;
     this.metrics = options.metrics ?? new MetricsRegistry();
     this.counters = transportCounters(this.metrics);
-    this.#auth = options.authenticator;
+    const clusterKey = options.clusterKey ??
+      (options.authenticator !== undefined ? clusterKeyOf(options.authenticator) : undefined);
+    if (clusterKey === undefined) {
+      throw new RangeError(
+        "clusterKey: a cluster key is required (an authenticator other than " +
+          "HmacSha256Authenticator cannot hand one over)",
+      );
+    }
+    this.#keyring = new ClusterKeyring(clusterKey);
+    this.#keyId = options.keyId ?? crypto.getRandomValues(new Uint8Array(KEY_ID_BYTES));
+    if (this.#keyId.length !== KEY_ID_BYTES) {
+      throw new RangeError(`keyId must be ${KEY_ID_BYTES} bytes, got ${this.#keyId.length}`);
+    }
+    this.#derivationTokens = this.config.keyDerivationsPerSecondMax;
     this.#piggyback = options.piggyback ?? null;
-    this.#minDatagramBytes = HEADER_FIXED_BYTES + 1 + this.#auth.tagBytes;
-    const auth = this.#auth;
+    this.#minDatagramBytes = HEADER_FIXED_BYTES + 1 + AEAD_TAG_BYTES;
     this.#ctx = {
       config: this.config,
       nodeIdBytes: nodeIdBytes.value,
-      writer: new DatagramWriter(this.config.datagramBytes, auth.tagBytes),
-      sign: (body) => auth.sign(body),
+      keyId: this.#keyId,
+      writer: new DatagramWriter(this.config.datagramBytes, AEAD_TAG_BYTES),
+      seal: (datagram) => this.#seal(datagram),
       counters: this.counters,
       piggyback: () => this.#piggyback,
       out: this.#out,
@@ -97,7 +144,7 @@ export class Endpoint {
     };
     // Every datagram must carry at least one fragment byte next to a full ack; the config
     // check bounds datagramBytes from below, the node id's length is only known here.
-    const frameSpaceBytes = this.config.datagramBytes - auth.tagBytes - HEADER_FIXED_BYTES -
+    const frameSpaceBytes = this.config.datagramBytes - AEAD_TAG_BYTES - HEADER_FIXED_BYTES -
       nodeIdBytes.value.length - ackFrameBytes(this.config.ackRangesMax);
     this.unreliableBytesMax = frameSpaceBytes - UNRELIABLE_FRAME_OVERHEAD_BYTES;
     if (frameSpaceBytes <= FRAG_FRAME_OVERHEAD_BYTES) {
@@ -152,16 +199,19 @@ export class Endpoint {
     const c = this.counters;
     c.datagramsIn.inc();
     c.bytesIn.inc(datagram.length);
+    // Cheapest checks first: length and the clear header, before any key or cryptography.
     if (datagram.length < this.#minDatagramBytes) {
       c.decodeErrors.inc();
       return;
     }
-    const tagAt = datagram.length - this.#auth.tagBytes;
-    if (!this.#auth.verify(datagram.subarray(0, tagAt), datagram.subarray(tagAt))) {
-      c.authFailures.inc();
+    const outer = readOuterHeader(datagram, AEAD_TAG_BYTES);
+    if (!outer.ok) {
+      c.decodeErrors.inc();
       return;
     }
-    const decoded = decodeDatagram(datagram, this.#auth.tagBytes);
+    const plain = this.#open(nowMs, outer.value.keyId, outer.value.counter, datagram);
+    if (plain === undefined) return;
+    const decoded = decodeDatagram(plain, 0);
     if (!decoded.ok) {
       c.decodeErrors.inc();
       return;
@@ -279,6 +329,79 @@ export class Endpoint {
     if (this.#sessions.delete(address)) this.#freshSessionEpochs = true;
   }
 
+  /** Seals a datagram the session built: the next counter, then AES-256-GCM. */
+  #seal(datagram: Uint8Array): void {
+    const counter = this.#counter++;
+    writeCounter(datagram, counter);
+    const generation = keyGeneration(counter);
+    if (this.#sendKey === undefined || this.#sendKey.generation !== generation) {
+      this.#sendKey = { generation, key: this.#keyring.derive(this.#keyId, generation) };
+    }
+    sealDatagram(this.#sendKey.key, datagram);
+  }
+
+  /**
+   * The datagram opened, or undefined (counted) when it does not authenticate or its key may
+   * not be derived now. A key id seen before costs a map lookup; an unknown one costs a key
+   * derivation, which an attacker could force with every datagram, so derivations for unknown
+   * key ids are rate-limited (`keyDerivationsPerSecondMax`) and a derived key is kept only once
+   * it opened a datagram.
+   */
+  #open(
+    nowMs: number,
+    keyId: Uint8Array,
+    counter: number,
+    datagram: Uint8Array,
+  ): Uint8Array | undefined {
+    const c = this.counters;
+    const id = keyIdString(keyId);
+    const generation = keyGeneration(counter);
+    const known = this.#peerKeys.get(id);
+    const cached = known?.get(generation);
+    if (cached !== undefined) {
+      const plain = openDatagram(cached, datagram);
+      if (plain === undefined) c.authFailures.inc();
+      return plain;
+    }
+    if (!this.#takeDerivationToken(nowMs)) {
+      c.keyDerivationsRefused.inc();
+      return undefined;
+    }
+    const key = this.#keyring.derive(keyId, generation);
+    const plain = openDatagram(key, datagram);
+    if (plain === undefined) {
+      c.authFailures.inc();
+      return undefined;
+    }
+    let generations = known;
+    if (generations === undefined) {
+      // Bounded: the oldest key id goes first (it is derived again, rate-limited, if it comes back).
+      if (this.#peerKeys.size >= 2 * this.config.peersMax) {
+        this.#peerKeys.delete(this.#peerKeys.keys().next().value!);
+      }
+      generations = new Map();
+      this.#peerKeys.set(id, generations);
+    }
+    // A sender moves up one generation at a time; keep the current one and the one before.
+    for (const g of generations.keys()) if (g < generation - 1) generations.delete(g);
+    generations.set(generation, key);
+    return plain;
+  }
+
+  #takeDerivationToken(nowMs: number): boolean {
+    const perSecond = this.config.keyDerivationsPerSecondMax;
+    if (nowMs > this.#derivationRefillMs) {
+      const earned = this.#derivationRefillMs === -Infinity
+        ? perSecond
+        : (nowMs - this.#derivationRefillMs) * perSecond / 1000;
+      this.#derivationTokens = Math.min(perSecond, this.#derivationTokens + earned);
+      this.#derivationRefillMs = nowMs;
+    }
+    if (this.#derivationTokens < 1) return false;
+    this.#derivationTokens--;
+    return true;
+  }
+
   /** A random session epoch in [1, 2^32 - 1]: 0 means "unknown" on the wire. */
   #drawEpoch(): number {
     return 1 + Math.floor(this.#rng.next() * 0xffff_ffff);
@@ -293,6 +416,11 @@ export class Endpoint {
     this.#sessions.set(address, s);
     return s;
   }
+}
+
+/** A key id as a map key (16 latin1 characters). */
+function keyIdString(keyId: Uint8Array): string {
+  return String.fromCharCode(...keyId);
 }
 
 function validChannel(channel: number): boolean {

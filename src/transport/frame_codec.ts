@@ -1,17 +1,23 @@
 /**
- * The transport's wire format, version 1: one datagram = header, frames, MAC tag.
+ * The transport's wire format, version 2: one datagram = a clear outer header, then the
+ * sealed (AES-256-GCM) inner header and frames, then the 16-byte tag.
  *
- * Owns byte layout only: `DatagramWriter` (the sender's zero-copy builder) and
- * `decodeDatagram` (which never throws: hostile bytes give `{ ok: false, reason }`). It does
- * not compute or check the MAC (auth.ts) and knows nothing of sessions.
+ * Owns byte layout only: `DatagramWriter` (the sender's zero-copy builder), `readOuterHeader`
+ * (the cheap checks made before any cryptography) and `decodeDatagram` (which never throws:
+ * hostile bytes give `{ ok: false, reason }`). It does not seal or open (datagram_crypto.ts)
+ * and knows nothing of sessions. `decodeDatagram` reads a datagram whose inner part is in the
+ * clear: the endpoint opens it first, tests may build one unsealed.
  *
- * All integers little-endian. Header (21 bytes + node id):
- *   0  u16 magic 0x4B48 ("HK")   2 u8 version (1)   3 u8 flags (reserved, 0)
- *   4  u32 sender session epoch (never 0)
- *   8  u32 destination epoch: the receiver's epoch as the sender knows it, 0 when unknown.
+ * All integers little-endian. Outer header (28 bytes, the AEAD's associated data):
+ *   0  u16 magic 0x4B48 ("HK")   2 u8 version (2)   3 u8 flags (reserved, 0)
+ *   4  16 bytes: the sender's key id, random per process: which derived key sealed this
+ *   20 u53 counter (u32 low, u32 high < 2^21): the nonce, never repeated under one key id
+ * Inner header (17 bytes + node id), sealed:
+ *   28 u32 sender session epoch (never 0)
+ *   32 u32 destination epoch: the receiver's epoch as the sender knows it, 0 when unknown.
  *      Reliable frames are only accepted by the incarnation they were numbered for.
- *   12 u53 packet number (u32 low, u32 high < 2^21)
- *   20 u8 node id length (1..64) 21 node id, UTF-8
+ *   36 u53 packet number (u32 low, u32 high < 2^21)
+ *   44 u8 node id length (1..64) 45 node id, UTF-8
  * Frames, each starting with a type byte:
  *   0x01 ACK   u32 ack epoch (the receiver's epoch being acknowledged), u32 ack delay µs,
  *              u8 range count (>= 1), u53 largest, u32 first range length (covers
@@ -20,15 +26,19 @@
  *   0x02 MSG   u8 channel, u53 message id, u16 length, bytes         (reliable, whole)
  *   0x03 FRAG  u8 channel, u53 message id, u32 total length, u32 offset, u16 length, bytes
  *   0x04 UNREL u8 channel, u16 length, bytes                        (unreliable)
- * Then the MAC tag over everything before it.
+ * Then the tag (sealed: the AEAD's; unsealed test datagrams: anything of `tagBytes`).
  */
 
 import { err, ok, type Result } from "../lib/result.ts";
 import { assert, unreachable } from "../lib/assert.ts";
 
 export const MAGIC = 0x4b48;
-export const VERSION = 1;
-export const HEADER_FIXED_BYTES = 21;
+export const VERSION = 2;
+export const KEY_ID_BYTES = 16;
+/** The clear part every datagram starts with: magic, version, flags, key id, counter. */
+export const OUTER_HEADER_BYTES = 28;
+/** Outer header plus the sealed header's fixed part (epochs, packet number, id length). */
+export const HEADER_FIXED_BYTES = 45;
 export const NODE_ID_BYTES_MAX = 64;
 export const ACK_FRAME_BASE_BYTES = 22;
 export const ACK_RANGE_BYTES = 8;
@@ -37,6 +47,9 @@ export const FRAG_FRAME_OVERHEAD_BYTES = 20;
 export const UNRELIABLE_FRAME_OVERHEAD_BYTES = 4;
 /** Largest payload one frame's u16 length can carry. */
 export const FRAME_PAYLOAD_BYTES_MAX = 0xffff;
+
+/** The key id of unsealed test datagrams. */
+const ZERO_KEY_ID = new Uint8Array(KEY_ID_BYTES);
 
 const FRAME_ACK = 0x01;
 const FRAME_MSG = 0x02;
@@ -65,6 +78,10 @@ export type Frame =
   | { type: "unreliable"; channel: number; bytes: Uint8Array };
 
 export interface DatagramHeader {
+  /** The sender's key id (`KEY_ID_BYTES`). */
+  keyId: Uint8Array;
+  /** The AEAD nonce counter. */
+  counter: number;
   nodeId: string;
   epoch: number;
   /** The receiver's epoch as known to the sender; 0 when unknown. */
@@ -125,17 +142,31 @@ export class DatagramWriter {
     return this.#pos;
   }
 
-  begin(nodeIdBytes: Uint8Array, epoch: number, dstEpoch: number, packetNumber: number): void {
+  /**
+   * Starts a datagram. `counter` may be left at 0 and set in the finished copy with
+   * `writeCounter` as it is sealed, so a nonce is taken only by a datagram that is sent.
+   */
+  begin(
+    nodeIdBytes: Uint8Array,
+    epoch: number,
+    dstEpoch: number,
+    packetNumber: number,
+    keyId: Uint8Array = ZERO_KEY_ID,
+    counter = 0,
+  ): void {
     assert(nodeIdBytes.length >= 1 && nodeIdBytes.length <= NODE_ID_BYTES_MAX, "node id size");
     assert(epoch !== 0, "epoch 0 means unknown on the wire");
+    assert(keyId.length === KEY_ID_BYTES, "key id size");
     const v = this.#view;
     v.setUint16(0, MAGIC, true);
     v.setUint8(2, VERSION);
     v.setUint8(3, 0);
-    v.setUint32(4, epoch >>> 0, true);
-    v.setUint32(8, dstEpoch >>> 0, true);
-    writeU53(v, 12, packetNumber);
-    v.setUint8(20, nodeIdBytes.length);
+    this.#buf.set(keyId, 4);
+    writeU53(v, 20, counter);
+    v.setUint32(28, epoch >>> 0, true);
+    v.setUint32(32, dstEpoch >>> 0, true);
+    writeU53(v, 36, packetNumber);
+    v.setUint8(44, nodeIdBytes.length);
     this.#buf.set(nodeIdBytes, HEADER_FIXED_BYTES);
     this.#pos = HEADER_FIXED_BYTES + nodeIdBytes.length;
   }
@@ -216,17 +247,22 @@ export class DatagramWriter {
     this.#pos = p + 4 + bytes.length;
   }
 
-  /** A copy of the datagram with `sign(body)` appended (or zeros when `sign` is absent). */
-  finish(sign?: (body: Uint8Array) => Uint8Array): Uint8Array {
+  /**
+   * The finished datagram. `seal(datagram)` receives a copy laid out in full (outer header,
+   * inner part in the clear, `tagBytes` of zeros) and seals it in place; without `seal` the
+   * copy is returned unsealed (tests and tools).
+   */
+  finish(seal?: (datagram: Uint8Array) => void): Uint8Array {
     const out = new Uint8Array(this.#pos + this.tagBytes);
     out.set(this.#buf.subarray(0, this.#pos));
-    if (sign !== undefined && this.tagBytes > 0) {
-      const tag = sign(out.subarray(0, this.#pos));
-      assert(tag.length === this.tagBytes, "MAC tag length");
-      out.set(tag, this.#pos);
-    }
+    if (seal !== undefined) seal(out);
     return out;
   }
+}
+
+/** Writes `counter` into a built datagram's outer header (the nonce, set as it is sealed). */
+export function writeCounter(datagram: Uint8Array, counter: number): void {
+  writeU53(new DataView(datagram.buffer, datagram.byteOffset, datagram.byteLength), 20, counter);
 }
 
 /** Whole-datagram encoder for tests and tools; the session uses `DatagramWriter` directly. */
@@ -234,14 +270,21 @@ export function encodeDatagram(
   header: DatagramHeader,
   frames: readonly Frame[],
   tagBytes = 0,
-  sign?: (body: Uint8Array) => Uint8Array,
+  seal?: (datagram: Uint8Array) => void,
 ): Uint8Array {
   const nodeId = encodeNodeId(header.nodeId);
   assert(nodeId.ok, `encodeDatagram: ${nodeId.ok ? "" : nodeId.reason}`);
   let size = headerBytes(nodeId.value.length) + tagBytes;
   for (const f of frames) size += frameBytes(f);
   const writer = new DatagramWriter(Math.max(size, HEADER_FIXED_BYTES + tagBytes + 1), tagBytes);
-  writer.begin(nodeId.value, header.epoch, header.dstEpoch, header.packetNumber);
+  writer.begin(
+    nodeId.value,
+    header.epoch,
+    header.dstEpoch,
+    header.packetNumber,
+    header.keyId,
+    header.counter,
+  );
   for (const f of frames) {
     switch (f.type) {
       case "ack":
@@ -260,7 +303,7 @@ export function encodeDatagram(
         unreachable(f, "frame");
     }
   }
-  return writer.finish(sign);
+  return writer.finish(seal);
 }
 
 export function frameBytes(f: Frame): number {
@@ -278,23 +321,43 @@ export function frameBytes(f: Frame): number {
   }
 }
 
+/** The clear outer header, read before any cryptography. */
+export interface OuterHeader {
+  /** A view of the key id bytes in the datagram. */
+  keyId: Uint8Array;
+  counter: number;
+}
+
 /**
- * Parses `datagram` minus its trailing `tagBytes` (the caller verified the MAC first). Never
- * throws; payload views alias `datagram`.
+ * The cheapest checks a datagram gets, before any key is looked up or any byte decrypted:
+ * length, magic, version, flags, counter range. Never throws.
  */
-export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<DecodedDatagram> {
-  const end = datagram.length - tagBytes;
-  if (end < HEADER_FIXED_BYTES + 1) return err("short datagram");
+export function readOuterHeader(datagram: Uint8Array, tagBytes: number): Result<OuterHeader> {
+  if (datagram.length < HEADER_FIXED_BYTES + 1 + tagBytes) return err("short datagram");
   const v = new DataView(datagram.buffer, datagram.byteOffset, datagram.byteLength);
   if (v.getUint16(0, true) !== MAGIC) return err("bad magic");
   if (v.getUint8(2) !== VERSION) return err(`unsupported version ${v.getUint8(2)}`);
   if (v.getUint8(3) !== 0) return err("reserved flags set");
-  const epoch = v.getUint32(4, true);
+  const counter = readU53(v, 20);
+  if (counter === undefined) return err("counter out of range");
+  return ok({ keyId: datagram.subarray(4, 4 + KEY_ID_BYTES), counter });
+}
+
+/**
+ * Parses `datagram` minus its trailing `tagBytes`, its inner part in the clear (the caller
+ * opened it first). Never throws; payload views alias `datagram`.
+ */
+export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<DecodedDatagram> {
+  const outer = readOuterHeader(datagram, tagBytes);
+  if (!outer.ok) return outer;
+  const end = datagram.length - tagBytes;
+  const v = new DataView(datagram.buffer, datagram.byteOffset, datagram.byteLength);
+  const epoch = v.getUint32(28, true);
   if (epoch === 0) return err("epoch 0");
-  const dstEpoch = v.getUint32(8, true);
-  const packetNumber = readU53(v, 12);
+  const dstEpoch = v.getUint32(32, true);
+  const packetNumber = readU53(v, 36);
   if (packetNumber === undefined) return err("packet number out of range");
-  const idLen = v.getUint8(20);
+  const idLen = v.getUint8(44);
   if (idLen === 0 || idLen > NODE_ID_BYTES_MAX) return err("bad node id length");
   if (HEADER_FIXED_BYTES + idLen > end) return err("node id truncated");
   let nodeId: string;
@@ -392,7 +455,15 @@ export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<D
         return err(`unknown frame type ${type}`);
     }
   }
-  return ok({ nodeId, epoch, dstEpoch, packetNumber, frames });
+  return ok({
+    keyId: outer.value.keyId,
+    counter: outer.value.counter,
+    nodeId,
+    epoch,
+    dstEpoch,
+    packetNumber,
+    frames,
+  });
 }
 
 function writeU53(v: DataView, at: number, value: number): void {

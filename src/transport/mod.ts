@@ -1,10 +1,11 @@
 /**
  * The transport's public API: reliable and unreliable messages between `"host:port"` peers
- * over one authenticated UDP socket.
+ * over one UDP socket, every datagram sealed (AES-256-GCM) under keys derived from the
+ * cluster key.
  *
  * Owns nothing but this list of re-exports and the design notes below. Applications use
- * `UdpTransport`; simulations use `Endpoint` (the same core, driven by virtual time) with
- * `HmacSha256Authenticator`.
+ * `UdpTransport`; simulations use `Endpoint` (the same core, driven by virtual time) with the
+ * same `clusterKey`.
  *
  * Design notes (what departs from the textbook, and why):
  * - Destination epoch. Every header carries the sender's epoch and the epoch it believes the
@@ -38,6 +39,11 @@
  *   at ingress) only lowers the samples by the fraction lost, which the probing gain offsets; a
  *   loss-halving controller would crawl there. Datagrams with only acks or unreliable messages
  *   are not held back (SWIM probes must not wait behind a backlog) but spend pacing tokens.
+ * - Confidentiality (datagram_crypto.ts): the clear outer header carries only the sender's
+ *   random per-process key id and a counter; epochs, packet numbers, node id and frames are
+ *   sealed. Keys are HKDF-derived per key id (and per 2^24 datagrams), the nonce is the
+ *   counter, so nonces never repeat under one key, across restarts too. Keys of key ids not
+ *   seen yet are derived at a bounded rate, so junk cannot buy an HMAC per datagram.
  * - Bounds: send queue (messages and bytes, then `backpressure` and a later `writable`
  *   event), bytes in flight, id window, unreliable queue, reassembly bytes, received ranges,
  *   peers. Receive buffers are reused (Deno allocates 64 KiB per receive otherwise).
@@ -66,5 +72,6 @@ export {
   HmacSha256Authenticator,
   MAC_TAG_BYTES,
 } from "./auth.ts";
+export { AEAD_TAG_BYTES, ClusterKeyring } from "./datagram_crypto.ts";
 export { canonicalAddress, formatAddress, type HostPort, parseAddress } from "./address.ts";
 export { type TransportConfig, transportDefaults, validateTransportConfig } from "../config.ts";

@@ -42,8 +42,11 @@ export interface SessionOutput {
 export interface SessionContext {
   readonly config: Readonly<TransportConfig>;
   readonly nodeIdBytes: Uint8Array;
+  /** This endpoint's key id, in every datagram's clear header. */
+  readonly keyId: Uint8Array;
   readonly writer: DatagramWriter;
-  readonly sign: (body: Uint8Array) => Uint8Array;
+  /** Takes the next counter and seals the datagram in place (endpoint.ts). */
+  readonly seal: (datagram: Uint8Array) => void;
   readonly counters: TransportCounters;
   readonly piggyback: () => PiggybackProvider | null;
   /** Where sessions append their outputs; the endpoint swaps the arrays when they are taken. */
@@ -91,7 +94,7 @@ export class Session {
     );
   }
 
-  /** Frame bytes a fresh datagram offers once header, a full ack and the MAC are counted. */
+  /** Frame bytes a fresh datagram offers once headers, a full ack and the tag are counted. */
   frameSpaceBytes(): number {
     return this.#ctx.config.datagramBytes - this.#ctx.writer.tagBytes - HEADER_FIXED_BYTES -
       this.#ctx.nodeIdBytes.length - ackFrameBytes(this.#ctx.config.ackRangesMax);
@@ -267,7 +270,7 @@ export class Session {
     const ctx = this.#ctx;
     const w = ctx.writer;
     const pn = this.#sender.takePacketNumber();
-    w.begin(ctx.nodeIdBytes, this.localEpoch, this.peerEpoch ?? 0, pn);
+    w.begin(ctx.nodeIdBytes, this.localEpoch, this.peerEpoch ?? 0, pn, ctx.keyId);
     this.#announce = false;
     if (this.#receiver.hasReceived && this.peerEpoch !== undefined) {
       this.#receiver.writeAck(w, this.peerEpoch, nowMs);
@@ -283,7 +286,7 @@ export class Session {
         ctx.counters.piggybacked.inc();
       }
     }
-    const bytes = w.finish(ctx.sign);
+    const bytes = w.finish(ctx.seal);
     this.#sender.onSent(pn, nowMs, bytes.length, chunks, unreliable);
     ctx.out.datagrams.push({ address: this.address, bytes });
   }

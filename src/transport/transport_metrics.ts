@@ -17,6 +17,7 @@ export interface TransportCounters {
   delivered(reliable: boolean): Counter;
   retransmits: { fast: Counter; probe: Counter; timeout: Counter };
   authFailures: Counter;
+  keyDerivationsRefused: Counter;
   decodeErrors: Counter;
   duplicates: Counter;
   staleAcks: Counter;
@@ -64,7 +65,11 @@ export function transportCounters(registry: MetricsRegistry): TransportCounters 
         kind: "timeout",
       }),
     },
-    authFailures: c("auth_failures_total", "Datagrams dropped because their MAC failed"),
+    authFailures: c("auth_failures_total", "Datagrams dropped because they did not open (AEAD)"),
+    keyDerivationsRefused: c(
+      "key_derivations_refused_total",
+      "Datagrams under a key id not seen yet, dropped because key derivations were rate-limited",
+    ),
     decodeErrors: c("decode_errors_total", "Authenticated datagrams that did not parse"),
     duplicates: c("duplicates_suppressed_total", "Reliable messages received again and dropped"),
     staleAcks: c("stale_acks_total", "Ack frames naming an earlier epoch of this node"),

@@ -89,7 +89,8 @@ export interface OutgoingDatagram {
 }
 
 /**
- * Computes and checks the MAC every datagram carries (see auth.ts). Synchronous on purpose:
+ * The MAC of wire version 1 (see auth.ts); datagrams are now sealed with AES-256-GCM instead,
+ * and an `HmacSha256Authenticator` only hands its cluster key to the endpoint. Synchronous:
  * the core runs inside the simulator with no awaits.
  */
 export interface Authenticator {

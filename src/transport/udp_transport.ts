@@ -15,7 +15,6 @@ import { probability, type TransportConfig } from "../config.ts";
 import { type Counter, MetricsRegistry } from "../metrics/registry.ts";
 import { canonicalAddress, formatAddress, type HostPort, parseAddress } from "./address.ts";
 import { bindUdpSocket, type DatagramSocket } from "./datagram_socket.ts";
-import { HmacSha256Authenticator } from "./auth.ts";
 import { Endpoint } from "./endpoint.ts";
 import type {
   Authenticator,
@@ -31,8 +30,9 @@ export interface UdpTransportOptions {
   nodeId: string;
   /** `"host:port"` to bind; port 0 picks a free port. @default "127.0.0.1:0" */
   listen?: string;
-  /** Cluster key (>= 16 bytes); see auth.ts `clusterKeyFrom`. Ignored when `authenticator` is given. */
+  /** Cluster key (>= 16 bytes); see auth.ts `clusterKeyFrom`. */
   clusterKey?: string;
+  /** The older way to hand in the cluster key (an `HmacSha256Authenticator`); see Endpoint. */
   authenticator?: Authenticator;
   config?: Partial<TransportConfig>;
   metrics?: MetricsRegistry;
@@ -85,7 +85,8 @@ export class UdpTransport {
     const rng = options.rng ?? randomRng();
     this.endpoint = new Endpoint({
       nodeId: options.nodeId,
-      authenticator: options.authenticator ?? new HmacSha256Authenticator(options.clusterKey!),
+      ...(options.clusterKey !== undefined ? { clusterKey: options.clusterKey } : {}),
+      ...(options.authenticator !== undefined ? { authenticator: options.authenticator } : {}),
       rng,
       ...(options.epoch !== undefined ? { epoch: options.epoch } : {}),
       ...(options.config !== undefined ? { config: options.config } : {}),

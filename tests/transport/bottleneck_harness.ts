@@ -12,7 +12,8 @@
 import { Sfc32 } from "../../src/lib/rng.ts";
 import type { TransportConfig } from "../../src/config.ts";
 import { SimScheduler, type TimerHandle } from "../../src/sim/scheduler.ts";
-import { Endpoint, HmacSha256Authenticator } from "../../src/transport/mod.ts";
+import { Endpoint } from "../../src/transport/mod.ts";
+import { keyIdFrom } from "./sim_harness.ts";
 
 export interface BottleneckOptions {
   seed: number;
@@ -61,7 +62,8 @@ export class Host {
   ) {
     this.endpoint = new Endpoint({
       nodeId,
-      authenticator: net.auth,
+      clusterKey: KEY,
+      keyId: keyIdFrom(net.rng),
       rng: net.rng.fork(),
       config,
     });
@@ -121,7 +123,6 @@ interface Queue {
 export class BottleneckNet {
   readonly scheduler = new SimScheduler();
   readonly rng: Sfc32;
-  readonly auth = new HmacSha256Authenticator(KEY);
   readonly link: LinkStats = { datagrams: 0, overflowDrops: 0, randomDrops: 0 };
   readonly #o: BottleneckOptions;
   #drainBytesPerMs: number;

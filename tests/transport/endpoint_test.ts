@@ -6,10 +6,19 @@ import {
   type DeliveredMessage,
   Endpoint,
   HmacSha256Authenticator,
-  MAC_TAG_BYTES,
   PIGGYBACK_CHANNEL,
 } from "../../src/transport/mod.ts";
-import { encodeDatagram, type Frame } from "../../src/transport/frame_codec.ts";
+import {
+  type DatagramHeader,
+  encodeDatagram,
+  type Frame,
+} from "../../src/transport/frame_codec.ts";
+import {
+  AEAD_TAG_BYTES,
+  ClusterKeyring,
+  keyGeneration,
+  sealDatagram,
+} from "../../src/transport/datagram_crypto.ts";
 import { ReceivedRanges } from "../../src/transport/received_ranges.ts";
 import { RttEstimator } from "../../src/transport/rtt_estimator.ts";
 
@@ -21,10 +30,32 @@ function endpoint(nodeId: string, epoch: number, config: Partial<TransportConfig
   return new Endpoint({
     nodeId,
     epoch,
-    authenticator: new HmacSha256Authenticator(KEY),
+    clusterKey: KEY,
+    keyId: keyIdOf(epoch),
     rng: new Sfc32(epoch),
     config,
   });
+}
+
+/** A key id made from a number, so tests can forge datagrams "from" an endpoint. */
+function keyIdOf(n: number): Uint8Array {
+  const id = new Uint8Array(16);
+  new DataView(id.buffer).setUint32(0, n, true);
+  id[15] = 0xaa;
+  return id;
+}
+
+const keyring = new ClusterKeyring(KEY);
+
+/** A datagram sealed under the cluster key, as an endpoint with that key id would send it. */
+function sealed(header: Omit<DatagramHeader, "keyId"> & { keyId?: Uint8Array }, frames: Frame[]) {
+  const keyId = header.keyId ?? keyIdOf(header.epoch);
+  return encodeDatagram(
+    { ...header, keyId },
+    frames,
+    AEAD_TAG_BYTES,
+    (d) => sealDatagram(keyring.derive(keyId, keyGeneration(header.counter)), d),
+  );
 }
 
 /** Moves every datagram `from` has built to `to` (unless `drop` says so); returns how many. */
@@ -303,21 +334,17 @@ Deno.test("Endpoint leaves a datagram unacknowledged when it cannot take a relia
 
 Deno.test("Endpoint never delivers a message whose fragments overlap and leave a hole", () => {
   const b = endpoint("b", 2);
-  const auth = new HmacSha256Authenticator(KEY);
-  const sign = (body: Uint8Array) => auth.sign(body);
-  const hello = encodeDatagram(
-    { nodeId: "a", epoch: 1, dstEpoch: 0, packetNumber: 1 },
+  const hello = sealed(
+    { counter: 1, nodeId: "a", epoch: 1, dstEpoch: 0, packetNumber: 1 },
     [
       { type: "unreliable", channel: 0, bytes: new Uint8Array(1) },
     ],
-    MAC_TAG_BYTES,
-    sign,
   );
   b.receive(0, A, hello);
   // 5 + 5 bytes add up to the 10-byte total, but cover only bytes 0..6.
   for (const [pn, offset] of [[2, 0], [3, 2]] as const) {
-    const fragment = encodeDatagram(
-      { nodeId: "a", epoch: 1, dstEpoch: 2, packetNumber: pn },
+    const fragment = sealed(
+      { counter: pn, nodeId: "a", epoch: 1, dstEpoch: 2, packetNumber: pn },
       [
         {
           type: "fragment",
@@ -328,8 +355,6 @@ Deno.test("Endpoint never delivers a message whose fragments overlap and leave a
           bytes: new Uint8Array(5).fill(7),
         },
       ],
-      MAC_TAG_BYTES,
-      sign,
     );
     b.receive(0, A, fragment);
   }
@@ -375,9 +400,8 @@ const hostileFrame: fc.Arbitrary<Frame> = fc.oneof(
 );
 
 Deno.test("Endpoint never throws on authenticated datagrams with arbitrary frames, epochs and numbers", () => {
-  const auth = new HmacSha256Authenticator(KEY);
-  const sign = (body: Uint8Array) => auth.sign(body);
   const datagram = fc.record({
+    counter: fc.oneof(fc.integer({ min: 0, max: 60 }), fc.maxSafeNat()),
     nodeId: fc.constantFrom("a", "z"),
     epoch: fc.constantFrom(1, 1, 1, 5, 7),
     dstEpoch: fc.constantFrom(2, 2, 2, 0, 9),
@@ -391,7 +415,7 @@ Deno.test("Endpoint never throws on authenticated datagrams with arbitrary frame
       for (const [d, send] of steps) {
         // b's own traffic gives acks something to match.
         if (send) b.send(nowMs, A, 1, new Uint8Array(50));
-        b.receive(nowMs, A, encodeDatagram(d, d.frames, MAC_TAG_BYTES, sign));
+        b.receive(nowMs, A, sealed(d, d.frames));
         nowMs += 0.7;
         b.tick(nowMs);
         b.tick(nowMs + 1000);

@@ -62,6 +62,8 @@ const frame: fc.Arbitrary<Frame> = fc.oneof(
 );
 
 const header = fc.record({
+  keyId: fc.uint8Array({ minLength: 16, maxLength: 16 }),
+  counter: u53,
   nodeId: fc.string({ unit: "grapheme", minLength: 1, maxLength: 16 }).filter((s) =>
     new TextEncoder().encode(s).length <= 64
   ),
@@ -85,6 +87,8 @@ Deno.test("decodeDatagram round-trips every header and frame sequence encodeData
       const bytes = encodeDatagram(h, frames, MAC_TAG_BYTES);
       const decoded = decodeDatagram(bytes, MAC_TAG_BYTES);
       ok(decoded.ok, decoded.ok ? "" : decoded.reason);
+      deepStrictEqual([...decoded.value.keyId], [...h.keyId]);
+      equal(decoded.value.counter, h.counter);
       equal(decoded.value.nodeId, h.nodeId);
       equal(decoded.value.epoch, h.epoch);
       equal(decoded.value.dstEpoch, h.dstEpoch);
@@ -135,14 +139,25 @@ Deno.test("decodeDatagram never throws on valid datagrams with bytes flipped, cu
 });
 
 Deno.test("decodeDatagram rejects a bad magic, version, reserved flags and epoch 0", () => {
-  const good = encodeDatagram({ nodeId: "n1", epoch: 5, dstEpoch: 0, packetNumber: 1 }, [], 0);
+  const good = encodeDatagram(
+    {
+      keyId: new Uint8Array(16),
+      counter: 3,
+      nodeId: "n1",
+      epoch: 5,
+      dstEpoch: 0,
+      packetNumber: 1,
+    },
+    [],
+    0,
+  );
   ok(decodeDatagram(good, 0).ok);
   for (
     const [at, value, reason] of [
       [0, 0, "bad magic"],
-      [2, 2, "unsupported version 2"],
+      [2, 1, "unsupported version 1"],
       [3, 1, "reserved flags set"],
-      [4, 0, "epoch 0"],
+      [28, 0, "epoch 0"],
     ] as const
   ) {
     const bad = good.slice();

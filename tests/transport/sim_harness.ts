@@ -10,12 +10,8 @@ import { Sfc32 } from "../../src/lib/rng.ts";
 import type { TransportConfig } from "../../src/config.ts";
 import { SimNetwork, type SimNetworkOptions } from "../../src/sim/network.ts";
 import { SimScheduler, type TimerHandle } from "../../src/sim/scheduler.ts";
-import {
-  type DeliveredMessage,
-  Endpoint,
-  HmacSha256Authenticator,
-  type TransportEvent,
-} from "../../src/transport/mod.ts";
+import type { Rng } from "../../src/lib/rng.ts";
+import { type DeliveredMessage, Endpoint, type TransportEvent } from "../../src/transport/mod.ts";
 
 export const SIM_KEY = "simulated-cluster-key-0123456789";
 
@@ -36,7 +32,8 @@ export class SimNode {
     this.endpoint = new Endpoint({
       nodeId,
       epoch,
-      authenticator: sim.auth,
+      clusterKey: SIM_KEY,
+      keyId: keyIdFrom(sim.rng),
       rng: sim.rng.fork(),
       config,
     });
@@ -76,7 +73,8 @@ export class SimNode {
     this.endpoint = new Endpoint({
       nodeId: this.endpoint.nodeId,
       epoch,
-      authenticator: this.sim.auth,
+      clusterKey: SIM_KEY,
+      keyId: keyIdFrom(this.sim.rng),
       rng: this.sim.rng.fork(),
       config,
     });
@@ -87,7 +85,6 @@ export class TransportSim {
   readonly scheduler = new SimScheduler();
   readonly rng: Sfc32;
   readonly network: SimNetwork<Uint8Array>;
-  readonly auth = new HmacSha256Authenticator(SIM_KEY);
 
   constructor(readonly seed: number, network: SimNetworkOptions) {
     this.rng = new Sfc32(seed);
@@ -97,6 +94,11 @@ export class TransportSim {
   node(address: string, nodeId: string, config: Partial<TransportConfig> = {}): SimNode {
     return new SimNode(this, address, nodeId, this.rng.int(0x1_0000_0000), config);
   }
+}
+
+/** A key id drawn from the simulation's seed, so a run replays to the byte. */
+export function keyIdFrom(rng: Rng): Uint8Array {
+  return Uint8Array.from({ length: 16 }, () => rng.int(256));
 }
 
 /** A message body whose content is a function of `id`, so corruption is detectable. */

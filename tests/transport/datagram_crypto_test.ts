@@ -1,0 +1,157 @@
+import { deepStrictEqual, equal, notDeepStrictEqual, ok } from "node:assert/strict";
+import fc from "fast-check";
+import { Sfc32 } from "../../src/lib/rng.ts";
+import {
+  AEAD_TAG_BYTES,
+  ClusterKeyring,
+  KEY_GENERATION_DATAGRAMS,
+  keyGeneration,
+  openDatagram,
+  sealDatagram,
+} from "../../src/transport/datagram_crypto.ts";
+import {
+  decodeDatagram,
+  encodeDatagram,
+  OUTER_HEADER_BYTES,
+  readOuterHeader,
+} from "../../src/transport/frame_codec.ts";
+import { Endpoint } from "../../src/transport/mod.ts";
+
+const KEY = "datagram-crypto-test-key-0123456789";
+const keyring = new ClusterKeyring(KEY);
+const KEY_ID = Uint8Array.from({ length: 16 }, (_, i) => i * 7);
+const SECRET = new TextEncoder().encode("whsec_the-signing-secret-of-a-job");
+
+function datagram(counter: number): Uint8Array {
+  return encodeDatagram(
+    { keyId: KEY_ID, counter, nodeId: "n1", epoch: 5, dstEpoch: 9, packetNumber: 3 },
+    [{ type: "message", channel: 1, msgId: 0, bytes: SECRET }],
+    AEAD_TAG_BYTES,
+    (d) => sealDatagram(keyring.derive(KEY_ID, keyGeneration(counter)), d),
+  );
+}
+
+function contains(haystack: Uint8Array, needle: Uint8Array): boolean {
+  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
+    return true;
+  }
+  return false;
+}
+
+Deno.test("a sealed datagram hides its payload and opens back to it under the same key only", () => {
+  const sealed = datagram(42);
+  equal(contains(sealed, SECRET), false, "the payload is not readable on the wire");
+  const opened = openDatagram(keyring.derive(KEY_ID, 0), sealed);
+  ok(opened !== undefined);
+  const decoded = decodeDatagram(opened, 0);
+  ok(decoded.ok);
+  equal(decoded.value.counter, 42);
+  const frame = decoded.value.frames[0];
+  ok(frame?.type === "message");
+  deepStrictEqual([...frame.bytes], [...SECRET]);
+  const other = new ClusterKeyring("another-cluster-key-0123456789");
+  equal(openDatagram(other.derive(KEY_ID, 0), sealed), undefined, "another cluster's key");
+  const otherId = KEY_ID.slice();
+  otherId[0]! ^= 1;
+  equal(openDatagram(keyring.derive(otherId, 0), sealed), undefined, "another sender's key");
+});
+
+Deno.test("a sealed datagram with any byte changed, the clear header included, does not open", () => {
+  const sealed = datagram(7);
+  const key = keyring.derive(KEY_ID, 0);
+  for (let at = 0; at < sealed.length; at++) {
+    const changed = sealed.slice();
+    changed[at]! ^= 0x10;
+    equal(openDatagram(key, changed), undefined, `byte ${at} changed`);
+  }
+});
+
+Deno.test("openDatagram never throws on arbitrary bytes", () => {
+  const key = keyring.derive(KEY_ID, 0);
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+      equal(openDatagram(key, bytes), undefined);
+      const outer = readOuterHeader(bytes, AEAD_TAG_BYTES);
+      ok(typeof outer.ok === "boolean");
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+Deno.test("the same payload sealed under two counters gives two ciphertexts; generations change the key", () => {
+  const a = datagram(1);
+  const b = datagram(2);
+  notDeepStrictEqual(
+    [...a.subarray(OUTER_HEADER_BYTES)],
+    [...b.subarray(OUTER_HEADER_BYTES)],
+  );
+  equal(keyGeneration(KEY_GENERATION_DATAGRAMS - 1), 0);
+  equal(keyGeneration(KEY_GENERATION_DATAGRAMS), 1);
+  notDeepStrictEqual([...keyring.derive(KEY_ID, 0)], [...keyring.derive(KEY_ID, 1)]);
+  const late = datagram(KEY_GENERATION_DATAGRAMS + 5);
+  equal(openDatagram(keyring.derive(KEY_ID, 0), late), undefined);
+  ok(openDatagram(keyring.derive(KEY_ID, 1), late) !== undefined);
+});
+
+Deno.test("an endpoint never repeats a nonce: one counter across all its peers, and a new key id per endpoint", () => {
+  const make = () => new Endpoint({ nodeId: "a", clusterKey: KEY, rng: new Sfc32(1), epoch: 1 });
+  const a = make();
+  const seen = new Set<number>();
+  let last = -1;
+  for (let round = 0; round < 20; round++) {
+    for (const peer of ["10.0.0.2:1", "10.0.0.3:1", "10.0.0.4:1"]) {
+      a.send(round, peer, 1, new Uint8Array(2000));
+      a.sendUnreliable(round, peer, 2, new Uint8Array(10));
+    }
+    a.tick(round);
+    for (const d of a.takeDatagrams()) {
+      const outer = readOuterHeader(d.bytes, AEAD_TAG_BYTES);
+      ok(outer.ok);
+      ok(!seen.has(outer.value.counter), `counter ${outer.value.counter} twice`);
+      ok(outer.value.counter > last, "counters rise in send order");
+      seen.add(outer.value.counter);
+      last = outer.value.counter;
+    }
+  }
+  ok(seen.size > 60);
+  // Two incarnations with the same seed and epoch still seal under different key ids.
+  const b = make();
+  a.sendUnreliable(100, "10.0.0.2:1", 1, new Uint8Array(1));
+  b.sendUnreliable(100, "10.0.0.2:1", 1, new Uint8Array(1));
+  a.tick(100);
+  b.tick(100);
+  const idOf = (e: Endpoint) => {
+    const outer = readOuterHeader(e.takeDatagrams()[0]!.bytes, AEAD_TAG_BYTES);
+    ok(outer.ok);
+    return [...outer.value.keyId];
+  };
+  notDeepStrictEqual(idOf(a), idOf(b));
+});
+
+Deno.test("an endpoint derives keys for unknown key ids at a bounded rate, whatever arrives", () => {
+  const b = new Endpoint({
+    nodeId: "b",
+    clusterKey: KEY,
+    rng: new Sfc32(2),
+    config: { keyDerivationsPerSecondMax: 50 },
+  });
+  const rng = new Sfc32(3);
+  // 5,000 well-formed datagrams under random key ids, in one second.
+  for (let i = 0; i < 5000; i++) {
+    const keyId = Uint8Array.from({ length: 16 }, () => rng.int(256));
+    const junk = encodeDatagram(
+      { keyId, counter: i, nodeId: "x", epoch: 1, dstEpoch: 0, packetNumber: 1 },
+      [{ type: "unreliable", channel: 1, bytes: new Uint8Array(8) }],
+      AEAD_TAG_BYTES,
+    );
+    b.receive(i / 5, "10.9.9.9:1", junk);
+  }
+  const s = b.metrics.snapshot();
+  const tried = s["hookd_transport_auth_failures_total"] as number;
+  const refused = s["hookd_transport_key_derivations_refused_total"] as number;
+  ok(tried <= 50 + 50 + 1, `${tried} keys derived in one second`);
+  equal(tried + refused, 5000);
+  equal(b.takeMessages().length, 0);
+  equal(b.peers().length, 0, "no state for datagrams that did not authenticate");
+});
