@@ -175,6 +175,8 @@ export const clusterCommand: LeafCommand = {
         data: cluster.dataRoot,
         data_kept: dataRoot !== undefined,
         ...(sink !== undefined ? { sink: sink.url + SINK_PATH } : {}),
+        // Every node serves the dashboard at its API URL; the first one is as good as any.
+        dashboard: `${api[ids[0]!]}/`,
         submit_command: commands.submit,
         status_command: commands.status,
       });
@@ -404,7 +406,11 @@ function readyBlock(
       `  sink  ${sink.url}${SINK_PATH}   (a receiver that verifies every signature with the secret below)`,
     );
   }
-  // The dashboard's URL line goes here, once the dashboard exists.
+  const first = specs[0];
+  if (first !== undefined) {
+    const url = `${api[first.id]}/`;
+    lines.push(`  dashboard  ${url}   (open it in a browser; every node serves its own)`);
+  }
   lines.push(
     `  data  ${dataDir}   (${dataKept ? "kept after stop" : "temporary: removed on stop"})`,
     "",

@@ -27,6 +27,7 @@ import {
   describeAnswer,
   EXIT_UNAVAILABLE,
   isUnavailable,
+  NODE_ENV,
 } from "./api_client.ts";
 import { decodeJobJson } from "./job_follow.ts";
 import { realRuntime } from "../lib/runtime.ts";
@@ -44,6 +45,12 @@ const spec: CommandSpec = {
   positionals: "[JOB_ID]",
   flags: {
     ...apiClientFlags,
+    node: {
+      ...apiClientFlags.node!,
+      help: "A node's API base URL; repeat or comma-separate: the cluster view comes from the " +
+        "first that answers, the figures from every one listed (list them all) " +
+        `(else $${NODE_ENV})`,
+    },
     window: {
       type: "string",
       valueName: "S",

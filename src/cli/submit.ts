@@ -41,7 +41,7 @@ import {
 } from "./api_client.ts";
 import { decodeJobJson, followJob, type JobJson, type JobRead } from "./job_follow.ts";
 import { describeAttempt, describeFinal, describeProgress, formatDuration } from "./render.ts";
-import { apiDefaults } from "../config.ts";
+import { apiDefaults, deliveryDefaults, jobsDefaults } from "../config.ts";
 import { realRuntime } from "../lib/runtime.ts";
 
 /** Where `--secret` is read from when the flag is absent. */
@@ -79,12 +79,14 @@ const spec: CommandSpec = {
     "max-attempts": {
       type: "string",
       valueName: "N",
-      help: "Attempts before the job is dead-lettered (default: the node's, 7)",
+      help:
+        `Attempts before the job is dead-lettered (default: the node's, ${jobsDefaults.maxAttemptsDefault})`,
     },
     "timeout-ms": {
       type: "string",
       valueName: "MS",
-      help: "Per-attempt timeout (default: the node's, 15000)",
+      help:
+        `Per-attempt timeout, at most ${deliveryDefaults.attemptTimeoutMaxMs} (default: the node's, ${deliveryDefaults.attemptTimeoutMs})`,
     },
     wait: { type: "boolean", help: "Follow the job until delivered (exit 0) or dead (exit 1)" },
     "wait-timeout": {

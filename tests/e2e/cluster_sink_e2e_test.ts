@@ -66,13 +66,17 @@ Deno.test({
       }
 
       // Run it through a shell, from where the user typed `hookd cluster`.
-      const shell = await new Deno.Command("sh", {
+      const submitting = new Deno.Command("sh", {
         args: ["-c", submit],
         cwd: Deno.env.get("INIT_CWD") ?? PROJECT_ROOT,
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
-      }).output();
+      }).spawn();
+      // `sh -c` runs the command in the shell's own process, so this reaches hookd itself.
+      const shellGuard = setTimeout(() => submitting.kill("SIGKILL"), 60_000);
+      const shell = await submitting.output();
+      clearTimeout(shellGuard);
       const out = new TextDecoder().decode(shell.stdout).trim().split("\n");
       const err = new TextDecoder().decode(shell.stderr);
       assertEquals(shell.code, 0, `${submit}\n${err}`);
