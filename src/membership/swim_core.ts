@@ -609,9 +609,12 @@ export class SwimCore implements MembershipView {
 
   #reap(now: number): void {
     for (const m of [...this.#members.values()]) {
+      // The same sum `#memberWake` asks to be woken at: `now - stateChangeMs` can round a hair
+      // below deadReapMs at exactly that time, and the timer re-fired at the same instant
+      // forever (a livelock in virtual time, found by the whole-cluster simulation).
       if (
         (m.state === "dead" || m.state === "left") &&
-        now - m.stateChangeMs >= this.config.deadReapMs
+        now >= m.stateChangeMs + this.config.deadReapMs
       ) {
         this.#members.delete(m.nodeId);
         this.#touch();
