@@ -3,6 +3,10 @@
  * to every POST, counts receipts and duplicates by `webhook-id`, measures latency from the
  * `hookd-submitted-at` header (epoch ms) when a job carries one, optionally verifies
  * signatures with the `standardwebhooks` package, and serves its figures on GET /stats.
+ * POST /receipts `{"ids":[…]}` answers, for each id, when it first arrived (epoch ms, the
+ * `performance.timeOrigin + performance.now()` clock) and how many duplicates followed, or
+ * null: the sweeps join it with what their generator had acknowledged to find lost jobs and
+ * per-step latencies.
  *
  * Owns its server and counters. Bounded: ids remembered for duplicate detection are capped
  * (`idsMax`); past it the set is cleared and `ids_reset` counts how often, so duplicates
@@ -24,6 +28,17 @@ export interface SinkOptions {
   /** Largest request body read, bytes (4x hookd's largest payload). @default 1_048_576 */
   bodyBytesMax?: number;
 }
+
+/** One id's receipt, as POST /receipts answers it. */
+export interface SinkReceipt {
+  /** First arrival, epoch ms. */
+  at: number;
+  /** Arrivals after the first. */
+  duplicates: number;
+}
+
+/** Most ids one POST /receipts may ask about. */
+export const RECEIPT_IDS_PER_REQUEST_MAX = 100_000;
 
 export interface SinkStats {
   received: number;
@@ -50,7 +65,9 @@ const SUBMITTED_AT_HEADER = "hookd-submitted-at";
 export function startSink(options: SinkOptions): Promise<Sink> {
   const idsMax = options.idsMax ?? 5_000_000;
   const verifier = options.secret !== undefined ? new Webhook(options.secret) : undefined;
-  let ids = new Set<string>();
+  // id → first arrival (epoch ms); duplicates per id only for the few that have any.
+  let ids = new Map<string, number>();
+  let duplicatesById = new Map<string, number>();
   const counts = {
     received: 0,
     unique: 0,
@@ -70,6 +87,9 @@ export function startSink(options: SinkOptions): Promise<Sink> {
   const handler = async (request: Request): Promise<Response> => {
     if (request.method === "GET" && new URL(request.url).pathname === "/stats") {
       return Response.json(stats());
+    }
+    if (request.method === "POST" && new URL(request.url).pathname === "/receipts") {
+      return await receipts(request);
     }
     if (request.method !== "POST") return new Response("POST only\n", { status: 405 });
     const body = await readBody(request, bodyBytesMax);
@@ -93,12 +113,14 @@ export function startSink(options: SinkOptions): Promise<Sink> {
       counts.missing_id++;
     } else if (ids.has(id)) {
       counts.duplicates++;
+      duplicatesById.set(id, (duplicatesById.get(id) ?? 0) + 1);
     } else {
       if (ids.size >= idsMax) {
-        ids = new Set();
+        ids = new Map();
+        duplicatesById = new Map();
         counts.ids_reset++;
       }
-      ids.add(id);
+      ids.set(id, nowMs);
       counts.unique++;
     }
     const submitted = request.headers.get(SUBMITTED_AT_HEADER);
@@ -107,6 +129,29 @@ export function startSink(options: SinkOptions): Promise<Sink> {
       if (Number.isFinite(submittedMs)) latency.record(Math.max(0, nowMs - submittedMs));
     }
     return new Response(null, { status: 204 });
+  };
+
+  const receipts = async (request: Request): Promise<Response> => {
+    let asked: unknown;
+    try {
+      asked = (await request.json() as { ids?: unknown }).ids;
+    } catch {
+      return new Response("body must be JSON\n", { status: 400 });
+    }
+    if (
+      !Array.isArray(asked) || asked.length > RECEIPT_IDS_PER_REQUEST_MAX ||
+      !asked.every((id) => typeof id === "string")
+    ) {
+      return new Response(
+        `ids must be an array of at most ${RECEIPT_IDS_PER_REQUEST_MAX} strings\n`,
+        { status: 400 },
+      );
+    }
+    const out: Array<SinkReceipt | null> = (asked as string[]).map((id) => {
+      const at = ids.get(id);
+      return at === undefined ? null : { at, duplicates: duplicatesById.get(id) ?? 0 };
+    });
+    return Response.json({ receipts: out, ids_reset: counts.ids_reset });
   };
 
   return new Promise((resolve) => {

@@ -23,6 +23,11 @@ export interface LeafCommand {
 export interface GroupCommand {
   spec: Pick<CommandSpec, "name" | "summary">;
   subcommands: readonly Command[];
+  /**
+   * Run when the group is given a flag instead of a subcommand name (`hookd bench --rates …`
+   * runs the sweep). `--help` still lists the subcommands.
+   */
+  flagsCommand?: LeafCommand;
 }
 
 export type Command = LeafCommand | GroupCommand;
@@ -48,16 +53,25 @@ export async function dispatch(
     console.error(`${prefix}: unknown command ${JSON.stringify(name)} (see '${prefix} --help')`);
     return EXIT_USAGE;
   }
+  let leaf: LeafCommand;
   if ("subcommands" in command) {
-    return await dispatch(`${prefix} ${name}`, command.spec.summary, command.subcommands, rest);
+    const first = rest[0];
+    const flag = first !== undefined && first.startsWith("-") && first !== "-h" &&
+      first !== "--help";
+    if (!flag || command.flagsCommand === undefined) {
+      return await dispatch(`${prefix} ${name}`, command.spec.summary, command.subcommands, rest);
+    }
+    leaf = command.flagsCommand;
+  } else {
+    leaf = command;
   }
   try {
-    const parsed = parseCommandArgs(command.spec, rest);
+    const parsed = parseCommandArgs(leaf.spec, rest);
     if (parsed.help) {
-      console.log(renderHelp(command.spec));
+      console.log(renderHelp(leaf.spec));
       return EXIT_OK;
     }
-    return await command.run(parsed);
+    return await leaf.run(parsed);
   } catch (error) {
     if (error instanceof UsageError) {
       // Every usage error names its command, whichever layer raised it.

@@ -1,0 +1,296 @@
+/**
+ * What the cluster benches share (`bench replication`, the rate and loss sweeps): node
+ * processes on loopback with fresh data directories, the generator process, Prometheus
+ * scrapes of every node, CPU time of every process, and the counters a run is judged by.
+ *
+ * Owns process plumbing and measurement only; each harness owns its phases and verdicts.
+ * Processes are started through `LocalCluster`/`hookdCommand`, so a bench works both compiled
+ * and under `deno run`. CPU time comes from /proc/<pid>/stat (utime + stime, read with `cat`:
+ * Deno 2 lets a program read another process's /proc files only under --allow-all, and the
+ * hookd task grants --allow-run).
+ */
+
+import { hookdCommand } from "../cli/self_command.ts";
+import {
+  freeUdpPortRange,
+  LocalCluster,
+  localNodeSpecs,
+  waitUntil,
+} from "../cluster/local_cluster.ts";
+import { readLines } from "../lib/lines.ts";
+import type { GeneratorCommand, ProgressLine, StepReport } from "./load_generator.ts";
+
+/** Prometheus samples of one scrape: `name{labels}` (as rendered) → value. */
+export type Samples = Map<string, number>;
+
+export interface BenchNodes {
+  readonly cluster: LocalCluster;
+  /** UDP addresses, n1…nN. */
+  readonly addresses: string[];
+  /** HTTP API base URLs, n1…nN. */
+  readonly httpUrls: string[];
+  readonly ids: string[];
+  readonly dataRoot: string;
+  /** Nodes that exited without being asked to, with their status. */
+  readonly unexpectedExits: string[];
+}
+
+export interface StartNodesOptions {
+  readonly nodes: number;
+  readonly clusterKey: string;
+  /** Extra `hookd node` flags for every node. */
+  readonly extraArgs: readonly string[];
+  /** Where the data directories go (kept: the harness reads and removes them). */
+  readonly dataRoot: string;
+  readonly log: (line: string) => void;
+  /** Longest the nodes may take to listen and report ready. @default 60_000 */
+  readonly readyLimitMs?: number;
+}
+
+/** Starts N nodes, waits until each listens and answers /readyz with 200. */
+export async function startBenchNodes(options: StartNodesOptions): Promise<BenchNodes> {
+  const specs = localNodeSpecs(options.nodes, "127.0.0.1", freeUdpPortRange(options.nodes));
+  const unexpectedExits: string[] = [];
+  const cluster = new LocalCluster({
+    nodes: specs,
+    clusterKey: options.clusterKey,
+    dataRoot: options.dataRoot,
+    extraArgs: () => [...options.extraArgs],
+    onStderr: (id, line) => options.log(`[${id}] ${line}`),
+    onUnexpectedExit: (id, status) => {
+      unexpectedExits.push(`${id} exited with code ${status.code} signal ${status.signal}`);
+      options.log(`node ${id} exited unexpectedly (code ${status.code})`);
+    },
+  });
+  cluster.startAll();
+  const limitMs = options.readyLimitMs ?? 60_000;
+  const listening = await waitUntil(() => cluster.httpUrls.size === specs.length, limitMs);
+  if (!listening) {
+    await cluster.stopAll();
+    throw new Error(`only ${cluster.httpUrls.size} of ${specs.length} nodes listened`);
+  }
+  const httpUrls = specs.map((s) => cluster.httpUrls.get(s.id)!);
+  const deadline = performance.now() + limitMs;
+  for (const url of httpUrls) {
+    for (;;) {
+      const ready = await fetch(`${url}/readyz`).then(
+        async (r) => (await r.body?.cancel(), r.status === 200),
+        () => false,
+      );
+      if (ready) break;
+      if (performance.now() > deadline) {
+        await cluster.stopAll();
+        throw new Error(`node ${url} was not ready within ${limitMs} ms`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return {
+    cluster,
+    addresses: specs.map((s) => s.address),
+    httpUrls,
+    ids: specs.map((s) => s.id),
+    dataRoot: options.dataRoot,
+    unexpectedExits,
+  };
+}
+
+/** Parses Prometheus text into samples; lines that are not samples are skipped. */
+export function parsePrometheus(text: string): Samples {
+  const out: Samples = new Map();
+  for (const line of text.split("\n")) {
+    if (line === "" || line.startsWith("#")) continue;
+    const space = line.lastIndexOf(" ");
+    if (space < 0) continue;
+    const value = Number(line.slice(space + 1));
+    if (Number.isFinite(value)) out.set(line.slice(0, space), value);
+  }
+  return out;
+}
+
+/** One scrape of every node's /metrics (a node that does not answer gives no samples). */
+export async function scrapeAll(httpUrls: readonly string[]): Promise<Samples[]> {
+  return await Promise.all(httpUrls.map(async (url) => {
+    try {
+      const response = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) });
+      return parsePrometheus(await response.text());
+    } catch {
+      return new Map();
+    }
+  }));
+}
+
+/** The sum over every node of samples named `name` whose labels include every `labels` pair. */
+export function total(
+  scrape: readonly Samples[],
+  name: string,
+  labels: Record<string, string> = {},
+): number {
+  let sum = 0;
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const samples of scrape) {
+    for (const [key, value] of samples) {
+      const brace = key.indexOf("{");
+      const metric = brace < 0 ? key : key.slice(0, brace);
+      if (metric !== name) continue;
+      if (wanted.every((pair) => key.includes(pair))) sum += value;
+    }
+  }
+  return sum;
+}
+
+/** The cluster-wide counters every bench divides by its jobs. */
+export interface ClusterCounters {
+  fsyncs: number;
+  walAppends: number;
+  datagramsOut: number;
+  datagramsIn: number;
+  retransmits: number;
+  dropsInjected: number;
+}
+
+export function clusterCounters(scrape: readonly Samples[]): ClusterCounters {
+  return {
+    fsyncs: total(scrape, "hookd_wal_fsyncs_total"),
+    walAppends: total(scrape, "hookd_wal_appends_total"),
+    datagramsOut: total(scrape, "hookd_transport_datagrams_total", { direction: "out" }),
+    datagramsIn: total(scrape, "hookd_transport_datagrams_total", { direction: "in" }),
+    retransmits: total(scrape, "hookd_transport_retransmits_total"),
+    dropsInjected: total(scrape, "hookd_transport_drops_injected_total"),
+  };
+}
+
+export function counterDelta(before: ClusterCounters, after: ClusterCounters): ClusterCounters {
+  return {
+    fsyncs: after.fsyncs - before.fsyncs,
+    walAppends: after.walAppends - before.walAppends,
+    datagramsOut: after.datagramsOut - before.datagramsOut,
+    datagramsIn: after.datagramsIn - before.datagramsIn,
+    retransmits: after.retransmits - before.retransmits,
+    dropsInjected: after.dropsInjected - before.dropsInjected,
+  };
+}
+
+const CLOCK_TICKS_PER_S = 100;
+
+/**
+ * User + system CPU of each process, ms (utime + stime from /proc/<pid>/stat, in clock ticks
+ * of 10 ms). A process that is gone reads as undefined.
+ */
+export async function cpuMsOf(pids: readonly number[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (pids.length === 0) return out;
+  const result = await new Deno.Command("cat", {
+    args: pids.map((p) => `/proc/${p}/stat`),
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  for (const line of new TextDecoder().decode(result.stdout).split("\n")) {
+    // The command name is in parentheses and may hold spaces: split after the last ")".
+    const close = line.lastIndexOf(")");
+    if (close < 0) continue;
+    const pid = Number(line.slice(0, line.indexOf(" ")));
+    const fields = line.slice(close + 2).split(" ");
+    // Fields after the name start at field 3 (state); utime and stime are fields 14 and 15.
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    if (Number.isFinite(utime) && Number.isFinite(stime)) {
+      out.set(pid, ((utime + stime) * 1000) / CLOCK_TICKS_PER_S);
+    }
+  }
+  return out;
+}
+
+/** The load generator process and its command channel. */
+export class GeneratorProcess {
+  readonly #child: Deno.ChildProcess;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #lines: AsyncGenerator<string, void, undefined>;
+  readonly #stderr: Promise<void>;
+
+  private constructor(child: Deno.ChildProcess, log: (line: string) => void) {
+    this.#child = child;
+    this.#writer = child.stdin.getWriter();
+    this.#lines = readLines(child.stdout);
+    this.#stderr = (async () => {
+      for await (const line of readLines(child.stderr)) if (line !== "") log(`[generator] ${line}`);
+    })();
+  }
+
+  /** Starts `hookd bench generator <args>`. */
+  static start(
+    args: readonly string[],
+    env: Record<string, string>,
+    log: (line: string) => void,
+  ): GeneratorProcess {
+    const child = hookdCommand(["bench", "generator", ...args], { stdin: "piped", env }).spawn();
+    return new GeneratorProcess(child, log);
+  }
+
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  /** Runs one step; `onProgress` sees each progress line. Throws if the generator died. */
+  async run(
+    command: Exclude<GeneratorCommand, { op: "exit" }>,
+    onProgress: (line: ProgressLine) => void,
+  ): Promise<StepReport> {
+    await this.#writer.write(new TextEncoder().encode(JSON.stringify(command) + "\n"));
+    for (;;) {
+      const next = await this.#lines.next();
+      if (next.done) throw new Error("the generator exited in the middle of a step");
+      if (next.value === "") continue;
+      const line = JSON.parse(next.value) as ProgressLine | StepReport;
+      if (line.op === "progress") onProgress(line);
+      else return line;
+    }
+  }
+
+  /** Asks it to exit and waits (SIGKILL after `graceMs`). */
+  async close(graceMs = 5_000): Promise<void> {
+    try {
+      await this.#writer.write(new TextEncoder().encode(JSON.stringify({ op: "exit" }) + "\n"));
+      await this.#writer.close();
+    } catch {
+      // Already gone.
+    }
+    const timer = setTimeout(() => {
+      try {
+        this.#child.kill("SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }, graceMs);
+    try {
+      for await (const _ of this.#lines) { /* drain */ }
+      await this.#stderr;
+      await this.#child.status;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Reads a generator ids file: accepted id → [scheduled, acknowledged] wall ms. */
+export async function readIdsFile(path: string): Promise<Array<[string, number, number]>> {
+  const text = await Deno.readTextFile(path);
+  const out: Array<[string, number, number]> = [];
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    const [id, scheduled, acked] = line.split("\t");
+    out.push([id!, Number(scheduled), Number(acked)]);
+  }
+  return out;
+}
+
+/** `uptime`'s load averages (1, 5, 15 min), to say how busy the machine was. */
+export async function loadAverage(): Promise<number[]> {
+  try {
+    const text = await new Deno.Command("cat", { args: ["/proc/loadavg"], stdout: "piped" })
+      .output();
+    return new TextDecoder().decode(text.stdout).split(" ").slice(0, 3).map(Number);
+  } catch {
+    return [];
+  }
+}

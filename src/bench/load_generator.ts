@@ -1,0 +1,449 @@
+/**
+ * `hookd bench generator`: the load-generator process the sweeps and `bench replication`
+ * start (never the harness itself, so the harness's own work is not in the figures). It
+ * submits jobs to every node — over HTTP (`POST /v1/jobs`) or over hookd's transport as a
+ * UDP client (src/jobs/udp_client.ts) — spread round-robin, and answers its harness's
+ * commands, one JSON line each way (commands on stdin, results and progress on stdout):
+ *
+ * - `{"op":"open","step":S,"rate":R,"seconds":T}`: open loop. Submit i is scheduled at
+ *   start + i/R by the clock and latency runs from that scheduled time (no coordinated
+ *   omission: a generator or node that falls behind shows up as latency). At most
+ *   `--in-flight` submits wait for answers; a due submit past that waits its turn (its wait
+ *   counts in its latency), and one still unsent when the step's time is up was never
+ *   offered: `offered` is what was really sent.
+ * - `{"op":"max","step":S,"seconds":T,"outstanding":N}`: closed loop at the maximum rate,
+ *   keeping N submits outstanding.
+ * - `{"op":"exit"}`.
+ *
+ * After a step every submit has its answer (or timed out), its accepted ids go to
+ * `<ids-dir>/<step>.tsv` (`id`, scheduled and acknowledged wall-clock ms), and one
+ * `{"op":"done",…}` line reports the counts and the submit→ack latency. Every second of a
+ * step a `{"op":"progress",…}` line reports counts so far. Times are wall-clock epoch ms from
+ * `performance.timeOrigin + performance.now()`, the clock the sink stamps receipts with.
+ *
+ * Owns the submit loop and its bookkeeping; the harnesses (replication_bench.ts, sweep.ts)
+ * own the nodes, the sink and every verdict.
+ */
+
+import { type CommandSpec, listFlag, numberFlag, stringFlag, UsageError } from "../cli/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+import { readLines } from "../lib/lines.ts";
+import { round } from "../lib/round.ts";
+import { Histogram } from "../metrics/histogram.ts";
+import { UdpJobsClient } from "../jobs/udp_client.ts";
+import type { SubmitRequest } from "../jobs/service.ts";
+import { CLUSTER_KEY_ENV, clusterKeyFrom } from "../transport/mod.ts";
+import process from "node:process";
+import type { TransportConfig } from "../config.ts";
+
+/** Refusal codes that mean "503, come back later" (the API's unavailable codes). */
+const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
+  "no_quorum",
+  "overloaded",
+  "not_ready",
+  "storage_failed",
+  "shutting_down",
+]);
+
+/** How one submit ended, as the generator counts it. */
+export type SubmitResult =
+  | { readonly kind: "accepted"; readonly id: string }
+  /** A 503 (or its UDP equivalent): the cluster said no, early and clearly. */
+  | { readonly kind: "rejected"; readonly code: string }
+  /** Anything else: a timeout, a connection error, an unexpected status. */
+  | { readonly kind: "error"; readonly code: string };
+
+/** A way to submit one job to target `index` (a node). */
+export interface Submitter {
+  readonly targets: number;
+  submit(index: number, request: SubmitRequest): Promise<SubmitResult>;
+  close(): Promise<void>;
+}
+
+export type GeneratorCommand =
+  | { readonly op: "open"; readonly step: string; readonly rate: number; readonly seconds: number }
+  | {
+    readonly op: "max";
+    readonly step: string;
+    readonly seconds: number;
+    readonly outstanding: number;
+  }
+  | { readonly op: "exit" };
+
+/** What one step did, as its `done` line says. */
+export interface StepReport {
+  readonly op: "done";
+  readonly step: string;
+  /** Submits the step was asked for (rate × seconds; 0 for a closed-loop step). */
+  readonly asked: number;
+  /** Submits really sent. */
+  readonly offered: number;
+  readonly accepted: number;
+  readonly rejected: number;
+  readonly errors: number;
+  /** Non-accepted outcomes by code. */
+  readonly codes: Record<string, number>;
+  /** From the step's start to its last send, s. */
+  readonly send_seconds: number;
+  /** From the step's start until the last answer came, s. */
+  readonly seconds: number;
+  /** Accepted submits per second of the send window. */
+  readonly accepted_per_s: number | null;
+  /** Submit (scheduled time) → acknowledgement, ms. */
+  readonly ack_p50_ms: number | null;
+  readonly ack_p90_ms: number | null;
+  readonly ack_p99_ms: number | null;
+  readonly ack_max_ms: number | null;
+  /** Submits sent more than 1 ms after their scheduled time (the in-flight bound held them). */
+  readonly sent_late: number;
+  readonly ids_file: string;
+  /** User + system CPU of this process over the step, ms. */
+  readonly cpu_ms: number;
+}
+
+export interface ProgressLine {
+  readonly op: "progress";
+  readonly step: string;
+  readonly elapsed_s: number;
+  readonly offered: number;
+  readonly accepted: number;
+  readonly rejected: number;
+  readonly errors: number;
+}
+
+const spec: CommandSpec = {
+  name: "bench generator",
+  summary: "Internal: the load-generator process of the sweeps and bench replication",
+  flags: {
+    via: { type: "string", help: "http or udp", valueName: "HOW", default: "http" },
+    targets: {
+      type: "string",
+      help: "Nodes: HTTP base URLs (--via http) or UDP host:port (--via udp), comma-separated",
+      valueName: "A,B",
+      multiple: true,
+    },
+    "job-url": { type: "string", help: "Where the jobs are to be delivered", valueName: "URL" },
+    "payload-bytes": {
+      type: "string",
+      help: "Bytes of each job's JSON payload",
+      valueName: "N",
+      default: "128",
+    },
+    "in-flight": {
+      type: "string",
+      help: "Most open-loop submits waiting for answers at once",
+      valueName: "N",
+      default: "2048",
+    },
+    "ids-dir": { type: "string", help: "Where each step's accepted ids go", valueName: "DIR" },
+    "cluster-key": {
+      type: "string",
+      help: `For --via udp; else $${CLUSTER_KEY_ENV}`,
+      valueName: "KEY",
+    },
+    "datagram-bytes": {
+      type: "string",
+      help: "For --via udp: largest datagram the client's transport builds",
+      valueName: "N",
+    },
+    "request-timeout-ms": {
+      type: "string",
+      help: "A submit with no answer after this long is an error",
+      valueName: "MS",
+      default: "5000",
+    },
+  },
+};
+
+const wallNow = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export const generatorCommand: LeafCommand = {
+  spec,
+  async run(args) {
+    const via = stringFlag(args.values, "via") ?? "http";
+    if (via !== "http" && via !== "udp") {
+      throw new UsageError(`--via must be http or udp, got ${via}`);
+    }
+    const targets = listFlag(args.values, "targets");
+    if (targets.length === 0) throw new UsageError("--targets is required");
+    const jobUrl = stringFlag(args.values, "job-url");
+    if (jobUrl === undefined) throw new UsageError("--job-url is required");
+    const idsDir = stringFlag(args.values, "ids-dir");
+    if (idsDir === undefined) throw new UsageError("--ids-dir is required");
+    const payloadBytes = numberFlag(args.values, "payload-bytes", 128, {
+      min: 16,
+      max: 1_000_000,
+      integer: true,
+    });
+    const inFlightMax = numberFlag(args.values, "in-flight", 2048, {
+      min: 1,
+      max: 1_000_000,
+      integer: true,
+    });
+    const timeoutMs = numberFlag(args.values, "request-timeout-ms", 5000, {
+      min: 10,
+      max: 600_000,
+    });
+    let submitter: Submitter;
+    if (via === "http") {
+      submitter = new HttpSubmitter(targets, timeoutMs);
+    } else {
+      const clusterKey = clusterKeyFrom(
+        stringFlag(args.values, "cluster-key"),
+        (n) => Deno.env.get(n),
+      );
+      if (clusterKey === undefined) throw new UsageError(`--via udp needs a cluster key`);
+      const datagram = stringFlag(args.values, "datagram-bytes");
+      submitter = new UdpSubmitter(targets, clusterKey, timeoutMs, {
+        ...(datagram !== undefined
+          ? {
+            datagramBytes: numberFlag(args.values, "datagram-bytes", 1400, {
+              min: 512,
+              max: 65000,
+              integer: true,
+            }),
+          }
+          : {}),
+      });
+    }
+    const payload = JSON.stringify({ bench: "x".repeat(Math.max(0, payloadBytes - 12)) });
+    const request: SubmitRequest = { url: jobUrl, payload };
+    try {
+      for await (const line of readLines(Deno.stdin.readable)) {
+        if (line.trim() === "") continue;
+        const command = JSON.parse(line) as GeneratorCommand;
+        if (command.op === "exit") break;
+        const report = await runStep(submitter, request, command, {
+          inFlightMax,
+          idsDir,
+          emit: (value) => console.log(JSON.stringify(value)),
+        });
+        console.log(JSON.stringify(report));
+      }
+      return EXIT_OK;
+    } catch (error) {
+      console.error(`bench generator: ${error instanceof Error ? error.stack : String(error)}`);
+      return EXIT_FAILURE;
+    } finally {
+      await submitter.close();
+    }
+  },
+};
+
+interface StepOptions {
+  readonly inFlightMax: number;
+  readonly idsDir: string;
+  readonly emit: (line: ProgressLine) => void;
+}
+
+/** Runs one open- or closed-loop step to the last answer. */
+export async function runStep(
+  submitter: Submitter,
+  request: SubmitRequest,
+  command: Exclude<GeneratorCommand, { op: "exit" }>,
+  options: StepOptions,
+): Promise<StepReport> {
+  const cpu0 = cpuMs();
+  const ack = new Histogram();
+  const codes: Record<string, number> = {};
+  const accepted: string[] = [];
+  let offered = 0;
+  let acceptedCount = 0;
+  let rejected = 0;
+  let errors = 0;
+  let inFlight = 0;
+  let sentLate = 0;
+  let target = 0;
+  let lastAnswerMs = 0;
+  const answered: Array<() => void> = [];
+  const startMs = wallNow();
+
+  const send = (scheduledMs: number): void => {
+    offered++;
+    inFlight++;
+    if (wallNow() - scheduledMs > 1) sentLate++;
+    const index = target;
+    target = (target + 1) % submitter.targets;
+    submitter.submit(index, request).then((result) => {
+      const nowMs = wallNow();
+      inFlight--;
+      lastAnswerMs = nowMs;
+      switch (result.kind) {
+        case "accepted":
+          acceptedCount++;
+          ack.record(nowMs - scheduledMs);
+          accepted.push(`${result.id}\t${scheduledMs.toFixed(3)}\t${nowMs.toFixed(3)}`);
+          break;
+        case "rejected":
+          rejected++;
+          codes[result.code] = (codes[result.code] ?? 0) + 1;
+          break;
+        case "error":
+          errors++;
+          codes[result.code] = (codes[result.code] ?? 0) + 1;
+          break;
+      }
+      answered.shift()?.();
+    });
+  };
+  const waitForAnswer = () => new Promise<void>((resolve) => answered.push(resolve));
+
+  let nextProgressMs = startMs + 1000;
+  const progress = (nowMs: number) => {
+    if (nowMs < nextProgressMs) return;
+    nextProgressMs += 1000;
+    options.emit({
+      op: "progress",
+      step: command.step,
+      elapsed_s: round((nowMs - startMs) / 1000, 1)!,
+      offered,
+      accepted: acceptedCount,
+      rejected,
+      errors,
+    });
+  };
+
+  const endMs = startMs + command.seconds * 1000;
+  let asked = 0;
+  if (command.op === "open") {
+    const intervalMs = 1000 / command.rate;
+    asked = Math.round(command.rate * command.seconds);
+    let next = 0;
+    while (next < asked) {
+      const nowMs = wallNow();
+      const due = Math.min(Math.floor((nowMs - startMs) / intervalMs) + 1, asked);
+      while (next < due && inFlight < options.inFlightMax) send(startMs + (next++) * intervalMs);
+      progress(nowMs);
+      if (next < due) {
+        // Held by the in-flight bound. Past the step's end what it still holds was never
+        // offered; a timer that woke a little late is not a reason to drop anything.
+        if (nowMs >= endMs) break;
+        await waitForAnswer();
+      } else if (next < asked) {
+        // Sleep until the next submit is due (timers fire late: that shows as latency).
+        await sleep(Math.max(0, Math.min(50, startMs + next * intervalMs - wallNow())));
+      }
+    }
+  } else {
+    for (;;) {
+      const nowMs = wallNow();
+      if (nowMs >= endMs) break;
+      while (inFlight < command.outstanding) send(wallNow());
+      progress(nowMs);
+      await waitForAnswer();
+    }
+  }
+  const sendEndMs = wallNow();
+  while (inFlight > 0) await waitForAnswer();
+  const path = `${options.idsDir}/${command.step}.tsv`;
+  await Deno.writeTextFile(path, accepted.length > 0 ? accepted.join("\n") + "\n" : "");
+  const sendSeconds = (sendEndMs - startMs) / 1000;
+  const has = ack.count > 0;
+  return {
+    op: "done",
+    step: command.step,
+    asked,
+    offered,
+    accepted: acceptedCount,
+    rejected,
+    errors,
+    codes,
+    send_seconds: round(sendSeconds, 3)!,
+    seconds: round((Math.max(lastAnswerMs, sendEndMs) - startMs) / 1000, 3)!,
+    accepted_per_s: round(acceptedCount / sendSeconds, 1),
+    ack_p50_ms: has ? round(ack.percentile(50), 3) : null,
+    ack_p90_ms: has ? round(ack.percentile(90), 3) : null,
+    ack_p99_ms: has ? round(ack.percentile(99), 3) : null,
+    ack_max_ms: has ? round(ack.summary().max, 3) : null,
+    sent_late: sentLate,
+    ids_file: path,
+    cpu_ms: round(cpuMs() - cpu0, 1)!,
+  };
+}
+
+/** User + system CPU of this process, ms (getrusage through node:process). */
+function cpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+/** `POST /v1/jobs` to each node's HTTP API. */
+export class HttpSubmitter implements Submitter {
+  readonly #urls: string[];
+  readonly #timeoutMs: number;
+
+  constructor(baseUrls: readonly string[], timeoutMs: number) {
+    this.#urls = baseUrls.map((u) => `${u.replace(/\/$/, "")}/v1/jobs`);
+    this.#timeoutMs = timeoutMs;
+  }
+
+  get targets(): number {
+    return this.#urls.length;
+  }
+
+  async submit(index: number, request: SubmitRequest): Promise<SubmitResult> {
+    const body = `{"url":${JSON.stringify(request.url)},"payload":${request.payload}}`;
+    try {
+      const response = await fetch(this.#urls[index]!, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+      const text = await response.text();
+      if (response.status === 202) {
+        const id = (JSON.parse(text) as { id?: unknown }).id;
+        return typeof id === "string"
+          ? { kind: "accepted", id }
+          : { kind: "error", code: "no_id_in_202" };
+      }
+      if (response.status === 503) return { kind: "rejected", code: "http_503" };
+      return { kind: "error", code: `http_${response.status}` };
+    } catch (error) {
+      const name = error instanceof Error ? error.name : "error";
+      return { kind: "error", code: name === "TimeoutError" ? "timeout" : "connection" };
+    }
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** `client-submit` over hookd's transport (src/jobs/udp_client.ts). */
+export class UdpSubmitter implements Submitter {
+  readonly #addresses: string[];
+  readonly #client: UdpJobsClient;
+
+  constructor(
+    addresses: readonly string[],
+    clusterKey: string,
+    timeoutMs: number,
+    transport: Partial<TransportConfig> = {},
+  ) {
+    this.#addresses = [...addresses];
+    this.#client = UdpJobsClient.start({
+      nodeId: `generator-${Deno.pid}`,
+      clusterKey,
+      config: { requestTimeoutMs: Math.round(timeoutMs) },
+      transport,
+    });
+  }
+
+  get targets(): number {
+    return this.#addresses.length;
+  }
+
+  async submit(index: number, request: SubmitRequest): Promise<SubmitResult> {
+    const outcome = await this.#client.submit(this.#addresses[index]!, request);
+    if (outcome.ok) return { kind: "accepted", id: outcome.id };
+    return UNAVAILABLE_CODES.has(outcome.code)
+      ? { kind: "rejected", code: outcome.code }
+      : { kind: "error", code: outcome.code };
+  }
+
+  close(): Promise<void> {
+    return this.#client.close();
+  }
+}

@@ -1,0 +1,371 @@
+/**
+ * `hookd bench replication`: the replicated job store's own ceiling, without HTTP and without
+ * delivery. Five `hookd node --no-deliver` processes with fresh data directories, and a
+ * generator process (`hookd bench generator --via udp`) that submits over hookd's transport as
+ * a UDP client (src/jobs/udp_client.ts), spread over every node:
+ *
+ * 1. warm-up: one second at the maximum rate (JIT, sessions), not measured;
+ * 2. max rate: `--outstanding` submits kept outstanding for `--seconds`; `commits_per_s` is
+ *    the submits acknowledged (majority-durable) per second of that window, cluster-wide;
+ * 3. fixed rate: `--rate` (1,000/s) open loop for `--seconds`; `p50_ms`/`p99_ms` run from
+ *    each submit's scheduled send time to its acknowledgement.
+ *
+ * Per-commit costs come from the nodes' /metrics deltas over each phase, CPU from
+ * /proc/<pid>/stat of every process. Then every node is stopped gracefully and its WAL read
+ * back read-only (wal_census.ts): `lost` counts acknowledged jobs (every phase, the warm-up
+ * included) held on fewer than a majority of the disks.
+ *
+ * Owns the harness; nodes, generator and census are their own modules.
+ */
+
+import { booleanFlag, type CommandSpec, numberFlag } from "../cli/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+import { round } from "../lib/round.ts";
+import {
+  type BenchNodes,
+  type ClusterCounters,
+  clusterCounters,
+  counterDelta,
+  cpuMsOf,
+  GeneratorProcess,
+  loadAverage,
+  readIdsFile,
+  scrapeAll,
+  startBenchNodes,
+} from "./bench_cluster.ts";
+import type { StepReport } from "./load_generator.ts";
+import { walCensus } from "./wal_census.ts";
+import { encodeHex } from "../lib/hex.ts";
+
+const spec: CommandSpec = {
+  name: "bench replication",
+  summary: "Replicated job store alone: commits/s and submit→majority-durable latency, 5 nodes",
+  flags: {
+    seconds: {
+      type: "string",
+      valueName: "S",
+      help: "Length of each measured phase",
+      default: "5",
+    },
+    loss: {
+      type: "string",
+      valueName: "P",
+      help: "Ingress loss on every node (submits, replication, acks, probes)",
+      default: "0",
+    },
+    rate: {
+      type: "string",
+      valueName: "N",
+      help: "Submits per second of the fixed-rate phase",
+      default: "1000",
+    },
+    outstanding: {
+      type: "string",
+      valueName: "N",
+      help: "Submits kept outstanding in the maximum-rate phase",
+      default: "4000",
+    },
+    nodes: { type: "string", valueName: "N", help: "Node processes", default: "5" },
+    "payload-bytes": {
+      type: "string",
+      valueName: "N",
+      help: "Bytes of each job's payload",
+      default: "128",
+    },
+    "datagram-bytes": {
+      type: "string",
+      valueName: "N",
+      help: "Largest datagram the nodes and the client build (default: the transport's)",
+    },
+    "wal-sync": {
+      type: "string",
+      valueName: "MODE",
+      help: "batched (group commit) or per-append",
+      default: "batched",
+    },
+    json: { type: "boolean", help: "Print one JSON object as the last stdout line" },
+  },
+};
+
+const log = (line: string) => console.error(`bench replication: ${line}`);
+
+export const replicationBenchCommand: LeafCommand = {
+  spec,
+  async run(args) {
+    const seconds = numberFlag(args.values, "seconds", 5, { min: 0.5, max: 3600 });
+    const loss = numberFlag(args.values, "loss", 0, { min: 0, max: 0.9 });
+    const rate = numberFlag(args.values, "rate", 1000, { min: 1, max: 1_000_000 });
+    const outstanding = numberFlag(args.values, "outstanding", 4000, {
+      min: 1,
+      max: 100_000,
+      integer: true,
+    });
+    const nodeCount = numberFlag(args.values, "nodes", 5, { min: 1, max: 15, integer: true });
+    const payloadBytes = numberFlag(args.values, "payload-bytes", 128, {
+      min: 16,
+      max: 1_000_000,
+      integer: true,
+    });
+    const datagramFlag = args.values["datagram-bytes"];
+    const walSync = String(args.values["wal-sync"] ?? "batched");
+    const json = booleanFlag(args.values, "json");
+    const result = await runReplicationBench({
+      seconds,
+      loss,
+      rate,
+      outstanding,
+      nodeCount,
+      payloadBytes,
+      walSync,
+      ...(typeof datagramFlag === "string" ? { datagramBytes: Number(datagramFlag) } : {}),
+    });
+    console.log(json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
+    return result.problems.length === 0 ? EXIT_OK : EXIT_FAILURE;
+  },
+};
+
+export interface ReplicationBenchOptions {
+  seconds: number;
+  loss: number;
+  rate: number;
+  outstanding: number;
+  nodeCount: number;
+  payloadBytes: number;
+  walSync: string;
+  datagramBytes?: number;
+}
+
+interface PhaseFigures {
+  report: StepReport;
+  counters: ClusterCounters;
+  cpuMs: Record<string, number>;
+  wallS: number;
+}
+
+export async function runReplicationBench(
+  options: ReplicationBenchOptions,
+): Promise<Record<string, unknown> & { problems: string[] }> {
+  const clusterKey = encodeHex(crypto.getRandomValues(new Uint8Array(24)));
+  const dataRoot = await Deno.makeTempDir({ prefix: "hookd-bench-repl-" });
+  const idsDir = `${dataRoot}/ids`;
+  await Deno.mkdir(idsDir);
+  const transportArgs = options.datagramBytes !== undefined
+    ? ["--datagram-bytes", String(options.datagramBytes)]
+    : [];
+  const problems: string[] = [];
+  const loadBefore = await loadAverage();
+  let nodes: BenchNodes | undefined;
+  let generator: GeneratorProcess | undefined;
+  try {
+    log(`starting ${options.nodeCount} nodes (--no-deliver, loss ${options.loss})`);
+    nodes = await startBenchNodes({
+      nodes: options.nodeCount,
+      clusterKey,
+      dataRoot,
+      extraArgs: [
+        "--no-deliver",
+        "--loss",
+        String(options.loss),
+        "--wal-sync",
+        options.walSync,
+        ...transportArgs,
+      ],
+      log,
+    });
+    generator = GeneratorProcess.start(
+      [
+        "--via",
+        "udp",
+        "--targets",
+        nodes.addresses.join(","),
+        // Never delivered (--no-deliver); a valid URL all the same.
+        "--job-url",
+        "http://127.0.0.1:9/unused",
+        "--payload-bytes",
+        String(options.payloadBytes),
+        "--ids-dir",
+        idsDir,
+        "--in-flight",
+        String(Math.max(2048, options.outstanding)),
+        ...transportArgs,
+      ],
+      { HOOKD_CLUSTER_KEY: clusterKey },
+      log,
+    );
+    const pids: Record<string, number> = { generator: generator.pid };
+    for (const id of nodes.ids) pids[id] = nodes.cluster.pid(id)!;
+
+    const phase = async (
+      command: Parameters<GeneratorProcess["run"]>[0],
+    ): Promise<PhaseFigures> => {
+      const before = clusterCounters(await scrapeAll(nodes!.httpUrls));
+      const cpuBefore = await cpuMsOf(Object.values(pids));
+      const t0 = performance.now();
+      const report = await generator!.run(command, (p) =>
+        log(
+          `${p.step} ${p.elapsed_s}s offered ${p.offered} accepted ${p.accepted} ` +
+            `rejected ${p.rejected} errors ${p.errors}`,
+        ));
+      const wallS = (performance.now() - t0) / 1000;
+      const cpuAfter = await cpuMsOf(Object.values(pids));
+      const after = clusterCounters(await scrapeAll(nodes!.httpUrls));
+      const cpuMs: Record<string, number> = {};
+      for (const [name, pid] of Object.entries(pids)) {
+        const a = cpuBefore.get(pid);
+        const b = cpuAfter.get(pid);
+        if (a !== undefined && b !== undefined) cpuMs[name] = b - a;
+      }
+      log(
+        `${command.step}: ${report.accepted} acknowledged, ${report.rejected} rejected, ` +
+          `${report.errors} errors in ${report.send_seconds} s; ack p99 ${report.ack_p99_ms} ms`,
+      );
+      return { report, counters: counterDelta(before, after), cpuMs, wallS };
+    };
+
+    log("warm-up: 1 s at the maximum rate");
+    const warm = await phase({
+      op: "max",
+      step: "warmup",
+      seconds: 1,
+      outstanding: options.outstanding,
+    });
+    log(`max rate: ${options.seconds} s, ${options.outstanding} outstanding`);
+    const max = await phase({
+      op: "max",
+      step: "max",
+      seconds: options.seconds,
+      outstanding: options.outstanding,
+    });
+    log(`fixed rate: ${options.rate}/s for ${options.seconds} s`);
+    const fixed = await phase({
+      op: "open",
+      step: "fixed",
+      rate: options.rate,
+      seconds: options.seconds,
+    });
+    const quorumScrape = await scrapeAll(nodes.httpUrls);
+    await generator.close();
+    generator = undefined;
+
+    log("stopping the nodes gracefully, then reading every WAL back (read-only)");
+    await nodes.cluster.stopAll(15_000);
+    if (nodes.unexpectedExits.length > 0) problems.push(...nodes.unexpectedExits);
+    const majority = Math.floor(options.nodeCount / 2) + 1;
+    const censuses = [];
+    for (const id of nodes.ids) censuses.push(await walCensus(nodes.cluster.dataDir(id)));
+    let acknowledged = 0;
+    let lost = 0;
+    const holders = new Array<number>(options.nodeCount + 1).fill(0);
+    const lostExamples: string[] = [];
+    for (const step of [warm, max, fixed]) {
+      for (const [id] of await readIdsFile(step.report.ids_file)) {
+        acknowledged++;
+        let held = 0;
+        for (const c of censuses) if (c.jobIds.has(id)) held++;
+        holders[held]!++;
+        if (held < majority) {
+          lost++;
+          if (lostExamples.length < 5) lostExamples.push(`${id} on ${held}`);
+        }
+      }
+    }
+    const undecodable = censuses.reduce((s, c) => s + c.undecodable, 0);
+    if (lost > 0) problems.push(`${lost} acknowledged jobs are on fewer than ${majority} disks`);
+    if (undecodable > 0) problems.push(`${undecodable} WAL payloads did not decode`);
+    if (fixed.report.accepted < fixed.report.offered) {
+      problems.push(
+        `fixed rate: ${fixed.report.offered - fixed.report.accepted} of ` +
+          `${fixed.report.offered} submits not acknowledged (${
+            JSON.stringify(fixed.report.codes)
+          })`,
+      );
+    }
+
+    const perCommit = (value: number, commits: number) =>
+      commits > 0 ? round(value / commits, 3) : null;
+    const cpuShare = (p: PhaseFigures) =>
+      Object.fromEntries(
+        Object.entries(p.cpuMs).map(([k, v]) => [k, round(v / 1000 / p.wallS, 3)]),
+      );
+    const cpuPerCommitUs = (p: PhaseFigures) => {
+      const sum = Object.values(p.cpuMs).reduce((a, b) => a + b, 0);
+      return p.report.accepted > 0 ? round((sum * 1000) / p.report.accepted, 1) : null;
+    };
+    const maxS = max.report.send_seconds;
+    const loadAfter = await loadAverage();
+    return {
+      commits_per_s: round(max.report.accepted / maxS, 1),
+      p50_ms: fixed.report.ack_p50_ms,
+      p99_ms: fixed.report.ack_p99_ms,
+      fsyncs_per_commit: perCommit(max.counters.fsyncs, max.report.accepted),
+      datagrams_per_commit: perCommit(max.counters.datagramsOut, max.report.accepted),
+      lost,
+      loss: options.loss,
+      seconds: options.seconds,
+      nodes: options.nodeCount,
+      acknowledged_total: acknowledged,
+      // How many of the disks hold each acknowledged job: index = disks.
+      acknowledged_by_disks_holding: holders,
+      lost_examples: lostExamples,
+      max_rate: {
+        outstanding: options.outstanding,
+        acknowledged: max.report.accepted,
+        rejected: max.report.rejected,
+        errors: max.report.errors,
+        codes: max.report.codes,
+        ack_p50_ms: max.report.ack_p50_ms,
+        ack_p99_ms: max.report.ack_p99_ms,
+        fsyncs_per_commit: perCommit(max.counters.fsyncs, max.report.accepted),
+        wal_appends_per_commit: perCommit(max.counters.walAppends, max.report.accepted),
+        datagrams_out_per_commit: perCommit(max.counters.datagramsOut, max.report.accepted),
+        datagrams_in_per_commit: perCommit(max.counters.datagramsIn, max.report.accepted),
+        retransmits_per_commit: perCommit(max.counters.retransmits, max.report.accepted),
+        cpu_cores_by_process: cpuShare(max),
+        cpu_us_per_commit_all_processes: cpuPerCommitUs(max),
+      },
+      fixed_rate: {
+        rate: options.rate,
+        offered: fixed.report.offered,
+        acknowledged: fixed.report.accepted,
+        rejected: fixed.report.rejected,
+        errors: fixed.report.errors,
+        codes: fixed.report.codes,
+        sent_late: fixed.report.sent_late,
+        p90_ms: fixed.report.ack_p90_ms,
+        max_ms: fixed.report.ack_max_ms,
+        fsyncs_per_commit: perCommit(fixed.counters.fsyncs, fixed.report.accepted),
+        datagrams_per_commit: perCommit(fixed.counters.datagramsOut, fixed.report.accepted),
+        retransmits_per_commit: perCommit(fixed.counters.retransmits, fixed.report.accepted),
+        cpu_cores_by_process: cpuShare(fixed),
+        cpu_us_per_commit_all_processes: cpuPerCommitUs(fixed),
+      },
+      node_quorum_wait_ms_whole_run: {
+        p50: round(quantileMax(quorumScrape, "0.5"), 3),
+        p99: round(quantileMax(quorumScrape, "0.99"), 3),
+      },
+      payload_bytes: options.payloadBytes,
+      datagram_bytes: options.datagramBytes ?? "default",
+      wal_sync: options.walSync,
+      load_average_before: loadBefore,
+      load_average_after: loadAfter,
+      problems,
+    };
+  } finally {
+    await generator?.close().catch(() => {});
+    await nodes?.cluster.stopAll().catch(() => {});
+    await Deno.remove(dataRoot, { recursive: true }).catch(() => {});
+  }
+}
+
+/** The largest of the nodes' `hookd_jobs_quorum_wait_ms{quantile=q}` (whole run). */
+function quantileMax(scrape: Awaited<ReturnType<typeof scrapeAll>>, q: string): number {
+  let max = NaN;
+  for (const samples of scrape) {
+    for (const [key, value] of samples) {
+      if (key.startsWith("hookd_jobs_quorum_wait_ms{") && key.includes(`quantile="${q}"`)) {
+        max = Number.isNaN(max) ? value : Math.max(max, value);
+      }
+    }
+  }
+  return max;
+}

@@ -1,0 +1,636 @@
+/**
+ * `hookd bench --rates …` and `hookd bench --loss … --rate R` (also `hookd bench sweep …`):
+ * the write-up's two experiments, run its way so the figures read side by side. Separate
+ * processes on loopback: N `hookd node`s with fresh data directories, one `hookd sink`, and a
+ * load-generator process (`hookd bench generator`) — none of them this harness.
+ *
+ * - Rate sweep: one cluster; each step offers `rate` jobs/s open loop for `--duration` s,
+ *   spread round-robin over every node (HTTP `POST /v1/jobs`, or `--submit-via udp`), latency
+ *   from each job's scheduled time to its receipt at the sink (no coordinated omission).
+ * - Loss sweep: a fresh cluster per step, with ingress loss `--loss` on every node, at
+ *   `--rate` (200) jobs/s.
+ *
+ * After each step the backlog drains (bounded by `--drain-limit`) before the next step, so
+ * one step's backlog does not pollute the next one's latencies; a row says when it could not.
+ * Each row (`SweepRow`) joins what the generator had acknowledged with the sink's receipts
+ * (first arrival and duplicates per webhook-id), and divides the nodes' /metrics deltas and
+ * every process's CPU (/proc/<pid>/stat) over the step's window by the jobs it accepted.
+ * `lost` is checked after the cluster has drained: accepted and never received.
+ *
+ * Owns the harness: processes, phases, joins and notes. Reports are sweep_report.ts (CSV,
+ * markdown) and sweep_charts.ts (SVG).
+ */
+
+import {
+  booleanFlag,
+  type CommandSpec,
+  listFlag,
+  numberFlag,
+  stringFlag,
+  UsageError,
+} from "../cli/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+import { hookdCommand } from "../cli/self_command.ts";
+import { encodeHex } from "../lib/hex.ts";
+import { readLines } from "../lib/lines.ts";
+import { round } from "../lib/round.ts";
+import { Histogram } from "../metrics/histogram.ts";
+import {
+  type BenchNodes,
+  type ClusterCounters,
+  clusterCounters,
+  counterDelta,
+  cpuMsOf,
+  GeneratorProcess,
+  loadAverage,
+  readIdsFile,
+  scrapeAll,
+  startBenchNodes,
+} from "./bench_cluster.ts";
+import { RECEIPT_IDS_PER_REQUEST_MAX, type SinkReceipt, type SinkStats } from "./sink.ts";
+import { writeSweepReports } from "./sweep_report.ts";
+
+/** One step of a sweep, as `--json` prints it and the CSV holds it. */
+export interface SweepRow {
+  /** Which sweep: "rate" or "loss". */
+  sweep: "rate" | "loss";
+  /** Jobs/s asked for. */
+  rate: number;
+  /** Ingress loss on every node. */
+  loss: number;
+  submit_via: "http" | "udp";
+  /** WAL mode of the nodes: batched (group commit) or per-append (--compare-unbatched). */
+  wal_sync: "batched" | "per-append";
+  duration_s: number;
+  /** Submits the step asked for (rate × duration). */
+  asked: number;
+  /** Submits really sent. */
+  offered: number;
+  accepted: number;
+  /** 503s (or their UDP equivalents). */
+  rejected: number;
+  /** Timeouts, connection errors, other statuses. */
+  errors: number;
+  /** Accepted jobs of this step received by the sink within the step plus the grace. */
+  completed: number;
+  /** Accepted jobs of this step never received, checked after the cluster drained. */
+  lost: number;
+  /** Receipts of this step's jobs after their first. */
+  duplicates: number;
+  /** Submit (scheduled) to first receipt, over this step's received jobs; null: none. */
+  p50_ms: number | null;
+  p90_ms: number | null;
+  p99_ms: number | null;
+  max_ms: number | null;
+  /** Cluster-wide over the step's window, per accepted job. */
+  fsyncs_per_job: number | null;
+  datagrams_per_job: number | null;
+  /** All processes (nodes, sink, generator) over the step's window, per accepted job. */
+  cpu_ms_per_job: number | null;
+  /** Accepted jobs received per second of the step (completed / duration). */
+  goodput_per_s: number;
+  /** Submit to acknowledgement (202), p99, ms. */
+  ack_p99_ms: number | null;
+  /** CPU of each process over the window, in cores (1 = one core busy). */
+  cpu_cores: Record<string, number>;
+  /** Why the row is not a clean measurement (empty when it is). */
+  note: string;
+}
+
+const spec: CommandSpec = {
+  name: "bench sweep",
+  summary: "The write-up's rate and loss sweeps (also: hookd bench --rates … | --loss …)",
+  flags: {
+    rates: {
+      type: "string",
+      valueName: "R1,R2,…",
+      help: "Rate sweep: offered jobs/s of each step",
+    },
+    loss: {
+      type: "string",
+      valueName: "P1,P2,…",
+      help: "Loss sweep: ingress loss on every node at each step (a fresh cluster per step)",
+    },
+    rate: {
+      type: "string",
+      valueName: "R",
+      help: "Offered jobs/s of the loss sweep",
+      default: "200",
+    },
+    duration: { type: "string", valueName: "S", help: "Seconds of each step", default: "20" },
+    nodes: { type: "string", valueName: "N", help: "Node processes", default: "5" },
+    "submit-via": {
+      type: "string",
+      valueName: "HOW",
+      help: "http, udp (hookd's transport, so loss hits the submit too), or http,udp for both",
+      default: "http",
+    },
+    "compare-unbatched": {
+      type: "boolean",
+      help: "Run the sweep again with the WAL in one-fsync-per-append mode",
+    },
+    out: {
+      type: "string",
+      valueName: "DIR",
+      help: "Write CSV, a markdown table and SVG charts here",
+    },
+    "drain-limit": {
+      type: "string",
+      valueName: "S",
+      help: "Longest wait for the backlog to drain after a step",
+      default: "30",
+    },
+    grace: {
+      type: "string",
+      valueName: "S",
+      help: "A job received this long after its step ended still counts as completed",
+      default: "2",
+    },
+    "payload-bytes": {
+      type: "string",
+      valueName: "N",
+      help: "Bytes of each job's JSON payload",
+      default: "128",
+    },
+    "in-flight": {
+      type: "string",
+      valueName: "N",
+      help: "Most submits the generator keeps waiting for answers",
+      default: "1024",
+    },
+    "datagram-bytes": {
+      type: "string",
+      valueName: "N",
+      help: "Largest datagram the nodes build (default: the transport's)",
+    },
+    json: { type: "boolean", help: "Print every row as one JSON array on the last stdout line" },
+  },
+};
+
+const log = (line: string) => console.error(`bench sweep: ${line}`);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const wallNow = () => performance.timeOrigin + performance.now();
+
+export interface SweepOptions {
+  sweep: "rate" | "loss";
+  rates: number[];
+  losses: number[];
+  durationS: number;
+  nodes: number;
+  via: Array<"http" | "udp">;
+  walModes: Array<"batched" | "per-append">;
+  drainLimitS: number;
+  graceS: number;
+  payloadBytes: number;
+  inFlight: number;
+  datagramBytes?: number;
+}
+
+export const sweepCommand: LeafCommand = {
+  spec,
+  async run(args) {
+    const options = sweepOptionsFromFlags(args.values);
+    const out = stringFlag(args.values, "out");
+    const json = booleanFlag(args.values, "json");
+    const started = new Date();
+    const loadBefore = await loadAverage();
+    let rows: SweepRow[];
+    try {
+      rows = await runSweep(options);
+    } catch (error) {
+      log(`failed: ${error instanceof Error ? error.stack : String(error)}`);
+      return EXIT_FAILURE;
+    }
+    const loadAfter = await loadAverage();
+    if (out !== undefined) {
+      const files = await writeSweepReports(out, rows, {
+        command: `hookd bench ${Deno.args.slice(1).join(" ")}`.trim(),
+        started: started.toISOString(),
+        finished: new Date().toISOString(),
+        machine: await machineDescription(),
+        loadBefore,
+        loadAfter,
+      });
+      log(`wrote ${files.join(", ")}`);
+    }
+    for (const row of rows) {
+      log(
+        `${row.sweep} ${row.submit_via}/${row.wal_sync} rate ${row.rate} loss ${row.loss}: ` +
+          `offered ${row.offered}/${row.asked} accepted ${row.accepted} completed ${row.completed} ` +
+          `lost ${row.lost} p50 ${row.p50_ms} p99 ${row.p99_ms} ms` +
+          (row.note !== "" ? ` — ${row.note}` : ""),
+      );
+    }
+    console.log(json ? JSON.stringify(rows) : JSON.stringify(rows, null, 2));
+    return rows.every((r) => r.lost === 0) ? EXIT_OK : EXIT_FAILURE;
+  },
+};
+
+export function sweepOptionsFromFlags(values: Record<string, unknown>): SweepOptions {
+  const v = values as Parameters<typeof stringFlag>[0];
+  const ratesRaw = listFlag(v, "rates");
+  const lossRaw = listFlag(v, "loss");
+  if ((ratesRaw.length > 0) === (lossRaw.length > 0)) {
+    throw new UsageError("give exactly one of --rates R1,R2,… or --loss P1,P2,…");
+  }
+  const number = (raw: string, name: string, min: number, max: number): number => {
+    const x = Number(raw);
+    if (raw.trim() === "" || !Number.isFinite(x) || x < min || x > max) {
+      throw new UsageError(`--${name}: ${JSON.stringify(raw)} is not a number in [${min}, ${max}]`);
+    }
+    return x;
+  };
+  const via = listFlag(v, "submit-via");
+  for (const x of via) {
+    if (x !== "http" && x !== "udp") throw new UsageError(`--submit-via: http or udp, got ${x}`);
+  }
+  const datagram = stringFlag(v, "datagram-bytes");
+  return {
+    sweep: ratesRaw.length > 0 ? "rate" : "loss",
+    rates: ratesRaw.length > 0
+      ? ratesRaw.map((r) => number(r, "rates", 1, 1_000_000))
+      : [numberFlag(v, "rate", 200, { min: 1, max: 1_000_000 })],
+    losses: lossRaw.length > 0 ? lossRaw.map((p) => number(p, "loss", 0, 0.9)) : [0],
+    durationS: numberFlag(v, "duration", 20, { min: 0.5, max: 3600 }),
+    nodes: numberFlag(v, "nodes", 5, { min: 1, max: 15, integer: true }),
+    via: (via.length > 0 ? via : ["http"]) as Array<"http" | "udp">,
+    walModes: booleanFlag(v, "compare-unbatched") ? ["batched", "per-append"] : ["batched"],
+    drainLimitS: numberFlag(v, "drain-limit", 30, { min: 0, max: 3600 }),
+    graceS: numberFlag(v, "grace", 2, { min: 0, max: 600 }),
+    payloadBytes: numberFlag(v, "payload-bytes", 128, { min: 16, max: 1_000_000, integer: true }),
+    inFlight: numberFlag(v, "in-flight", 1024, { min: 1, max: 100_000, integer: true }),
+    ...(datagram !== undefined
+      ? { datagramBytes: numberFlag(v, "datagram-bytes", 1400, { min: 512, max: 65000 }) }
+      : {}),
+  };
+}
+
+/** Runs every variant (submit path × WAL mode) of the sweep; returns every row. */
+export async function runSweep(options: SweepOptions): Promise<SweepRow[]> {
+  const sink = await SinkProcess.start();
+  const rows: SweepRow[] = [];
+  try {
+    for (const walSync of options.walModes) {
+      for (const via of options.via) {
+        if (options.sweep === "rate") {
+          rows.push(...await runCluster(options, sink, via, walSync, 0, options.rates));
+        } else {
+          for (const loss of options.losses) {
+            rows.push(...await runCluster(options, sink, via, walSync, loss, options.rates));
+          }
+        }
+      }
+    }
+  } finally {
+    await sink.close();
+  }
+  return rows;
+}
+
+/** One cluster, its generator, and its steps (every rate at one loss). */
+async function runCluster(
+  options: SweepOptions,
+  sink: SinkProcess,
+  via: "http" | "udp",
+  walSync: "batched" | "per-append",
+  loss: number,
+  rates: readonly number[],
+): Promise<SweepRow[]> {
+  const clusterKey = encodeHex(crypto.getRandomValues(new Uint8Array(24)));
+  const dataRoot = await Deno.makeTempDir({ prefix: "hookd-sweep-" });
+  const idsDir = `${dataRoot}/ids`;
+  await Deno.mkdir(idsDir);
+  let nodes: BenchNodes | undefined;
+  let generator: GeneratorProcess | undefined;
+  const label = `${via}/${walSync} loss ${loss}`;
+  try {
+    log(`${label}: starting ${options.nodes} nodes`);
+    nodes = await startBenchNodes({
+      nodes: options.nodes,
+      clusterKey,
+      dataRoot,
+      extraArgs: [
+        "--allow-private-targets",
+        // The sink answers at once; a retry only follows a timeout or a refused connection.
+        "--retry-schedule",
+        "200,1000,5000,10000",
+        "--loss",
+        String(loss),
+        "--wal-sync",
+        walSync,
+        ...(options.datagramBytes !== undefined
+          ? ["--datagram-bytes", String(options.datagramBytes)]
+          : []),
+      ],
+      log,
+    });
+    generator = GeneratorProcess.start(
+      [
+        "--via",
+        via,
+        "--targets",
+        (via === "http" ? nodes.httpUrls : nodes.addresses).join(","),
+        "--job-url",
+        `${sink.url}/hook`,
+        "--payload-bytes",
+        String(options.payloadBytes),
+        "--ids-dir",
+        idsDir,
+        "--in-flight",
+        String(options.inFlight),
+        ...(options.datagramBytes !== undefined
+          ? ["--datagram-bytes", String(options.datagramBytes)]
+          : []),
+      ],
+      { HOOKD_CLUSTER_KEY: clusterKey },
+      log,
+    );
+    const pids: Record<string, number> = { generator: generator.pid, sink: sink.pid };
+    for (const id of nodes.ids) pids[id] = nodes.cluster.pid(id)!;
+
+    sink.uniqueAtStart = (await sink.stats()).unique;
+    const steps: StepRecord[] = [];
+    const rows: SweepRow[] = [];
+    let acceptedSoFar = 0;
+    for (const [index, rate] of rates.entries()) {
+      const step = `s${index + 1}-r${rate}`;
+      log(`${label}: step ${index + 1}/${rates.length}: ${rate} jobs/s for ${options.durationS} s`);
+      const counters0 = clusterCounters(await scrapeAll(nodes.httpUrls));
+      const cpu0 = await cpuMsOf(Object.values(pids));
+      const startMs = wallNow();
+      const report = await generator.run(
+        { op: "open", step, rate, seconds: options.durationS },
+        (p) => {
+          void sink.stats().then((s) =>
+            log(
+              `${label} rate ${rate}: ${p.elapsed_s} s offered ${p.offered} accepted ` +
+                `${p.accepted} rejected ${p.rejected} errors ${p.errors}; sink has ` +
+                `${s.unique} in all`,
+            )
+          ).catch(() => {});
+        },
+      );
+      const stepEndMs = startMs + options.durationS * 1000;
+      const graceEndMs = stepEndMs + options.graceS * 1000;
+      acceptedSoFar += report.accepted;
+      // The grace, then the drain: every job accepted so far reaches the sink (bounded).
+      const graceLeft = graceEndMs - wallNow();
+      if (graceLeft > 0) await sleep(graceLeft);
+      const drainStart = wallNow();
+      const drainDeadline = drainStart + options.drainLimitS * 1000;
+      let unique = (await sink.stats()).unique;
+      while (unique - sink.uniqueAtStart < acceptedSoFar && wallNow() < drainDeadline) {
+        await sleep(100);
+        unique = (await sink.stats()).unique;
+      }
+      const undrained = Math.max(0, acceptedSoFar - (unique - sink.uniqueAtStart));
+      const windowEndMs = wallNow();
+      const scrape = await scrapeAll(nodes.httpUrls);
+      const silent = nodes.ids.filter((_, i) => scrape[i]!.size === 0);
+      const counters1 = clusterCounters(scrape);
+      const cpu1 = await cpuMsOf(Object.values(pids));
+      const cpuMs: Record<string, number> = {};
+      for (const [name, pid] of Object.entries(pids)) {
+        const a = cpu0.get(pid);
+        const b = cpu1.get(pid);
+        if (a !== undefined && b !== undefined) cpuMs[name] = b - a;
+      }
+      steps.push({
+        step,
+        rate,
+        report,
+        startMs,
+        stepEndMs,
+        graceEndMs,
+        windowS: (windowEndMs - startMs) / 1000,
+        counters: counterDelta(counters0, counters1),
+        cpuMs,
+        undrained,
+        drainS: (windowEndMs - drainStart) / 1000,
+        silent,
+        ids: await readIdsFile(report.ids_file),
+      });
+      if (nodes.unexpectedExits.length > 0) {
+        throw new Error(`a node exited during the sweep: ${nodes.unexpectedExits.join("; ")}`);
+      }
+    }
+    // Every accepted job of every step, joined with the sink's receipts once all drained.
+    const receipts = await sink.receipts(steps.flatMap((s) => s.ids.map(([id]) => id)));
+    let offset = 0;
+    const windows = steps.map((s) => ({ from: s.startMs, to: s.graceEndMs }));
+    for (const [index, s] of steps.entries()) {
+      const mine = receipts.slice(offset, offset + s.ids.length);
+      offset += s.ids.length;
+      rows.push(
+        rowOf(options, { via, walSync, loss }, s, mine, backlogIn(steps, receipts, index, windows)),
+      );
+    }
+    return rows;
+  } finally {
+    await generator?.close().catch(() => {});
+    await nodes?.cluster.stopAll(15_000).catch(() => {});
+    await Deno.remove(dataRoot, { recursive: true }).catch(() => {});
+  }
+}
+
+interface StepRecord {
+  step: string;
+  rate: number;
+  report: Awaited<ReturnType<GeneratorProcess["run"]>>;
+  startMs: number;
+  stepEndMs: number;
+  graceEndMs: number;
+  /** From the step's start to the end of its drain, s: what the counters and CPU cover. */
+  windowS: number;
+  counters: ClusterCounters;
+  cpuMs: Record<string, number>;
+  /** Jobs accepted so far that had not reached the sink when the drain gave up. */
+  undrained: number;
+  drainS: number;
+  /** Nodes whose /metrics did not answer at the end of the window. */
+  silent: string[];
+  ids: Array<[string, number, number]>;
+}
+
+/** Jobs of earlier steps that arrived inside step `index`'s window (backlog). */
+function backlogIn(
+  steps: readonly StepRecord[],
+  receipts: ReadonlyArray<SinkReceipt | null>,
+  index: number,
+  windows: ReadonlyArray<{ from: number; to: number }>,
+): number {
+  let offset = 0;
+  let count = 0;
+  const w = windows[index]!;
+  for (let i = 0; i < index; i++) {
+    for (let j = 0; j < steps[i]!.ids.length; j++) {
+      const r = receipts[offset + j];
+      if (r !== null && r !== undefined && r.at >= w.from && r.at <= w.to) count++;
+    }
+    offset += steps[i]!.ids.length;
+  }
+  return count;
+}
+
+function rowOf(
+  options: SweepOptions,
+  variant: { via: "http" | "udp"; walSync: "batched" | "per-append"; loss: number },
+  s: StepRecord,
+  receipts: ReadonlyArray<SinkReceipt | null>,
+  backlog: number,
+): SweepRow {
+  const latency = new Histogram();
+  let completed = 0;
+  let lost = 0;
+  let duplicates = 0;
+  s.ids.forEach(([, scheduledMs], i) => {
+    const r = receipts[i];
+    if (r === null || r === undefined) {
+      lost++;
+      return;
+    }
+    duplicates += r.duplicates;
+    latency.record(Math.max(0, r.at - scheduledMs));
+    if (r.at <= s.graceEndMs) completed++;
+  });
+  const accepted = s.report.accepted;
+  const per = (x: number, digits: number) => accepted > 0 ? round(x / accepted, digits) : null;
+  const cpuTotal = Object.values(s.cpuMs).reduce((a, b) => a + b, 0);
+  const has = latency.count > 0;
+  const notes: string[] = [];
+  if (s.report.offered < s.report.asked * 0.99) {
+    notes.push(
+      `offered only ${s.report.offered} of ${s.report.asked}: the generator could not send at ` +
+        `the rate (${s.report.sent_late} sent late, at most ${options.inFlight} in flight)`,
+    );
+  }
+  if (accepted > 0 && completed === 0) notes.push("nothing completed within the step");
+  if (backlog > 0) {
+    notes.push(`completions in this window include ${backlog} jobs of earlier steps`);
+  }
+  if (s.undrained > 0) {
+    notes.push(
+      `backlog not drained after ${options.drainLimitS} s (${s.undrained} accepted jobs ` +
+        `undelivered); the next step started with it`,
+    );
+  }
+  if (s.silent.length > 0) notes.push(`no /metrics answer from ${s.silent.join(", ")}`);
+  if (lost > 0) notes.push(`${lost} accepted jobs never reached the sink`);
+  return {
+    sweep: options.sweep,
+    rate: s.rate,
+    loss: variant.loss,
+    submit_via: variant.via,
+    wal_sync: variant.walSync,
+    duration_s: options.durationS,
+    asked: s.report.asked,
+    offered: s.report.offered,
+    accepted,
+    rejected: s.report.rejected,
+    errors: s.report.errors,
+    completed,
+    lost,
+    duplicates,
+    p50_ms: has ? round(latency.percentile(50), 2) : null,
+    p90_ms: has ? round(latency.percentile(90), 2) : null,
+    p99_ms: has ? round(latency.percentile(99), 2) : null,
+    max_ms: has ? round(latency.summary().max, 2) : null,
+    fsyncs_per_job: per(s.counters.fsyncs, 3),
+    datagrams_per_job: per(s.counters.datagramsOut, 2),
+    cpu_ms_per_job: per(cpuTotal, 3),
+    goodput_per_s: round(completed / options.durationS, 1)!,
+    ack_p99_ms: s.report.ack_p99_ms,
+    cpu_cores: Object.fromEntries(
+      Object.entries(s.cpuMs).map(([k, ms]) => [k, round(ms / 1000 / s.windowS, 2)!]),
+    ),
+    note: notes.join("; "),
+  };
+}
+
+/** The sink process, shared by every cluster of a run. */
+class SinkProcess {
+  readonly url: string;
+  readonly pid: number;
+  /** Unique ids the sink had when a cluster started using it (so counts are per run). */
+  uniqueAtStart = 0;
+  readonly #child: Deno.ChildProcess;
+  readonly #rest: Promise<void>;
+
+  private constructor(url: string, child: Deno.ChildProcess, rest: Promise<void>) {
+    this.url = url;
+    this.pid = child.pid;
+    this.#child = child;
+    this.#rest = rest;
+  }
+
+  static async start(): Promise<SinkProcess> {
+    const child = hookdCommand(["sink", "--listen", "127.0.0.1:0"], { stderr: "inherit" }).spawn();
+    const lines = readLines(child.stdout);
+    const first = await lines.next();
+    if (first.done) throw new Error("the sink exited before it listened");
+    const listening = (JSON.parse(first.value) as { listening: string }).listening;
+    const rest = (async () => {
+      for await (const _ of lines) { /* its final stats line */ }
+    })();
+    return new SinkProcess(`http://${listening}`, child, rest);
+  }
+
+  async stats(): Promise<SinkStats> {
+    const response = await fetch(`${this.url}/stats`, { signal: AbortSignal.timeout(10_000) });
+    return await response.json() as SinkStats;
+  }
+
+  /** First receipt and duplicates of each id (null: never received), in order. */
+  async receipts(ids: readonly string[]): Promise<Array<SinkReceipt | null>> {
+    const out: Array<SinkReceipt | null> = [];
+    for (let i = 0; i < ids.length; i += RECEIPT_IDS_PER_REQUEST_MAX) {
+      const response = await fetch(`${this.url}/receipts`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ids: ids.slice(i, i + RECEIPT_IDS_PER_REQUEST_MAX) }),
+        signal: AbortSignal.timeout(60_000),
+      });
+      const body = await response.json() as {
+        receipts: Array<SinkReceipt | null>;
+        ids_reset: number;
+      };
+      if (body.ids_reset > 0) throw new Error("the sink forgot ids (idsMax reached)");
+      out.push(...body.receipts);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    try {
+      this.#child.kill("SIGTERM");
+    } catch {
+      // Already gone.
+    }
+    await this.#rest;
+    await this.#child.status;
+  }
+}
+
+/** CPU model, cores, memory and kernel, for the results' README. */
+export async function machineDescription(): Promise<Record<string, string | number>> {
+  const read = async (path: string) => {
+    try {
+      const out = await new Deno.Command("cat", { args: [path], stdout: "piped", stderr: "null" })
+        .output();
+      return new TextDecoder().decode(out.stdout);
+    } catch {
+      return "";
+    }
+  };
+  const cpuinfo = await read("/proc/cpuinfo");
+  const meminfo = await read("/proc/meminfo");
+  const model = /model name\s*:\s*(.+)/.exec(cpuinfo)?.[1] ?? "unknown";
+  const memKb = Number(/MemTotal:\s*(\d+)/.exec(meminfo)?.[1] ?? 0);
+  return {
+    cpu: model.trim(),
+    cores: navigator.hardwareConcurrency,
+    memory_gib: round(memKb / 1024 / 1024, 1)!,
+    os: `${Deno.build.os} ${Deno.osRelease()}`,
+    deno: Deno.version.deno,
+  };
+}
