@@ -7,6 +7,7 @@ import { type Command, dispatch, EXIT_FAILURE } from "./src/cli/command.ts";
 import { benchCommand } from "./src/cli/bench.ts";
 import { clusterCommand } from "./src/cli/cluster.ts";
 import { nodeCommand } from "./src/cli/node.ts";
+import { simCommand } from "./src/cli/sim.ts";
 import { sinkCommand } from "./src/cli/sink.ts";
 import { statusCommand } from "./src/cli/status.ts";
 import { submitCommand } from "./src/cli/submit.ts";
@@ -18,6 +19,7 @@ const commands: readonly Command[] = [
   statusCommand,
   sinkCommand,
   benchCommand,
+  simCommand,
 ];
 
 if (import.meta.main) {

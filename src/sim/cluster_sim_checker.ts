@@ -1,0 +1,318 @@
+/**
+ * The whole-cluster simulation's judge: given what a run recorded (submits and their answers,
+ * what each disk held at each acknowledgement, every request the receiver saw, node lives,
+ * stalls) and the nodes' tables at the end, it lists every broken invariant and counts the
+ * duplicate deliveries by cause.
+ *
+ * Invariants checked (DESIGN.md numbering where it has one):
+ * 1. An acknowledged submit was durable on a majority of the configured voters' disks at the
+ *    instant it was acknowledged (the durability probe read what a crash would leave).
+ * 2. Every acknowledged job got a 2xx at the receiver or is a dead letter once the cluster
+ *    healed and drained, even with nodes left down, and the cluster holds it finished; after
+ *    the settle time no live node still holds a finished job pending (DONE/DEAD reached every
+ *    replica).
+ * 3. Every attempt of a job carries the job's id as `webhook-id`, the body and URL the client
+ *    submitted, and a signature under the secret the client gave; nothing is delivered that no
+ *    client submitted; an unkeyed submit makes at most one job; a node that saw a 2xx never
+ *    attempts that job again in the same life. Duplicates are counted by cause: the earlier
+ *    2xx was seen as a timeout or error (`retry_after_timeout`), the node that got it crashed
+ *    before the news spread (`crash`), or another node took the job over (`failover`).
+ * 4. A submit is answered within the submit timeout (plus the time its node was stalled).
+ * Idempotency: every acknowledgement for one key names one id and one body; the job of a key
+ * is delivered with the body that was acknowledged.
+ *
+ * Owns judgement only: it reads the run's records and never changes a node.
+ */
+
+import { signatureHeader } from "../delivery/signing.ts";
+import { keyedJobId } from "../jobs/replication_core.ts";
+import type { ClusterSim, SubmitLog } from "./cluster_sim.ts";
+import type { ReceivedRequest } from "./sim_receiver.ts";
+
+export interface CheckResult {
+  readonly violations: string[];
+  readonly jobsAcked: number;
+  readonly delivered: number;
+  readonly deadLettered: number;
+  readonly duplicates: Record<string, number>;
+}
+
+/** Violations of one kind kept in full; the rest are counted. */
+const PER_KIND_MAX = 5;
+
+class Findings {
+  readonly #byKind = new Map<string, { items: string[]; more: number }>();
+
+  add(kind: string, detail: string): void {
+    let k = this.#byKind.get(kind);
+    if (k === undefined) {
+      k = { items: [], more: 0 };
+      this.#byKind.set(kind, k);
+    }
+    if (k.items.length < PER_KIND_MAX) k.items.push(detail);
+    else k.more++;
+  }
+
+  list(): string[] {
+    const out: string[] = [];
+    for (const [kind, k] of this.#byKind) {
+      for (const item of k.items) out.push(`${kind}: ${item}`);
+      if (k.more > 0) out.push(`${kind}: ... and ${k.more} more`);
+    }
+    return out;
+  }
+}
+
+const is2xx = (r: ReceivedRequest) => r.status >= 200 && r.status < 300;
+
+export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
+  const f = new Findings();
+  const quorum = Math.floor(sim.voters.length / 2) + 1;
+  const acked = sim.ackedJobs();
+
+  // 1. Majority-durable at the instant of acknowledgement.
+  for (const s of sim.submits) {
+    if (s.outcome?.ok !== true) continue;
+    if (s.durableOn.length < quorum) {
+      f.add(
+        "not durable on a majority when acknowledged",
+        `submit #${s.serial} (job ${s.outcome.id}, body ${s.bodyId}) answered by ${s.node}/${s.life} ` +
+          `at ${s.answeredAtMs?.toFixed(1)} ms was on ${s.durableOn.length} disks ` +
+          `[${s.durableOn.join(",")}]`,
+      );
+    }
+  }
+
+  // Requests by job.
+  const byJob = new Map<string, ReceivedRequest[]>();
+  for (const r of sim.receiver.requests) {
+    let list = byJob.get(r.jobId);
+    if (list === undefined) {
+      list = [];
+      byJob.set(r.jobId, list);
+    }
+    list.push(r);
+  }
+
+  // 2. Delivered or dead-lettered, and over for the cluster; once a live node holds a job
+  // finished, no live node still holds it pending (DONE/DEAD reached every replica).
+  let delivered = 0;
+  let deadLettered = 0;
+  for (const [id, bodyId] of acked) {
+    const got2xx = (byJob.get(id) ?? []).some(is2xx);
+    const phases = sim.phases(id);
+    const dead = phases.some((p) => p.phase === "dead");
+    const finished = dead || phases.some((p) => p.phase === "delivered");
+    const describe = () =>
+      `job ${id} (body ${bodyId}): attempts ${(byJob.get(id) ?? []).length}, 2xx ${got2xx}, ` +
+      `phases ${phases.map((p) => `${p.node}=${p.phase}`).join(" ")}`;
+    if (got2xx) delivered++;
+    else if (dead) deadLettered++;
+    else f.add("acknowledged job neither delivered nor dead-lettered after the drain", describe());
+    if ((got2xx || dead) && !finished && !phases.every((p) => p.phase === "absent")) {
+      f.add("acknowledged job never finished by the cluster", describe());
+    }
+    const pendingOn = phases.filter((p) => p.phase === "pending").map((p) => p.node);
+    if (finished && pendingOn.length > 0) {
+      f.add(
+        "finished job still pending on a live replica after the settle time",
+        `pending on ${pendingOn.join(",")}: ${describe()}`,
+      );
+    }
+  }
+  if (!drained) f.add("drain did not finish", `within the drain limit`);
+
+  // Liveness: every node meant to be up is up, caught up and taking submits after the heal.
+  const up = new Map(sim.upNodes().map((u) => [u.node, u.phase]));
+  for (const node of sim.expectedUp()) {
+    const phase = up.get(node);
+    if (phase !== "ready") {
+      f.add("node not ready after the heal", `${node}: ${phase ?? "its store never opened"}`);
+    }
+  }
+
+  // 3. Every attempt: the right webhook-id, body, URL and signature; nothing unsubmitted.
+  const jobOfBody = new Map<number, string>();
+  for (const [jobId, requests] of byJob) {
+    let firstBody: number | undefined;
+    for (const r of requests) {
+      if (r.webhookId !== jobId) {
+        f.add("attempt with a wrong webhook-id", `job ${jobId} sent as ${r.webhookId}`);
+      }
+      let bodyId: number | undefined;
+      try {
+        const parsed = JSON.parse(r.payload) as { body?: unknown };
+        if (typeof parsed.body === "number") bodyId = parsed.body;
+      } catch {
+        bodyId = undefined;
+      }
+      const body = bodyId === undefined ? undefined : sim.bodies[bodyId];
+      if (body === undefined) {
+        f.add("delivered a job no client submitted", `job ${jobId} payload ${r.payload}`);
+        continue;
+      }
+      if (body.request.payload !== r.payload || body.request.url !== r.url) {
+        f.add("attempt body differs from the submit", `job ${jobId} body ${bodyId}`);
+      }
+      const secrets = body.request.secret !== undefined ? [body.request.secret] : [];
+      if (JSON.stringify(secrets) !== JSON.stringify(r.secrets)) {
+        f.add("attempt signed with other secrets than submitted", `job ${jobId}`);
+      } else if (
+        secrets.length > 0 &&
+        r.signature !== signatureHeader(secrets, r.webhookId, r.timestampS, r.payload)
+      ) {
+        f.add("attempt signature does not verify", `job ${jobId}`);
+      }
+      if (firstBody === undefined) firstBody = body.bodyId;
+      else if (firstBody !== body.bodyId) {
+        f.add(
+          "one job delivered with two bodies",
+          `job ${jobId}: bodies ${firstBody} and ${body.bodyId}`,
+        );
+      }
+      const key = body.request.idempotencyKey;
+      if (key !== undefined) {
+        if (jobId !== keyedJobId(key)) {
+          f.add("keyed job delivered under another id", `key ${key} as ${jobId}`);
+        }
+      } else {
+        const earlier = jobOfBody.get(body.bodyId);
+        if (earlier !== undefined && earlier !== jobId) {
+          f.add(
+            "one unkeyed submit became two jobs",
+            `body ${body.bodyId} delivered as ${earlier} and ${jobId}`,
+          );
+        }
+        jobOfBody.set(body.bodyId, jobId);
+      }
+    }
+  }
+  for (const s of sim.submits) {
+    if (s.outcome?.ok !== true) continue;
+    const body = sim.bodies[s.bodyId]!;
+    if (body.request.idempotencyKey !== undefined) continue;
+    const deliveredAs = jobOfBody.get(s.bodyId);
+    if (deliveredAs !== undefined && deliveredAs !== s.outcome.id) {
+      f.add(
+        "unkeyed job delivered under another id than acknowledged",
+        `body ${s.bodyId} acknowledged as ${s.outcome.id}, delivered as ${deliveredAs}`,
+      );
+    }
+  }
+
+  // Idempotency: one id and one body per key among the acknowledgements.
+  const ackedBodyOfKey = new Map<string, { id: string; bodyHash: string; serial: number }>();
+  for (const s of sim.submits) {
+    if (s.outcome?.ok !== true) continue;
+    const body = sim.bodies[s.bodyId]!;
+    const key = body.request.idempotencyKey;
+    if (key === undefined) continue;
+    const earlier = ackedBodyOfKey.get(key);
+    if (earlier === undefined) {
+      ackedBodyOfKey.set(key, { id: s.outcome.id, bodyHash: body.bodyHash, serial: s.serial });
+      continue;
+    }
+    if (earlier.id !== s.outcome.id || earlier.bodyHash !== body.bodyHash) {
+      f.add(
+        "one idempotency key acknowledged as two jobs or two bodies",
+        `key ${key}: submit #${earlier.serial} and #${s.serial}`,
+      );
+    }
+  }
+  for (const [key, ack] of ackedBodyOfKey) {
+    for (const r of byJob.get(ack.id) ?? []) {
+      const bodyId = (JSON.parse(r.payload) as { body: number }).body;
+      if (sim.bodies[bodyId]?.bodyHash !== ack.bodyHash) {
+        f.add(
+          "keyed job delivered with another body than acknowledged",
+          `key ${key}: acknowledged body of #${ack.serial}, delivered body ${bodyId}`,
+        );
+      }
+    }
+  }
+
+  // Duplicates by cause, and redelivery by a node that had seen the 2xx.
+  const duplicates: Record<string, number> = {
+    total: 0,
+    retry_after_timeout: 0,
+    crash: 0,
+    failover: 0,
+  };
+  const lifeEnd = new Map<string, number | undefined>();
+  for (const l of sim.lives) lifeEnd.set(`${l.node}/${l.life}`, l.endMs);
+  for (const [jobId, requests] of byJob) {
+    const ok = requests.filter(is2xx);
+    for (let i = 1; i < ok.length; i++) {
+      const prev = ok[i - 1]!;
+      const cur = ok[i]!;
+      duplicates.total!++;
+      const prevEnd = lifeEnd.get(`${prev.node}/${prev.life}`);
+      const sameLife = prev.node === cur.node && prev.life === cur.life;
+      let cause: string;
+      if (prev.nodeSaw === "timeout" || prev.nodeSaw === "network_error") {
+        cause = "retry_after_timeout";
+      } else if (prevEnd !== undefined && prevEnd <= cur.sentAtMs) cause = "crash";
+      else if (!sameLife) cause = "failover";
+      else if (prev.nodeSawAtMs === undefined || prev.nodeSawAtMs > cur.sentAtMs) {
+        // Two attempts of one job in flight at once on one node.
+        cause = "overlap";
+        f.add(
+          "a node had two attempts of one job in flight at once",
+          `job ${jobId} by ${cur.node}/${cur.life}: attempt ${prev.attempt} sent at ` +
+            `${prev.sentAtMs.toFixed(1)} ms, attempt ${cur.attempt} at ${
+              cur.sentAtMs.toFixed(1)
+            } ms`,
+        );
+      } else {
+        cause = "same_node";
+        f.add(
+          "a node attempted a job again after it saw the 2xx",
+          `job ${jobId} by ${cur.node}/${cur.life}: attempt ${prev.attempt} got ${prev.status} ` +
+            `at ${prev.nodeSawAtMs.toFixed(1)} ms, attempt ${cur.attempt} sent at ` +
+            `${cur.sentAtMs.toFixed(1)} ms`,
+        );
+      }
+      duplicates[cause] = (duplicates[cause] ?? 0) + 1;
+    }
+  }
+
+  // 4. Submits are answered in time (stalls of their node excepted), never left hanging.
+  const bound = sim.submitTimeoutMs + 100;
+  for (const s of sim.submits) {
+    const stalledMs = stalledDuring(sim, s, s.answeredAtMs ?? sim.scheduler.nowMs);
+    if (s.answeredAtMs === undefined) {
+      const life = sim.lives.find((l) => l.node === s.node && l.life === s.life);
+      if (life?.endMs === undefined) {
+        f.add("submit never answered", `submit #${s.serial} to ${s.node}/${s.life}`);
+      }
+      continue;
+    }
+    const tookMs = s.answeredAtMs - s.atMs;
+    if (tookMs > bound + stalledMs) {
+      f.add(
+        "submit answered too late",
+        `submit #${s.serial} to ${s.node}/${s.life} took ${tookMs.toFixed(0)} ms ` +
+          `(bound ${bound} ms + ${stalledMs.toFixed(0)} ms stalled)`,
+      );
+    }
+  }
+
+  return {
+    violations: f.list(),
+    jobsAcked: acked.size,
+    delivered,
+    deadLettered,
+    duplicates,
+  };
+}
+
+function stalledDuring(sim: ClusterSim, s: SubmitLog, untilMs: number): number {
+  let ms = 0;
+  for (const w of sim.stallLog) {
+    if (w.node !== s.node) continue;
+    const from = Math.max(w.fromMs, s.atMs);
+    const to = Math.min(w.toMs, untilMs);
+    if (to > from) ms += to - from;
+  }
+  return ms;
+}

@@ -1,0 +1,135 @@
+/**
+ * What a simulated node's disk holds durably, read the way recovery would read it: which jobs
+ * (id and body) a crash at this very moment would leave on that node's WAL. The whole-cluster
+ * simulation asks it, at the instant a submit is acknowledged, on how many disks the job is.
+ *
+ * Owns a parse cache per disk file (by disk and file serial): each durable byte is parsed
+ * once, so asking at every acknowledgement costs what was synced since the last question.
+ * Must not change a disk or a node; it only reads `SimDisk.durableFiles()`.
+ *
+ * What counts as holding a job: a job-store record with the job's spec (SUBMIT, a COMMIT that
+ * carries the spec, a STATE in a checkpoint or handoff) or the idempotency key it left behind,
+ * inside a complete unit of the WAL: a data batch whose BatchEnd frame is durable, or a
+ * checkpoint whose SnapshotEnd is. A batch torn short of its BatchEnd is what recovery cuts
+ * off, so its frames do not count even where their bytes are durable.
+ */
+
+import { decodeWalBatch } from "../jobs/job_codec.ts";
+import type { JobRecord } from "../jobs/job_model.ts";
+import {
+  decodeRecord,
+  decodeSegmentHeader,
+  RecordType,
+  SEGMENT_HEADER_BYTES,
+} from "../wal/record_codec.ts";
+import type { SimDisk } from "./disk.ts";
+
+/** Payload bound for parsing: generous, the simulation's WAL is configured far below it. */
+const PAYLOAD_BYTES_MAX = 64 * 1024 * 1024;
+
+interface FileParse {
+  /** Offset just past the last complete unit parsed. */
+  offset: number;
+  salt: number | undefined;
+  /** `jobId + "\u0000" + bodyHash` of every job held in complete units. */
+  readonly jobs: Set<string>;
+  /** Parsing stopped for good (a corrupt frame): recovery would not read past it either. */
+  stopped: boolean;
+}
+
+/** Key of a held job: its id and the hash of its body ("" for unkeyed jobs). */
+export function heldKey(jobId: string, bodyHash: string): string {
+  return `${jobId}\u0000${bodyHash}`;
+}
+
+/** The (id, body) keys a record proves the job is held by (none for most records). */
+function keysOf(record: JobRecord): string[] {
+  switch (record.type) {
+    case "submit":
+      return [heldKey(record.spec.id, record.spec.bodyHash)];
+    case "commit":
+      return record.spec !== undefined ? [heldKey(record.spec.id, record.spec.bodyHash)] : [];
+    case "state":
+      return record.state.spec !== undefined
+        ? [heldKey(record.state.jobId, record.state.spec.bodyHash)]
+        : [];
+    case "key":
+      return [heldKey(record.key.jobId, record.key.bodyHash)];
+    default:
+      return [];
+  }
+}
+
+export class DurabilityProbe {
+  /** Per disk (serials are a disk's own), per file serial. */
+  readonly #disks = new Map<SimDisk, Map<number, FileParse>>();
+  /** WAL batches that did not decode as job-store batches (must stay 0). */
+  undecodable = 0;
+
+  /** Whether a crash now would leave `(jobId, bodyHash)` on `disk`. */
+  holds(disk: SimDisk, jobId: string, bodyHash: string): boolean {
+    const key = heldKey(jobId, bodyHash);
+    let files = this.#disks.get(disk);
+    if (files === undefined) {
+      files = new Map();
+      this.#disks.set(disk, files);
+    }
+    for (const file of disk.durableFiles()) {
+      if (!file.path.endsWith(".wal")) continue;
+      if (this.#parse(files, file.serial, file.bytes).jobs.has(key)) return true;
+    }
+    return false;
+  }
+
+  #parse(files: Map<number, FileParse>, serial: number, bytes: Uint8Array): FileParse {
+    let state = files.get(serial);
+    if (state === undefined || bytes.length < state.offset) {
+      // New, or cut below what was parsed (recovery truncated a torn tail): start over.
+      state = { offset: 0, salt: undefined, jobs: new Set(), stopped: false };
+      files.set(serial, state);
+    }
+    if (state.stopped) return state;
+    if (state.salt === undefined) {
+      if (bytes.length < SEGMENT_HEADER_BYTES) return state;
+      const header = decodeSegmentHeader(bytes.subarray(0, SEGMENT_HEADER_BYTES));
+      if (!header.ok) {
+        state.stopped = true;
+        return state;
+      }
+      state.salt = header.header.salt;
+      state.offset = SEGMENT_HEADER_BYTES;
+    }
+    let offset = state.offset;
+    let unit: string[] = [];
+    for (;;) {
+      const frame = decodeRecord(bytes, offset, PAYLOAD_BYTES_MAX, state.salt);
+      if (!frame.ok) {
+        if (frame.kind === "corrupt") state.stopped = true;
+        return state;
+      }
+      offset = frame.next;
+      switch (frame.type) {
+        case RecordType.Data:
+        case RecordType.Snapshot: {
+          const batch = decodeWalBatch(frame.payload);
+          if (!batch.ok) {
+            this.undecodable++;
+            break;
+          }
+          for (const { record } of batch.value) unit.push(...keysOf(record));
+          break;
+        }
+        case RecordType.SnapshotBegin:
+          unit = [];
+          break;
+        case RecordType.SnapshotEnd:
+        case RecordType.BatchEnd:
+          // A complete unit: what recovery would replay.
+          for (const key of unit) state.jobs.add(key);
+          unit = [];
+          state.offset = offset;
+          break;
+      }
+    }
+  }
+}
