@@ -146,6 +146,8 @@ interface Proposal {
   readonly reviveRequests: number[];
   /** Whether this node's own copy is stored (it votes once durable). */
   readonly localStored: boolean;
+  /** The body proposed (submits and confirms): a keyed job's COMMIT carries it. */
+  readonly spec: JobSpec | undefined;
 }
 
 interface QueryState {
@@ -633,6 +635,7 @@ export class ReplicationCore {
       jobId,
       bodyHash,
       result.effect === "changed",
+      spec,
     );
     proposal.requests.push({ requestId, existing: false });
     this.#originate(record, proposal.localStored ? proposal.key : undefined);
@@ -826,6 +829,7 @@ export class ReplicationCore {
     jobId: string,
     bodyHash: string,
     localStored: boolean,
+    spec?: JobSpec,
   ): Proposal {
     const key = stampKey(stamp);
     const proposal: Proposal = {
@@ -842,6 +846,7 @@ export class ReplicationCore {
       requests: [],
       reviveRequests: [],
       localStored,
+      spec,
     };
     this.#proposals.set(key, proposal);
     if (kind !== "revive") this.#proposalByJob.set(jobId, key);
@@ -886,11 +891,12 @@ export class ReplicationCore {
       }
       return;
     }
-    // Majority durable: commit. Replicas that held another body get the spec with it.
-    const entry = this.table.get(p.jobId);
-    const spec = p.conflicts.size > 0 && entry?.spec !== undefined && entry.bodyHash === p.bodyHash
-      ? entry.spec
-      : undefined;
+    // Majority durable: commit. A keyed job's COMMIT always carries the committed body: a
+    // replica (the proposer itself, or one whose "conflict" came after the majority) may hold
+    // another body for the same id, and without the spec it never learns the committed one
+    // (its tracker holds both seqs, so anti-entropy never repairs it). As its owner it then
+    // never delivered an acknowledged job. Unkeyed ids are random: no other body exists.
+    const spec = p.bodyHash !== "" ? p.spec : undefined;
     const commit: ReplicatedRecord = {
       type: "commit",
       stamp: this.#ownStamp(),
@@ -1495,7 +1501,15 @@ export class ReplicationCore {
     const stamp = entry.submitStamp;
     assert(entry.spec !== undefined && stamp !== undefined, "a confirm needs the job's SUBMIT");
     this.#metrics.confirmRounds.inc();
-    const proposal = this.#newProposal(nowMs, "confirm", stamp, entry.jobId, entry.bodyHash, true);
+    const proposal = this.#newProposal(
+      nowMs,
+      "confirm",
+      stamp,
+      entry.jobId,
+      entry.bodyHash,
+      true,
+      entry.spec,
+    );
     if (request !== undefined) proposal.requests.push(request);
     const bytes = this.log.get(stamp.origin, stamp.seq) ??
       encodeRecord({ type: "submit", stamp, spec: entry.spec });

@@ -1,0 +1,135 @@
+/**
+ * Bugs the whole-cluster simulation found in the job store, each pinned down as a scenario
+ * small enough to read: the replication cores driven by hand, with every message held until
+ * the test lets it through (by sender, receiver and kind), so the race the simulation hit
+ * happens in the same order every time.
+ */
+
+import { assert, assertEquals } from "../assert.ts";
+import { Sfc32 } from "../../src/lib/rng.ts";
+import { MetricsRegistry } from "../../src/metrics/registry.ts";
+import { keyedJobId, ReplicationCore } from "../../src/jobs/replication_core.ts";
+import { decodeMessage } from "../../src/jobs/job_codec.ts";
+import type { SubmitOutcome } from "../../src/jobs/service.ts";
+
+const VOTERS = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
+const WALL = 1_800_000_000_000;
+
+interface Held {
+  readonly from: number;
+  readonly to: number;
+  readonly kind: string;
+  readonly bytes: Uint8Array;
+}
+
+/** Five cores; messages wait in `held` until `pass` lets the ones a predicate picks through. */
+class HeldNetwork {
+  readonly cores: ReplicationCore[];
+  readonly held: Held[] = [];
+  readonly appends = new Map<number, number[]>();
+  readonly answers = new Map<number, SubmitOutcome>();
+  readonly scheduled = new Map<number, string[]>();
+
+  constructor() {
+    this.cores = VOTERS.map((self, i) =>
+      new ReplicationCore({
+        self,
+        voters: VOTERS,
+        rng: new Sfc32(i + 1),
+        metrics: new MetricsRegistry(),
+        walRecordBytesMax: 1 << 20,
+        payloadBytesMax: 1 << 20,
+      })
+    );
+    this.cores.forEach((_, i) => {
+      this.appends.set(i, []);
+      this.scheduled.set(i, []);
+    });
+  }
+
+  collect(): void {
+    for (const [i, core] of this.cores.entries()) {
+      core.flush();
+      for (const out of core.takeOutputs()) {
+        if (out.type === "append") this.appends.get(i)!.push(out.token);
+        else if (out.type === "submit-done") this.answers.set(out.requestId, out.outcome);
+        else if (out.type === "schedule") this.scheduled.get(i)!.push(out.job.id);
+        else if (out.type === "send") {
+          const decoded = decodeMessage(out.bytes);
+          this.held.push({
+            from: i,
+            to: VOTERS.indexOf(out.to),
+            kind: decoded.ok ? decoded.value.kind : "?",
+            bytes: out.bytes,
+          });
+        }
+      }
+    }
+  }
+
+  /** Lets the held messages `pick` chooses through (repeatedly, as new ones are sent). */
+  pass(pick: (m: Held) => boolean = () => true): void {
+    for (let round = 0; round < 50; round++) {
+      this.collect();
+      const go = this.held.filter(pick);
+      if (go.length === 0) return;
+      for (const m of go) this.held.splice(this.held.indexOf(m), 1);
+      for (const m of go) this.cores[m.to]!.receive(0, WALL, VOTERS[m.from]!, m.bytes);
+    }
+    throw new Error("messages kept flowing for 50 rounds");
+  }
+
+  persist(i: number): void {
+    for (const token of this.appends.get(i)!.splice(0)) this.cores[i]!.persisted(0, token);
+    this.collect();
+  }
+
+  start(): void {
+    for (const core of this.cores) core.recovered(0, WALL);
+    for (let round = 0; round < 5; round++) {
+      this.pass();
+      for (let i = 0; i < 5; i++) this.persist(i);
+      for (const core of this.cores) core.tick(round + 1, WALL);
+    }
+    for (const core of this.cores) assertEquals(core.phase, "ready");
+  }
+}
+
+Deno.test("a keyed job's COMMIT carries its body, so a replica that answered 'conflict' too late takes the committed one", () => {
+  // Found by `hookd sim --seed 24 --chaos-ms 15000`: the owner held the losing body, the
+  // COMMIT (sent before its "conflict" arrived) had no spec, and the acknowledged job was
+  // never delivered.
+  const net = new HeldNetwork();
+  net.start();
+  const key = "order-42";
+  const id = keyedJobId(key);
+  // Node 2 takes body B first; only node 3 hears of it.
+  net.cores[1]!.submit(0, WALL, 1, { url: "http://a.test/", payload: "B", idempotencyKey: key });
+  net.pass((m) => m.from === 1 && m.to === 2 && m.kind === "repl");
+  net.persist(1);
+  net.persist(2);
+  // Node 1 takes body A; nodes 4 and 5 store it, nodes 2 and 3 answer "conflict" at once...
+  net.cores[0]!.submit(0, WALL, 2, { url: "http://a.test/", payload: "A", idempotencyKey: key });
+  net.pass((m) => m.from === 0 && m.kind === "repl");
+  for (const i of [0, 3, 4]) net.persist(i);
+  // ...but those answers are late: the majority of durable copies (1, 4, 5) comes first.
+  net.pass((m) => m.to === 0 && (m.from === 3 || m.from === 4));
+  const answer = net.answers.get(2);
+  assert(answer?.ok === true && answer.id === id, JSON.stringify(answer));
+  // Everything else arrives now: the late conflicts, the COMMIT.
+  net.pass();
+  for (let i = 0; i < 5; i++) net.persist(i);
+  net.pass();
+  const bodyOf0 = net.cores[0]!.table.get(id)!.bodyHash;
+  for (const [i, core] of net.cores.entries()) {
+    const entry = core.table.get(id);
+    assert(entry !== undefined, `node ${i + 1} holds the job`);
+    assertEquals(
+      [entry.committed, entry.bodyHash, entry.spec?.payload],
+      [true, bodyOf0, "A"],
+      `node ${i + 1} holds the committed body`,
+    );
+  }
+  const owner = net.cores.findIndex((c) => c.ownerOf(id) === c.self);
+  assertEquals(net.scheduled.get(owner), [id], "its owner delivers it, whoever that is");
+});
