@@ -42,6 +42,8 @@ export interface ApplyResult {
   /** Phase before the change (for entries that existed). */
   readonly previousPhase: JobPhase | undefined;
   readonly previousCommitted: boolean;
+  /** A kept key ended the job this replica still held: the entry was dropped. */
+  readonly removed?: JobEntry;
 }
 
 /**
@@ -150,15 +152,14 @@ export class JobTable {
           previousCommitted: false,
         };
       case "key": {
-        const held = this.#keys.get(record.key.jobId);
-        if (this.#entries.has(record.key.jobId)) {
-          return {
-            effect: "unchanged",
-            entry: undefined,
-            previousPhase: undefined,
-            previousCommitted: false,
-          };
-        }
+        // A kept key means its job finished and was compacted where the key came from. What
+        // this replica still holds under the id is over too: a copy that missed the job's
+        // DONE (it would be delivered again, or handed to an owner that would), or a losing
+        // body no majority will ever confirm (its owner kept asking for a confirm forever).
+        const removed = this.#entries.get(record.key.jobId);
+        if (removed !== undefined) this.#remove(removed);
+        // (The key `#remove` kept names this replica's body, maybe the loser: the incoming wins.)
+        const held = removed !== undefined ? undefined : this.#keys.get(record.key.jobId);
         if (held === undefined || held.expiresAtMs < record.key.expiresAtMs) {
           this.#keys.set(record.key.jobId, record.key);
           this.#keyExpiry.push(record.key.jobId, record.key.expiresAtMs);
@@ -168,6 +169,7 @@ export class JobTable {
           entry: undefined,
           previousPhase: undefined,
           previousCommitted: false,
+          ...(removed !== undefined ? { removed } : {}),
         };
       }
     }
@@ -176,16 +178,18 @@ export class JobTable {
       : record.type === "state"
       ? record.state.jobId
       : record.jobId;
-    if (record.type === "submit") {
-      const tombstone = this.#keys.get(jobId);
-      if (tombstone !== undefined && !this.#entries.has(jobId)) {
-        return {
-          effect: tombstone.bodyHash === record.spec.bodyHash ? "unchanged" : "conflict",
-          entry: undefined,
-          previousPhase: undefined,
-          previousCommitted: false,
-        };
-      }
+    const tombstone = this.#keys.get(jobId);
+    if (tombstone !== undefined && !this.#entries.has(jobId)) {
+      // The key's job finished: no record brings it back (a handoff or a snapshot from a
+      // replica that missed its end would otherwise re-create it pending and deliver it again).
+      return {
+        effect: record.type === "submit" && tombstone.bodyHash !== record.spec.bodyHash
+          ? "conflict"
+          : "unchanged",
+        entry: undefined,
+        previousPhase: undefined,
+        previousCommitted: false,
+      };
     }
     let entry = this.#entries.get(jobId);
     const existed = entry !== undefined;

@@ -1198,6 +1198,11 @@ export class ReplicationCore {
     if (result.effect === "conflict" && record.type === "commit") {
       this.#metrics.commitConflicts.inc();
     }
+    if (result.removed !== undefined) {
+      // A kept key ended a job held here: stop delivering or confirming it.
+      this.#cancel(result.removed.jobId);
+      this.#confirmDue.delete(result.removed.jobId);
+    }
     if (result.entry !== undefined && result.effect === "changed") {
       this.#reconsider(nowMs, result.entry);
     }

@@ -10,6 +10,8 @@ import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { keyedJobId, ReplicationCore } from "../../src/jobs/replication_core.ts";
 import { decodeMessage } from "../../src/jobs/job_codec.ts";
+import { JobTable } from "../../src/jobs/job_table.ts";
+import type { JobSpec } from "../../src/jobs/job_model.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
 
 const VOTERS = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
@@ -132,4 +134,69 @@ Deno.test("a keyed job's COMMIT carries its body, so a replica that answered 'co
   }
   const owner = net.cores.findIndex((c) => c.ownerOf(id) === c.self);
   assertEquals(net.scheduled.get(owner), [id], "its owner delivers it, whoever that is");
+});
+
+function spec(id: string, key: string, bodyHash: string): JobSpec {
+  return {
+    id,
+    url: "http://a.test/",
+    payload: "p",
+    headers: {},
+    secrets: [],
+    timeoutMs: 0,
+    maxAttempts: 3,
+    submittedAtMs: WALL,
+    bodyHash,
+    idempotencyKey: key,
+  };
+}
+
+function table(): JobTable {
+  return new JobTable({
+    historyMax: 5,
+    finishedRetentionMs: 1_000,
+    deadRetentionMs: 1_000,
+    deadLettersMax: 10,
+    idempotencyWindowMs: 86_400_000,
+    stubRetentionMs: 1_000,
+  });
+}
+
+Deno.test("a kept idempotency key ends what a replica still holds under its id, and nothing brings it back", () => {
+  // Found by `hookd sim --seed 47 --chaos-ms 15000`: a replica cut off during the job's life
+  // kept a losing body (uncommitted) after the job finished and was compacted everywhere else;
+  // the key it got in a snapshot left it in place, and its confirm rounds never ended.
+  const key = { key: "k", jobId: "job_k1", bodyHash: "winner", expiresAtMs: WALL + 86_400_000 };
+  const loser = table();
+  loser.apply({
+    type: "submit",
+    stamp: { origin: "a", seq: 1 },
+    spec: spec("job_k1", "k", "loser"),
+  }, WALL);
+  const result = loser.apply({ type: "key", key }, WALL);
+  assertEquals(result.removed?.jobId, "job_k1", "the losing body is dropped");
+  assertEquals([loser.size, loser.keyTombstone("job_k1")], [0, key], "the winner's key is kept");
+  // A stale copy handed over (or shipped in a snapshot) does not re-create the finished job.
+  const stale = loser.apply({
+    type: "state",
+    state: {
+      jobId: "job_k1",
+      spec: spec("job_k1", "k", "winner"),
+      bodyHash: "winner",
+      committed: true,
+      gen: 0,
+      phase: "pending",
+      attemptsMade: 0,
+      nextAttemptAtMs: 0,
+      finishedAtMs: 0,
+      deadReason: "",
+      history: [],
+    },
+  }, WALL);
+  assertEquals([stale.effect, loser.size], ["unchanged", 0]);
+  const commit = loser.apply(
+    { type: "commit", stamp: { origin: "b", seq: 9 }, jobId: "job_k1", bodyHash: "winner" },
+    WALL,
+  );
+  assertEquals([commit.effect, loser.size, loser.stubs], ["unchanged", 0, 0]);
 });
