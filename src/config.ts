@@ -974,6 +974,15 @@ export interface JobsConfig {
    */
   proposalsMax: number;
   /**
+   * A node refuses new submits (`overloaded`, 503) while its oldest submit has waited this
+   * long for its majority. Past the knee every submit taken waits behind the others and then
+   * times out at `submitTimeoutMs`: work done for nothing, and the write-up's collapse. A
+   * healthy majority answers in milliseconds (tens at 20 % loss); a quarter of the submit
+   * timeout leaves room for a stalled event loop while shedding load well before it.
+   * @default 250
+   */
+  submitQueueAgeMaxMs: number;
+  /**
    * Records this node originated that are not yet on its own disk. A restarted node cannot
    * know which of these reached a peer, so it skips this many seqs after the highest one its
    * peers report (a SKIP record tells everyone); the bound makes that gap finite. Past it a
@@ -1057,6 +1066,7 @@ export interface JobsConfig {
 export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   submitTimeoutMs: 1000,
   proposalsMax: 20_000,
+  submitQueueAgeMaxMs: 250,
   originPendingMax: 65_536,
   confirmDelayMs: 3000,
   confirmRetryMs: 2000,
@@ -1083,6 +1093,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
     const name of [
       "submitTimeoutMs",
       "proposalsMax",
+      "submitQueueAgeMaxMs",
       "originPendingMax",
       "confirmDelayMs",
       "confirmRetryMs",
@@ -1108,6 +1119,14 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "stubRetentionMs",
     ] as const
   ) nonNegative(`jobs.${name}`, config[name]);
+  // Shedding load must start before submits time out, or it sheds nothing.
+  relation(
+    "jobs.submitQueueAgeMaxMs",
+    config.submitQueueAgeMaxMs,
+    "<",
+    "jobs.submitTimeoutMs",
+    config.submitTimeoutMs,
+  );
   // A confirm round must not race the live coordinator's own commit.
   relation(
     "jobs.submitTimeoutMs",

@@ -198,6 +198,7 @@ interface CoreMetrics {
   confirmRounds: Counter;
   commitConflicts: Counter;
   jobsPending: Gauge;
+  queueAgeRefusals: Counter;
   jobsDead: Gauge;
   jobsDelivered: Gauge;
   jobsUncommitted: Gauge;
@@ -264,6 +265,10 @@ function registerMetrics(m: MetricsRegistry): CoreMetrics {
       "Two committed bodies met for one job id (a broken invariant; must stay 0)",
     ),
     jobsPending: m.gauge("hookd_jobs", "Jobs held by state", { state: "pending" }),
+    queueAgeRefusals: m.counter(
+      "hookd_jobs_queue_age_refusals_total",
+      "Submits refused because the oldest waiting submit was older than submitQueueAgeMaxMs",
+    ),
     jobsDead: m.gauge("hookd_jobs", "Jobs held by state", { state: "dead" }),
     jobsDelivered: m.gauge("hookd_jobs", "Jobs held by state", { state: "delivered" }),
     jobsUncommitted: m.gauge("hookd_jobs", "Jobs held by state", { state: "uncommitted" }),
@@ -313,6 +318,8 @@ export class ReplicationCore {
   #nextOwnSeq = 1;
   #ownPending = 0;
   #view = new Map<string, VoterState>();
+  /** Submit proposals waiting for their majority → when they started, oldest first. */
+  readonly #submitsWaiting = new Map<string, number>();
   /** `ownerOf` answers under the current set of down voters (cleared when it changes). */
   readonly #owners = new Map<string, string | undefined>();
   #outputs: CoreOutput[] = [];
@@ -560,7 +567,7 @@ export class ReplicationCore {
   /** A client submit (already validated). Answered by a `submit-done` output, never hangs. */
   submit(nowMs: number, wallMs: number, requestId: number, request: SubmitRequest): void {
     this.#wallMs = wallMs;
-    const refusal = this.#admission();
+    const refusal = this.#admission(nowMs);
     if (refusal !== undefined) {
       this.#refuse(requestId, refusal.code, refusal.message, refusal.retryAfterS);
       return;
@@ -645,7 +652,7 @@ export class ReplicationCore {
   /** Retries a dead letter by hand: a REVIVE record durable on a majority. */
   revive(nowMs: number, wallMs: number, requestId: number, jobId: string): void {
     this.#wallMs = wallMs;
-    const refusal = this.#admission();
+    const refusal = this.#admission(nowMs);
     if (refusal !== undefined) {
       this.#outputs.push({ type: "revive-done", requestId, outcome: refusal });
       return;
@@ -700,7 +707,7 @@ export class ReplicationCore {
     }
   }
 
-  #admission(): Refusal | undefined {
+  #admission(nowMs: number): Refusal | undefined {
     switch (this.#phase) {
       case "recovering":
       case "catching_up":
@@ -733,6 +740,20 @@ export class ReplicationCore {
         code: "no_quorum",
         message: `only ${this.reachableVoters()} of ${this.voters.length} voters are reachable; ` +
           `a submit needs ${this.quorum}`,
+        retryAfterS: 1,
+      };
+    }
+    // The oldest submit still waiting for its majority says how far behind this node is. Past
+    // the knee a submit taken now would only wait behind the others and time out (the
+    // write-up's collapse): say no at once instead, and keep what is accepted fast.
+    const oldestMs = this.#submitsWaiting.values().next().value;
+    if (oldestMs !== undefined && nowMs - oldestMs >= this.config.submitQueueAgeMaxMs) {
+      this.#metrics.queueAgeRefusals.inc();
+      return {
+        ok: false,
+        code: "overloaded",
+        message: `this node's oldest submit has waited ${Math.round(nowMs - oldestMs)} ms for ` +
+          `its majority (submitQueueAgeMaxMs ${this.config.submitQueueAgeMaxMs})`,
         retryAfterS: 1,
       };
     }
@@ -849,6 +870,7 @@ export class ReplicationCore {
       spec,
     };
     this.#proposals.set(key, proposal);
+    if (kind === "submit") this.#submitsWaiting.set(key, nowMs);
     if (kind !== "revive") this.#proposalByJob.set(jobId, key);
     this.#timers.push({ atMs: proposal.deadlineMs, kind: "proposal", key });
     // Already durable here (a confirm of a record we hold): our vote counts at once.
@@ -911,6 +933,7 @@ export class ReplicationCore {
 
   #closeProposal(p: Proposal): void {
     this.#proposals.delete(p.key);
+    this.#submitsWaiting.delete(p.key);
     if (this.#proposalByJob.get(p.jobId) === p.key) this.#proposalByJob.delete(p.jobId);
   }
 
