@@ -14,6 +14,8 @@ import {
   formatMs,
   formatPercent,
   formatRate,
+  formatRelative,
+  formatSpan,
   memberLabel,
   ratesOf,
   receiverHealth,
@@ -125,6 +127,12 @@ Deno.test("format: states read without colour, rates and durations at sensible p
     "–",
   ]);
   assertEquals([0, 0.035, 0.5, 1, null].map(formatPercent), ["0 %", "3.5 %", "50 %", "100 %", "–"]);
+  assertEquals([60_000, 1000, 1500].map(formatSpan), ["1 min", "1 s", "1.5 s"]);
+  const now = 1_000_000;
+  assertEquals(
+    [now - 400, now - 12_000, now + 4_000, now - 90_000].map((t) => formatRelative(t, now)),
+    ["just now", "12 s ago", "in 4 s", "1.5 min ago"],
+  );
   assertEquals(
     [
       { breaker: "open", failureRate: 0 },

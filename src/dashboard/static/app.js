@@ -15,6 +15,7 @@ import {
   formatPercent,
   formatRate,
   formatRelative,
+  formatSpan,
   healthLabel,
   jobStateLabel,
   memberLabel,
@@ -26,6 +27,8 @@ const RECENT_JOBS = 20;
 const DEAD_LETTERS_PER_PAGE = 10;
 /** Points a chart's "now" figure averages over, so one quiet second does not read as zero. */
 const NOW_POINTS = 5;
+/** The shortest time a chart spans, ms, so a young node's first points do not fill it. */
+const MIN_WINDOW_MS = 60_000;
 const SVG_NS = "http://www.w3.org/2000/svg";
 const CHART_BOX = { width: 300, height: 100 };
 
@@ -218,7 +221,7 @@ function makeChart(figureId, names, title) {
       const geometry = chartPaths(points, lines, { ...CHART_BOX, windowMs, endMs });
       geometry.paths.forEach((d, i) => paths[i].setAttribute("d", d === "" ? "M0 0" : d));
       yMax.textContent = format(geometry.yMax);
-      xStart.textContent = `−${formatMs(windowMs).replace(/\.0 /, " ")}`;
+      xStart.textContent = `−${formatSpan(windowMs)}`;
       items.forEach((li, i) => (li.textContent = `${names[i]}: ${nowTexts[i]}`));
       svg.setAttribute(
         "aria-label",
@@ -254,13 +257,15 @@ function latest(values) {
 
 function renderSeries(/** @type {any} */ series) {
   page.intervalMs = Math.max(250, series.intervalMs);
-  const windowMs = series.intervalMs * series.pointsMax;
-  $("series-note").textContent =
-    `This node, last ${formatMs(windowMs).replace(/\.0 /, " ")}, one point per ${
-      formatMs(series.intervalMs).replace(/\.0 /, " ")
-    }. Now: mean of the ` +
-    `last ${NOW_POINTS} points.`;
   const points = series.points;
+  // A young node's few points would huddle at the right edge of five minutes: the window
+  // grows with the series, from a minute up to all the node keeps.
+  const keptMs = series.intervalMs * series.pointsMax;
+  const spanMs = points.length > 0 ? points[points.length - 1].atMs - points[0].atMs : 0;
+  const grown = Math.max(MIN_WINDOW_MS, Math.ceil(spanMs / 60_000) * 60_000);
+  const windowMs = Math.max(series.intervalMs, Math.min(keptMs, grown));
+  $("series-note").textContent = `This node, last ${formatSpan(windowMs)}, one point per ` +
+    `${formatSpan(series.intervalMs)}; "now" is the mean of the last ${NOW_POINTS} points.`;
   const [submits, deliveries, latency] = charts;
   const accepted = ratesOf(points, "accepted");
   const rejected = ratesOf(points, "rejected");
@@ -405,9 +410,10 @@ function renderJob(/** @type {any} */ job) {
 
 function renderReceivers(/** @type {any} */ view) {
   const now = Date.now();
-  const windowText = formatMs(view.windowMs).replace(/\.0 /, " ");
-  $("receivers-note").textContent = `Attempts and failures in the last ${windowText}. ` +
-    "FAILING: the circuit breaker is open, or at least half the attempts failed.";
+  const windowText = formatSpan(view.windowMs);
+  $("receivers-note").textContent = `Failed: attempts in the last ${windowText} that did ` +
+    "not deliver. Backlog: jobs this node holds for the receiver. FAILING: its circuit " +
+    "breaker is open, or at least half its attempts failed.";
   fillTable(
     $("receivers"),
     view.items.map((/** @type {any} */ r) => {
@@ -421,13 +427,12 @@ function renderReceivers(/** @type {any} */ view) {
           formatRelative(r.lastFailure.atMs, now)
         }: ${r.lastFailure.detail}`;
       const tr = row([
-        [r.origin, "url"],
+        [r.origin, "origin"],
         [healthLabel(health), "health"],
         [breaker, "breaker"],
         [r.inflight, "num"],
         [r.jobsHeld, "num"],
-        [r.attempts, "num"],
-        [`${r.failures} (${formatPercent(r.failureRate)})`, "num"],
+        [`${r.failures} of ${r.attempts} (${formatPercent(r.failureRate)})`, "num"],
         [lastFailure, "detail"],
       ]);
       tr.dataset.origin = r.origin;

@@ -79,10 +79,17 @@ export function formatMs(ms) {
   return `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
-/** "12 s ago", "in 4 s". @param {number} atMs @param {number} nowMs */
+/** A length of time without a needless ".0": 5 min, 1 s, 1.5 s. @param {number} ms */
+export function formatSpan(ms) {
+  return formatMs(ms).replace(/\.0 /, " ");
+}
+
+/** "12 s ago", "in 4 s", "just now". @param {number} atMs @param {number} nowMs */
 export function formatRelative(atMs, nowMs) {
   const delta = nowMs - atMs;
-  const text = formatMs(Math.abs(delta)).replace(/\.0 /, " ");
+  // The page's and the node's clocks differ a little; under a second is "now" either way.
+  if (Math.abs(delta) < 1000) return "just now";
+  const text = formatSpan(Math.abs(delta));
   return delta >= 0 ? `${text} ago` : `in ${text}`;
 }
 
