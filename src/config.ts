@@ -359,6 +359,17 @@ export interface MembershipConfig {
   retransmitMult: number;
   /** Period of the dedicated gossip send (updates not yet piggybacked elsewhere). @default 200 */
   gossipIntervalMs: number;
+  /**
+   * Random live members a notice is pushed to at once, besides gossip: a death or leave by
+   * every member that first learns it, a refutation by the refuted member. A member then gets
+   * about noticeFanout pushes, so at 20 % loss it misses all of them with probability about
+   * e^(−0.8·fanout): 9 % at 3, under 1 % at 6. `hookd bench membership` at 20 % loss, 50 nodes,
+   * 4 seeds × 20 simulated min: fanout 3 raised detection p99 to 3.0 s; 6 gave p50 1.71 s and
+   * p99 2.72 s against 1.74 s and 2.78 s when every notice went to every member, at 41.8
+   * instead of 45.1 packets per node per second.
+   * @default 6
+   */
+  noticeFanout: number;
   /** Members sent a gossip packet each gossip period. @default 3 */
   gossipFanout: number;
   /**
@@ -404,6 +415,7 @@ export const membershipDefaults: Readonly<MembershipConfig> = Object.freeze({
   lateWakeToleranceMs: 50,
   retransmitMult: 6,
   gossipIntervalMs: 200,
+  noticeFanout: 6,
   gossipFanout: 3,
   gossipToDeadMs: 30_000,
   syncIntervalMs: 10_000,
@@ -434,6 +446,12 @@ export function validateMembershipConfig(config: MembershipConfig): MembershipCo
   positiveInteger("membership.lateWakeToleranceMs", config.lateWakeToleranceMs);
   positiveInteger("membership.retransmitMult", config.retransmitMult);
   positiveInteger("membership.gossipIntervalMs", config.gossipIntervalMs);
+  nonNegative("membership.noticeFanout", config.noticeFanout);
+  if (!Number.isInteger(config.noticeFanout)) {
+    throw new RangeError(
+      `membership.noticeFanout must be an integer, got ${config.noticeFanout}`,
+    );
+  }
   positiveInteger("membership.gossipFanout", config.gossipFanout);
   nonNegative("membership.gossipToDeadMs", config.gossipToDeadMs);
   positiveInteger("membership.syncIntervalMs", config.syncIntervalMs);

@@ -15,10 +15,12 @@
  *   target refutes on the spot and any target seen at an old incarnation puts its current
  *   `alive` in the ack, so refutation does not depend on gossip reaching the suspect.
  * - A suspect/dead message about ourselves is answered to its sender with our current `alive`;
- *   a refutation also goes to every live member directly; every holder of a suspicion re-sends
- *   it to the suspect each gossip period. Refutations are rare, so this costs little.
- * - A node whose own suspicion timer declares a member dead sends the notice to every live
- *   member (the tail of detection was one member missing every gossip retransmission).
+ *   every holder of a suspicion re-sends it to the suspect each gossip period.
+ * - Notices are pushed at once, not only gossiped: a refutation by the refuted member, a death
+ *   or leave by every member that first learns it, each to `noticeFanout` random members (the
+ *   tail of detection was one member missing every gossip retransmission). They once went to
+ *   every member directly, which at 20 % loss made N² packets a second cluster-wide
+ *   (refutations come at a rate that grows with N); see #pushNotice.
  * - A suspicion at a newer incarnation restarts the timer (memberlist keeps the old one).
  * - Suspicions learnt from a bulk state sync start a timer but neither confirm nor re-gossip
  *   (one real suspicion copied by syncs would shrink everyone's timeout).
@@ -418,10 +420,6 @@ export class SwimCore implements MembershipView {
         this.#m.deadDeclared.inc();
         const notice = dead(m.nodeId, m.incarnation, this.nodeId);
         this.#onDead(now, notice);
-        // Our own timer fired: tell every live member directly. A declaration is rare (a few
-        // nodes per crash) and every member acting on it at once is what bounds detection;
-        // gossip alone leaves a tail where one member misses every retransmission.
-        this.#sendToLive(notice);
       }
     }
     for (const [seq, r] of this.#relays) {
@@ -645,16 +643,8 @@ export class SwimCore implements MembershipView {
     this.#touch();
     const notice = dead(this.nodeId, self.incarnation, this.nodeId);
     this.#gossip.push(notice);
-    // Tell every live member directly: others must learn at once, not after a gossip round.
-    this.#sendToLive(notice);
-  }
-
-  #sendToLive(message: SwimMessage): void {
-    for (const m of this.#members.values()) {
-      if (m.nodeId !== this.nodeId && (m.state === "alive" || m.state === "suspect")) {
-        this.#send(m.address, [message]);
-      }
-    }
+    // Others must learn at once, not after a gossip round; each pushes it on (see #onDead).
+    this.#pushNotice(notice);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -797,7 +787,7 @@ export class SwimCore implements MembershipView {
           this.#onSuspect(now, suspect(row.nodeId, row.incarnation, this.nodeId), true);
           break;
         case "left":
-          this.#onDead(now, dead(row.nodeId, row.incarnation, row.nodeId));
+          this.#onDead(now, dead(row.nodeId, row.incarnation, row.nodeId), true);
           break;
         default:
           unreachable(row.state, "state");
@@ -921,7 +911,11 @@ export class SwimCore implements MembershipView {
     return true;
   }
 
-  #onDead(now: number, message: GossipMessage & { type: "dead" }): void {
+  /**
+   * `fromSync`: learnt from a bulk state sync (old news, like a sync's suspicions): gossiped,
+   * but not pushed on at once.
+   */
+  #onDead(now: number, message: GossipMessage & { type: "dead" }, fromSync = false): void {
     if (this.#refuteIfAboutSelf(message)) return;
     const m = this.#members.get(message.nodeId);
     if (m === undefined || message.incarnation < m.incarnation) return;
@@ -933,6 +927,7 @@ export class SwimCore implements MembershipView {
     this.#touch();
     if (this.#probe?.targetId === m.nodeId) this.#probe = undefined;
     this.#gossip.push(message);
+    if (!fromSync) this.#pushNotice(message);
     this.#emit(m.state === "left" ? "member-left" : "member-dead", m);
   }
 
@@ -952,9 +947,28 @@ export class SwimCore implements MembershipView {
     this.#awareness.applyDelta(1);
     const notice = alive(this.nodeId, this.address, next);
     this.#gossip.push(notice);
-    // Every member holding the suspicion runs its own timer; gossip alone may miss one of them
-    // for seconds at high loss, so the refutation also goes to each live member directly.
-    this.#sendToLive(notice);
+    this.#pushNotice(notice);
+  }
+
+  /**
+   * Pushes a notice (a death or leave we just learnt, a refutation of our own) to
+   * `noticeFanout` random live members at once, besides queueing it for gossip: a gossip round
+   * of its own that does not wait for the next period. Each member that learns of a death
+   * pushes it on once, so it reaches everyone in about log_{fanout+1} N network hops, that is
+   * milliseconds, for fanout packets per member. Sending every notice to every member instead
+   * cost N packets per declarer and per refutation, and refutations come at a rate that grows
+   * with N (false suspicions at 20 % loss), so N² packets a second cluster-wide. A refutation
+   * is not pushed on by others: the members that hold the suspicion learn it from the ack of
+   * the probe they send the suspect next, the rest by gossip.
+   */
+  #pushNotice(notice: GossipMessage): void {
+    const targets = this.#pick(
+      this.config.noticeFanout,
+      (m) =>
+        m.nodeId !== this.nodeId && m.nodeId !== notice.nodeId &&
+        (m.state === "alive" || m.state === "suspect"),
+    );
+    for (const t of targets) this.#send(t.address, [notice]);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -70,7 +70,12 @@ Deno.test("SimCluster of 50 with 20% loss and no crash declares nobody dead in 2
     cluster.events.some((e) => e.type === "member-suspect"),
     `seed ${seed}: 20 % loss raised no suspicion at all`,
   );
-  assert(cluster.converged(), `seed ${seed}: views not whole at the end`);
+  // At 20 % loss some view holds a passing suspicion (refuted within a few hundred ms) at any
+  // instant; what must not happen is a view that stays split.
+  assert(
+    cluster.runUntil(() => cluster.converged(), 5_000),
+    `seed ${seed}: views not whole within 5 s of the end`,
+  );
 });
 
 Deno.test("SimCluster: a restarted node rejoins everywhere with a higher incarnation (10 seeds)", () => {

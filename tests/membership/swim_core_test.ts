@@ -88,7 +88,7 @@ Deno.test("SwimCore learns members from alive messages and emits member-alive on
   assertEquals(core.members().map((m) => m.nodeId).sort(), ["n1", "n2"]);
 });
 
-Deno.test("SwimCore refutes a suspicion of itself with a higher incarnation sent to every live member", () => {
+Deno.test("SwimCore refutes a suspicion of itself with a higher incarnation pushed to live members", () => {
   const core = coreWithPeers();
   const { sent } = deliver(core, 5, B, [suspect("n1", 0, "n2")]);
   assertEquals(core.incarnation, 1);
@@ -223,7 +223,7 @@ Deno.test("SwimCore counts undecodable packets and changes nothing", () => {
   assertEquals(core.members().length, 1);
 });
 
-Deno.test("SwimCore leave tells every live member and answers later pings with the notice", () => {
+Deno.test("SwimCore leave tells live members at once and answers later pings with the notice", () => {
   const core = coreWithPeers();
   const { sent } = step(core, 1, { type: "leave" });
   const notice = dead("n1", 0, "n1");
@@ -483,4 +483,34 @@ Deno.test("SwimCore woken long after its deadline (a stall) reads its backlog be
       assertEquals(metrics.snapshot()["hookd_membership_late_wakes_total"], 1);
     }
   }
+});
+
+Deno.test("SwimCore pushes a notice to noticeFanout members, not to every member, and only once", () => {
+  const core = makeCore();
+  const peers = Array.from({ length: 30 }, (_, i) => `n${i + 2}`);
+  const addressOf = (id: string) => `10.0.1.${id.slice(1)}:7946`;
+  deliver(core, 0, B, peers.map((id) => alive(id, addressOf(id), 1)));
+  const fanout = core.config.noticeFanout;
+  assert(fanout < peers.length - 2, "the cluster is larger than the fanout");
+  const carrying = (sent: Sent[], m: SwimMessage) =>
+    new Set(
+      sent.filter((s) => s.messages.some((x) => isDeepStrictEqual(x, m))).map((s) => s.to),
+    );
+
+  // A refutation: the accuser is answered, and fanout others are told at once.
+  const accused = deliver(core, 1, addressOf("n2"), [suspect("n1", 0, "n2")]);
+  const refutation = alive("n1", A, 1);
+  const told = carrying(accused.sent, refutation);
+  assert(told.has(addressOf("n2")), "the accuser hears the refutation");
+  assert(told.size <= fanout + 1, `refutation sent to ${told.size} members`);
+
+  // A death learnt for the first time is pushed on to fanout members (never to its subject)...
+  const notice = dead("n9", 1, "n2");
+  const first = deliver(core, 2, addressOf("n2"), [notice]);
+  const pushed = carrying(first.sent, notice);
+  assertEquals(pushed.size, fanout);
+  assert(!pushed.has(addressOf("n9")));
+  // ... and not again when it comes back.
+  const again = deliver(core, 3, addressOf("n3"), [notice]);
+  assertEquals(carrying(again.sent, notice).size, 0);
 });
