@@ -2,12 +2,20 @@
  * The HTTP side of an attempt: SSRF check, Standard Webhooks signing, one `fetch` POST with a
  * timeout covering headers and body, and a truncated read of the response body.
  *
- * Owns its HTTP client (one pooled `Deno.HttpClient`, so connections are reused across
- * attempts and closed with the transport) and a small cache of DNS verdicts. Must not decide
- * retries: it only reports what happened (`AttemptResult`).
+ * The connection goes to the address the SSRF guard checked, never to a second lookup of the
+ * name (DNS rebinding): a plain-HTTP target is fetched at the checked IP with the URL's own
+ * `Host` header; an HTTPS target goes through an in-process CONNECT relay that dials the
+ * checked IP while TLS (SNI, certificate check) runs end to end for the URL's name
+ * (pinned_relay.ts). With private targets allowed nothing is checked and fetch resolves as
+ * usual.
+ *
+ * Owns its HTTP clients (pooled `Deno.HttpClient`s, so connections are reused across attempts
+ * and closed with the transport), the relay, a small cache of DNS verdicts and the pins the
+ * relay reads. Must not decide retries: it only reports what happened (`AttemptResult`).
  */
 
-import { checkScheme, checkTarget, denoResolver, type Resolver } from "./ssrf_guard.ts";
+import { checkScheme, denoResolver, type Resolver, resolveTarget } from "./ssrf_guard.ts";
+import { PinnedRelay, type RelayTarget } from "./pinned_relay.ts";
 import { webhookHeaders } from "./signing.ts";
 import type { AttemptResult, DeliveryJob } from "./types.ts";
 
@@ -40,10 +48,22 @@ export interface HttpTransportOptions {
   resolve?: Resolver;
   /** How long a host's SSRF verdict is reused, ms. @default 30_000 */
   dnsCacheMs?: number;
+  /** Extra root certificates (PEM) trusted for HTTPS targets (tests use a private CA). */
+  caCerts?: string[];
+  /**
+   * Where a connection to a checked address really goes. A test seam: a test pins a public
+   * address and lands the connection on its own loopback server. @default the address itself
+   */
+  dial?: (address: string, port: number) => RelayTarget;
 }
 
 /** Hosts whose verdict is cached; past this the cache is dropped whole. */
 const DNS_CACHE_MAX = 10_000;
+
+/** The guard's answer: refused, or allowed with the address to connect to (if any). */
+type GuardVerdict =
+  | { readonly ok: false; readonly permanent: boolean; readonly message: string }
+  | { readonly ok: true; readonly address: string | undefined };
 const SUBMITTED_AT_HEADER = "hookd-submitted-at";
 
 class TimeoutSignal extends Error {
@@ -55,9 +75,20 @@ export class HttpTransport implements AttemptTransport {
   readonly #resolve: Resolver;
   readonly #dnsCacheMs: number;
   readonly #wallClockMs: () => number;
-  readonly #client = Deno.createHttpClient({});
+  readonly #client: Deno.HttpClient;
+  /** Plain HTTP to a pinned IP: may send the URL's own `Host`. */
+  #hostClient: Deno.HttpClient | undefined;
+  /** HTTPS through the pinning relay. */
+  #relayClient: Deno.HttpClient | undefined;
+  readonly #relay: PinnedRelay;
+  readonly #dial: (address: string, port: number) => RelayTarget;
   readonly #inflight = new Set<AbortController>();
-  readonly #verdicts = new Map<string, { untilMs: number; refusal?: string }>();
+  readonly #verdicts = new Map<
+    string,
+    { untilMs: number; refusal?: string; address: string | undefined }
+  >();
+  /** `host:port` → the checked address HTTPS connections to it go to (read by the relay). */
+  readonly #pins = new Map<string, { address: string; untilMs: number }>();
   #closed = false;
 
   constructor(options: HttpTransportOptions) {
@@ -65,6 +96,16 @@ export class HttpTransport implements AttemptTransport {
     this.#resolve = options.resolve ?? denoResolver;
     this.#dnsCacheMs = options.dnsCacheMs ?? 30_000;
     this.#wallClockMs = options.wallClockMs ?? Date.now;
+    this.#dial = options.dial ?? ((hostname, port) => ({ hostname, port }));
+    this.#client = Deno.createHttpClient(this.#tls());
+    this.#relay = new PinnedRelay({
+      pinned: (host, port) => {
+        const pin = this.#pins.get(`${host}:${port}`);
+        return pin === undefined || pin.untilMs < performance.now()
+          ? undefined
+          : this.#dial(pin.address, port);
+      },
+    });
   }
 
   async send(request: AttemptRequest): Promise<AttemptResult> {
@@ -79,14 +120,14 @@ export class HttpTransport implements AttemptTransport {
     this.#inflight.add(controller);
     const timer = setTimeout(() => controller.abort(new TimeoutSignal()), request.timeoutMs);
     try {
-      const refusal = await this.#guard(job.url, controller.signal);
+      const verdict = await this.#guard(job.url, controller.signal);
       if (controller.signal.reason instanceof TimeoutSignal) {
         return { kind: "timeout", latencyMs: latency() };
       }
-      if (refusal !== undefined) {
-        return refusal.permanent
-          ? { kind: "refused", message: refusal.message, latencyMs: latency() }
-          : { kind: "network_error", message: refusal.message, latencyMs: latency() };
+      if (!verdict.ok) {
+        return verdict.permanent
+          ? { kind: "refused", message: verdict.message, latencyMs: latency() }
+          : { kind: "network_error", message: verdict.message, latencyMs: latency() };
       }
 
       let headers: Headers;
@@ -99,14 +140,15 @@ export class HttpTransport implements AttemptTransport {
         return { kind: "refused", message: message.slice(0, 500), latencyMs: latency() };
       }
 
-      const response = await fetch(job.url, {
+      const { url, client } = this.#connection(job.url, verdict.address, headers, request);
+      const response = await fetch(url, {
         method: "POST",
         headers,
         body: job.payload,
         // A redirect could point at a private address the guard never saw: treat 3xx as failure.
         redirect: "manual",
         signal: controller.signal,
-        client: this.#client,
+        client,
       });
       const body = await readTruncated(response, this.#options.responseBodyBytesMax);
       const retryAfter = response.headers.get("retry-after");
@@ -134,15 +176,55 @@ export class HttpTransport implements AttemptTransport {
     this.#closed = true;
     for (const controller of this.#inflight) controller.abort(new Error("transport closed"));
     this.#client.close();
+    this.#hostClient?.close();
+    this.#relayClient?.close();
+    void this.#relay.close();
   }
 
-  async #guard(
-    url: string,
-    signal: AbortSignal,
-  ): Promise<{ permanent: boolean; message: string } | undefined> {
+  /**
+   * Where the request goes. Without a pinned address: the URL as given. With one: plain HTTP
+   * to the address itself with the URL's `Host`; HTTPS through the relay, which dials the pin.
+   */
+  #connection(
+    rawUrl: string,
+    address: string | undefined,
+    headers: Headers,
+    request: AttemptRequest,
+  ): { url: string | URL; client: Deno.HttpClient } {
+    if (address === undefined) return { url: rawUrl, client: this.#client };
+    const url = new URL(rawUrl);
+    const port = url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+    if (url.protocol === "https:") {
+      // The pin outlives the attempt's timeout, so the relay still finds it when fetch dials.
+      if (this.#pins.size >= DNS_CACHE_MAX) this.#pins.clear();
+      this.#pins.set(`${url.hostname.toLowerCase()}:${port}`, {
+        address,
+        untilMs: performance.now() + this.#dnsCacheMs + request.timeoutMs,
+      });
+      this.#relayClient ??= Deno.createHttpClient({
+        ...this.#tls(),
+        proxy: this.#relay.proxy(),
+      });
+      return { url, client: this.#relayClient };
+    }
+    const target = this.#dial(address, port);
+    headers.set("host", url.host);
+    url.hostname = target.hostname.includes(":") ? `[${target.hostname}]` : target.hostname;
+    url.port = String(target.port);
+    this.#hostClient ??= Deno.createHttpClient({ ...this.#tls(), allowHost: true });
+    return { url, client: this.#hostClient };
+  }
+
+  #tls(): Deno.CreateHttpClientOptions {
+    return this.#options.caCerts !== undefined ? { caCerts: this.#options.caCerts } : {};
+  }
+
+  async #guard(url: string, signal: AbortSignal): Promise<GuardVerdict> {
     if (this.#options.allowPrivateTargets) {
       const scheme = checkScheme(url);
-      return scheme.ok ? undefined : { permanent: true, message: scheme.reason };
+      return scheme.ok
+        ? { ok: true, address: undefined }
+        : { ok: false, permanent: true, message: scheme.reason };
     }
     let host: string;
     try {
@@ -154,20 +236,23 @@ export class HttpTransport implements AttemptTransport {
     const cached = this.#verdicts.get(host);
     if (cached !== undefined && cached.untilMs > nowMs) {
       return cached.refusal === undefined
-        ? undefined
-        : { permanent: true, message: cached.refusal };
+        ? { ok: true, address: cached.address }
+        : { ok: false, permanent: true, message: cached.refusal };
     }
-    const verdict = await checkTarget(url, {
+    const verdict = await resolveTarget(url, {
       allowPrivateTargets: false,
       resolve: (hostname) => untilAborted(this.#resolve(hostname, signal), signal),
     });
-    if (!verdict.ok && !verdict.reason.permanent) return verdict.reason;
+    if (!verdict.ok && !verdict.reason.permanent) return { ok: false, ...verdict.reason };
     if (this.#verdicts.size >= DNS_CACHE_MAX) this.#verdicts.clear();
     this.#verdicts.set(host, {
       untilMs: nowMs + this.#dnsCacheMs,
+      address: verdict.ok ? verdict.value.address : undefined,
       ...(verdict.ok ? {} : { refusal: verdict.reason.message }),
     });
-    return verdict.ok ? undefined : verdict.reason;
+    return verdict.ok
+      ? { ok: true, address: verdict.value.address }
+      : { ok: false, ...verdict.reason };
   }
 }
 

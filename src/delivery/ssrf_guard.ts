@@ -6,9 +6,11 @@
  * Owns address classification (pure) and the target check, whose DNS resolver is injected
  * (`Deno.resolveDns` in production). Must not open connections.
  *
- * Known gap: the check resolves the name, then fetch resolves it again; a DNS answer that
- * changes in between (rebinding) is not caught. Pinning the checked address into the
- * connection needs a custom HTTP client and is left for later.
+ * The check returns the address it judged (`resolveTarget`), and the HTTP transport connects
+ * to exactly that address (http_transport.ts, pinned_relay.ts): the name is never resolved a
+ * second time, so a DNS answer that changes after the check (rebinding) cannot steer a
+ * delivery to an address nobody checked. `Deno.resolveDns` asks the configured DNS servers
+ * and ignores /etc/hosts; since the connection goes where the check looked, both agree.
  */
 
 import { err, ok, type Result } from "../lib/result.ts";
@@ -205,14 +207,34 @@ export async function checkTarget(
   rawUrl: string,
   options: TargetCheckOptions,
 ): Promise<Result<URL, TargetRefusal>> {
+  const checked = await resolveTarget(rawUrl, options);
+  return checked.ok ? ok(checked.value.url) : checked;
+}
+
+/** A target that passed the check, and the address a connection to it must use. */
+export interface CheckedTarget {
+  readonly url: URL;
+  /**
+   * The resolved address that was judged, to connect to instead of the name; undefined when
+   * the URL names an IP literal (nothing to resolve) or private targets are allowed (nothing
+   * judged).
+   */
+  readonly address: string | undefined;
+}
+
+/** `checkTarget`, also returning the checked address to pin the connection to. */
+export async function resolveTarget(
+  rawUrl: string,
+  options: TargetCheckOptions,
+): Promise<Result<CheckedTarget, TargetRefusal>> {
   const scheme = checkScheme(rawUrl);
   if (!scheme.ok) return err({ permanent: true, message: scheme.reason });
   const url = scheme.value;
-  if (options.allowPrivateTargets) return ok(url);
+  if (options.allowPrivateTargets) return ok({ url, address: undefined });
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   if (parseIpv4(host) !== undefined || parseIpv6(host) !== undefined) {
     const why = specialAddressReason(host);
-    return why === undefined ? ok(url) : err(refusal(url, host, why));
+    return why === undefined ? ok({ url, address: undefined }) : err(refusal(url, host, why));
   }
   const name = host.toLowerCase().replace(/\.$/, "");
   if (name === "localhost" || name.endsWith(".localhost")) {
@@ -232,7 +254,8 @@ export async function checkTarget(
     const why = specialAddressReason(address);
     if (why !== undefined) return err(refusal(url, `${name} (${address})`, why));
   }
-  return ok(url);
+  // Every address passed; connect to the first (IPv4 first: the resolver lists A before AAAA).
+  return ok({ url, address: addresses[0]! });
 }
 
 /** The scheme check alone (synchronous): an absolute http or https URL. */
