@@ -162,8 +162,15 @@ export const clusterCommand: LeafCommand = {
 
     let finished = false;
     let ready = false;
-    const readiness = waitForReady(cluster, ids, () => finished).then((held) => {
-      if (!held || finished) return;
+    const readiness = waitForReady(cluster, ids, () => finished).then((notReady) => {
+      if (finished) return;
+      if (notReady.length > 0) {
+        console.error(
+          `hookd cluster: after ${cliConfig.clusterReadyTimeoutMs / 1000} s not every node is ` +
+            `ready (${notReady.join("; ")}); still running — see their lines above`,
+        );
+        return;
+      }
       ready = true;
       const api = Object.fromEntries(ids.map((id) => [id, cluster.httpUrls.get(id)!]));
       const commands = exampleCommands(Object.values(api), sink);
@@ -329,14 +336,12 @@ async function waitForReady(
   cluster: LocalCluster,
   ids: readonly string[],
   abandoned: () => boolean,
-): Promise<boolean> {
+): Promise<string[]> {
   const deadlineMs = realRuntime.nowMs() + cliConfig.clusterReadyTimeoutMs;
   const readyIds = new Set<string>();
+  const converged = () => cluster.everyViewHolds(ids, ids, "member-alive");
   while (realRuntime.nowMs() < deadlineMs && !abandoned()) {
-    if (
-      cluster.everyViewHolds(ids, ids, "member-alive") &&
-      ids.every((id) => cluster.httpUrls.has(id))
-    ) {
+    if (converged() && ids.every((id) => cluster.httpUrls.has(id))) {
       await Promise.all(
         ids.filter((id) => !readyIds.has(id)).map(async (id) => {
           try {
@@ -350,11 +355,17 @@ async function waitForReady(
           }
         }),
       );
-      if (readyIds.size === ids.length) return true;
+      if (readyIds.size === ids.length) return [];
     }
     await new Promise<void>((resolve) => realRuntime.setTimer(100, resolve));
   }
-  return false;
+  return ids.filter((id) => !readyIds.has(id)).map((id) =>
+    !cluster.httpUrls.has(id)
+      ? `${id}: no API yet`
+      : !cluster.everyViewHolds([id], ids, "member-alive")
+      ? `${id}: does not see every other node alive`
+      : `${id}: /readyz is not 200`
+  );
 }
 
 interface ExampleCommands {

@@ -190,8 +190,12 @@ export const nodeCommand: LeafCommand = {
       ...(node.faults !== undefined ? { faults: node.faults.control.url } : {}),
     });
     const signal = await stop.received;
-    stop.dispose();
+    // Listening until stopped: a Ctrl-C reaches the whole terminal group, so a node under
+    // `hookd cluster` (or `deno task`) gets a second signal (the supervisor's SIGTERM, the
+    // task runner's forwarded SIGINT) while it drains, and with no listener that second
+    // signal would kill it mid-drain.
     await node.stop();
+    stop.dispose();
     printJsonLine({ event: "stopped", node: options.nodeId, signal });
     return EXIT_OK;
   },
