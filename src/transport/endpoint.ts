@@ -18,6 +18,7 @@ import {
   ackFrameBytes,
   DatagramWriter,
   decodeDatagram,
+  type DecodedDatagram,
   encodeNodeId,
   FRAG_FRAME_OVERHEAD_BYTES,
   HEADER_FIXED_BYTES,
@@ -36,6 +37,7 @@ import {
 } from "./datagram_crypto.ts";
 import { Buffer } from "node:buffer";
 import { Session, type SessionContext, type SessionOutput } from "./session.ts";
+import { ReplayWindow } from "./replay_window.ts";
 import { type TransportCounters, transportCounters } from "./transport_metrics.ts";
 import {
   APP_CHANNEL_MAX,
@@ -73,6 +75,26 @@ export interface EndpointOptions {
   piggyback?: PiggybackProvider;
 }
 
+/**
+ * Datagram counters of one sender key remembered for replay protection (~1 s of a busy
+ * sender's datagrams to all its peers, at 512 bytes per key).
+ */
+export const REPLAY_WINDOW_DATAGRAMS = 4096;
+
+/** What the endpoint knows of one peer key id that authenticated. */
+interface PeerKeyState {
+  id: string;
+  /** The address it first authenticated from; datagrams under it from elsewhere are dropped. */
+  address: string;
+  /** The session it is bound to, if any. */
+  boundTo: string | undefined;
+  /** A newer process took its address over: its datagrams are late, or replayed. */
+  retired: boolean;
+  /** Derived keys by generation (see datagram_crypto.ts). */
+  keys: Map<number, Buffer>;
+  window: ReplayWindow;
+}
+
 export class Endpoint {
   readonly nodeId: string;
   readonly epoch: number;
@@ -86,8 +108,8 @@ export class Endpoint {
   /** The next datagram's nonce counter; never reused while this endpoint lives. */
   #counter = 0;
   #sendKey: { generation: number; key: Buffer } | undefined;
-  /** Peers' keys that opened a datagram: key id (latin1) -> generation -> key. */
-  readonly #peerKeys = new Map<string, Map<number, Buffer>>();
+  /** Every peer key id that opened a datagram, by key id (latin1), oldest first. */
+  readonly #peerKeys = new Map<string, PeerKeyState>();
   /** Token bucket for deriving keys of key ids not seen yet (see `#openWithNewKey`). */
   #derivationTokens: number;
   #derivationRefillMs = -Infinity;
@@ -209,46 +231,129 @@ export class Endpoint {
       c.decodeErrors.inc();
       return;
     }
-    const plain = this.#open(nowMs, outer.value.keyId, outer.value.counter, datagram);
-    if (plain === undefined) return;
+    const { keyId, counter } = outer.value;
+    const id = keyIdString(keyId);
+    const known = this.#peerKeys.get(id);
+    // Still before any cryptography: a key id belongs to the one address it first
+    // authenticated from, and its window refuses counters seen or too old. So a datagram
+    // replayed or duplicated, from any address, is dropped here and processed at most once.
+    if (known !== undefined) {
+      if (known.address !== fromAddress) {
+        c.addressMismatches.inc();
+        return;
+      }
+      if (known.retired) {
+        c.staleEpochDrops.inc();
+        return;
+      }
+      if (!known.window.isNew(counter)) {
+        c.replays.inc();
+        return;
+      }
+    }
+    const opened = this.#open(nowMs, fromAddress, id, keyId, counter, datagram);
+    if (opened === undefined) return;
+    const { plain, state } = opened;
+    state.window.mark(counter);
     const decoded = decodeDatagram(plain, 0);
     if (!decoded.ok) {
       c.decodeErrors.inc();
       return;
     }
-    const { nodeId, epoch, dstEpoch } = decoded.value;
     const session = this.#session(fromAddress);
     if (session === undefined) {
       c.peerLimitDrops.inc();
       return;
     }
-    if (session.peerEpoch === undefined) {
-      session.learnPeerEpoch(nodeId, epoch);
-      this.#out.events.push({ type: "peer-discovered", address: fromAddress, nodeId, epoch });
-    } else if (session.peerEpoch !== epoch || session.peerNodeId !== nodeId) {
-      // Epochs are random, not ordered, so a late datagram from a dead incarnation would look
-      // like a restart, retire the live incarnation's epoch and cut us off from it for good.
-      // Two marks of the dead: an epoch already retired, or a datagram addressed to another
-      // incarnation of us (a new incarnation of the peer knows no epoch of ours, or this one).
-      if (
-        session.retiredEpochs.includes(epoch) ||
-        (dstEpoch !== 0 && dstEpoch !== session.localEpoch)
-      ) {
+    if (this.#admit(nowMs, session, state, counter, decoded.value)) {
+      session.onDatagram(nowMs, decoded.value);
+    }
+  }
+
+  /**
+   * Decides whether an authenticated, never-seen datagram may change or use the session's
+   * view of its peer, binding or rebinding it when it may. False: the datagram is dropped
+   * (counted), and where it could be an incarnation that does not know ours yet, the session
+   * answers with a datagram carrying our epoch.
+   *
+   * A different key at the address is another process there. Only a datagram addressed to
+   * this session's epoch proves that process heard us since the session began, so only such a
+   * datagram resets the session: a datagram of an older incarnation replayed later cannot
+   * reset it (it addresses our epoch of its own time, or none), and keys a newer process
+   * replaced are retired, so their late datagrams are dropped unopened. Within one key, the
+   * counter orders everything the process sent: a new epoch (the peer forgot us) is adopted
+   * only from datagrams sent after the current one was.
+   */
+  #admit(
+    nowMs: number,
+    session: Session,
+    state: PeerKeyState,
+    counter: number,
+    d: DecodedDatagram,
+  ): boolean {
+    const c = this.counters;
+    const address = session.address;
+    if (session.peerKeyId === undefined) {
+      if (d.dstEpoch !== 0 && d.dstEpoch !== session.localEpoch) {
+        // Addressed to an earlier session or incarnation of ours: stale, or a peer that has
+        // not heard of this session yet. Tell it our epoch; bind on its answer.
         c.staleEpochDrops.inc();
-        return;
+        session.requestAnnounce(nowMs, d.epoch);
+        return false;
       }
-      const previousEpoch = session.peerEpoch;
-      session.resetForPeerRestart(nodeId, epoch);
-      c.peerRestarts.inc();
+      session.bindPeer(state.id, counter, d.nodeId, d.epoch);
+      state.boundTo = address;
+      this.#out.events.push({ type: "peer-discovered", address, nodeId: d.nodeId, epoch: d.epoch });
+      return true;
+    }
+    if (session.peerKeyId !== state.id) {
+      if (d.dstEpoch !== session.localEpoch) {
+        c.staleEpochDrops.inc();
+        session.requestAnnounce(nowMs, d.epoch);
+        return false;
+      }
+      const old = this.#peerKeys.get(session.peerKeyId);
+      if (old !== undefined) old.retired = true;
+      this.#restart(session, state, counter, d);
+      return true;
+    }
+    if (d.epoch !== session.peerEpoch || d.nodeId !== session.peerNodeId) {
+      if (counter < session.peerEpochSinceCounter) {
+        c.staleEpochDrops.inc();
+        return false;
+      }
+      if (d.dstEpoch !== 0 && d.dstEpoch !== session.localEpoch) {
+        c.staleEpochDrops.inc();
+        session.requestAnnounce(nowMs, d.epoch);
+        return false;
+      }
+      this.#restart(session, state, counter, d);
+    }
+    return true;
+  }
+
+  /** The peer at the session's address is a new incarnation, or forgot us: start afresh. */
+  #restart(session: Session, state: PeerKeyState, counter: number, d: DecodedDatagram): void {
+    const previousEpoch = session.peerEpoch!;
+    const dropped = session.resetForPeerRestart(state.id, counter, d.nodeId, d.epoch);
+    state.boundTo = session.address;
+    this.counters.peerRestarts.inc();
+    this.#out.events.push({
+      type: "peer-restarted",
+      address: session.address,
+      nodeId: d.nodeId,
+      previousEpoch,
+      epoch: d.epoch,
+    });
+    if (dropped.length > 0) {
       this.#out.events.push({
-        type: "peer-restarted",
-        address: fromAddress,
-        nodeId,
-        previousEpoch,
-        epoch,
+        type: "messages-dropped",
+        address: session.address,
+        nodeId: d.nodeId,
+        reason: "session-reset",
+        messages: dropped,
       });
     }
-    session.onDatagram(nowMs, decoded.value);
   }
 
   /** Runs due timers (acks, loss detection, probes, RTO), then flushes. */
@@ -326,7 +431,20 @@ export class Endpoint {
    * restart of ours (a peer we never forgot keeps its session and our epoch).
    */
   forgetPeer(address: string): void {
-    if (this.#sessions.delete(address)) this.#freshSessionEpochs = true;
+    const session = this.#sessions.get(address);
+    if (session === undefined) return;
+    this.#sessions.delete(address);
+    this.#freshSessionEpochs = true;
+    const dropped = session.release();
+    if (dropped.length > 0) {
+      this.#out.events.push({
+        type: "messages-dropped",
+        address,
+        nodeId: session.peerNodeId,
+        reason: "peer-forgotten",
+        messages: dropped,
+      });
+    }
   }
 
   /** Seals a datagram the session built: the next counter, then AES-256-GCM. */
@@ -341,27 +459,31 @@ export class Endpoint {
   }
 
   /**
-   * The datagram opened, or undefined (counted) when it does not authenticate or its key may
-   * not be derived now. A key id seen before costs a map lookup; an unknown one costs a key
-   * derivation, which an attacker could force with every datagram, so derivations for unknown
-   * key ids are rate-limited (`keyDerivationsPerSecondMax`) and a derived key is kept only once
-   * it opened a datagram.
+   * The datagram opened and its key id's state, or undefined (counted) when it does not
+   * authenticate or its key may not be derived now. A key id seen before costs a map lookup;
+   * an unknown one costs a key derivation, which an attacker could force with every datagram,
+   * so derivations for unknown key ids are rate-limited (`keyDerivationsPerSecondMax`), and a
+   * key id gets state only once a datagram opened under it (authentication before state).
    */
   #open(
     nowMs: number,
+    fromAddress: string,
+    id: string,
     keyId: Uint8Array,
     counter: number,
     datagram: Uint8Array,
-  ): Uint8Array | undefined {
+  ): { plain: Uint8Array; state: PeerKeyState } | undefined {
     const c = this.counters;
-    const id = keyIdString(keyId);
     const generation = keyGeneration(counter);
     const known = this.#peerKeys.get(id);
-    const cached = known?.get(generation);
-    if (cached !== undefined) {
+    const cached = known?.keys.get(generation);
+    if (known !== undefined && cached !== undefined) {
       const plain = openDatagram(cached, datagram);
-      if (plain === undefined) c.authFailures.inc();
-      return plain;
+      if (plain === undefined) {
+        c.authFailures.inc();
+        return undefined;
+      }
+      return { plain, state: known };
     }
     if (!this.#takeDerivationToken(nowMs)) {
       c.keyDerivationsRefused.inc();
@@ -373,19 +495,41 @@ export class Endpoint {
       c.authFailures.inc();
       return undefined;
     }
-    let generations = known;
-    if (generations === undefined) {
-      // Bounded: the oldest key id goes first (it is derived again, rate-limited, if it comes back).
-      if (this.#peerKeys.size >= 2 * this.config.peersMax) {
-        this.#peerKeys.delete(this.#peerKeys.keys().next().value!);
-      }
-      generations = new Map();
-      this.#peerKeys.set(id, generations);
+    let state = known;
+    if (state === undefined) {
+      this.#evictPeerKeys();
+      state = {
+        id,
+        address: fromAddress,
+        boundTo: undefined,
+        retired: false,
+        keys: new Map(),
+        window: new ReplayWindow(REPLAY_WINDOW_DATAGRAMS),
+      };
+      this.#peerKeys.set(id, state);
     }
     // A sender moves up one generation at a time; keep the current one and the one before.
-    for (const g of generations.keys()) if (g < generation - 1) generations.delete(g);
-    generations.set(generation, key);
-    return plain;
+    for (const g of state.keys.keys()) if (g < generation - 1) state.keys.delete(g);
+    state.keys.set(generation, key);
+    return { plain, state };
+  }
+
+  /**
+   * Keeps the key table bounded: the oldest entries not bound to a live session go first. An
+   * evicted key id is derived again (rate-limited) if it comes back; its replay window is lost,
+   * which is why the bound is twice `peersMax`.
+   */
+  #evictPeerKeys(): void {
+    const max = 2 * this.config.peersMax;
+    if (this.#peerKeys.size < max) return;
+    for (const [id, state] of this.#peerKeys) {
+      const bound = state.boundTo !== undefined &&
+        this.#sessions.get(state.boundTo)?.peerKeyId === id;
+      if (!bound) {
+        this.#peerKeys.delete(id);
+        if (this.#peerKeys.size < max) return;
+      }
+    }
   }
 
   #takeDerivationToken(nowMs: number): boolean {

@@ -44,6 +44,20 @@
  *   sealed. Keys are HKDF-derived per key id (and per 2^24 datagrams), the nonce is the
  *   counter, so nonces never repeat under one key, across restarts too. Keys of key ids not
  *   seen yet are derived at a bounded rate, so junk cannot buy an HMAC per datagram.
+ * - Replay protection: each sender key id has a window of the counters accepted (4,096 below
+ *   the largest), checked before any cryptography, so a datagram replayed or duplicated is
+ *   processed at most once whatever address it comes from; a key id belongs to the address it
+ *   first authenticated from. A different key at a peer's address (a restarted process) resets
+ *   the session only with a datagram addressed to this session's epoch, and the key it
+ *   replaces is retired: a captured datagram of an older incarnation, replayed later, neither
+ *   resets nor moves the session. Limits: a datagram captured before *this* node restarted and
+ *   sent before its sender had heard of us (destination epoch 0) can still deliver its
+ *   unreliable frames once; an attacker who races a process's very first datagram to us from
+ *   another address can bind that key id there (it learns nothing and forges nothing; the
+ *   peer's traffic is lost to it as if dropped).
+ * - Nothing is dropped silently: `forgetPeer` reports the reliable messages it gives up in a
+ *   `messages-dropped` event; a restart of the same node requeues them, and another node
+ *   answering at the address gets none of them (`messages-dropped`, reason `session-reset`).
  * - Bounds: send queue (messages and bytes, then `backpressure` and a later `writable`
  *   event), bytes in flight, id window, unreliable queue, reassembly bytes, received ranges,
  *   peers. Receive buffers are reused (Deno allocates 64 KiB per receive otherwise).

@@ -360,6 +360,31 @@ export class SessionSender {
   }
 
   /**
+   * Gives up every reliable message not known to be delivered (queued, or in flight and not
+   * acknowledged), oldest first, and the unreliable queue: the session is released (its peer
+   * forgotten, or another node now answers at its address). Returns what was dropped so the
+   * application hears of it.
+   */
+  dropAll(): Array<{ channel: number; bytes: Uint8Array }> {
+    const dropped: Array<{ channel: number; bytes: Uint8Array }> = [];
+    const unacked = [...this.#unackedById.values()].sort((a, b) => a.id - b.id);
+    for (const m of unacked) dropped.push({ channel: m.channel, bytes: m.bytes });
+    for (let i = this.#pendingHead; i < this.#pending.length; i++) {
+      const m = this.#pending[i]!;
+      dropped.push({ channel: m.channel, bytes: m.bytes });
+    }
+    this.#unackedById.clear();
+    this.#pending = [];
+    this.#pendingHead = 0;
+    this.#unreliable = [];
+    this.resetForPeerRestart();
+    this.#messagesUnacked = 0;
+    this.#queuedBytes = 0;
+    this.#maybeWritable();
+    return dropped;
+  }
+
+  /**
    * The peer came back as a new incarnation: requeue every message it had not acknowledged
    * (in their original order, ahead of the ones never sent) with fresh ids for the new
    * session. Packet numbers keep rising, so a late ack for an old packet matches nothing.

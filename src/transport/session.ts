@@ -55,8 +55,11 @@ export interface SessionContext {
   readonly onRtt: (address: string, srttMs: number) => void;
 }
 
-/** Epochs of earlier incarnations of the peer kept to drop their late datagrams. */
-const RETIRED_EPOCHS_MAX = 4;
+/**
+ * Least time between two datagrams a session sends only to tell a peer its epoch: answers to
+ * stale or replayed datagrams must not become a flood of our own.
+ */
+const ANNOUNCE_INTERVAL_MS = 5;
 
 export class Session {
   readonly address: string;
@@ -71,9 +74,18 @@ export class Session {
 
   peerNodeId: string | undefined;
   peerEpoch: number | undefined;
-  readonly retiredEpochs: number[] = [];
+  /** The key id (endpoint.ts) of the peer process this session is bound to. */
+  peerKeyId: string | undefined;
+  /** The counter of the datagram the current peer epoch was adopted from. */
+  peerEpochSinceCounter = 0;
   /** Send a datagram even with nothing to say, so the peer learns our epoch. */
   #announce = false;
+  /**
+   * A datagram with no frames to send first, addressed to this epoch: our answer to a
+   * datagram that addressed another session or incarnation of ours (`requestAnnounce`).
+   */
+  #announceTo: number | undefined;
+  #lastAnnounceMs = -Infinity;
 
   constructor(address: string, localEpoch: number, ctx: SessionContext) {
     assert(localEpoch !== 0, "epoch 0 means unknown on the wire");
@@ -227,35 +239,63 @@ export class Session {
   // ---- peer epochs ----------------------------------------------------------------------
 
   /**
-   * First datagram from the peer. Everything we sent before carried destination epoch 0, which
-   * the peer ignores, so it is all lost: retransmit it now rather than after an RTO.
+   * First datagram from the peer (key id `keyId`, counter `counter`). Everything we sent
+   * before carried destination epoch 0, which the peer ignores, so it is all lost: retransmit
+   * it now rather than after an RTO.
    */
-  learnPeerEpoch(nodeId: string, epoch: number): void {
+  bindPeer(keyId: string, counter: number, nodeId: string, epoch: number): void {
+    this.peerKeyId = keyId;
+    this.peerEpochSinceCounter = counter;
     this.peerNodeId = nodeId;
     this.peerEpoch = epoch;
     this.#sender.declareAllLost();
   }
 
   /**
-   * The peer came back as a new incarnation: forget everything received from the old one,
-   * and requeue every message it had not acknowledged with fresh ids for the new session.
+   * The peer came back as a new incarnation (or forgot us): forget everything received from
+   * the old one. Messages it had not acknowledged are queued again with fresh ids for the new
+   * session when the same node answers; when another node now answers at this address, they
+   * are not handed to it: they are returned (dropped) for the application to hear of.
    */
-  resetForPeerRestart(nodeId: string, epoch: number): void {
-    if (this.peerEpoch !== undefined) {
-      this.retiredEpochs.push(this.peerEpoch);
-      if (this.retiredEpochs.length > RETIRED_EPOCHS_MAX) this.retiredEpochs.shift();
-    }
+  resetForPeerRestart(
+    keyId: string,
+    counter: number,
+    nodeId: string,
+    epoch: number,
+  ): Array<{ channel: number; bytes: Uint8Array }> {
+    const otherNode = this.peerNodeId !== undefined && this.peerNodeId !== nodeId;
+    this.peerKeyId = keyId;
+    this.peerEpochSinceCounter = counter;
     this.peerNodeId = nodeId;
     this.peerEpoch = epoch;
-    this.#sender.resetForPeerRestart();
+    const dropped = otherNode ? this.#sender.dropAll() : [];
+    if (!otherNode) this.#sender.resetForPeerRestart();
     this.#receiver.reset();
     this.#announce = false;
+    return dropped;
+  }
+
+  /** Releases the session for good: everything not known to be delivered is dropped. */
+  release(): Array<{ channel: number; bytes: Uint8Array }> {
+    return this.#sender.dropAll();
+  }
+
+  /**
+   * Sends, soon and at most every `ANNOUNCE_INTERVAL_MS`, a datagram that tells the peer our
+   * epoch: it addressed another session or incarnation of ours. `dstEpoch` is the epoch it
+   * said it has, which an announce from a session not bound yet is addressed to.
+   */
+  requestAnnounce(nowMs: number, dstEpoch: number): void {
+    if (nowMs - this.#lastAnnounceMs < ANNOUNCE_INTERVAL_MS) return;
+    this.#lastAnnounceMs = nowMs;
+    this.#announceTo = dstEpoch;
   }
 
   // ---- building datagrams ----------------------------------------------------------------
 
   /** Builds every datagram this session may send now (data within the window, acks). */
   flush(nowMs: number): void {
+    if (this.#announceTo !== undefined) this.#buildAnnounce(this.#announceTo);
     // Bounded: each iteration sends at least one chunk, one unreliable message or the ack.
     for (;;) {
       const hasData = this.#sender.hasData(nowMs);
@@ -264,6 +304,15 @@ export class Session {
       if (!hasData) break;
     }
     this.#sender.endFlush();
+  }
+
+  /** A datagram with no frames, addressed to `dstEpoch`: it only tells the peer our epoch. */
+  #buildAnnounce(dstEpoch: number): void {
+    this.#announceTo = undefined;
+    const ctx = this.#ctx;
+    const w = ctx.writer;
+    w.begin(ctx.nodeIdBytes, this.localEpoch, dstEpoch, this.#sender.takePacketNumber(), ctx.keyId);
+    ctx.out.datagrams.push({ address: this.address, bytes: w.finish(ctx.seal) });
   }
 
   #buildDatagram(nowMs: number): void {

@@ -18,6 +18,8 @@ export interface TransportCounters {
   retransmits: { fast: Counter; probe: Counter; timeout: Counter };
   authFailures: Counter;
   keyDerivationsRefused: Counter;
+  replays: Counter;
+  addressMismatches: Counter;
   decodeErrors: Counter;
   duplicates: Counter;
   staleAcks: Counter;
@@ -66,6 +68,14 @@ export function transportCounters(registry: MetricsRegistry): TransportCounters 
       }),
     },
     authFailures: c("auth_failures_total", "Datagrams dropped because they did not open (AEAD)"),
+    replays: c(
+      "replays_total",
+      "Datagrams dropped unopened because their counter was seen before or is too old",
+    ),
+    addressMismatches: c(
+      "address_mismatches_total",
+      "Datagrams under a peer's key id arriving from another address than its own",
+    ),
     keyDerivationsRefused: c(
       "key_derivations_refused_total",
       "Datagrams under a key id not seen yet, dropped because key derivations were rate-limited",

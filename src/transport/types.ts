@@ -55,6 +55,21 @@ export type TransportEvent =
      */
     type: "writable";
     address: string;
+  }
+  | {
+    /**
+     * Reliable messages to `address` that the transport gave up without knowing they were
+     * delivered (queued, or sent and not acknowledged; some may have arrived), oldest first:
+     * `peer-forgotten` after `forgetPeer`; `session-reset` when another node (a different
+     * node id) now answers at the address, so they were not handed to it. A restart of the
+     * same node requeues them instead (see `peer-restarted`).
+     */
+    type: "messages-dropped";
+    address: string;
+    /** The node the messages were meant for; undefined if it never answered. */
+    nodeId: string | undefined;
+    reason: "peer-forgotten" | "session-reset";
+    messages: Array<{ channel: number; bytes: Uint8Array }>;
   };
 
 /** Why `send` refused a message. Only `backpressure` is transient. */

@@ -204,13 +204,15 @@ export class UdpTransport {
 
   /**
    * Drops the session with `address` and everything queued or in flight to it (a node removed
-   * for good); a later datagram from it starts a fresh session.
+   * for good); a later datagram from it starts a fresh session. Reliable messages given up are
+   * reported at once in a `messages-dropped` event.
    */
   forgetPeer(address: string): void {
     const to = this.#canonical(address);
     if (to === null) return;
     this.endpoint.forgetPeer(to);
     this.#socketAddress.delete(to);
+    this.#dispatch();
   }
 
   /** Stops the timer and the receive loop, waits for sends in progress, closes the socket. */

@@ -228,14 +228,25 @@ Deno.test("Endpoint reports a peer restart, drops the old incarnation's late dat
   const b2 = endpoint("b", 3);
   b2.sendUnreliable(2, A, 0, new TextEncoder().encode("hello again"));
   deliver(2, b2, B, a);
+  // b2 has not heard from this a yet, so nothing it sends proves it is not a replay of an
+  // older incarnation: a answers with its epoch, and the restart counts once b2 names it.
+  equal(a.takeEvents().filter((e) => e.type === "peer-restarted").length, 0);
+  // a's retransmission reaches b2, whose answer names a's epoch: the restart is proven.
+  for (let t = 2; t < 200 && !a.isIdle(B); t++) settle(t, a, b2);
   deepStrictEqual(
     a.takeEvents().filter((e) => e.type === "peer-restarted"),
     [{ type: "peer-restarted", address: B, nodeId: "b", previousEpoch: 2, epoch: 3 }],
   );
-  for (const d of late) a.receive(2, B, d.bytes);
-  equal(a.metrics.snapshot()["hookd_transport_stale_epoch_drops_total"], 1);
-  settle(3, a, b2);
   deepStrictEqual(b2.takeMessages().filter((m) => m.reliable).map(text), ["in flight"]);
+  a.takeMessages();
+  const staleBefore = a.metrics.snapshot()["hookd_transport_stale_epoch_drops_total"] as number;
+  for (const d of late) a.receive(300, B, d.bytes);
+  equal(
+    a.metrics.snapshot()["hookd_transport_stale_epoch_drops_total"],
+    staleBefore + 1,
+    "the dead incarnation's late datagram is dropped",
+  );
+  equal(a.takeMessages().length, 0);
 });
 
 Deno.test("ReceivedRanges agrees with a set of packet numbers", () => {
