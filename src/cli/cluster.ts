@@ -533,9 +533,12 @@ async function startSink(
           if (finished() || stopping) break;
           printJsonLine({ event: "sink-stats", ...stats });
           console.error(
-            `sink: ${received} deliver${received === 1 ? "y" : "ies"} received, every one's ` +
-              `signature verified` +
-              (failures > 0 ? `; ${failures} refused 401 for a bad signature` : "") +
+            (received === 0
+              ? "sink: no delivery accepted yet"
+              : received === 1
+              ? "sink: 1 delivery received, signature verified"
+              : `sink: ${received} deliveries received, every signature verified`) +
+              (failures > 0 ? `; ${failures} refused 401 (a bad or missing signature)` : "") +
               (Number(stats.duplicates ?? 0) > 0 ? `; ${stats.duplicates} duplicates` : ""),
           );
         }
