@@ -12,7 +12,7 @@
  *   counts in its latency), and one still unsent when the step's time is up was never
  *   offered: `offered` is what was really sent.
  * - `{"op":"max","step":S,"seconds":T,"outstanding":N}`: closed loop at the maximum rate,
- *   keeping N submits outstanding.
+ *   keeping N submits outstanding; a slot whose submit was refused (503) pauses 20 ms first.
  * - `{"op":"exit"}`.
  *
  * After a step every submit has its answer (or timed out), its accepted ids go to
@@ -156,6 +156,8 @@ const spec: CommandSpec = {
 };
 
 const wallNow = () => performance.timeOrigin + performance.now();
+/** How long a closed-loop slot waits after a refusal (503) before it submits again. */
+const CLOSED_LOOP_REFUSAL_PAUSE_MS = 20;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export const generatorCommand: LeafCommand = {
@@ -267,7 +269,6 @@ export async function runStep(
     target = (target + 1) % submitter.targets;
     submitter.submit(index, request).then((result) => {
       const nowMs = wallNow();
-      inFlight--;
       lastAnswerMs = nowMs;
       switch (result.kind) {
         case "accepted":
@@ -284,7 +285,16 @@ export async function runStep(
           codes[result.code] = (codes[result.code] ?? 0) + 1;
           break;
       }
-      answered.shift()?.();
+      const release = () => {
+        inFlight--;
+        answered.shift()?.();
+      };
+      // A closed loop that resubmits a refused slot at once only spins on refusals (a client
+      // honours Retry-After); it waits a little instead, so the nodes keep their CPU for the
+      // submits they take.
+      if (result.kind === "rejected" && command.op === "max") {
+        setTimeout(release, CLOSED_LOOP_REFUSAL_PAUSE_MS);
+      } else release();
     });
   };
   const waitForAnswer = () => new Promise<void>((resolve) => answered.push(resolve));

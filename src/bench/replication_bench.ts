@@ -63,7 +63,7 @@ const spec: CommandSpec = {
       type: "string",
       valueName: "N",
       help: "Submits kept outstanding in the maximum-rate phase",
-      default: "4000",
+      default: "1000",
     },
     nodes: { type: "string", valueName: "N", help: "Node processes", default: "5" },
     "payload-bytes": {
@@ -95,7 +95,7 @@ export const replicationBenchCommand: LeafCommand = {
     const seconds = numberFlag(args.values, "seconds", 5, { min: 0.5, max: 3600 });
     const loss = numberFlag(args.values, "loss", 0, { min: 0, max: 0.9 });
     const rate = numberFlag(args.values, "rate", 1000, { min: 1, max: 1_000_000 });
-    const outstanding = numberFlag(args.values, "outstanding", 4000, {
+    const outstanding = numberFlag(args.values, "outstanding", 1000, {
       min: 1,
       max: 100_000,
       integer: true,
