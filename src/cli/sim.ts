@@ -78,7 +78,15 @@ export const simCommand: LeafCommand = {
     const json = booleanFlag(args.values, "json");
     const failed: Array<{ seed: number; replay: string; violations: readonly string[] }> = [];
     const duplicates: Record<string, number> = {};
-    const totals = { acked: 0, delivered: 0, deadLettered: 0, attempts: 0, virtualMs: 0 };
+    const totals = {
+      acked: 0,
+      delivered: 0,
+      deadLettered: 0,
+      attempts: 0,
+      virtualMs: 0,
+      zombies: 0,
+      leftoverUncommitted: 0,
+    };
     const started = performance.now();
     for (let seed = first; seed <= last; seed++) {
       const options: ClusterSimOptions = {
@@ -94,6 +102,8 @@ export const simCommand: LeafCommand = {
       totals.deadLettered += s.deadLettered;
       totals.attempts += s.attempts;
       totals.virtualMs += s.virtualMs;
+      totals.zombies += s.zombies;
+      totals.leftoverUncommitted += s.leftoverUncommitted;
       for (const [cause, n] of Object.entries(s.duplicates)) {
         duplicates[cause] = (duplicates[cause] ?? 0) + n;
       }
@@ -101,6 +111,8 @@ export const simCommand: LeafCommand = {
         `seed ${seed}: ${report.ok ? "ok" : "FAILED"} ` +
           `(${s.jobsAcked} jobs acked, ${s.delivered} delivered, ${s.deadLettered} dead, ` +
           `${s.duplicates.total ?? 0} duplicates, ${s.crashes} crashes, ` +
+          (s.zombies > 0 ? `${s.zombies} zombies, ` : "") +
+          (s.leftoverUncommitted > 0 ? `${s.leftoverUncommitted} uncommitted leftovers, ` : "") +
           `${(s.virtualMs / 1000).toFixed(0)} s simulated in ${
             Math.round(performance.now() - t0)
           } ms, trace ${report.traceHash})`,
@@ -131,6 +143,8 @@ export const simCommand: LeafCommand = {
         dead_lettered: totals.deadLettered,
         attempts: totals.attempts,
         duplicates,
+        zombies: totals.zombies,
+        leftover_uncommitted: totals.leftoverUncommitted,
       });
     }
     return failed.length === 0 ? EXIT_OK : EXIT_FAILURE;

@@ -67,7 +67,17 @@ export const SIM_DELIVERY: Readonly<DeliveryConfig> = Object.freeze({
   allowPrivateTargets: true,
 });
 
-export type SimJobPhase = JobPhase | "absent" | "stub" | "uncommitted";
+export type SimJobPhase = JobPhase | "absent" | `stub:${JobPhase}` | "uncommitted";
+
+/** The node holds the job dead-lettered (a stub too: the DEAD record came, the SUBMIT not). */
+export function isDeadPhase(phase: SimJobPhase): boolean {
+  return phase === "dead" || phase === "stub:dead";
+}
+
+/** The node holds the job over: delivered or dead. */
+export function isFinishedPhase(phase: SimJobPhase): boolean {
+  return isDeadPhase(phase) || phase === "delivered" || phase === "stub:delivered";
+}
 
 /** What a run varies, drawn from its seed (printed with a failure). */
 export interface SimProfile {
@@ -109,6 +119,10 @@ export interface SimStats {
   deadLettered: number;
   attempts: number;
   duplicates: Record<string, number>;
+  /** Acknowledged jobs a live node still held uncommitted at the end (garbage). */
+  leftoverUncommitted: number;
+  /** Acknowledged jobs compacted where they finished yet still pending on a live replica. */
+  zombies: number;
   crashes: number;
   restarts: number;
   partitions: number;
@@ -734,9 +748,10 @@ export class ClusterSim {
 
   /**
    * Every acknowledged job got a 2xx at the receiver or is a dead letter on some node, and the
-   * cluster knows it is over: a live node holds it delivered or dead (or every live node has
-   * compacted it away). A 2xx the node saw as a timeout leaves the job pending; its owner
-   * tries again (after the retry time by its own, maybe skewed, wall clock).
+   * cluster knows it is over: a live node holds it delivered or dead, or none holds a committed
+   * copy still to deliver (compacted everywhere; an uncommitted leftover is garbage, counted).
+   * A 2xx the node saw as a timeout leaves the job pending; its owner tries again (after the
+   * retry time by its own, maybe skewed, wall clock).
    */
   #drained(): boolean {
     const got2xx = new Set<string>();
@@ -745,13 +760,25 @@ export class ClusterSim {
     }
     for (const id of this.ackedJobs().keys()) {
       const phases = this.phases(id);
-      const dead = phases.some((p) => p.phase === "dead");
+      const dead = phases.some((p) => isDeadPhase(p.phase));
       if (!got2xx.has(id) && !dead) return false;
-      const over = phases.some((p) => p.phase === "dead" || p.phase === "delivered") ||
-        phases.every((p) => p.phase === "absent");
+      const over = phases.some((p) => isFinishedPhase(p.phase)) ||
+        !phases.some((p) => p.phase === "pending") || this.compactedAfterDone(id);
       if (!over) return false;
     }
     return true;
+  }
+
+  /**
+   * A node recorded `jobId` delivered (it saw the 2xx) longer ago than the retention window:
+   * it may have compacted the job since, and a copy that missed the DONE is then a zombie.
+   */
+  compactedAfterDone(jobId: string): boolean {
+    const retentionMs = this.profile.jobs.finishedRetentionMs ?? jobsDefaults.finishedRetentionMs;
+    return this.receiver.requests.some((r) =>
+      r.jobId === jobId && r.status >= 200 && r.status < 300 && r.nodeSaw === "response" &&
+      r.nodeSawAtMs! + retentionMs < this.scheduler.nowMs
+    );
   }
 
   /** Every up node holds every up node alive and every down node dead. */
@@ -771,7 +798,8 @@ export class ClusterSim {
 
   /**
    * Phase of `jobId` on every up node: absent (never held, or compacted), a stub (records but
-   * no SUBMIT), uncommitted (a body no majority confirmed, maybe a losing keyed body).
+   * no SUBMIT, with the phase they gave it), uncommitted (a body no majority confirmed, maybe
+   * a losing keyed body).
    */
   phases(jobId: string): Array<{ node: string; phase: SimJobPhase }> {
     const out: Array<{ node: string; phase: SimJobPhase }> = [];
@@ -784,7 +812,7 @@ export class ClusterSim {
         phase: entry === undefined
           ? "absent"
           : entry.spec === undefined
-          ? "stub"
+          ? `stub:${entry.phase}`
           : !entry.committed
           ? "uncommitted"
           : entry.phase,
@@ -867,6 +895,8 @@ export class ClusterSim {
       delivered: 0,
       deadLettered: 0,
       duplicates: {},
+      leftoverUncommitted: 0,
+      zombies: 0,
     };
     const violations = [...this.violations, ...result.violations];
     if (this.probe.undecodable > 0) {
@@ -899,6 +929,8 @@ export class ClusterSim {
         deadLettered: result.deadLettered,
         attempts: this.receiver.requests.length,
         duplicates: result.duplicates,
+        leftoverUncommitted: result.leftoverUncommitted,
+        zombies: result.zombies,
         ...this.#stats,
         virtualMs: Math.round(this.scheduler.nowMs),
         drainMs: Math.round(this.#drainMs),
