@@ -50,6 +50,13 @@ export interface DeliveryEngineOptions {
    * `dead`). For harnesses and tests; must not throw.
    */
   onReport?: (report: DeliveryReport, job: DeliveryJob) => void;
+  /**
+   * Called before every step that can start an attempt (a timer, a finished attempt, a
+   * durable retry, a schedule). The job store passes its freeze check (src/lib/stall_monitor.ts)
+   * here: after the process was frozen it takes its jobs back (cancels them) before an expired
+   * timer starts an attempt on stale state. Must not throw.
+   */
+  beforeStep?: () => void;
 }
 
 export class DeliveryEngine {
@@ -58,6 +65,7 @@ export class DeliveryEngine {
   readonly #transport: AttemptTransport;
   readonly #clock: () => number;
   readonly #onReport: ((report: DeliveryReport, job: DeliveryJob) => void) | undefined;
+  readonly #beforeStep: () => void;
   readonly #pending = new Set<Promise<void>>();
   readonly metrics: MetricsRegistry;
   readonly #storeFailures: Counter;
@@ -74,7 +82,9 @@ export class DeliveryEngine {
     this.#runtime = runtime;
     const anchorMs = runtime.wallMs() - runtime.nowMs();
     this.#clock = options.clock ?? (() => anchorMs + runtime.nowMs());
+    this.#beforeStep = options.beforeStep ?? (() => {});
     this.#timer = new DeadlineTimer(runtime, () => {
+      this.#beforeStep();
       this.#core.tick(this.#clock());
       this.#flush();
     });
@@ -119,6 +129,7 @@ export class DeliveryEngine {
    */
   schedule(job: DeliveryJob, resume?: ResumeState): Result<void> {
     if (this.#closed) return err("delivery engine is closed");
+    this.#beforeStep();
     const result = this.#core.schedule(this.#clock(), job, resume);
     this.#flush();
     return result;
@@ -190,10 +201,12 @@ export class DeliveryEngine {
         this.#transport.send(output).then(
           (result) => {
             if (this.#closed && result.kind !== "response") return;
+            this.#beforeStep();
             this.#core.attemptDone(this.#clock(), output.job.id, result);
           },
           (error: unknown) => {
             if (this.#closed) return;
+            this.#beforeStep();
             this.#core.attemptDone(this.#clock(), output.job.id, {
               kind: "network_error",
               message: `transport failed: ${
@@ -217,6 +230,7 @@ export class DeliveryEngine {
           this.#store.recordRetry(report).then(
             () => {
               this.#onReport?.(report, job);
+              this.#beforeStep();
               this.#core.persisted(this.#clock(), report.jobId, true);
             },
             (error: unknown) => {

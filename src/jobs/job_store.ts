@@ -27,6 +27,7 @@ import type { MetricsRegistry } from "../metrics/registry.ts";
 import { DeliveryEngine } from "../delivery/engine.ts";
 import type { AttemptTransport } from "../delivery/http_transport.ts";
 import type { Resolver } from "../delivery/ssrf_guard.ts";
+import type { StallMonitor } from "../lib/stall_monitor.ts";
 import type { DeadLetter, DeliveryJob, DeliveryReport, DeliveryStore } from "../delivery/types.ts";
 import { Wal } from "../wal/wal.ts";
 import type { WalFs } from "../wal/wal_fs.ts";
@@ -97,6 +98,12 @@ export interface JobStoreOptions {
   readonly onLog?: (event: string, fields: Record<string, unknown>) => void;
   /** Every delivery report after the store has it (tests and harnesses). */
   readonly onReport?: (report: DeliveryReport, job: DeliveryJob) => void;
+  /**
+   * Notices that this process was frozen (src/lib/stall_monitor.ts). On a freeze the store
+   * stops delivering and catches up from a majority before it attempts anything again
+   * (`ReplicationCore.stalled`). @default none (the simulator freezes nothing it does not see)
+   */
+  readonly stallMonitor?: StallMonitor;
 }
 
 interface Waiter<T> {
@@ -126,6 +133,8 @@ export class JobStore implements JobService, DeliveryStore {
   >();
   #nextRequestId = 1;
   #flushQueued = false;
+  #flushing = false;
+  #stallMonitor: StallMonitor | undefined;
   #closed = false;
   #walFailure: string | undefined;
   #pendingAppends = 0;
@@ -203,7 +212,14 @@ export class JobStore implements JobService, DeliveryStore {
       ...(options.attemptTransport !== undefined ? { transport: options.attemptTransport } : {}),
       ...(options.resolve !== undefined ? { resolve: options.resolve } : {}),
       ...(options.onReport !== undefined ? { onReport: options.onReport } : {}),
+      ...(options.stallMonitor !== undefined
+        ? { beforeStep: () => void options.stallMonitor!.check() }
+        : {}),
     });
+    this.#stallMonitor = options.stallMonitor;
+    if (options.stallMonitor !== undefined) {
+      this.#unsubscribe.push(options.stallMonitor.onStall((gapMs) => this.#stalled(gapMs)));
+    }
     this.#unsubscribe.push(
       this.#transport.onMessage((m) => {
         if (m.channel !== JOBS_CHANNEL || this.#closed) return;
@@ -496,14 +512,30 @@ export class JobStore implements JobService, DeliveryStore {
 
   #flush(): void {
     if (this.#closed) return;
-    this.core.flush();
-    for (;;) {
-      const outputs = this.core.takeOutputs();
-      if (outputs.length === 0) break;
-      for (const output of outputs) this.#carryOut(output);
+    this.#flushing = true;
+    try {
       this.core.flush();
+      for (;;) {
+        const outputs = this.core.takeOutputs();
+        if (outputs.length === 0) break;
+        for (const output of outputs) this.#carryOut(output);
+        this.core.flush();
+      }
+    } finally {
+      this.#flushing = false;
     }
     this.#timer.arm(this.core.nextDeadlineMs());
+  }
+
+  /**
+   * The process was frozen: stale jobs are taken back from the engine now, synchronously, so
+   * the step that noticed the freeze (an engine timer, most likely) finds nothing to attempt.
+   */
+  #stalled(gapMs: number): void {
+    if (this.#closed) return;
+    this.core.stalled(this.#runtime.nowMs(), this.#runtime.wallMs(), gapMs);
+    // Inside a flush the loop carries the cancels out next; outside, carry them out now.
+    if (!this.#flushing) this.#flush();
   }
 
   #carryOut(output: CoreOutput): void {
@@ -554,6 +586,9 @@ export class JobStore implements JobService, DeliveryStore {
       }
       case "schedule": {
         if (!this.#deliver || this.#engine === undefined) return;
+        // A freeze noticed now cancels every scheduled job; this output is then stale.
+        this.#stallMonitor?.check();
+        if (!this.core.isScheduled(output.job.id)) return;
         const result = this.#engine.schedule(output.job, output.resume);
         if (!result.ok) this.core.scheduleRefused(this.#runtime.nowMs(), output.job.id);
         return;

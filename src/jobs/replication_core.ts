@@ -351,6 +351,8 @@ export class ReplicationCore {
   readonly #catchupRequests = new Map<number, string>();
   #catchupNextMs = 0;
   #catchupStartedMs = 0;
+  /** Catching up again after a freeze (`stalled`), not after a restart. */
+  #resyncing = false;
   /** Highest seq of our own origin any peer reported holding. */
   #peerSeqOfMine = 0;
   #antiEntropyAtMs = Infinity;
@@ -517,6 +519,29 @@ export class ReplicationCore {
     this.#updateGauges();
   }
 
+  /**
+   * This node's process was frozen for `gapMs` (SIGSTOP, a paused VM): long enough that the
+   * others may have declared it dead, taken its jobs over and delivered them, so what it holds
+   * may be stale. It stops delivering at once (attempts in flight finish and are reported) and
+   * catches up from a majority again, as after a restart, before it schedules any job: a job
+   * its replacement delivered meanwhile comes back `delivered` and is not attempted again.
+   * Nothing was lost from its own log (no crash), so unlike a restart no seq is voided.
+   */
+  stalled(nowMs: number, wallMs: number, gapMs: number): void {
+    if (this.#phase !== "ready") return;
+    this.#wallMs = wallMs;
+    this.#phase = "catching_up";
+    this.#resyncing = true;
+    for (const jobId of [...this.#scheduled.keys()]) this.#cancel(jobId);
+    this.#catchupDone.clear();
+    this.#catchupRequests.clear();
+    this.#catchupStartedMs = nowMs;
+    this.#catchupNextMs = nowMs;
+    this.#log("stalled", { gapMs: Math.round(gapMs), jobs: this.table.size });
+    this.#catchupTick(nowMs, wallMs);
+    this.#updateGauges();
+  }
+
   #catchupTick(nowMs: number, _wallMs: number): void {
     if (this.#phase !== "catching_up") return;
     if (this.#catchupDone.size + 1 >= this.quorum) {
@@ -535,6 +560,18 @@ export class ReplicationCore {
   }
 
   #finishCatchup(nowMs: number): void {
+    if (this.#resyncing) {
+      // After a freeze (see `stalled`): caught up again; no seq of ours needs voiding.
+      this.#resyncing = false;
+      this.#phase = "ready";
+      this.#log("resynced", {
+        from: [...this.#catchupDone].join(","),
+        tookMs: Math.round(nowMs - this.#catchupStartedMs),
+      });
+      this.#antiEntropyAtMs = nowMs + this.config.antiEntropyIntervalMs * (0.5 + this.#rng.next());
+      for (const entry of this.table.entries()) this.#reconsider(nowMs, entry);
+      return;
+    }
     // Our own seqs the majority does not know of were never durable here: declare them void
     // (with a margin for what a minority may hold), so nobody waits for them and no seq is
     // ever reused for a different record.

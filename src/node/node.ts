@@ -19,6 +19,7 @@ import {
   MEMBERSHIP_PACKET_BYTES_MIN,
   type MembershipConfig,
   membershipDefaults,
+  nodeDefaults,
   type TransportConfig,
   type WalConfig,
 } from "../config.ts";
@@ -37,6 +38,7 @@ import { denoWalFs } from "../wal/wal_fs.ts";
 import { type DataDirLock, lockDataDir } from "../jobs/data_dir_lock.ts";
 import type { DeliveryJob, DeliveryReport } from "../delivery/types.ts";
 import { FaultInjector } from "./fault_injection.ts";
+import { StallMonitor } from "../lib/stall_monitor.ts";
 import { type FaultControlServer, serveFaultControl } from "./fault_control.ts";
 
 export interface NodeOptions {
@@ -94,6 +96,7 @@ export class Node {
   /** Present only with `faultInjection`. */
   faults: { readonly injector: FaultInjector; readonly control: FaultControlServer } | undefined;
   #dataDirLock: DataDirLock | undefined;
+  #stallMonitor: StallMonitor | undefined;
   #stopping: Promise<void> | undefined;
 
   private constructor(
@@ -175,6 +178,7 @@ export class Node {
       origins: () => store?.engine?.originLoads() ?? [],
     });
     let dataDirLock: DataDirLock | undefined;
+    let stallMonitor: StallMonitor | undefined;
     let control: FaultControlServer | undefined;
     try {
       const node = { store: undefined as JobStore | undefined };
@@ -206,6 +210,12 @@ export class Node {
       // With a file system of its own the store takes no lock (the simulator's disk), so the
       // failing-disk wrapper's node locks its directory here.
       if (injector !== undefined) dataDirLock = await lockDataDir(options.dataDir);
+      stallMonitor = new StallMonitor({
+        runtime: realRuntime,
+        periodMs: nodeDefaults.stallCheckIntervalMs,
+        thresholdMs: nodeDefaults.stallThresholdMs,
+      });
+      stallMonitor.start();
       store = await JobStore.open({
         self: advertise,
         nodeId: options.nodeId,
@@ -218,6 +228,7 @@ export class Node {
           dashboard.onReport(report, job);
           options.onReport?.(report, job);
         },
+        stallMonitor,
         delivery,
         transport,
         members,
@@ -258,6 +269,7 @@ export class Node {
         ? { injector, control }
         : undefined;
       created.#dataDirLock = dataDirLock;
+      created.#stallMonitor = stallMonitor;
       created.#dashboard = dashboard;
       return created;
     } catch (error) {
@@ -265,6 +277,7 @@ export class Node {
       membership?.close();
       await store?.close().catch(() => {});
       dataDirLock?.release();
+      stallMonitor?.close();
       await control?.shutdown();
       await transport.close();
       throw error;
@@ -291,6 +304,7 @@ export class Node {
       await this.api?.shutdown();
       await this.faults?.control.shutdown();
       await this.store.close();
+      this.#stallMonitor?.close();
       this.#dataDirLock?.release();
       await this.transport.close();
       this.#dashboard?.close();
