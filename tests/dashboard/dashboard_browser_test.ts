@@ -140,7 +140,12 @@ Deno.test({
       await page.waitFor(`!document.getElementById("token-panel").hidden`, {
         what: "the token form",
       });
-      assert(await page.evaluate<boolean>(`document.getElementById("main").hidden`));
+      // Nothing of the node's shows before the token: the main panels take no room on screen.
+      assertEquals(
+        await page.evaluate<number>(`document.getElementById("main").getClientRects().length`),
+        0,
+        "the panels are not shown before the token is given",
+      );
       await page.type("#token-input", TOKEN);
       await page.click("#token-submit");
 
