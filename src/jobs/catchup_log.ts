@@ -63,6 +63,23 @@ export class CatchupLog {
     return this.#byOrigin.get(origin)?.get(seq);
   }
 
+  /**
+   * Appends to `out` the records of `origin` with a seq in [from, to], in no set order. Costs
+   * the smaller of the span and the records held: a span may be a restart's voided seqs.
+   */
+  collect(origin: string, from: number, to: number, out: Uint8Array[]): void {
+    const m = this.#byOrigin.get(origin);
+    if (m === undefined || to < from) return;
+    if (to - from < m.size) {
+      for (let seq = from; seq <= to; seq++) {
+        const bytes = m.get(seq);
+        if (bytes !== undefined) out.push(bytes);
+      }
+      return;
+    }
+    for (const [seq, bytes] of m) if (seq >= from && seq <= to) out.push(bytes);
+  }
+
   /** Seqs of `origin` at or below this may have been dropped here: this log cannot serve them. */
   floor(origin: string): number {
     return this.#floor.get(origin) ?? 0;

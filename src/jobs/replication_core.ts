@@ -56,7 +56,7 @@ import {
 } from "./job_model.ts";
 import { JobTable } from "./job_table.ts";
 import { ownerOf } from "./preference.ts";
-import { SeqTracker, summaryHas } from "./seq_tracker.ts";
+import { missingRanges, SeqTracker } from "./seq_tracker.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
 
 export type CorePhase = "recovering" | "catching_up" | "ready" | "stopping" | "failed";
@@ -1599,11 +1599,10 @@ export class ReplicationCore {
         needSnapshot = true;
         break;
       }
-      for (let seq = from; seq <= to; seq++) {
-        if (theirs !== undefined && summaryHas([theirs], origin, seq)) continue;
-        const bytes = this.log.get(origin, seq);
-        if (bytes !== undefined) records.push(bytes);
-      }
+      // Only the ranges the peer lacks, and in each only what the log holds: every restart's
+      // SKIP voids up to originPendingMax seqs, so walking each seq up to `to` cost 65,536
+      // lookups per restart ever made, on every anti-entropy round (found profiling the sim).
+      for (const [a, b] of missingRanges(theirs, from, to)) this.log.collect(origin, a, b, records);
     }
     if (needSnapshot) {
       this.#metrics.catchupSnapshots.inc();

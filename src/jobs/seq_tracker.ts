@@ -132,6 +132,28 @@ export class SeqTracker {
   }
 }
 
+/**
+ * The seqs in [from, to] that `theirs` (a peer's summary of one origin, or none) does not
+ * cover, as ascending inclusive ranges.
+ */
+export function missingRanges(
+  theirs: HeldRanges | undefined,
+  from: number,
+  to: number,
+): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let next = Math.max(from, (theirs?.contiguous ?? 0) + 1);
+  for (const [a, b] of theirs?.above ?? []) {
+    if (next > to) return out;
+    if (b < next) continue;
+    if (a > to) break;
+    if (a > next) out.push([next, a - 1]);
+    next = b + 1;
+  }
+  if (next <= to) out.push([next, to]);
+  return out;
+}
+
 /** Whether `seq` of `origin` is covered by `held` (a peer's summary). */
 export function summaryHas(held: readonly HeldRanges[], origin: string, seq: number): boolean {
   for (const h of held) {
