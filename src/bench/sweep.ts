@@ -170,6 +170,8 @@ const spec: CommandSpec = {
 const log = (line: string) => console.error(`bench sweep: ${line}`);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const wallNow = () => performance.timeOrigin + performance.now();
+/** The last wait for stragglers before `lost` is judged (a retry backs off up to 10 s). */
+const FINAL_DRAIN_MS = 60_000;
 
 export interface SweepOptions {
   sweep: "rate" | "loss";
@@ -414,6 +416,11 @@ async function runCluster(
         throw new Error(`a node exited during the sweep: ${nodes.unexpectedExits.join("; ")}`);
       }
     }
+    // `lost` is judged once the whole run drained: a final, longer wait for stragglers.
+    const finalDeadline = wallNow() + Math.max(FINAL_DRAIN_MS, options.drainLimitS * 1000);
+    while (
+      (await sink.stats()).unique - sink.uniqueAtStart < acceptedSoFar && wallNow() < finalDeadline
+    ) await sleep(200);
     // Every accepted job of every step, joined with the sink's receipts once all drained.
     const receipts = await sink.receipts(steps.flatMap((s) => s.ids.map(([id]) => id)));
     let offset = 0;
