@@ -38,3 +38,15 @@ Deno.test("runMembershipBench stops at its wall-clock budget and says so", () =>
   assertEquals(r.stopped_early, true);
   assert(r.simulated_minutes !== null && r.simulated_minutes < 60, JSON.stringify(r));
 });
+
+Deno.test("runMembershipBench pools the samples of several seeds", () => {
+  const options = { nodes: 5, lossProbability: 0.2, minutes: 0.5 };
+  const a = runMembershipBench({ ...options, seed: 3 });
+  const b = runMembershipBench({ ...options, seed: 4 });
+  const both = runMembershipBench({ ...options, seed: 3, seeds: 2 });
+  assertEquals(both.seeds, 2);
+  assertEquals(both.crashes, a.crashes + b.crashes);
+  assertEquals(both.detection_samples, a.detection_samples + b.detection_samples);
+  assertEquals(both.false_suspicions, a.false_suspicions + b.false_suspicions);
+  assertEquals(both.detection_max_ms, Math.max(a.detection_max_ms!, b.detection_max_ms!));
+});
