@@ -1,8 +1,10 @@
 /**
  * Real processes on loopback: five `hookd node` processes form a cluster; one is SIGKILLed and
  * the others report it dead; it restarts on the same address and is alive again everywhere;
- * one leaves with SIGTERM and the others report it left. Every child is killed and awaited in
- * a `finally`, whatever happens.
+ * one leaves with SIGTERM and the others report it left. And no node is ever declared dead
+ * while it runs, by any observer (its own restarted life included): the one death allowed is
+ * n5's, between its SIGKILL and its restart. Every child is killed and awaited in a `finally`,
+ * whatever happens.
  */
 
 import { assert, assertEquals } from "../assert.ts";
@@ -26,10 +28,19 @@ Deno.test({
     const addresses = freeUdpPorts(ids.length).map((p) => `127.0.0.1:${p}`);
     /** Arrival times (performance.now) of each observer's `member-dead`/`member-left` line. */
     const goneAtMs = new Map<string, Map<string, number>>();
+    /** Every `member-dead` line, whoever observed it, with its arrival time. */
+    const deaths: Array<{ observer: string; node: string; atMs: number }> = [];
     const cluster = new LocalCluster({
       nodes: ids.map((id, i) => ({ id, address: addresses[i]! })),
       clusterKey: CLUSTER_KEY,
       onEvent: (line: NodeEventLine) => {
+        if (line.event === "member-dead") {
+          deaths.push({
+            observer: line.observer,
+            node: String(line.node),
+            atMs: performance.now(),
+          });
+        }
         if (line.event !== "member-dead" && line.event !== "member-left") return;
         if (!goneAtMs.has(line.observer)) goneAtMs.set(line.observer, new Map());
         goneAtMs.get(line.observer)!.set(String(line.node), performance.now());
@@ -59,6 +70,7 @@ Deno.test({
       );
 
       // Restart n5 on the same address: alive again everywhere, and it sees everyone.
+      const restartedAt = performance.now();
       cluster.start("n5");
       assert(
         await waitFor(() => allAlive(ids, ids), 30_000),
@@ -72,6 +84,18 @@ Deno.test({
       assert(
         await waitFor(() => rest.every((o) => viewOf(o, "n4") === "member-left"), 5_000),
         "n4's leave was not reported by every node",
+      );
+
+      // Nobody running was ever declared dead: n5's death between its SIGKILL and its restart
+      // is the only one (a SIGTERM leave is reported as left, never dead).
+      const falseDeaths = deaths
+        .filter((d) => !(d.node === "n5" && d.atMs >= killedAt && d.atMs < restartedAt))
+        .map((d) => `${d.observer} declared ${d.node} dead`);
+      assertEquals(falseDeaths, [], "a running node was declared dead");
+      assertEquals(
+        new Set(deaths.map((d) => d.observer)),
+        new Set(others),
+        "each survivor reported n5's death (so the check above saw their lines)",
       );
     } finally {
       await cluster.stopAll(0);
