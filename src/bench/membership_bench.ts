@@ -5,7 +5,8 @@
  * every view is whole again, and repeats; any node declared dead while it was up counts as
  * false_dead, and every packet a node sends counts towards its message rate. Several cluster
  * sizes run one after another (`--nodes 5,50,200`), each over one or more seeds whose samples are
- * pooled (`--seeds`); `--wall-seconds` bounds each size in real time.
+ * pooled (`--seeds`); `--wall-seconds` bounds each size in real time. `--processes` measures the
+ * same on real node processes instead (membership_process_bench.ts).
  *
  * Owns the bench loop and its report only; the protocol is src/membership/ with the defaults of
  * src/config.ts unless a flag overrides one.
@@ -18,6 +19,7 @@ import { Sfc32 } from "../lib/rng.ts";
 import { round } from "../lib/round.ts";
 import { detectionBoundMs } from "../membership/suspicion_math.ts";
 import { SimCluster } from "../sim/swim_cluster.ts";
+import { runMembershipProcessBench } from "./membership_process_bench.ts";
 
 export interface MembershipBenchOptions {
   nodes: number;
@@ -359,13 +361,23 @@ export const membershipBenchCommand: LeafCommand = {
         help: `Override the probe interval (default ${membershipDefaults.probeIntervalMs})`,
         valueName: "MS",
       },
+      processes: {
+        type: "boolean",
+        help: "Measure on real hookd node processes on loopback instead (one size, --crashes)",
+      },
+      crashes: {
+        type: "string",
+        help: "With --processes: nodes SIGKILLed (one at a time, each restarted)",
+        valueName: "K",
+        default: "20",
+      },
       json: {
         type: "boolean",
         help: 'Print one JSON object as the last stdout line ({"runs": [...]} for several sizes)',
       },
     },
   },
-  run(args) {
+  async run(args) {
     const sizes = nodeCounts(args.values);
     const loss = numberFlag(args.values, "loss", 0.2, { min: 0, max: 0.9 });
     const minutesList = minutesPerSize(args.values, sizes.length);
@@ -378,6 +390,27 @@ export const membershipBenchCommand: LeafCommand = {
         min: 10,
         integer: true,
       });
+    if (args.values.processes === true) {
+      if (sizes.length !== 1 || sizes[0]! > 16) {
+        throw new UsageError("--processes runs one cluster size of at most 16 nodes");
+      }
+      const crashes = numberFlag(args.values, "crashes", 20, { min: 1, max: 1000, integer: true });
+      const wallStart = performance.now();
+      const result = await runMembershipProcessBench({
+        nodes: sizes[0]!,
+        lossProbability: loss,
+        crashes,
+        seed,
+        log: (line) => console.error(line),
+      });
+      console.error(
+        `membership processes: ${result.crashes} crashes of ${result.nodes} node processes ` +
+          `(${((performance.now() - wallStart) / 1000).toFixed(1)} s wall)`,
+      );
+      if (args.values.json === true) console.log(JSON.stringify(result));
+      else for (const [k, v] of Object.entries(result)) console.log(`${k.padEnd(32)} ${v}`);
+      return result.undetected === 0 && result.not_rejoined === 0 ? EXIT_OK : EXIT_FAILURE;
+    }
     const results: MembershipBenchResult[] = [];
     for (const [i, nodes] of sizes.entries()) {
       const minutes = minutesList[i]!;
@@ -407,6 +440,6 @@ export const membershipBenchCommand: LeafCommand = {
       console.log(JSON.stringify(results.length === 1 ? results[0] : { runs: results }));
     }
     const failed = results.some((r) => r.undetected > 0 || r.not_rejoined > 0);
-    return Promise.resolve(failed ? EXIT_FAILURE : EXIT_OK);
+    return failed ? EXIT_FAILURE : EXIT_OK;
   },
 };
