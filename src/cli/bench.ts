@@ -10,6 +10,7 @@ import { deliveryBenchCommand } from "../bench/delivery_bench.ts";
 import { membershipBenchCommand } from "../bench/membership_bench.ts";
 import { walBench } from "../bench/wal_bench.ts";
 import { transportBenchCommand } from "../bench/transport_bench.ts";
+import { floodBenchCommand } from "../bench/flood_bench.ts";
 import { replicationBenchCommand } from "../bench/replication_bench.ts";
 import { generatorCommand } from "../bench/load_generator.ts";
 import { sweepCommand } from "../bench/sweep.ts";
@@ -25,6 +26,7 @@ export const benchCommand: Command = {
     walBench,
     membershipBenchCommand,
     transportBenchCommand,
+    floodBenchCommand,
     replicationBenchCommand,
     sweepCommand,
     generatorCommand,

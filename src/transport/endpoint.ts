@@ -23,8 +23,10 @@ import {
   FRAG_FRAME_OVERHEAD_BYTES,
   HEADER_FIXED_BYTES,
   KEY_ID_BYTES,
+  MAGIC,
   readOuterHeader,
   UNRELIABLE_FRAME_OVERHEAD_BYTES,
+  VERSION,
   writeCounter,
 } from "./frame_codec.ts";
 import { clusterKeyOf } from "./auth.ts";
@@ -74,6 +76,9 @@ export interface EndpointOptions {
   metrics?: MetricsRegistry;
   piggyback?: PiggybackProvider;
 }
+
+const MAGIC_LOW = MAGIC & 0xff;
+const MAGIC_HIGH = MAGIC >>> 8;
 
 /**
  * Datagram counters of one sender key remembered for replay protection (~1 s of a busy
@@ -214,22 +219,34 @@ export class Endpoint {
   }
 
   /**
-   * Handles one datagram from `fromAddress`. Drops (and counts) short, forged, malformed and
-   * stale ones; never throws on hostile bytes.
+   * Whether `datagram` could be one of ours at all: its length, magic, version and flags, a
+   * few byte comparisons. An adapter under a flood asks this before it spends anything on a
+   * datagram (an address string, a copy); random bytes pass it once in 2^32.
    */
-  receive(nowMs: number, fromAddress: string, datagram: Uint8Array): void {
+  plausible(datagram: Uint8Array): boolean {
+    return datagram.length >= this.#minDatagramBytes && datagram[0] === MAGIC_LOW &&
+      datagram[1] === MAGIC_HIGH && datagram[2] === VERSION && datagram[3] === 0;
+  }
+
+  /**
+   * Handles one datagram from `fromAddress`. Drops (and counts) short, forged, malformed,
+   * replayed and stale ones; never throws on hostile bytes. Returns whether it authenticated
+   * (only then can there be messages, events or datagrams to take). The endpoint keeps no
+   * reference to `datagram`: the caller may reuse its buffer at once.
+   */
+  receive(nowMs: number, fromAddress: string, datagram: Uint8Array): boolean {
     const c = this.counters;
     c.datagramsIn.inc();
     c.bytesIn.inc(datagram.length);
     // Cheapest checks first: length and the clear header, before any key or cryptography.
-    if (datagram.length < this.#minDatagramBytes) {
+    if (!this.plausible(datagram)) {
       c.decodeErrors.inc();
-      return;
+      return false;
     }
     const outer = readOuterHeader(datagram, AEAD_TAG_BYTES);
     if (!outer.ok) {
       c.decodeErrors.inc();
-      return;
+      return false;
     }
     const { keyId, counter } = outer.value;
     const id = keyIdString(keyId);
@@ -240,34 +257,35 @@ export class Endpoint {
     if (known !== undefined) {
       if (known.address !== fromAddress) {
         c.addressMismatches.inc();
-        return;
+        return false;
       }
       if (known.retired) {
         c.staleEpochDrops.inc();
-        return;
+        return false;
       }
       if (!known.window.isNew(counter)) {
         c.replays.inc();
-        return;
+        return false;
       }
     }
     const opened = this.#open(nowMs, fromAddress, id, keyId, counter, datagram);
-    if (opened === undefined) return;
+    if (opened === undefined) return false;
     const { plain, state } = opened;
     state.window.mark(counter);
     const decoded = decodeDatagram(plain, 0);
     if (!decoded.ok) {
       c.decodeErrors.inc();
-      return;
+      return true;
     }
     const session = this.#session(fromAddress);
     if (session === undefined) {
       c.peerLimitDrops.inc();
-      return;
+      return true;
     }
     if (this.#admit(nowMs, session, state, counter, decoded.value)) {
       session.onDatagram(nowMs, decoded.value);
     }
+    return true;
   }
 
   /**

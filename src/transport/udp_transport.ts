@@ -50,6 +50,9 @@ export interface UdpTransportOptions {
   runtime?: Runtime;
 }
 
+/** Datagrams handled back to back before the receive loop lets timers run. */
+const RECEIVE_BURST_MAX = 256;
+
 type MessageHandler = (message: DeliveredMessage) => void;
 type EventHandler = (event: TransportEvent) => void;
 
@@ -238,9 +241,10 @@ export class UdpTransport {
 
   async #receive(): Promise<void> {
     // Without a buffer, `receive` allocates 64 KiB per datagram, which at thousands of
-    // datagrams per second is mostly garbage collection. Receive into one buffer and copy
-    // out exactly the bytes that arrived (delivered messages are views into that copy).
+    // datagrams per second is mostly garbage collection. Receive into one buffer; opening a
+    // datagram copies what it keeps (delivered messages are views into the opened copy).
     const buffer = new Uint8Array(65536);
+    let burst = 0;
     while (!this.#closed) {
       let received: [Uint8Array, HostPort];
       try {
@@ -258,13 +262,24 @@ export class UdpTransport {
         continue;
       }
       const [data, from] = received;
-      this.endpoint.receive(
-        this.#runtime.nowMs(),
-        formatAddress(from.hostname, from.port),
-        data.slice(),
-      );
-      this.#dispatch();
-      this.#scheduleFlush();
+      // Under a flood of junk, every datagram must cost as little as the socket read itself:
+      // a few byte comparisons reject it before an address string is built, before any key
+      // or cryptography, and without a flush or a dispatch (nothing changed).
+      if (!this.endpoint.plausible(data)) {
+        this.endpoint.receive(0, "", data); // counts it
+      } else if (
+        // The endpoint keeps no reference to `data` (messages are views of the opened copy).
+        this.endpoint.receive(this.#runtime.nowMs(), formatAddress(from.hostname, from.port), data)
+      ) {
+        this.#dispatch();
+        this.#scheduleFlush();
+      }
+      // Bounded work per turn: after a long run of datagrams that were all ready at once, give
+      // the timers (probes, retransmissions, acks held back) their turn.
+      if (++burst >= RECEIVE_BURST_MAX) {
+        burst = 0;
+        await new Promise<void>((resolve) => this.#runtime.setTimer(0, resolve));
+      }
     }
   }
 

@@ -159,7 +159,7 @@ function underAttack(seed: number): string[] {
     const receive = node.endpoint.receive.bind(node.endpoint);
     node.endpoint.receive = (nowMs, from, bytes) => {
       if (from === (address === A ? B : A)) captured.push({ from, bytes: bytes.slice() });
-      receive(nowMs, from, bytes);
+      return receive(nowMs, from, bytes);
     };
   }
   const plan = new Sfc32(seed ^ 0xa77ac);
