@@ -101,7 +101,10 @@ async function submit(
   }
 }
 
-async function jobsOf(cluster: LocalCluster, id: string): Promise<Record<string, number>> {
+async function jobsOf(
+  cluster: LocalCluster,
+  id: string,
+): Promise<{ delivered: number; pending: number; dead: number }> {
   const response = await fetch(`${cluster.httpUrls.get(id)}/v1/cluster`);
   return (await response.json()).jobs;
 }
