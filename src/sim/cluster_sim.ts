@@ -187,6 +187,8 @@ interface Slot {
   store: JobStore | undefined;
   /** Stays down after the heal. */
   permanent: boolean;
+  /** A crash waiting for the node's next fsync (until `untilMs`), then down for `downMs`. */
+  syncTrap: { downMs: number; untilMs: number } | undefined;
 }
 
 /** Draws a run's profile from its seed. */
@@ -249,14 +251,22 @@ class TraceHash {
  * The node's disk as its process sees it, with fsyncs that take seeded virtual time on the
  * node's runtime: a crash during one loses what it was making durable, a stall delays it.
  */
-function slowSyncFs(inner: WalFs, runtime: Runtime, rng: Rng): WalFs {
+function slowSyncFs(
+  inner: WalFs,
+  runtime: Runtime,
+  rng: Rng,
+  onSync: () => void,
+): WalFs {
   const delayMs = (): number => {
     const u = rng.next();
     if (u < 0.9) return 0.1 + rng.next() * 2;
     if (u < 0.99) return 2 + rng.next() * 20;
     return 20 + rng.next() * 100;
   };
-  const wait = (ms: number) => new Promise<void>((resolve) => runtime.setTimer(ms, resolve));
+  const wait = (ms: number) => {
+    onSync();
+    return new Promise<void>((resolve) => runtime.setTimer(ms, resolve));
+  };
   return {
     mkdirp: (dir) => inner.mkdirp(dir),
     list: (dir) => inner.list(dir),
@@ -353,6 +363,7 @@ export class ClusterSim {
         stack: undefined,
         store: undefined,
         permanent: false,
+        syncTrap: undefined,
       });
     }
   }
@@ -429,7 +440,12 @@ export class ClusterSim {
       nodeId: slot.nodeId,
       voters: this.voters,
       dataDir: DATA_DIR,
-      fs: slowSyncFs(slot.disk.mount(), runtime, rng.fork()),
+      fs: slowSyncFs(
+        slot.disk.mount(),
+        runtime,
+        rng.fork(),
+        () => this.#springSyncTrap(slot, life),
+      ),
       wal: this.profile.wal,
       jobs: this.profile.jobs,
       delivery: SIM_DELIVERY,
@@ -545,17 +561,14 @@ export class ClusterSim {
     const slotA = this.#slots[a]!;
     const slotB = this.#slots[b]!;
     if (roll < 0.25) {
-      // Crash a node (at most two down at once); it restarts after a while.
+      // Crash a node (at most two down at once); it restarts after a while. Half the crashes
+      // wait for the node's next fsync and strike while it runs: what the node was making
+      // durable (its own records, already sent to its peers) is lost.
       const down = this.#slots.filter((s) => s.stack === undefined).length;
-      if (slotA.stack === undefined || down >= 2) return;
-      this.#crash(slotA);
+      if (slotA.stack === undefined || down >= 2 || slotA.syncTrap !== undefined) return;
       const downMs = 300 + arg * 15_000;
-      this.scheduler.at(now + downMs, () => {
-        if (slotA.stack === undefined && !this.#healed) {
-          this.#stats.restarts++;
-          this.#start(slotA);
-        }
-      });
+      if (durationMs < 5_250) this.#crashAndRestart(slotA, downMs);
+      else slotA.syncTrap = { downMs, untilMs: now + 2_000 };
     } else if (roll < 0.4) {
       if (this.#partition !== undefined) return;
       const side = arg < 0.5 ? [slotA.address] : [slotA.address, slotB.address];
@@ -608,6 +621,31 @@ export class ClusterSim {
         () => this.network.setIngressLoss(slotA.address, this.profile.lossProbability),
       );
     }
+  }
+
+  #crashAndRestart(slot: Slot, downMs: number): void {
+    this.#crash(slot);
+    this.scheduler.at(this.scheduler.nowMs + downMs, () => {
+      if (slot.stack === undefined && !this.#healed) {
+        this.#stats.restarts++;
+        this.#start(slot);
+      }
+    });
+  }
+
+  /** The node of `slot` starts an fsync: crash it now if a fault is waiting for that. */
+  #springSyncTrap(slot: Slot, life: number): void {
+    const trap = slot.syncTrap;
+    if (trap === undefined || slot.life !== life || slot.stack === undefined) return;
+    slot.syncTrap = undefined;
+    if (this.#healed || this.scheduler.nowMs > trap.untilMs) return;
+    if (this.#slots.filter((s) => s.stack === undefined).length >= 2) return;
+    // Not inside the WAL's call: the crash is the next event, before the fsync completes.
+    this.scheduler.after(0, () => {
+      if (slot.life !== life || slot.stack === undefined) return;
+      this.#traceLine(`crash during an fsync of ${slot.nodeId}/${life}`);
+      this.#crashAndRestart(slot, trap.downMs);
+    });
   }
 
   /** Ends every fault; restarts the nodes that are down, except those meant to stay down. */
