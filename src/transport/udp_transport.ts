@@ -50,8 +50,10 @@ export interface UdpTransportOptions {
   runtime?: Runtime;
 }
 
-/** Datagrams handled back to back before the receive loop lets timers run. */
+/** Datagrams handled back to back before the receive loop lets timers run (in a flood). */
 const RECEIVE_BURST_MAX = 256;
+/** A burst that took less than this is a flood: 256 in 16 ms is 16,000 datagrams/s. */
+const RECEIVE_BURST_MS = 16;
 
 type MessageHandler = (message: DeliveredMessage) => void;
 type EventHandler = (event: TransportEvent) => void;
@@ -245,6 +247,7 @@ export class UdpTransport {
     // datagram copies what it keeps (delivered messages are views into the opened copy).
     const buffer = new Uint8Array(65536);
     let burst = 0;
+    let burstStartMs = this.#runtime.nowMs();
     while (!this.#closed) {
       let received: [Uint8Array, HostPort];
       try {
@@ -274,11 +277,16 @@ export class UdpTransport {
         this.#dispatch();
         this.#scheduleFlush();
       }
-      // Bounded work per turn: after a long run of datagrams that were all ready at once, give
-      // the timers (probes, retransmissions, acks held back) their turn.
+      // Bounded work per turn: when datagrams keep arriving faster than a burst per
+      // RECEIVE_BURST_MS (a flood), give the timers (probes, retransmissions, held-back acks)
+      // their turn every RECEIVE_BURST_MAX of them. At ordinary rates nothing waits.
       if (++burst >= RECEIVE_BURST_MAX) {
+        const nowMs = this.#runtime.nowMs();
+        if (nowMs - burstStartMs < RECEIVE_BURST_MS) {
+          await new Promise<void>((resolve) => this.#runtime.setTimer(0, resolve));
+        }
         burst = 0;
-        await new Promise<void>((resolve) => this.#runtime.setTimer(0, resolve));
+        burstStartMs = this.#runtime.nowMs();
       }
     }
   }
