@@ -5,6 +5,7 @@
 
 import { type Command, dispatch, EXIT_FAILURE } from "./src/cli/command.ts";
 import { benchCommand } from "./src/cli/bench.ts";
+import { chaosCommand } from "./src/cli/chaos.ts";
 import { clusterCommand } from "./src/cli/cluster.ts";
 import { nodeCommand } from "./src/cli/node.ts";
 import { simCommand } from "./src/cli/sim.ts";
@@ -20,6 +21,7 @@ const commands: readonly Command[] = [
   sinkCommand,
   benchCommand,
   simCommand,
+  chaosCommand,
 ];
 
 if (import.meta.main) {

@@ -152,6 +152,16 @@ const spec: CommandSpec = {
       valueName: "MS",
       default: "5000",
     },
+    "job-max-attempts": {
+      type: "string",
+      help: "Each job's maxAttempts (default: the node's)",
+      valueName: "N",
+    },
+    "job-timeout-ms": {
+      type: "string",
+      help: "Each job's per-attempt timeoutMs (default: the node's)",
+      valueName: "MS",
+    },
   },
 };
 
@@ -210,7 +220,18 @@ export const generatorCommand: LeafCommand = {
       });
     }
     const payload = JSON.stringify({ bench: "x".repeat(Math.max(0, payloadBytes - 12)) });
-    const request: SubmitRequest = { url: jobUrl, payload };
+    const maxAttempts = stringFlag(args.values, "job-max-attempts") === undefined
+      ? undefined
+      : numberFlag(args.values, "job-max-attempts", 0, { min: 1, integer: true });
+    const jobTimeoutMs = stringFlag(args.values, "job-timeout-ms") === undefined
+      ? undefined
+      : numberFlag(args.values, "job-timeout-ms", 0, { min: 1, integer: true });
+    const request: SubmitRequest = {
+      url: jobUrl,
+      payload,
+      ...(maxAttempts !== undefined ? { maxAttempts } : {}),
+      ...(jobTimeoutMs !== undefined ? { timeoutMs: jobTimeoutMs } : {}),
+    };
     try {
       for await (const line of readLines(Deno.stdin.readable)) {
         if (line.trim() === "") continue;
@@ -393,7 +414,10 @@ export class HttpSubmitter implements Submitter {
   }
 
   async submit(index: number, request: SubmitRequest): Promise<SubmitResult> {
-    const body = `{"url":${JSON.stringify(request.url)},"payload":${request.payload}}`;
+    const limits =
+      (request.maxAttempts !== undefined ? `,"maxAttempts":${request.maxAttempts}` : "") +
+      (request.timeoutMs !== undefined ? `,"timeoutMs":${request.timeoutMs}` : "");
+    const body = `{"url":${JSON.stringify(request.url)},"payload":${request.payload}${limits}}`;
     try {
       const response = await fetch(this.#urls[index]!, {
         method: "POST",

@@ -27,6 +27,10 @@ export interface SinkOptions {
   idsMax?: number;
   /** Largest request body read, bytes (4x hookd's largest payload). @default 1_048_576 */
   bodyBytesMax?: number;
+  /** Wraps the request handler (chaos runs put receiver outages in front of it). */
+  wrapHandler?: (handler: (request: Request) => Promise<Response>) => (
+    request: Request,
+  ) => Promise<Response>;
 }
 
 /** One id's receipt, as POST /receipts answers it. */
@@ -159,7 +163,7 @@ export function startSink(options: SinkOptions): Promise<Sink> {
       hostname: options.hostname,
       port: options.port,
       onListen: () => {},
-    }, handler);
+    }, options.wrapHandler?.(handler) ?? handler);
     const addr = server.addr as Deno.NetAddr;
     resolve({
       hostname: addr.hostname,

@@ -187,7 +187,7 @@ export const nodeCommand: LeafCommand = {
       address: node.address,
       voters: node.voters.length,
       ...(node.api !== undefined ? { http: node.api.url } : {}),
-      ...(node.faults !== undefined ? { faults: node.faults.control.url } : {}),
+      ...(node.faults !== undefined ? { faults: node.faults.control.url, pid: Deno.pid } : {}),
     });
     const signal = await stop.received;
     // Listening until stopped: a Ctrl-C reaches the whole terminal group, so a node under
