@@ -53,10 +53,9 @@ import {
 } from "./validate.ts";
 
 /** The delivery limits a submit is checked against, so the API refuses what the engine would. */
-export type ApiJobLimits = Pick<
-  DeliveryConfig,
-  "payloadBytesMax" | "jobHeadersBytesMax" | "attemptTimeoutMaxMs"
->;
+export type ApiJobLimits =
+  & Pick<DeliveryConfig, "payloadBytesMax" | "jobHeadersBytesMax" | "attemptTimeoutMaxMs">
+  & Partial<Pick<DeliveryConfig, "allowPrivateTargets">>;
 
 export interface ApiOptions {
   readonly service: JobService;
@@ -97,6 +96,10 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     jobAttemptsMax: config.jobAttemptsMax,
     attemptTimeoutMaxMs: jobLimits.attemptTimeoutMaxMs,
     idempotencyKeyCharsMax: config.idempotencyKeyCharsMax,
+    // Only a node's own setting: without jobLimits nothing says private targets are refused.
+    ...(options.jobLimits?.allowPrivateTargets !== undefined
+      ? { allowPrivateTargets: options.jobLimits.allowPrivateTargets }
+      : {}),
   };
   const service = options.service;
   const runtime = options.runtime ?? realRuntime;

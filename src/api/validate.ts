@@ -23,6 +23,8 @@ export interface SubmitLimits {
   readonly jobAttemptsMax: number;
   readonly attemptTimeoutMaxMs: number;
   readonly idempotencyKeyCharsMax: number;
+  /** false: refuse URLs naming special IP literals at once (see JobLimits). @default true */
+  readonly allowPrivateTargets?: boolean;
 }
 
 export interface FieldError {

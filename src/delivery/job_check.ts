@@ -14,7 +14,7 @@
  */
 
 import { err, ok, type Result } from "../lib/result.ts";
-import { checkScheme } from "./ssrf_guard.ts";
+import { checkScheme, specialAddressReason } from "./ssrf_guard.ts";
 import { decodeSecret } from "./signing.ts";
 import type { DeliveryJob } from "./types.ts";
 
@@ -23,6 +23,13 @@ export interface JobLimits {
   readonly payloadBytesMax: number;
   /** Largest total of the job's own header names and values, bytes. */
   readonly jobHeadersBytesMax: number;
+  /**
+   * false: a URL naming a loopback, private, link-local or other special IP literal (or
+   * `localhost`) is refused here, at once, as the SSRF guard would refuse every attempt.
+   * Names are not resolved here (no I/O): the guard checks what they resolve to at delivery.
+   * @default true (no check)
+   */
+  readonly allowPrivateTargets?: boolean;
 }
 
 /** Longest `webhook-id`, characters (ids are minted by hookd; this only stops abuse). */
@@ -81,6 +88,10 @@ export function checkJob(job: DeliveryJob, limits: JobLimits): Result<void> {
         "send an authorization header instead",
     );
   }
+  if (limits.allowPrivateTargets === false) {
+    const refusal = literalTargetRefusal(url.value);
+    if (refusal !== undefined) return err(refusal);
+  }
   const payloadMax = limits.payloadBytesMax;
   // UTF-8 needs at most 3 bytes per UTF-16 unit: most payloads skip the encode.
   if (job.payload.length * 3 > payloadMax && encoder.encode(job.payload).length > payloadMax) {
@@ -94,6 +105,21 @@ export function checkJob(job: DeliveryJob, limits: JobLimits): Result<void> {
     return err(`job timeoutMs must be a positive number of ms, got ${job.timeoutMs}`);
   }
   return ok(undefined);
+}
+
+/** Why a URL's host is a special address by its text alone (an IP literal, localhost). */
+function literalTargetRefusal(url: URL): string | undefined {
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const name = host.toLowerCase().replace(/\.$/, "");
+  const why = name === "localhost" || name.endsWith(".localhost")
+    ? "loopback"
+    : /^[\d.]+$/.test(host) || host.includes(":")
+    ? specialAddressReason(host)
+    : undefined;
+  return why === undefined
+    ? undefined
+    : `target ${url.origin} is a ${why} address; private targets are refused unless the ` +
+      "node runs with --allow-private-targets";
 }
 
 function checkHeaders(headers: Readonly<Record<string, string>>, bytesMax: number): Result<void> {

@@ -84,3 +84,29 @@ Deno.test("checkJob never throws on arbitrary jobs", () => {
     { numRuns: 300 },
   );
 });
+
+Deno.test("checkJob refuses special IP literals and localhost only when private targets are refused", () => {
+  const limits = { payloadBytesMax: 1024, jobHeadersBytesMax: 1024 };
+  const job = (url: string) => ({ id: "j1", url, payload: "{}", secrets: [] });
+  for (
+    const url of [
+      "http://127.0.0.1:8080/h",
+      "http://169.254.169.254/latest/meta-data",
+      "http://10.1.2.3/",
+      "http://[::1]/",
+      "http://[::ffff:127.0.0.1]/",
+      "http://0x7f000001/",
+      "http://2130706433/",
+      "http://localhost:9/",
+      "http://api.localhost/",
+    ]
+  ) {
+    const refused = checkJob(job(url), { ...limits, allowPrivateTargets: false });
+    assert(!refused.ok && refused.reason.includes("--allow-private-targets"), url);
+    assert(checkJob(job(url), { ...limits, allowPrivateTargets: true }).ok, url);
+    assert(checkJob(job(url), limits).ok, url);
+  }
+  for (const url of ["https://example.com/h", "http://93.184.216.34/", "https://[2606:4700::1]/"]) {
+    assert(checkJob(job(url), { ...limits, allowPrivateTargets: false }).ok, url);
+  }
+});
