@@ -33,7 +33,7 @@ import { submitBodyHash } from "../jobs/replication_core.ts";
 import type { SubmitOutcome, SubmitRequest } from "../jobs/service.ts";
 import type { JobPhase } from "../jobs/job_model.ts";
 import type { WalFile, WalFs } from "../wal/wal_fs.ts";
-import { SimDisk } from "./disk.ts";
+import { type DiskFault, SimDisk } from "./disk.ts";
 import { DurabilityProbe } from "./durability_probe.ts";
 import { SimNetwork } from "./network.ts";
 import { SimScheduler } from "./scheduler.ts";
@@ -130,6 +130,7 @@ export interface SimStats {
   stalls: number;
   receiverOutages: number;
   lossyNodes: number;
+  diskFaults: number;
   virtualMs: number;
   drainMs: number;
   events: number;
@@ -189,6 +190,8 @@ interface Slot {
   permanent: boolean;
   /** A crash waiting for the node's next fsync (until `untilMs`), then down for `downMs`. */
   syncTrap: { downMs: number; untilMs: number } | undefined;
+  /** An injected disk fault: waiting to strike, or struck (the WAL failed). */
+  diskFault: "armed" | "failed" | undefined;
 }
 
 /** Draws a run's profile from its seed. */
@@ -303,6 +306,8 @@ export class ClusterSim {
   readonly submits: SubmitLog[] = [];
   readonly lives: LifeLog[] = [];
   readonly stallLog: StallLog[] = [];
+  /** When a node's WAL failed (an injected disk fault): it must acknowledge nothing after. */
+  readonly walFailures: Array<{ node: string; life: number; atMs: number }> = [];
   readonly violations: string[] = [];
   readonly #slots: Slot[] = [];
   readonly #rng: Rng;
@@ -321,6 +326,7 @@ export class ClusterSim {
     stalls: 0,
     receiverOutages: 0,
     lossyNodes: 0,
+    diskFaults: 0,
   };
   /** Fault state re-applied to the network on every change. */
   #partition: { side: string[]; untilMs: number } | undefined;
@@ -364,6 +370,7 @@ export class ClusterSim {
         store: undefined,
         permanent: false,
         syncTrap: undefined,
+        diskFault: undefined,
       });
     }
   }
@@ -460,9 +467,7 @@ export class ClusterSim {
         if (event === "caught-up" || event === "wal-failed" || event === "wal-truncated") {
           this.#traceLine(`log ${slot.nodeId}/${life} ${event} ${JSON.stringify(fields)}`);
         }
-        if (event === "wal-failed") {
-          this.violations.push(`${slot.nodeId}/${life}: WAL failed: ${JSON.stringify(fields)}`);
-        }
+        if (event === "wal-failed") this.#walFailed(slot, life, stack, fields);
       },
     });
     opening.then(
@@ -516,6 +521,7 @@ export class ClusterSim {
     slot.store?.halt();
     slot.store = undefined;
     slot.stack = undefined;
+    slot.diskFault = undefined;
     this.#closing.push(stack.crash());
     // The process is gone: what it had not synced is lost (torn, in some runs).
     if (this.profile.tornCrashes) slot.disk.crash(this.#faultRng, true);
@@ -564,8 +570,9 @@ export class ClusterSim {
       // Crash a node (at most two down at once); it restarts after a while. Half the crashes
       // wait for the node's next fsync and strike while it runs: what the node was making
       // durable (its own records, already sent to its peers) is lost.
-      const down = this.#slots.filter((s) => s.stack === undefined).length;
-      if (slotA.stack === undefined || down >= 2 || slotA.syncTrap !== undefined) return;
+      if (slotA.stack === undefined || this.#downCount() >= 2 || slotA.syncTrap !== undefined) {
+        return;
+      }
       const downMs = 300 + arg * 15_000;
       if (durationMs < 5_250) this.#crashAndRestart(slotA, downMs);
       else slotA.syncTrap = { downMs, untilMs: now + 2_000 };
@@ -601,7 +608,7 @@ export class ClusterSim {
       this.#stats.stalls++;
       this.stallLog.push({ node: slotA.nodeId, fromMs: now, toMs: now + stallMs });
       this.#traceLine(`stall ${slotA.nodeId} for ${stallMs.toFixed(0)} ms`);
-    } else if (roll < 0.87) {
+    } else if (roll < 0.83) {
       const modes: ReceiverMode[] = ["error", "unavailable", "slow", "refuse"];
       const mode = modes[Math.floor(arg * modes.length)]!;
       this.receiver.mode = mode;
@@ -610,6 +617,17 @@ export class ClusterSim {
       this.scheduler.at(now + durationMs, () => {
         if (this.receiver.mode === mode) this.receiver.mode = "ok";
       });
+    } else if (roll < 0.88) {
+      // The node's disk fails its next write or fsync (or fills up): the WAL fails, the node
+      // must acknowledge nothing more (fail-stop) and, as hookd node does, leave the cluster.
+      if (slotA.store === undefined || slotA.diskFault !== undefined) return;
+      if (this.#downCount() >= 2) return;
+      const kinds: DiskFault[] = ["sync", "write", "full"];
+      const kind = kinds[Math.floor(arg * kinds.length)]!;
+      slotA.disk.injectFault(kind, Math.floor(durationMs / 2_500));
+      slotA.diskFault = "armed";
+      this.#stats.diskFaults++;
+      this.#traceLine(`disk fault ${kind} on ${slotA.nodeId}/${slotA.life}`);
     } else {
       // One node's ingress turns lossy (up to 20 %) for a while.
       const loss = 0.05 + arg * 0.15;
@@ -621,6 +639,32 @@ export class ClusterSim {
         () => this.network.setIngressLoss(slotA.address, this.profile.lossProbability),
       );
     }
+  }
+
+  /** Nodes down, or up with a failed WAL (they left the cluster). */
+  #downCount(): number {
+    return this.#slots.filter((s) => s.stack === undefined || s.diskFault === "failed").length;
+  }
+
+  /** The WAL of `slot`'s life failed: fail-stop, leave (as hookd node does), restart later. */
+  #walFailed(slot: Slot, life: number, stack: SimNodeStack, fields: Record<string, unknown>): void {
+    if (slot.life !== life) return;
+    if (slot.diskFault !== "armed") {
+      this.violations.push(
+        `${slot.nodeId}/${life}: WAL failed unprovoked: ${JSON.stringify(fields)}`,
+      );
+      return;
+    }
+    slot.diskFault = "failed";
+    this.walFailures.push({ node: slot.nodeId, life, atMs: this.scheduler.nowMs });
+    void stack.membership.leave();
+    // An operator restarts it a while later (the heal restarts it at the latest).
+    this.scheduler.at(this.scheduler.nowMs + 1_000 + this.#faultRng.next() * 7_000, () => {
+      if (slot.life !== life || slot.stack === undefined || this.#healed) return;
+      this.#stats.restarts++;
+      this.#crash(slot);
+      this.#start(slot);
+    });
   }
 
   #crashAndRestart(slot: Slot, downMs: number): void {
@@ -639,7 +683,7 @@ export class ClusterSim {
     if (trap === undefined || slot.life !== life || slot.stack === undefined) return;
     slot.syncTrap = undefined;
     if (this.#healed || this.scheduler.nowMs > trap.untilMs) return;
-    if (this.#slots.filter((s) => s.stack === undefined).length >= 2) return;
+    if (this.#downCount() >= 2) return;
     // Not inside the WAL's call: the crash is the next event, before the fsync completes.
     this.scheduler.after(0, () => {
       if (slot.life !== life || slot.stack === undefined) return;
@@ -658,6 +702,7 @@ export class ClusterSim {
       this.network.setIngressLoss(s.address, this.profile.lossProbability);
     }
     this.receiver.mode = "ok";
+    for (const s of this.#slots) if (s.diskFault === "failed") this.#crash(s);
     const down = this.#slots.filter((s) => s.stack === undefined);
     const stayDown = this.profile.downAfterHeal;
     // Keep `stayDown` nodes down: those already down first, else crash some now.

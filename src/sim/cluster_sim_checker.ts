@@ -20,6 +20,8 @@
  *    job came back after it was compacted (`after_compaction`: a replica that missed its DONE
  *    outlived the retention window and brought it back; a known weakness, not an invariant).
  * 4. A submit is answered within the submit timeout (plus the time its node was stalled).
+ * 5. A node whose WAL failed (an injected write, fsync or disk-full fault) acknowledges
+ *    nothing afterwards.
  * Idempotency: every acknowledgement for one key names one id and one body; the job of a key
  * is delivered with the body that was acknowledged.
  *
@@ -299,6 +301,21 @@ export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
         );
       }
       duplicates[cause] = (duplicates[cause] ?? 0) + 1;
+    }
+  }
+
+  // 5. A node whose WAL failed acknowledges nothing more (fail-stop).
+  for (const s of sim.submits) {
+    if (s.outcome?.ok !== true) continue;
+    const failure = sim.walFailures.find((w) => w.node === s.node && w.life === s.life);
+    // Strictly later: an answer decided in the same instant, from appends made durable before
+    // the failing one, reaches the harness a microtask after the failure is logged.
+    if (failure !== undefined && s.answeredAtMs! > failure.atMs) {
+      f.add(
+        "acknowledged after its WAL failed",
+        `submit #${s.serial} answered ok by ${s.node}/${s.life} at ${s.answeredAtMs!.toFixed(1)} ` +
+          `ms, its WAL failed at ${failure.atMs.toFixed(1)} ms`,
+      );
     }
   }
 
