@@ -514,3 +514,25 @@ Deno.test("SwimCore pushes a notice to noticeFanout members, not to every member
   const again = deliver(core, 3, addressOf("n3"), [notice]);
   assertEquals(carrying(again.sent, notice).size, 0);
 });
+
+Deno.test("SwimCore probes a member others suspect next, unless it refuted before that probe", () => {
+  const firstProbeTarget = (refute: boolean): string | undefined => {
+    const core = makeCore();
+    const peers = Array.from({ length: 30 }, (_, i) => `n${i + 2}`);
+    const addressOf = (id: string) => `10.0.1.${id.slice(1)}:7946`;
+    deliver(core, 0, B, peers.map((id) => alive(id, addressOf(id), 1)));
+    deliver(core, 1, addressOf("n2"), [suspect("n17", 1, "n2")]);
+    if (refute) deliver(core, 2, addressOf("n17"), [alive("n17", addressOf("n17"), 2)]);
+    for (let i = 0; i < 100; i++) {
+      const now = core.nextWakeMs();
+      for (const s of step(core, now, { type: "tick" }).sent) {
+        const p = s.messages.find((m) => m.type === "ping");
+        if (p?.type === "ping") return p.targetId;
+      }
+    }
+    return undefined;
+  };
+  assertEquals(firstProbeTarget(false), "n17", "a suspected member is probed next");
+  const after = firstProbeTarget(true);
+  assert(after !== undefined && after !== "n17", `probed ${after} first after the refutation`);
+});
