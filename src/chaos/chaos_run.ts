@@ -448,11 +448,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const around = window(first - 15_000, last + 1_000).filter((e) =>
         explainsDuplicate(e.fault, nodes, prefs)
       );
-      if (around.length === 0) unexplained++;
+      // An attempt that failed (timeout, connection error) although the receiver had it: its
+      // answer was lost or late, as at-least-once allows, with or without a fault.
+      const lostAnswer = tries.some((a) =>
+        (a.outcome === "timeout" || a.outcome === "network_error") && a.startedAtMs <= receipt.at
+      );
+      if (lostAnswer) causes.lost_answer = (causes.lost_answer ?? 0) + 1;
+      if (around.length === 0 && !lostAnswer) unexplained++;
       for (const kind of new Set(around.map((e) => e.fault.kind))) {
         causes[kind] = (causes[kind] ?? 0) + 1;
       }
-      if (around.length === 0) {
+      if (around.length === 0 && !lostAnswer) {
         log(`  preference ${prefs.join(">")}, first receipt ${rel(receipt.at)}`);
         for (const a of tries) {
           log(`  attempt by ${a.node} at ${rel(a.startedAtMs)}: ${a.kind} ${a.outcome}`);
@@ -461,11 +467,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           log(`  fault ${describeFault(e.fault)}`);
         }
       }
-      if (index < LISTED_MAX || around.length === 0) {
+      if (index < 5) {
+        const times = tries.map((a) => `${a.node}@${rel(a.startedAtMs)} ${a.kind}/${a.outcome}`);
+        log(`  first receipt ${rel(receipt.at)}; attempts ${times.join(", ")}`);
+      }
+      if (index < LISTED_MAX || (around.length === 0 && !lostAnswer)) {
         log(
           `duplicate ${id} (${receipt.duplicates + 1} receipts) attempted by ${nodes.join(",")}: ` +
             (around.length > 0
               ? around.map((e) => describeFault(e.fault)).join("; ")
+              : lostAnswer
+              ? "an attempt failed although the receiver had the job (lost answer)"
               : "UNEXPLAINED"),
         );
       }
@@ -476,6 +488,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     // Detection and false deaths.
     const detection = detectionFigures(faultLogs, notices, ids, config.deadExplainedMs);
+    if (detection.slowest !== undefined) log(`chaos: slowest detection: ${detection.slowest}`);
     // A stopped node must not start attempts of jobs it lost, on stale state, once resumed.
     const stops = stopFigures(
       faultLogs,
@@ -832,9 +845,10 @@ function detectionFigures(
   notices: readonly MemberNotice[],
   ids: readonly string[],
   explainedMs: number,
-): { maxMs: number | null; count: number; falseDead: number } {
+): { maxMs: number | null; count: number; falseDead: number; slowest: string | undefined } {
   let maxMs: number | null = null;
   let count = 0;
+  let slowest: string | undefined;
   const downDuring = (node: string, fromMs: number, toMs: number) =>
     faultLogs.some((e) =>
       (e.fault.kind === "kill" || e.fault.kind === "stop") && e.fault.node === node &&
@@ -845,13 +859,22 @@ function detectionFigures(
     const subject = e.fault.node;
     for (const observer of ids) {
       if (observer === subject || downDuring(observer, e.startedAtMs, e.endedAtMs)) continue;
-      const notice = notices.find((n) =>
-        n.observer === observer && n.subject === subject && n.event === "member-dead" &&
-        n.atMs >= e.startedAtMs && n.atMs <= e.endedAtMs + explainedMs
+      // An observer that already held the subject dead (a partition or a fault just before)
+      // has nothing to detect; a kill shorter than detection is never detected (the node is
+      // back first): only a member-dead while the subject is really down counts.
+      const about = notices.filter((n) => n.observer === observer && n.subject === subject);
+      const prior = about.filter((n) => n.atMs < e.startedAtMs).at(-1);
+      if (prior?.event === "member-dead" || prior?.event === "member-left") continue;
+      const notice = about.find((n) =>
+        n.event === "member-dead" && n.atMs >= e.startedAtMs && n.atMs <= e.endedAtMs
       );
       if (notice === undefined) continue;
       count++;
-      maxMs = Math.max(maxMs ?? 0, Math.round(notice.atMs - e.startedAtMs));
+      const ms = Math.round(notice.atMs - e.startedAtMs);
+      if (ms > (maxMs ?? -1)) {
+        maxMs = ms;
+        slowest = `${observer} declared ${subject} dead ${ms} ms after: ${describeFault(e.fault)}`;
+      }
     }
   }
   let falseDead = 0;
@@ -876,7 +899,7 @@ function detectionFigures(
     });
     if (!explained) falseDead++;
   }
-  return { maxMs, count, falseDead };
+  return { maxMs, count, falseDead, slowest };
 }
 
 /**
@@ -908,6 +931,10 @@ function stopFigures(
   for (const e of faultLogs) {
     if (e.fault.kind !== "stop") continue;
     const node = e.fault.node;
+    // Only the process that was stopped: a kill of the node after it resumed ends the watch.
+    const untilMs = faultLogs.find((k) =>
+      k.fault.kind === "kill" && k.fault.node === node && k.startedAtMs >= e.endedAtMs - 1_000
+    )?.startedAtMs ?? Infinity;
     const resyncedAtMs = resyncs.find((r) =>
       r.node === node && r.event === "resynced" && r.atMs >= e.endedAtMs - 1_000
     )?.atMs ?? Infinity;
@@ -922,7 +949,7 @@ function stopFigures(
         if (a.startedAtMs < e.startedAtMs && a.startedAtMs + a.latencyMs > e.startedAtMs) {
           inflightAtStop++;
         }
-        if (!takenOver || a.startedAtMs < e.endedAtMs) {
+        if (!takenOver || a.startedAtMs < e.endedAtMs || a.startedAtMs >= untilMs) {
           continue;
         }
         resumedOfLost++;
@@ -938,7 +965,9 @@ function stopFigures(
         if (details.length < LISTED_MAX) {
           const by = list.filter((b) =>
             b.node !== node
-          ).map((b) => `${b.node}@${Math.round(b.startedAtMs - e.endedAtMs)}ms ${b.kind}`);
+          ).map((b) =>
+            `${b.node}@${Math.round(b.startedAtMs - e.endedAtMs)}ms ${b.kind}`
+          );
           details.push(
             `${node} attempted ${jobId} ${Math.round(a.startedAtMs - e.endedAtMs)} ms after ` +
               `SIGCONT (${a.kind}), before it caught up; the sink had it ` +
