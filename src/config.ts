@@ -363,10 +363,10 @@ export interface MembershipConfig {
    * Random live members a notice is pushed to at once, besides gossip: a death or leave by
    * every member that first learns it, a refutation by the refuted member. A member then gets
    * about noticeFanout pushes, so at 20 % loss it misses all of them with probability about
-   * e^(−0.8·fanout): 9 % at 3, under 1 % at 6. `hookd bench membership` at 20 % loss, 50 nodes,
-   * 4 seeds × 20 simulated min: fanout 3 raised detection p99 to 3.0 s; 6 gave p50 1.71 s and
-   * p99 2.72 s against 1.74 s and 2.78 s when every notice went to every member, at 41.8
-   * instead of 45.1 packets per node per second.
+   * e^(−0.8·fanout): 9 % at 3, under 1 % at 6. `hookd bench membership --nodes 50 --loss 0.2
+   * --minutes 20 --seeds 4`: fanout 3 raised detection p99 to 3.0 s; 6 gives p50 1.69 s and p99
+   * 2.59 s against 1.74 s and 2.62 s when every notice went to every member, at 41.8 instead of
+   * 45.2 packets per node per second (README, Membership, for 5 and 200 nodes).
    * @default 6
    */
   noticeFanout: number;
