@@ -432,7 +432,17 @@ export class HttpSubmitter implements Submitter {
           ? { kind: "accepted", id }
           : { kind: "error", code: "no_id_in_202" };
       }
-      if (response.status === 503) return { kind: "rejected", code: "http_503" };
+      if (response.status === 503) {
+        // The node's own reason (no_quorum, not_ready, overloaded, …) says why it refused.
+        let reason = "";
+        try {
+          const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+          if (typeof code === "string" && /^[a-z_]{1,32}$/.test(code)) reason = `_${code}`;
+        } catch {
+          // Not the API's JSON: the bare status says enough.
+        }
+        return { kind: "rejected", code: `http_503${reason}` };
+      }
       return { kind: "error", code: `http_${response.status}` };
     } catch (error) {
       const name = error instanceof Error ? error.name : "error";

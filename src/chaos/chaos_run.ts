@@ -63,6 +63,8 @@ export interface ChaosReport {
   acked: number;
   rejected: number;
   submit_errors: number;
+  /** Refused and failed submits by cause (`http_503_no_quorum`, `timeout`, `connection`, …). */
+  submit_codes: Record<string, number>;
   delivered: number;
   lost: number;
   dead_lettered: number;
@@ -518,6 +520,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       acked: acked.size,
       rejected: load.rejected,
       submit_errors: load.errors,
+      submit_codes: load.codes,
       delivered,
       lost: lostIds.length,
       dead_lettered: deadLettered.length,
