@@ -364,9 +364,9 @@ export interface MembershipConfig {
    * every member that first learns it, a refutation by the refuted member. A member then gets
    * about noticeFanout pushes, so at 20 % loss it misses all of them with probability about
    * e^(−0.8·fanout): 9 % at 3, under 1 % at 6. `hookd bench membership --nodes 50 --loss 0.2
-   * --minutes 20 --seeds 4`: fanout 3 raised detection p99 to 3.0 s; 6 gives p50 1.69 s and p99
-   * 2.59 s against 1.74 s and 2.62 s when every notice went to every member, at 41.8 instead of
-   * 45.2 packets per node per second (README, Membership, for 5 and 200 nodes).
+   * --minutes 20 --seeds 4`: fanout 3 gives detection p50 1.76 s and p99 2.94 s, 6 gives 1.69 s
+   * and 2.59 s, against 1.74 s and 2.62 s when every notice went to every member, at 41.8
+   * instead of 45.2 packets per node per second (README, Membership, for 5 and 200 nodes).
    * @default 6
    */
   noticeFanout: number;
