@@ -18,12 +18,11 @@
  *   (`false_dead`);
  * - no node exited on its own, no commit conflict (`hookd_jobs_commit_conflicts_total`).
  *
- * Owns the processes it starts (stopped in every path), the load loop, carrying out the
- * schedule and every verdict. Load is built here on `fetch` until the bench's generator
- * process can stream accepted ids while it runs.
+ * Owns the run: the processes it starts (stopped in every path), carrying out the schedule,
+ * gathering what the nodes report, and the report. Load is the bench's generator process;
+ * the judging is verdicts.ts, the requests to the processes cluster_io.ts.
  */
 
-import { hookdCommand } from "../cli/self_command.ts";
 import {
   freeUdpPortRange,
   LocalCluster,
@@ -33,17 +32,33 @@ import {
 } from "../cluster/local_cluster.ts";
 import type { ChaosConfig } from "../config.ts";
 import { preferenceList } from "../jobs/preference.ts";
-import { readLines } from "../lib/lines.ts";
 import { GeneratorProcess, readIdsFile } from "../bench/bench_cluster.ts";
 import { Sfc32 } from "../lib/rng.ts";
+import { describeFault, type Fault, FAULT_KINDS, type FaultKind, planFaults } from "./schedule.ts";
 import {
-  describeFault,
-  type Fault,
-  FAULT_KINDS,
-  type FaultKind,
-  impairedBy,
-  planFaults,
-} from "./schedule.ts";
+  type AckedJob,
+  type Attempt,
+  detectionFigures,
+  explainsDuplicate,
+  type FaultLog,
+  LISTED_MAX,
+  type MemberNotice,
+  ownersOverTime,
+  stopFigures,
+} from "./verdicts.ts";
+import {
+  commitConflicts,
+  deadLetterIds,
+  freeTcpPorts,
+  healEverything,
+  jobViews,
+  postJson,
+  receiverCounts,
+  sinkReceipts,
+  sinkStats,
+  startSinkProcess,
+  waitReady,
+} from "./cluster_io.ts";
 
 export interface ChaosOptions {
   readonly durationMs: number;
@@ -93,39 +108,9 @@ export interface ChaosReport {
   problems: string[];
 }
 
-interface AckedJob {
-  /** When the generator scheduled the submit (wall ms). */
-  readonly sentAtMs: number;
-  readonly ackAtMs: number;
-}
-
-interface Attempt {
-  readonly node: string;
-  readonly kind: string;
-  readonly startedAtMs: number;
-  readonly latencyMs: number;
-  readonly outcome: string;
-}
-
-interface MemberNotice {
-  readonly observer: string;
-  readonly subject: string;
-  readonly event: string;
-  readonly atMs: number;
-}
-
-interface FaultLog {
-  readonly fault: Fault;
-  /** Wall-clock ms it really began and ended (carrying out a fault takes time). */
-  startedAtMs: number;
-  endedAtMs: number;
-}
-
 const CLUSTER_KEY_BYTES = 32;
 const wallNow = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-/** Bounded lists in the report. */
-const LISTED_MAX = 20;
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { config, log } = options;
@@ -561,424 +546,4 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await sink.close();
     await Deno.remove(idsDir, { recursive: true }).catch(() => {});
   }
-}
-
-/** Free TCP ports on loopback: bound, read and released (a small race, fine locally). */
-function freeTcpPorts(count: number): number[] {
-  const listeners = Array.from(
-    { length: count },
-    () => Deno.listen({ hostname: "127.0.0.1", port: 0 }),
-  );
-  const ports = listeners.map((l) => (l.addr as Deno.NetAddr).port);
-  for (const l of listeners) l.close();
-  return ports;
-}
-
-// ---- helpers -------------------------------------------------------------------------------
-
-async function postJson(url: string, body: unknown): Promise<boolean> {
-  try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(2_000),
-    });
-    await response.body?.cancel();
-    return response.ok;
-  } catch {
-    return false;
-  }
-}
-
-async function getJson(url: string, timeoutMs = 5_000): Promise<unknown> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-  return await response.json();
-}
-
-async function waitReady(
-  cluster: LocalCluster,
-  ids: readonly string[],
-  control: ReadonlyMap<string, unknown>,
-  limitMs: number,
-): Promise<void> {
-  const deadline = performance.now() + limitMs;
-  for (const id of ids) {
-    for (;;) {
-      const url = cluster.httpUrls.get(id);
-      const ready = url !== undefined && control.has(id) &&
-        await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
-          async (r) => (await r.body?.cancel(), r.status === 200),
-          () => false,
-        );
-      if (ready) break;
-      if (performance.now() > deadline) {
-        throw new Error(`node ${id} not ready within ${limitMs} ms`);
-      }
-      await sleep(100);
-    }
-  }
-}
-
-async function healEverything(
-  cluster: LocalCluster,
-  ids: readonly string[],
-  control: Map<string, { faultsUrl: string; pid: number }>,
-  stopped: Set<string>,
-  sinkFaultsUrl: string,
-): Promise<void> {
-  for (const id of stopped) {
-    const pid = control.get(id)?.pid;
-    if (pid !== undefined) Deno.kill(pid, "SIGCONT");
-  }
-  stopped.clear();
-  for (const id of ids) if (!cluster.isRunning(id)) cluster.start(id);
-  await waitUntil(() => ids.every((id) => control.has(id) && cluster.httpUrls.has(id)), 30_000);
-  await Promise.all(ids.map((id) => {
-    const url = control.get(id)?.faultsUrl;
-    return url === undefined ? false : postJson(`${url}/faults`, { op: "heal" });
-  }));
-  await postJson(`${sinkFaultsUrl}/faults`, { mode: "ok" });
-}
-
-interface SinkProcess {
-  readonly url: string;
-  readonly faultsUrl: string;
-  close(): Promise<void>;
-}
-
-async function startSinkProcess(log: (line: string) => void, slowMs: number): Promise<SinkProcess> {
-  const child = hookdCommand([
-    "sink",
-    "--listen",
-    "127.0.0.1:0",
-    "--faults",
-    "--slow-ms",
-    String(slowMs),
-  ]).spawn();
-  const lines = readLines(child.stdout);
-  const stderr = (async () => {
-    for await (const line of readLines(child.stderr)) if (line !== "") log(`[sink] ${line}`);
-  })();
-  const first = await lines.next();
-  if (first.done) throw new Error("the sink exited before it listened");
-  const listening = JSON.parse(first.value) as { listening: string; faults: string };
-  const rest = (async () => {
-    for await (const _ of lines) { /* final stats line */ }
-  })();
-  return {
-    url: `http://${listening.listening}`,
-    faultsUrl: listening.faults,
-    async close() {
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // Gone.
-      }
-      await Promise.all([child.status, rest, stderr]);
-    },
-  };
-}
-
-type Receipt = { at: number; duplicates: number } | null;
-
-async function sinkReceipts(sinkUrl: string, ids: readonly string[]): Promise<Receipt[]> {
-  const out: Receipt[] = [];
-  const chunk = 50_000;
-  for (let i = 0; i < ids.length; i += chunk) {
-    const response = await fetch(`${sinkUrl}/receipts`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ ids: ids.slice(i, i + chunk) }),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const body = await response.json() as { receipts: Receipt[] };
-    out.push(...body.receipts);
-  }
-  return out;
-}
-
-async function sinkStats(sinkUrl: string): Promise<Record<string, unknown>> {
-  try {
-    return await getJson(`${sinkUrl}/stats`) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
-}
-
-async function receiverCounts(faultsUrl: string): Promise<Record<string, number>> {
-  try {
-    const state = await getJson(`${faultsUrl}/faults`) as Record<string, unknown>;
-    const out: Record<string, number> = {};
-    for (const k of ["refused", "slowed", "resets"]) out[k] = Number(state[k]);
-    return out;
-  } catch {
-    return {};
-  }
-}
-
-async function deadLetterIds(cluster: LocalCluster, ids: readonly string[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  for (const id of ids) {
-    const url = cluster.httpUrls.get(id);
-    if (url === undefined) continue;
-    try {
-      const page = await getJson(`${url}/v1/dead-letters?limit=1000`) as {
-        items?: Array<{ id?: string }>;
-      };
-      for (const item of page.items ?? []) if (typeof item.id === "string") out.add(item.id);
-    } catch {
-      // A node that does not answer lists nothing.
-    }
-  }
-  return out;
-}
-
-async function jobViews(
-  cluster: LocalCluster,
-  ids: readonly string[],
-  jobId: string,
-): Promise<Array<[string, string]>> {
-  const out: Array<[string, string]> = [];
-  for (const id of ids) {
-    const url = cluster.httpUrls.get(id);
-    if (url === undefined) continue;
-    try {
-      const response = await fetch(`${url}/v1/jobs/${jobId}`, {
-        signal: AbortSignal.timeout(5_000),
-      });
-      const view = await response.json() as Record<string, unknown>;
-      if (response.status !== 200) {
-        out.push([id, `${response.status}`]);
-        continue;
-      }
-      const history = Array.isArray(view.attempts) ? view.attempts.length : 0;
-      out.push([id, `state ${view.state}, owner ${view.owner}, ${history} attempts recorded`]);
-    } catch (error) {
-      out.push([id, `no answer (${error instanceof Error ? error.message : error})`]);
-    }
-  }
-  return out;
-}
-
-async function commitConflicts(cluster: LocalCluster, ids: readonly string[]): Promise<number> {
-  let total = 0;
-  for (const id of ids) {
-    const url = cluster.httpUrls.get(id);
-    if (url === undefined) continue;
-    try {
-      const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) }))
-        .text();
-      for (const line of text.split("\n")) {
-        if (line.startsWith("hookd_jobs_commit_conflicts_total")) {
-          total += Number(line.slice(line.lastIndexOf(" ") + 1)) || 0;
-        }
-      }
-    } catch {
-      // Counted as none; the run's other checks see a node that does not answer.
-    }
-  }
-  return total;
-}
-
-/**
- * Whether `fault` can explain a duplicate delivery by `nodes` (the nodes that reported an
- * attempt): a failover (kill, stop, partition, loss) on a node that attempted the job or could
- * have owned it before them (`prefs`, its preference list: a SIGKILLed node never reports the
- * attempt it had in flight), or a receiver outage that answers late or cuts connections after
- * the request may have been handled.
- */
-function explainsDuplicate(
-  fault: Fault,
-  nodes: readonly string[],
-  prefs: readonly string[],
-): boolean {
-  const lastOwner = nodes.length === 0
-    ? prefs.length
-    : Math.max(...nodes.map((n) => prefs.indexOf(n)));
-  const involved = (n: string) => nodes.includes(n) || prefs.indexOf(n) <= lastOwner;
-  switch (fault.kind) {
-    case "kill":
-    case "stop":
-      return involved(fault.node);
-    case "partition_oneway":
-      return involved(fault.node) || fault.from.some(involved);
-    case "partition_split":
-      return true;
-    case "loss_burst":
-      return fault.nodes.some(involved);
-    case "receiver_outage":
-      return fault.mode === "slow" || fault.mode === "reset";
-  }
-}
-
-/** Who owned the job as the schedule impaired its preferred nodes (membership lags this). */
-function ownersOverTime(
-  prefs: readonly string[],
-  faultLogs: readonly FaultLog[],
-  job: AckedJob,
-  rel: (ms: number) => string,
-): string {
-  const times = [job.sentAtMs];
-  for (const e of faultLogs) {
-    if (impairedBy(e.fault).length === 0) continue;
-    for (const t of [e.startedAtMs, e.endedAtMs]) {
-      if (t > job.sentAtMs && t < Infinity) times.push(t);
-    }
-  }
-  times.sort((a, b) => a - b);
-  const parts: string[] = [];
-  let last = "";
-  for (const t of times) {
-    const impaired = new Set(
-      faultLogs.filter((e) => e.startedAtMs <= t && t < e.endedAtMs).flatMap((e) =>
-        impairedBy(e.fault)
-      ),
-    );
-    const owner = prefs.find((n) => !impaired.has(n)) ?? "none";
-    if (owner !== last) parts.push(`${rel(t)} ${owner}`);
-    last = owner;
-  }
-  return parts.join(", ");
-}
-
-/** Detection time of kills and stops, and member-dead notices nothing explains. */
-function detectionFigures(
-  faultLogs: readonly FaultLog[],
-  notices: readonly MemberNotice[],
-  ids: readonly string[],
-  explainedMs: number,
-): { maxMs: number | null; count: number; falseDead: number; slowest: string | undefined } {
-  let maxMs: number | null = null;
-  let count = 0;
-  let slowest: string | undefined;
-  const downDuring = (node: string, fromMs: number, toMs: number) =>
-    faultLogs.some((e) =>
-      (e.fault.kind === "kill" || e.fault.kind === "stop") && e.fault.node === node &&
-      e.startedAtMs < toMs && fromMs < e.endedAtMs
-    );
-  for (const e of faultLogs) {
-    if (e.fault.kind !== "kill" && e.fault.kind !== "stop") continue;
-    const subject = e.fault.node;
-    for (const observer of ids) {
-      if (observer === subject || downDuring(observer, e.startedAtMs, e.endedAtMs)) continue;
-      // An observer that already held the subject dead (a partition or a fault just before)
-      // has nothing to detect; a kill shorter than detection is never detected (the node is
-      // back first): only a member-dead while the subject is really down counts.
-      const about = notices.filter((n) => n.observer === observer && n.subject === subject);
-      const prior = about.filter((n) => n.atMs < e.startedAtMs).at(-1);
-      if (prior?.event === "member-dead" || prior?.event === "member-left") continue;
-      const notice = about.find((n) =>
-        n.event === "member-dead" && n.atMs >= e.startedAtMs && n.atMs <= e.endedAtMs
-      );
-      if (notice === undefined) continue;
-      count++;
-      const ms = Math.round(notice.atMs - e.startedAtMs);
-      if (ms > (maxMs ?? -1)) {
-        maxMs = ms;
-        slowest = `${observer} declared ${subject} dead ${ms} ms after: ${describeFault(e.fault)}`;
-      }
-    }
-  }
-  let falseDead = 0;
-  for (const n of notices) {
-    if (n.event !== "member-dead") continue;
-    const explained = faultLogs.some((e) => {
-      if (!(e.startedAtMs <= n.atMs && n.atMs <= e.endedAtMs + explainedMs)) return false;
-      const f = e.fault;
-      switch (f.kind) {
-        case "kill":
-        case "stop":
-          // The subject went down, or the observer did (it wakes to a stale view).
-          return f.node === n.subject || f.node === n.observer;
-        case "partition_oneway":
-          return (f.node === n.observer && f.from.includes(n.subject)) ||
-            (f.node === n.subject && f.from.includes(n.observer));
-        case "partition_split":
-          return f.minority.includes(n.observer) !== f.minority.includes(n.subject);
-        default:
-          return false;
-      }
-    });
-    if (!explained) falseDead++;
-  }
-  return { maxMs, count, falseDead, slowest };
-}
-
-/**
- * What a SIGSTOPped node did once resumed with the jobs the others took over meanwhile (jobs
- * another node attempted during the stop). `stale`: an attempt it started after SIGCONT and
- * before it had caught up again (its `resynced` line), of a job the sink already had — acting
- * on the state it held when frozen. `afterResync`: such attempts once it had caught up: the
- * returning owner overlapping its replacement, whose `done` it could not know yet (the
- * replacement sends records only to members it holds alive); docs/replication.md names this
- * duplicate. `inflightAtStop`: attempts it had in flight when stopped (they may finish).
- */
-function stopFigures(
-  faultLogs: readonly FaultLog[],
-  attempts: ReadonlyMap<string, readonly Attempt[]>,
-  receivedAt: ReadonlyMap<string, { at: number }>,
-  resyncs: ReadonlyArray<{ node: string; event: string; atMs: number }>,
-): {
-  stale: number;
-  afterResync: number;
-  resumedOfLost: number;
-  inflightAtStop: number;
-  details: string[];
-} {
-  let stale = 0;
-  let afterResync = 0;
-  const details: string[] = [];
-  let resumedOfLost = 0;
-  let inflightAtStop = 0;
-  for (const e of faultLogs) {
-    if (e.fault.kind !== "stop") continue;
-    const node = e.fault.node;
-    // Only the process that was stopped: a kill of the node after it resumed ends the watch.
-    const untilMs = faultLogs.find((k) =>
-      k.fault.kind === "kill" && k.fault.node === node && k.startedAtMs >= e.endedAtMs - 1_000
-    )?.startedAtMs ?? Infinity;
-    const resyncedAtMs = resyncs.find((r) =>
-      r.node === node && r.event === "resynced" && r.atMs >= e.endedAtMs - 1_000
-    )?.atMs ?? Infinity;
-    for (const [jobId, list] of attempts) {
-      const takenOver = list.some((a) =>
-        a.node !== node && a.startedAtMs >= e.startedAtMs && a.startedAtMs < e.endedAtMs
-      );
-      for (const a of list) {
-        if (a.node !== node) {
-          continue;
-        }
-        if (a.startedAtMs < e.startedAtMs && a.startedAtMs + a.latencyMs > e.startedAtMs) {
-          inflightAtStop++;
-        }
-        if (!takenOver || a.startedAtMs < e.endedAtMs || a.startedAtMs >= untilMs) {
-          continue;
-        }
-        resumedOfLost++;
-        const delivered = receivedAt.get(jobId);
-        if (delivered === undefined || delivered.at >= a.startedAtMs) {
-          continue;
-        }
-        if (a.startedAtMs >= resyncedAtMs) {
-          afterResync++;
-          continue;
-        }
-        stale++;
-        if (details.length < LISTED_MAX) {
-          const by = list.filter((b) =>
-            b.node !== node
-          ).map((b) =>
-            `${b.node}@${Math.round(b.startedAtMs - e.endedAtMs)}ms ${b.kind}`
-          );
-          details.push(
-            `${node} attempted ${jobId} ${Math.round(a.startedAtMs - e.endedAtMs)} ms after ` +
-              `SIGCONT (${a.kind}), before it caught up; the sink had it ` +
-              `${Math.round(a.startedAtMs - delivered.at)} ms before; others: ${by.join(", ")}`,
-          );
-        }
-      }
-    }
-  }
-  return { stale, afterResync, resumedOfLost, inflightAtStop, details };
 }
