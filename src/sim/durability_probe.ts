@@ -33,7 +33,7 @@ interface FileParse {
   salt: number | undefined;
   /** `jobId + "\u0000" + bodyHash` of every job held in complete units. */
   readonly jobs: Set<string>;
-  /** Parsing stopped for good (a corrupt frame): recovery would not read past it either. */
+  /** The segment header itself is damaged: recovery reads nothing in this file. */
   stopped: boolean;
 }
 
@@ -104,7 +104,9 @@ export class DurabilityProbe {
     for (;;) {
       const frame = decodeRecord(bytes, offset, PAYLOAD_BYTES_MAX, state.salt);
       if (!frame.ok) {
-        if (frame.kind === "corrupt") state.stopped = true;
+        // Short or damaged (a torn tail a crash left): nothing past the last complete unit
+        // counts. Not for good: recovery cuts the torn tail and the log grows on from there,
+        // so the next question parses again from that unit.
         return state;
       }
       offset = frame.next;
