@@ -339,9 +339,14 @@ export async function runReplicationBench(
         cpu_cores_by_process: cpuShare(fixed),
         cpu_us_per_commit_all_processes: cpuPerCommitUs(fixed),
       },
+      // The slowest node's figures over the whole run (the nodes' own histograms).
       node_quorum_wait_ms_whole_run: {
-        p50: round(quantileMax(quorumScrape, "0.5"), 3),
-        p99: round(quantileMax(quorumScrape, "0.99"), 3),
+        p50: round(quantileMax(quorumScrape, "hookd_jobs_quorum_wait_ms", "0.5"), 3),
+        p99: round(quantileMax(quorumScrape, "hookd_jobs_quorum_wait_ms", "0.99"), 3),
+      },
+      node_fsync_ms_whole_run: {
+        p50: round(quantileMax(quorumScrape, "hookd_wal_fsync_ms", "0.5"), 3),
+        p99: round(quantileMax(quorumScrape, "hookd_wal_fsync_ms", "0.99"), 3),
       },
       payload_bytes: options.payloadBytes,
       datagram_bytes: options.datagramBytes ?? "default",
@@ -357,12 +362,16 @@ export async function runReplicationBench(
   }
 }
 
-/** The largest of the nodes' `hookd_jobs_quorum_wait_ms{quantile=q}` (whole run). */
-function quantileMax(scrape: Awaited<ReturnType<typeof scrapeAll>>, q: string): number {
+/** The largest of the nodes' `<name>{quantile=q}` (a summary over the whole run). */
+function quantileMax(
+  scrape: Awaited<ReturnType<typeof scrapeAll>>,
+  name: string,
+  q: string,
+): number {
   let max = NaN;
   for (const samples of scrape) {
     for (const [key, value] of samples) {
-      if (key.startsWith("hookd_jobs_quorum_wait_ms{") && key.includes(`quantile="${q}"`)) {
+      if (key.startsWith(`${name}{`) && key.includes(`quantile="${q}"`)) {
         max = Number.isNaN(max) ? value : Math.max(max, value);
       }
     }
