@@ -476,6 +476,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // Detection and false deaths.
     const detection = detectionFigures(faultLogs, notices, ids, config.deadExplainedMs);
     if (detection.slowest !== undefined) log(`chaos: slowest detection: ${detection.slowest}`);
+    for (const n of detection.falseDeaths) {
+      log(`chaos: false death: ${n.observer} declared ${n.subject} dead at ${rel(n.atMs)}`);
+    }
     // A stopped node must not start attempts of jobs it lost, on stale state, once resumed.
     const stops = stopFigures(
       faultLogs,

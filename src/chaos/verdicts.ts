@@ -107,7 +107,14 @@ export function detectionFigures(
   notices: readonly MemberNotice[],
   ids: readonly string[],
   explainedMs: number,
-): { maxMs: number | null; count: number; falseDead: number; slowest: string | undefined } {
+): {
+  maxMs: number | null;
+  count: number;
+  falseDead: number;
+  slowest: string | undefined;
+  /** The first false deaths. */
+  falseDeaths: MemberNotice[];
+} {
   let maxMs: number | null = null;
   let count = 0;
   let slowest: string | undefined;
@@ -140,6 +147,7 @@ export function detectionFigures(
     }
   }
   let falseDead = 0;
+  const falseDeaths: MemberNotice[] = [];
   for (const n of notices) {
     if (n.event !== "member-dead") continue;
     const explained = faultLogs.some((e) => {
@@ -159,9 +167,14 @@ export function detectionFigures(
           return false;
       }
     });
-    if (!explained) falseDead++;
+    if (!explained) {
+      falseDead++;
+      if (falseDeaths.length < LISTED_MAX) {
+        falseDeaths.push(n);
+      }
+    }
   }
-  return { maxMs, count, falseDead, slowest };
+  return { maxMs, count, falseDead, slowest, falseDeaths };
 }
 
 /**
