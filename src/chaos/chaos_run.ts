@@ -112,6 +112,16 @@ const CLUSTER_KEY_BYTES = 32;
 const wallNow = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Sends `sig` to `pid`; false when the process is gone. */
+function signal(pid: number, sig: Deno.Signal): boolean {
+  try {
+    Deno.kill(pid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const { config, log } = options;
   const nodeCount = options.nodes ?? 5;
@@ -303,12 +313,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           control.delete(fault.node);
           return;
         case "stop": {
+          // A node restarted a moment ago may not have printed its pid yet.
+          await waitUntil(() => control.has(fault.node), 30_000);
           const pid = control.get(fault.node)?.pid;
-          if (pid === undefined || !cluster.isRunning(fault.node)) {
+          if (pid === undefined || !cluster.isRunning(fault.node) || !signal(pid, "SIGSTOP")) {
             problems.push(`could not SIGSTOP ${fault.node}: not running`);
             return;
           }
-          Deno.kill(pid, "SIGSTOP");
           stopped.add(fault.node);
           return;
         }
@@ -335,7 +346,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           break;
         case "stop": {
           const pid = control.get(fault.node)?.pid;
-          if (pid !== undefined) Deno.kill(pid, "SIGCONT");
+          if (pid !== undefined) signal(pid, "SIGCONT");
           stopped.delete(fault.node);
           await pushNodeFaults(fault.node);
           break;

@@ -78,7 +78,12 @@ export async function healEverything(
 ): Promise<void> {
   for (const id of stopped) {
     const pid = control.get(id)?.pid;
-    if (pid !== undefined) Deno.kill(pid, "SIGCONT");
+    if (pid === undefined) continue;
+    try {
+      Deno.kill(pid, "SIGCONT");
+    } catch {
+      // Gone: the restart below brings it back.
+    }
   }
   stopped.clear();
   for (const id of ids) if (!cluster.isRunning(id)) cluster.start(id);
