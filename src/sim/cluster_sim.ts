@@ -658,9 +658,10 @@ export class ClusterSim {
     slot.diskFault = "failed";
     this.walFailures.push({ node: slot.nodeId, life, atMs: this.scheduler.nowMs });
     void stack.membership.leave();
-    // An operator restarts it a while later (the heal restarts it at the latest).
+    // An operator restarts it a while later (also after the heal: a fault armed before the
+    // heal may strike after it).
     this.scheduler.at(this.scheduler.nowMs + 1_000 + this.#faultRng.next() * 7_000, () => {
-      if (slot.life !== life || slot.stack === undefined || this.#healed) return;
+      if (slot.life !== life || slot.stack === undefined) return;
       this.#stats.restarts++;
       this.#crash(slot);
       this.#start(slot);
