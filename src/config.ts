@@ -1041,6 +1041,15 @@ export interface JobsConfig {
    * @default 262_144
    */
   messageBytesMax: number;
+  /**
+   * Records nobody waits for (an unkeyed COMMIT, DONE, retry state, dead letters) wait this
+   * long to ride in the next replication message to the same peer, instead of costing a datagram
+   * and its acknowledgement each at every peer. Only who learns a job finished is delayed
+   * (a failover inside this window may repeat a delivery, which at-least-once allows); no
+   * submit waits for them.
+   * @default 20
+   */
+  lazySendMs: number;
   /** A query for a job this node does not hold waits this long for its peers. @default 500 */
   queryTimeoutMs: number;
   /**
@@ -1094,6 +1103,7 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   catchupRetryMs: 500,
   catchupLogBytesMax: 64 * 1024 * 1024,
   messageBytesMax: 256 * 1024,
+  lazySendMs: 20,
   queryTimeoutMs: 500,
   finishedRetentionMs: 3_600_000,
   deadRetentionMs: 7 * 24 * 3_600_000,
@@ -1121,6 +1131,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "catchupRetryMs",
       "catchupLogBytesMax",
       "messageBytesMax",
+      "lazySendMs",
       "queryTimeoutMs",
       "deadLettersMax",
       "historyMax",

@@ -318,6 +318,16 @@ export class ReplicationCore {
   #nextOwnSeq = 1;
   #ownPending = 0;
   #view = new Map<string, VoterState>();
+  /**
+   * Records nobody waits for (COMMIT, delivery reports), by peer: they ride in the next
+   * replication message to that peer, or leave on their own at `#lazyDueMs`.
+   */
+  readonly #lazyOutbox = new Map<string, Uint8Array[]>();
+  #lazyDueMs = Infinity;
+  /** Send every lazy record at the next flush (their time came, or the node is stopping). */
+  #lazyDue = false;
+  /** Peers sent a message since the last flush: lazy records to them go along (one datagram). */
+  readonly #sentTo = new Set<string>();
   /** Submit proposals waiting for their majority → when they started, oldest first. */
   readonly #submitsWaiting = new Map<string, number>();
   /** `ownerOf` answers under the current set of down voters (cleared when it changes). */
@@ -964,7 +974,10 @@ export class ReplicationCore {
       ...(spec !== undefined ? { spec } : {}),
     };
     this.#applyAndReact(nowMs, commit, this.#wallMs);
-    this.#originate(commit);
+    // An unkeyed job's COMMIT only marks it committed where it is held (its random id has no
+    // other body anywhere): it can wait to ride along. A keyed one may carry the body that
+    // settles a conflict, so it goes at once.
+    this.#originate(commit, undefined, p.bodyHash === "" ? nowMs : undefined);
     for (const r of p.requests) this.#answer(r.requestId, p.jobId, r.existing);
   }
 
@@ -1002,7 +1015,7 @@ export class ReplicationCore {
   // -------------------------------------------------------------------------------------------
 
   /** Puts a record this node originated on its WAL and sends it to every live peer. */
-  #originate(record: ReplicatedRecord, voteKey?: string): Uint8Array {
+  #originate(record: ReplicatedRecord, voteKey?: string, lazyAtMs?: number): Uint8Array {
     const bytes = encodeRecord(record);
     const batch = this.#addToBatch(bytes, record);
     batch.ownRecords++;
@@ -1010,9 +1023,26 @@ export class ReplicationCore {
     if (voteKey !== undefined) batch.votes.push(voteKey);
     this.log.add(record.stamp.origin, record.stamp.seq, bytes);
     for (const peer of this.#peers) {
-      if (!this.isDown(peer)) this.#queueRecord(peer, bytes);
+      if (this.isDown(peer)) continue;
+      if (lazyAtMs === undefined || this.#phase !== "ready") this.#queueRecord(peer, bytes);
+      else this.#queueLazy(peer, bytes, lazyAtMs);
     }
     return bytes;
+  }
+
+  /**
+   * Queues a record nobody waits for: it goes with the next replication message to `peer`,
+   * and at the latest `lazySendMs` after `nowMs`. Sent alone, each COMMIT and DONE costs a
+   * datagram and its acknowledgement at every peer; riding along they cost a few bytes.
+   */
+  #queueLazy(peer: string, bytes: Uint8Array, nowMs: number): void {
+    let list = this.#lazyOutbox.get(peer);
+    if (list === undefined) {
+      list = [];
+      this.#lazyOutbox.set(peer, list);
+    }
+    list.push(bytes);
+    this.#lazyDueMs = Math.min(this.#lazyDueMs, nowMs + this.config.lazySendMs);
   }
 
   #appendBatch(): AppendBatch {
@@ -1328,6 +1358,8 @@ export class ReplicationCore {
   /** Stop taking submits (SIGTERM); replication and delivery go on until the shell stops. */
   stopping(): void {
     if (this.#phase === "ready" || this.#phase === "catching_up") this.#phase = "stopping";
+    // What waits to ride along leaves with the next flush: the node is about to go.
+    this.#lazyDue = true;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1400,7 +1432,7 @@ export class ReplicationCore {
     const gen = this.#scheduled.get(jobId) ?? entry.gen;
     const record = build(this.#ownStamp(), gen);
     this.#applyAndReact(nowMs, record, wallMs);
-    this.#originate(record);
+    this.#originate(record, undefined, nowMs);
     return this.#nextToken;
   }
 
@@ -1731,6 +1763,7 @@ export class ReplicationCore {
       this.#expireAtMs = nowMs + this.config.expireIntervalMs;
       for (const jobId of this.table.expire(wallMs)) this.#cancel(jobId);
     }
+    if (nowMs >= this.#lazyDueMs) this.#lazyDue = true;
     if (nowMs >= this.#deferredAtMs) {
       this.#deferredAtMs = Infinity;
       const ids = [...this.#deferred];
@@ -1744,7 +1777,7 @@ export class ReplicationCore {
   }
 
   nextDeadlineMs(): number {
-    let t = Math.min(this.#expireAtMs, this.#deferredAtMs);
+    let t = Math.min(this.#expireAtMs, this.#deferredAtMs, this.#lazyDueMs);
     const top = this.#timers.peek();
     if (top !== undefined) t = Math.min(t, top.atMs);
     if (this.#phase === "catching_up") t = Math.min(t, this.#catchupNextMs);
@@ -1754,6 +1787,14 @@ export class ReplicationCore {
 
   /** Emits this turn's work: one WAL append, one replication message (or a few) per peer. */
   flush(): void {
+    for (const [peer, lazy] of this.#lazyOutbox) {
+      if (!this.#lazyDue && !this.#outbox.has(peer) && !this.#sentTo.has(peer)) continue;
+      for (const bytes of lazy) this.#queueRecord(peer, bytes);
+      this.#lazyOutbox.delete(peer);
+    }
+    this.#lazyDue = false;
+    this.#sentTo.clear();
+    if (this.#lazyOutbox.size === 0) this.#lazyDueMs = Infinity;
     for (const [peer, records] of this.#outbox) {
       this.#metrics.replRecords.inc(records.length);
       this.#sendChunked(
@@ -1810,6 +1851,7 @@ export class ReplicationCore {
   }
 
   #send(to: string, message: OutgoingMessage): void {
+    this.#sentTo.add(to);
     const bytes = encodeMessage(message);
     this.#outputs.push({ type: "send", to, bytes });
   }
