@@ -1,11 +1,15 @@
 /**
- * Admission control at the HTTP edge: at most `limit` submit requests (a job, a batch, a retry
- * by hand) are inside the node at once, body read included. Past it the answer is an
- * immediate 503, before the body is read, so an overloaded node spends almost nothing on the
- * requests it refuses and keeps its event loop for /healthz, /readyz, /metrics and SWIM.
+ * Admission control at the HTTP edge, two bounds:
+ * - `AdmissionGate`: at most `limit` submit requests (a job, a batch, a retry by hand) are
+ *   inside the node at once, from the end of their body read to the store's answer. When all
+ *   are taken a submit is refused 503 before its body is read, so an overloaded node spends
+ *   almost nothing on it and keeps its event loop for /healthz, /readyz, /metrics and SWIM.
+ * - `ByteBudget`: the bytes of request bodies held at once, counted as they arrive. It bounds
+ *   memory, so a body is read before its request takes a slot: a client trickling its body
+ *   holds the bytes it sent, not a slot (256 of them once locked every submitter out).
  *
- * Owns the in-flight count only (no I/O, no clock). The job store has its own queue bounds
- * behind this one; this gate bounds what the HTTP layer holds (bodies and parked promises).
+ * Owns the counts only (no I/O, no clock). The job store has its own queue bounds behind
+ * these; they bound what the HTTP layer holds (bodies and parked promises).
  */
 
 import { assert } from "../lib/assert.ts";
@@ -30,6 +34,11 @@ export class AdmissionGate {
     return this.#limit;
   }
 
+  /** Every slot is taken: a submit now would be refused (checked before reading a body). */
+  get full(): boolean {
+    return this.#inFlight >= this.#limit;
+  }
+
   /** Takes a slot, or false when all are taken. Each true must be paired with `release`. */
   tryAcquire(): boolean {
     if (this.#inFlight >= this.#limit) return false;
@@ -40,5 +49,36 @@ export class AdmissionGate {
   release(): void {
     assert(this.#inFlight > 0, "admission slot released twice");
     this.#inFlight--;
+  }
+}
+
+/** A bound on bytes held at once; every successful `tryTake(n)` is paired with `give(n)`. */
+export class ByteBudget {
+  readonly #bytesMax: number;
+  #held = 0;
+
+  constructor(bytesMax: number) {
+    assert(
+      Number.isInteger(bytesMax) && bytesMax > 0,
+      `byte budget must be a positive integer, got ${bytesMax}`,
+    );
+    this.#bytesMax = bytesMax;
+  }
+
+  get held(): number {
+    return this.#held;
+  }
+
+  /** Takes `bytes`, or false (taking nothing) when that would pass the bound. */
+  tryTake(bytes: number): boolean {
+    assert(Number.isInteger(bytes) && bytes >= 0, `byte budget: bad take ${bytes}`);
+    if (this.#held + bytes > this.#bytesMax) return false;
+    this.#held += bytes;
+    return true;
+  }
+
+  give(bytes: number): void {
+    assert(bytes >= 0 && bytes <= this.#held, `byte budget: gave ${bytes} of ${this.#held}`);
+    this.#held -= bytes;
   }
 }

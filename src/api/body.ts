@@ -1,6 +1,6 @@
 /**
- * Reads a request body with a byte bound and a deadline, so that neither a huge body nor a
- * client that trickles one can hold memory or a submit slot for long.
+ * Reads a request body with a byte bound, a deadline and a shared budget, so that neither a
+ * huge body, nor a client that trickles one, nor many of them at once can hold much memory.
  *
  * Owns the read loop and its one timer (on the injected `Runtime`). Must not parse the body:
  * it returns bytes, or why there are none.
@@ -15,13 +15,20 @@ export type BodyFailure =
   /** Not complete within `timeoutMs`. */
   | "timeout"
   /** The stream failed (the client went away, or sent a malformed chunked body). */
-  | "aborted";
+  | "aborted"
+  /** A chunk did not fit the shared budget (`take` said no); the rest is left unread. */
+  | "over_budget";
 
 export interface BodyLimits {
   readonly bytesMax: number;
   /** Counted from the call (the headers are in by then); armed on `runtime`. */
   readonly timeoutMs: number;
   readonly runtime: Runtime;
+  /**
+   * Asked for each chunk's bytes before it is kept; false ends the read with `over_budget`.
+   * The caller gives back what it granted (success or not) once it is done with the body.
+   */
+  readonly take?: (bytes: number) => boolean;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -53,6 +60,10 @@ export async function readBoundedBody(
       if (total > limits.bytesMax) {
         reader.cancel("body too large").catch(() => {});
         return err("too_large");
+      }
+      if (limits.take !== undefined && !limits.take(value.byteLength)) {
+        reader.cancel("body over budget").catch(() => {});
+        return err("over_budget");
       }
       chunks.push(value);
     }

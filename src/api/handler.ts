@@ -7,8 +7,11 @@
  * arm timers except through the injected `Runtime` (the body-read deadline).
  *
  * Order of checks for a submit, cheapest first, so a node under load refuses cheaply:
- * route → auth → Content-Type and Idempotency-Key headers → admission slot → body (bounded,
- * with a deadline) → JSON → fields → the store. /healthz, /readyz and /metrics touch none of
+ * route → auth → Content-Type and Idempotency-Key headers → every slot taken? (503, body
+ * unread) → body (bounded, with a deadline, holding only its bytes from the shared budget) →
+ * JSON → admission slot → fields → the store. The slot is taken only once the body is in: a
+ * client trickling its body must not hold one (256 of them locked every submitter out for
+ * the body deadline's 10 s). /healthz, /readyz and /metrics touch none of
  * the submit machinery, so they answer however many submits are parked. Neither do `/` and
  * `/dashboard/*` (the dashboard page, open like /healthz: it holds no data, and asks for the
  * token before it reads any) nor `/v1/series` and `/v1/receivers`, which read the dashboard
@@ -35,7 +38,7 @@ import { assert } from "../lib/assert.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
 import type { MetricsRegistry } from "../metrics/registry.ts";
-import { AdmissionGate } from "./admission.ts";
+import { AdmissionGate, ByteBudget } from "./admission.ts";
 import { bearerChecker } from "./auth.ts";
 import { readBoundedBody } from "./body.ts";
 import { type ApiError, errorBody, errorResponse, jsonResponse, refusalError } from "./errors.ts";
@@ -106,6 +109,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   const log = options.log ?? ((line: string) => console.error(line));
   const authorized = options.apiToken !== undefined ? bearerChecker(options.apiToken) : undefined;
   const gate = new AdmissionGate(config.submitsInFlightMax);
+  const bodyBudget = new ByteBudget(config.bodyBytesHeldMax);
   const metrics = new ApiMetrics(options.registry);
   // Built once: it depends on the config only, and a scrape of it should cost nothing.
   const openApiText = JSON.stringify(buildOpenApi(config, limits));
@@ -116,19 +120,24 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   };
   const listLimits = { defaultLimit: config.listLimitDefault, max: config.listLimitMax };
 
+  function overloaded(route: AdmissionRoute, message: string): Response {
+    metrics.admissionRejected(route);
+    return errorResponse({ code: "overloaded", message, retryAfterS: config.retryAfterS });
+  }
+
+  function slotsTaken(route: AdmissionRoute): Response {
+    return overloaded(
+      route,
+      `this node has ${gate.limit} submits in flight; try again shortly or another node`,
+    );
+  }
+
   /** Runs `work` holding an admission slot, or answers 503 at once when none is free. */
   async function admitted(
     route: AdmissionRoute,
     work: () => Promise<Response>,
   ): Promise<Response> {
-    if (!gate.tryAcquire()) {
-      metrics.admissionRejected(route);
-      return errorResponse({
-        code: "overloaded",
-        message: `this node has ${gate.limit} submits in flight; try again shortly or another node`,
-        retryAfterS: config.retryAfterS,
-      });
-    }
+    if (!gate.tryAcquire()) return slotsTaken(route);
     metrics.inFlight.set(gate.inFlight);
     try {
       return await work();
@@ -138,10 +147,52 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     }
   }
 
-  async function readJson(request: Request): Promise<Result<unknown, ApiError>> {
-    const body = await readBoundedBody(request, bodyLimits);
+  /**
+   * A submit that carries a body: refused at once when every slot is taken; else its body is
+   * read and parsed holding only its bytes (from the shared budget, given back when answered)
+   * and no slot, then `work` runs on the parsed body holding a slot.
+   */
+  async function admittedWithBody(
+    route: AdmissionRoute,
+    request: Request,
+    work: (body: unknown) => Promise<Response>,
+  ): Promise<Response> {
+    if (gate.full) return slotsTaken(route);
+    let heldBytes = 0;
+    const take = (bytes: number): boolean => {
+      if (!bodyBudget.tryTake(bytes)) return false;
+      heldBytes += bytes;
+      metrics.bodyBytesHeld.set(bodyBudget.held);
+      return true;
+    };
+    try {
+      const body = await readJson(request, take);
+      if (!body.ok) {
+        if (body.reason === OVER_BUDGET) {
+          return overloaded(
+            route,
+            `this node holds ${config.bodyBytesHeldMax} bytes of request bodies; ` +
+              "try again shortly or another node",
+          );
+        }
+        return reject(body.reason);
+      }
+      return await admitted(route, () => work(body.value));
+    } finally {
+      bodyBudget.give(heldBytes);
+      metrics.bodyBytesHeld.set(bodyBudget.held);
+    }
+  }
+
+  async function readJson(
+    request: Request,
+    take: (bytes: number) => boolean,
+  ): Promise<Result<unknown, ApiError | typeof OVER_BUDGET>> {
+    const body = await readBoundedBody(request, { ...bodyLimits, take });
     if (!body.ok) {
       switch (body.reason) {
+        case "over_budget":
+          return err(OVER_BUDGET);
         case "too_large":
           return err({
             code: "payload_too_large",
@@ -201,10 +252,8 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
       if (!key.ok) return reject(key.reason);
       idempotencyKey = key.value;
     }
-    return await admitted("submit", async () => {
-      const body = await readJson(request);
-      if (!body.ok) return reject(body.reason);
-      const decoded = decodeSubmit(body.value, limits);
+    return await admittedWithBody("submit", request, async (body) => {
+      const decoded = decodeSubmit(body, limits);
       if (!decoded.ok) return reject(decoded.reason);
       const submit: SubmitRequest = idempotencyKey === undefined
         ? decoded.value
@@ -230,10 +279,8 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
         message: "a batch takes no Idempotency-Key header; give each job its idempotencyKey",
       });
     }
-    return await admitted("batch", async () => {
-      const body = await readJson(request);
-      if (!body.ok) return reject(body.reason);
-      const jobs = decodeBatch(body.value, config.batchJobsMax);
+    return await admittedWithBody("batch", request, async (body) => {
+      const jobs = decodeBatch(body, config.batchJobsMax);
       if (!jobs.ok) return reject(jobs.reason);
 
       const results: Record<string, unknown>[] = new Array(jobs.value.length);
@@ -437,6 +484,9 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     return response;
   };
 }
+
+/** readJson's "a chunk did not fit the body budget": a 503, not the client's fault. */
+const OVER_BUDGET = Symbol("over budget");
 
 const EMPTY_SERIES: SeriesView = { intervalMs: 1000, pointsMax: 0, points: [] };
 const EMPTY_RECEIVERS: ReceiversView = { windowMs: 60_000, items: [] };

@@ -1,7 +1,7 @@
 /**
  * The API's metrics, registered once in the node's registry: submits accepted and rejected
  * by reason (per job, batches included), requests refused at the admission gate, submits in
- * flight, the store's submit latency, and responses by route and status.
+ * flight, body bytes held, the store's submit latency, and responses by route and status.
  *
  * Owns metric names and labels. Every label set is bounded: reasons are the error codes,
  * routes the route table's ids, statuses the few this API sends.
@@ -37,6 +37,7 @@ export class ApiMetrics {
   readonly #admission = new Map<AdmissionRoute, Counter>();
   readonly #responses = new Map<string, Counter>();
   readonly inFlight: Gauge;
+  readonly bodyBytesHeld: Gauge;
   readonly submitMs: Histogram;
 
   constructor(registry: MetricsRegistry) {
@@ -51,7 +52,8 @@ export class ApiMetrics {
         route,
         registry.counter(
           "hookd_api_admission_rejected_total",
-          "Submit requests refused 503 at the HTTP edge's in-flight bound, body unread",
+          "Submit requests refused 503 at the HTTP edge: every slot taken (body unread), " +
+            "or the body bytes held at their bound",
           { route },
         ),
       );
@@ -59,6 +61,10 @@ export class ApiMetrics {
     this.inFlight = registry.gauge(
       "hookd_api_submits_in_flight",
       "Submit requests (job, batch, retry) inside the node now",
+    );
+    this.bodyBytesHeld = registry.gauge(
+      "hookd_api_body_bytes_held",
+      "Bytes of request bodies the API holds now, those still arriving included",
     );
     this.submitMs = registry.histogram(
       "hookd_api_submit_ms",

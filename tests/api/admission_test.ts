@@ -1,5 +1,15 @@
 import { assert, assertEquals } from "../assert.ts";
-import { type Answer, BASE, call, errorOf, get, makeApi, post, VALID_JOB } from "./harness.ts";
+import {
+  type Answer,
+  BASE,
+  call,
+  errorOf,
+  get,
+  makeApi,
+  post,
+  TOKEN,
+  VALID_JOB,
+} from "./harness.ts";
 import type { FakeJobService } from "./fake_service.ts";
 
 /** Yields to the event loop until `done` or 200 turns pass. */
@@ -94,4 +104,90 @@ Deno.test("cheap header checks refuse before the gate: a bad request never takes
   assertEquals(key.status, 400);
   api.service.release();
   await Promise.all(pending);
+});
+
+/** A POST whose body sends `first` at once and then nothing until `close()` (or never). */
+function tricklingPost(path: string, first: string, headers: Record<string, string> = {}) {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+      c.enqueue(new TextEncoder().encode(first));
+    },
+  });
+  const request = new Request(BASE + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body,
+  });
+  return {
+    request,
+    close() {
+      try {
+        controller.close();
+      } catch {
+        // Already closed or cancelled by the handler.
+      }
+    },
+  };
+}
+
+Deno.test("clients trickling their bodies hold no submit slot: with the token, more of them than slots do not lock a submitter out", async () => {
+  const cap = 2;
+  const api = makeApi({
+    apiToken: TOKEN,
+    config: { submitsInFlightMax: cap, bodyReadTimeoutMs: 300 },
+  });
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  // Four times the slots, each with one byte sent and the rest never coming.
+  const slow = Array.from({ length: cap * 4 }, () => tricklingPost("/v1/jobs", "{", auth));
+  const pending = slow.map((s) => call(api, s.request));
+  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
+
+  const legit = await call(api, post("/v1/jobs", VALID_JOB, auth));
+  assertEquals(legit.status, 202, `a legitimate submit behind trickling bodies: ${legit.text}`);
+  const batch = await call(api, post("/v1/jobs/batch", { jobs: [VALID_JOB] }, auth));
+  assertEquals(batch.status, 200, batch.text);
+
+  // The trickling ones end with 408 once their deadline passes, and give back what they held.
+  for (const answer of await Promise.all(pending)) {
+    assertEquals(answer.status, 408);
+    assertEquals(errorOf(answer).code, "body_timeout");
+  }
+  for (const s of slow) s.close();
+  const snap = api.registry.snapshot();
+  assertEquals(snap["hookd_api_submits_in_flight"], 0);
+  assertEquals(snap["hookd_api_body_bytes_held"], 0);
+});
+
+Deno.test("bodies held while they arrive are bounded in bytes: past bodyBytesHeldMax a submit gets 503 + Retry-After, and the bytes come back", async () => {
+  const api = makeApi({
+    config: { bodyBytesHeldMax: 10_000, bodyBytesMax: 8_000, bodyReadTimeoutMs: 300 },
+  });
+  // 6,000 bytes arrive and the rest never does: that much is held.
+  const first = tricklingPost("/v1/jobs", " ".repeat(6_000));
+  const firstAnswer = call(api, first.request);
+  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
+  assertEquals(api.registry.snapshot()["hookd_api_body_bytes_held"], 6_000);
+
+  // A second 6,000 would pass the bound: refused at once, not read on.
+  const second = tricklingPost("/v1/jobs", " ".repeat(6_000));
+  const refused = await call(api, second.request);
+  second.close();
+  assertEquals(refused.status, 503);
+  assertEquals(errorOf(refused).code, "overloaded");
+  assertEquals(refused.headers.get("retry-after"), "1");
+  assertEquals(api.registry.snapshot()["hookd_api_body_bytes_held"], 6_000);
+  assertEquals(
+    api.registry.snapshot()['hookd_api_admission_rejected_total{route="submit"}'],
+    1,
+  );
+
+  // A small one still fits beside it.
+  assertEquals((await call(api, post("/v1/jobs", VALID_JOB))).status, 202);
+
+  assertEquals((await firstAnswer).status, 408);
+  first.close();
+  assertEquals(api.registry.snapshot()["hookd_api_body_bytes_held"], 0);
+  assertEquals((await call(api, post("/v1/jobs", VALID_JOB))).status, 202);
 });

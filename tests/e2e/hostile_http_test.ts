@@ -111,10 +111,11 @@ Deno.test({
       })();
       const rssBefore = await rssKiB(pid);
 
-      // Slow clients hold 200 connections: headers never finished, or (without the token) a
-      // body that never comes: auth is checked before a submit slot is taken, so those are
-      // answered 401 at once and hold no slot. (A client WITH the token that trickles its body
-      // holds one slot for up to api.bodyReadTimeoutMs: see the 408 below.)
+      // Slow clients hold 232 connections: headers never finished, a body that never comes
+      // without the token (401 at once), and twice as many bodies that never come WITH the
+      // token as there are submit slots (16). A body is read before its request takes a slot,
+      // so those hold the bytes they sent and no slot; when they held slots, every other
+      // submit here was refused 503 for the 10 s of api.bodyReadTimeoutMs.
       for (let i = 0; i < 150; i++) {
         held.push(await holdOpen(port, "POST /v1/jobs HTTP/1.1\r\nHost: x\r\n"));
       }
@@ -124,6 +125,15 @@ Deno.test({
             port,
             "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
               'Content-Length: 100\r\n\r\n{"url":',
+          ),
+        );
+      }
+      for (let i = 0; i < 32; i++) {
+        held.push(
+          await holdOpen(
+            port,
+            `POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+              'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"url":',
           ),
         );
       }
@@ -242,7 +252,7 @@ Deno.test({
         "503 without Retry-After",
       );
 
-      // The slow body times out with 408 (api.bodyReadTimeoutMs, 10 s) and frees its slot.
+      // A slow body times out with 408 (api.bodyReadTimeoutMs, 10 s), having held no slot.
       const slowBody = await holdOpen(
         port,
         `POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n` +
