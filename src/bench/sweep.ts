@@ -71,6 +71,8 @@ export interface SweepRow {
   rejected: number;
   /** Timeouts, connection errors, other statuses. */
   errors: number;
+  /** Refused and failed submits by cause (`http_503_overloaded`, `timeout`, …). */
+  refusals: Record<string, number>;
   /** Accepted jobs of this step received by the sink within the step plus the grace. */
   completed: number;
   /** Accepted jobs of this step never received, checked after the cluster drained. */
@@ -535,6 +537,7 @@ function rowOf(
     accepted,
     rejected: s.report.rejected,
     errors: s.report.errors,
+    refusals: s.report.codes,
     completed,
     lost,
     duplicates,

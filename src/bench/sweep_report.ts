@@ -34,6 +34,7 @@ const CSV_COLUMNS: ReadonlyArray<keyof SweepRow> = [
   "accepted",
   "rejected",
   "errors",
+  "refusals",
   "completed",
   "lost",
   "duplicates",
@@ -55,7 +56,7 @@ export function sweepCsv(rows: readonly SweepRow[]): Promise<string> {
   const records = rows.map((r) =>
     CSV_COLUMNS.map((c) => {
       const v = r[c];
-      return c === "cpu_cores" ? JSON.stringify(v) : v;
+      return c === "cpu_cores" || c === "refusals" ? JSON.stringify(v) : v;
     })
   );
   return new Promise((resolve, reject) => {

@@ -94,6 +94,7 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     accepted: n,
     rejected: 0,
     errors: 0,
+    refusals: {},
     completed: n,
     lost: 0,
     duplicates: 0,
