@@ -34,9 +34,9 @@ export interface ChartOptions {
   readonly references?: ReadonlyArray<{ readonly y: number; readonly label: string }>;
 }
 
-const WIDTH = 820;
+const WIDTH = 840;
 const HEIGHT = 440;
-const MARGIN = { left: 72, right: 250, top: 48, bottom: 58 };
+const MARGIN = { left: 72, right: 270, top: 48, bottom: 58 };
 
 export const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
 

@@ -189,19 +189,27 @@ export function sweepCharts(rows: readonly SweepRow[]): Map<string, string> {
     const goodput: Series[] = [];
     groups.forEach(([name, list], g) => {
       goodput.push({
-        name: groups.length > 1 ? `completed/s (${name})` : "completed/s",
+        name: groups.length > 1 ? `done/s (${name})` : "completed/s",
         values: at(list, (r) => r.goodput_per_s),
         color: PALETTE[(g + 2) % PALETTE.length]!,
         dashed: g > 0,
       });
     });
-    goodput.unshift({ name: "offered (asked)", values: xs, color: "#999" });
+    goodput.unshift({ name: "asked", values: xs, color: "#bbb" });
+    groups.forEach(([name, list], g) => {
+      goodput.splice(1 + g, 0, {
+        name: groups.length > 1 ? `sent/s (${name})` : "sent/s (really offered)",
+        values: at(list, (r) => r.offered / r.duration_s),
+        color: "#777",
+        dashed: g > 0,
+      });
+    });
     out.set(
       "rate_goodput.svg",
       lineChart({
         title: "Goodput against offered rate",
         xLabel: "offered jobs/s (asked)",
-        yLabel: "jobs/s completed within the step",
+        yLabel: "jobs/s (done: completed within the step)",
         xs,
         xLog: true,
         series: goodput,
