@@ -44,6 +44,7 @@ import { readBoundedBody } from "./body.ts";
 import { type ApiError, errorBody, errorResponse, jsonResponse, refusalError } from "./errors.ts";
 import { type AdmissionRoute, ApiMetrics } from "./metrics.ts";
 import { buildOpenApi } from "./openapi.ts";
+import { type ParsedJson, parseJson } from "./json_text.ts";
 import { matchRoute, type Route } from "./routes.ts";
 import {
   checkIdempotencyKey,
@@ -155,7 +156,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   async function admittedWithBody(
     route: AdmissionRoute,
     request: Request,
-    work: (body: unknown) => Promise<Response>,
+    work: (body: ParsedJson) => Promise<Response>,
   ): Promise<Response> {
     if (gate.full) return slotsTaken(route);
     let heldBytes = 0;
@@ -187,7 +188,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   async function readJson(
     request: Request,
     take: (bytes: number) => boolean,
-  ): Promise<Result<unknown, ApiError | typeof OVER_BUDGET>> {
+  ): Promise<Result<ParsedJson, ApiError | typeof OVER_BUDGET>> {
     const body = await readBoundedBody(request, { ...bodyLimits, take });
     if (!body.ok) {
       switch (body.reason) {
@@ -214,7 +215,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
       return err({ code: "malformed_json", message: "the request body is not UTF-8" });
     }
     try {
-      return ok(JSON.parse(text));
+      return ok(parseJson(text));
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       return err({ code: "malformed_json", message: `the request body is not JSON: ${why}` });
@@ -253,7 +254,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
       idempotencyKey = key.value;
     }
     return await admittedWithBody("submit", request, async (body) => {
-      const decoded = decodeSubmit(body, limits);
+      const decoded = decodeSubmit(body.value, limits, body);
       if (!decoded.ok) return reject(decoded.reason);
       const submit: SubmitRequest = idempotencyKey === undefined
         ? decoded.value
@@ -280,14 +281,14 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
       });
     }
     return await admittedWithBody("batch", request, async (body) => {
-      const jobs = decodeBatch(body, config.batchJobsMax);
+      const jobs = decodeBatch(body.value, config.batchJobsMax);
       if (!jobs.ok) return reject(jobs.reason);
 
       const results: Record<string, unknown>[] = new Array(jobs.value.length);
       const valid: SubmitRequest[] = [];
       const positions: number[] = [];
       jobs.value.forEach((job, i) => {
-        const decoded = decodeBatchJob(job, limits);
+        const decoded = decodeBatchJob(job, limits, body);
         if (decoded.ok) {
           valid.push(decoded.value);
           positions.push(i);

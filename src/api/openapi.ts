@@ -35,7 +35,8 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       description: "http(s) URL the job is POSTed to; no user:password@ in it.",
     },
     payload: {
-      description: `Any JSON value; sent (re-serialised) as the request body. At most ` +
+      description: `Any JSON value; sent as the request body, re-serialised without ` +
+        `whitespace, its numbers as written (64-bit ids are not rounded). At most ` +
         `${limits.payloadBytesMax} bytes as JSON text, else 413.`,
     },
     headers: {

@@ -14,6 +14,7 @@ import { checkJob } from "../delivery/job_check.ts";
 import type { DeliveryJob } from "../delivery/types.ts";
 import type { SubmitRequest } from "../jobs/service.ts";
 import { err, ok, type Result } from "../lib/result.ts";
+import { type NumberTexts, stringifyKept } from "./json_text.ts";
 
 export interface SubmitLimits {
   readonly urlCharsMax: number;
@@ -88,20 +89,34 @@ function shown(text: string): string {
   return JSON.stringify(text.length > 64 ? `${text.slice(0, 64)}…` : text);
 }
 
+export interface DecodeOptions {
+  /** From `parseJson` of the body: the payload is written with the client's number texts. */
+  readonly numberTexts?: NumberTexts;
+}
+
 /** The job of a `POST /v1/jobs` body (its idempotency key comes from the header). */
-export function decodeSubmit(value: unknown, limits: SubmitLimits): Decoded<SubmitRequest> {
-  return decodeJob(value, limits, false);
+export function decodeSubmit(
+  value: unknown,
+  limits: SubmitLimits,
+  options: DecodeOptions = {},
+): Decoded<SubmitRequest> {
+  return decodeJob(value, limits, false, options.numberTexts);
 }
 
 /** One item of a batch's `jobs`, which may carry its own `idempotencyKey`. */
-export function decodeBatchJob(value: unknown, limits: SubmitLimits): Decoded<SubmitRequest> {
-  return decodeJob(value, limits, true);
+export function decodeBatchJob(
+  value: unknown,
+  limits: SubmitLimits,
+  options: DecodeOptions = {},
+): Decoded<SubmitRequest> {
+  return decodeJob(value, limits, true, options.numberTexts);
 }
 
 function decodeJob(
   value: unknown,
   limits: SubmitLimits,
   keyField: boolean,
+  numberTexts: NumberTexts | undefined,
 ): Decoded<SubmitRequest> {
   if (!isPlainObject(value)) {
     return invalid(undefined, `a job must be a JSON object, not ${describe(value)}`);
@@ -116,7 +131,7 @@ function decodeJob(
   const url = decodeUrl(value.url, Object.hasOwn(value, "url"), limits);
   if (!url.ok) return url;
   if (!Object.hasOwn(value, "payload")) return invalid("payload", "payload is required (any JSON)");
-  const payload = encodePayload(value.payload, limits.payloadBytesMax);
+  const payload = encodePayload(value, numberTexts, limits.payloadBytesMax);
   if (!payload.ok) return payload;
 
   const request: {
@@ -175,13 +190,18 @@ function decodeUrl(raw: unknown, present: boolean, limits: SubmitLimits): Decode
   return ok(raw);
 }
 
-/** The payload as the JSON text the store keeps and the receiver gets. */
-function encodePayload(raw: unknown, bytesMax: number): Decoded<string> {
+/** The job's payload as the JSON text the store keeps and the receiver gets. */
+function encodePayload(
+  job: Readonly<Record<string, unknown>>,
+  numberTexts: NumberTexts | undefined,
+  bytesMax: number,
+): Decoded<string> {
   let text: string;
   try {
-    // Re-serialised from the parsed value: the receiver gets canonical JSON whatever the
-    // client's spacing. A nesting deep enough to overflow the stack lands in the catch.
-    text = JSON.stringify(raw);
+    // Re-serialised from the parsed value: the receiver gets compact JSON whatever the
+    // client's spacing, with its numbers as the client wrote them (json_text.ts). A nesting
+    // deep enough to overflow the stack lands in the catch.
+    text = stringifyKept(job, "payload", numberTexts);
   } catch {
     return invalid("payload", "payload is nested too deeply to serialise");
   }

@@ -229,9 +229,10 @@ async function planFromFlags(flags: FlagValues): Promise<SubmitPlan> {
     throw new UsageError("hookd submit: give --data or --file, not both");
   }
   const payloadText = file !== undefined ? await readPayloadFile(file) : data ?? "{}";
-  let payload: unknown;
   try {
-    payload = JSON.parse(payloadText);
+    // Checked only: the text itself is sent (jobBody), since a parse turns 64-bit ids,
+    // 1e400 or 1.10 into other numbers.
+    JSON.parse(payloadText);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     throw new UsageError(
@@ -253,7 +254,7 @@ async function planFromFlags(flags: FlagValues): Promise<SubmitPlan> {
     headers[name] = raw.slice(colon + 1).trim();
   }
   const secret = stringFlag(flags, "secret") ?? Deno.env.get(WEBHOOK_SECRET_ENV);
-  const body: Record<string, unknown> = { url, payload };
+  const body: Record<string, unknown> = { url };
   if (Object.keys(headers).length > 0) body.headers = headers;
   if (secret !== undefined && secret !== "") body.secret = secret;
   if (stringFlag(flags, "max-attempts") !== undefined) {
@@ -269,12 +270,21 @@ async function planFromFlags(flags: FlagValues): Promise<SubmitPlan> {
     max: 7 * 86_400,
   });
   return {
-    body: JSON.stringify(body),
+    body: jobBody(body, payloadText),
     idempotencyKey: key,
     wait: booleanFlag(flags, "wait"),
     waitTimeoutMs: waitTimeoutS * 1000,
     json: booleanFlag(flags, "json"),
   };
+}
+
+/**
+ * The request body: `fields` as JSON with `payloadText` (JSON, checked by the caller) spliced
+ * in as the user wrote it, so its numbers reach the node exactly.
+ */
+export function jobBody(fields: Readonly<Record<string, unknown>>, payloadText: string): string {
+  const rest = JSON.stringify(fields).slice(1, -1);
+  return `{"payload":${payloadText}${rest === "" ? "" : `,${rest}`}}`;
 }
 
 /**

@@ -296,3 +296,37 @@ Deno.test("POST /v1/jobs counts accepted and rejected jobs by reason in the regi
   assertEquals(snap['hookd_api_jobs_total{outcome="rejected",reason="no_quorum"}'], 1);
   assertEquals(snap['hookd_api_responses_total{route="submitJob",status="202"}'], 2);
 });
+
+Deno.test("POST /v1/jobs keeps the payload's numbers as the client wrote them: 64-bit ids, huge exponents, decimals", async () => {
+  const api = makeApi();
+  // Raw text: a JSON.parse → JSON.stringify round trip would send the receiver
+  // 12345678901234567000, null for 1e400, 0 for -0 and 1.1 for 1.10.
+  const payload = '{"id":12345678901234567890,"big":1e400,"neg":-0,"price":1.10,' +
+    '"list":[9007199254740993,2.5E-3],"small":42}';
+  const answer = await call(
+    api,
+    post("/v1/jobs", `{"url": "${VALID_JOB.url}", "maxAttempts": 3, "payload": ${payload}}`),
+  );
+  assertEquals(answer.status, 202, answer.text);
+  assertEquals(api.service.submitted[0]!.payload, payload);
+  assertEquals(api.service.submitted[0]!.maxAttempts, 3);
+
+  // The same in a batch item, and a lone number as the whole payload.
+  const batch = await call(
+    api,
+    post(
+      "/v1/jobs/batch",
+      `{"jobs": [{"url": "${VALID_JOB.url}", "payload": ${payload}},` +
+        `{"url": "${VALID_JOB.url}", "payload": 18446744073709551615}]}`,
+    ),
+  );
+  assertEquals(batch.status, 200, batch.text);
+  assertEquals(api.service.batches[0]!.map((r) => r.payload), [payload, "18446744073709551615"]);
+  // Numbers that are not the payload's are still numbers to check.
+  const huge = await call(
+    api,
+    post("/v1/jobs", `{"url": "${VALID_JOB.url}", "maxAttempts": 1e400, "payload": 1}`),
+  );
+  assertEquals(huge.status, 400);
+  assertEquals(errorOf(huge).field, "maxAttempts");
+});

@@ -1,0 +1,75 @@
+/**
+ * `hookd submit` as a real subprocess against small fake nodes on 127.0.0.1 (Deno.serve), so
+ * the request it sends and the exit code it ends with are what a user's shell sees.
+ */
+
+import { assert, assertEquals } from "../assert.ts";
+import { hookdCommand } from "../../src/cli/self_command.ts";
+
+interface FakeNode {
+  readonly url: string;
+  /** Bodies of the POST /v1/jobs requests it received, as text. */
+  readonly bodies: string[];
+  close(): Promise<void>;
+}
+
+/** A node that answers every POST /v1/jobs with `answer` (status and JSON or text body). */
+function fakeNode(answer: { status: number; body: string; contentType?: string }): FakeNode {
+  const bodies: string[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (request) => {
+      bodies.push(await request.text());
+      return new Response(answer.body, {
+        status: answer.status,
+        headers: { "content-type": answer.contentType ?? "application/json" },
+      });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    bodies,
+    close: () => server.shutdown(),
+  };
+}
+
+const ACCEPTED = { status: 202, body: '{"id":"job_1","existing":false}' };
+
+async function submit(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = hookdCommand(["submit", ...args], {
+    env: { HOOKD_API_TOKEN: "", HOOKD_NODE: "", HOOKD_WEBHOOK_SECRET: "" },
+  }).spawn();
+  const guard = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const output = await child.output();
+  clearTimeout(guard);
+  return {
+    code: output.code,
+    stdout: new TextDecoder().decode(output.stdout),
+    stderr: new TextDecoder().decode(output.stderr),
+  };
+}
+
+Deno.test("hookd submit sends the payload's numbers as written: a 64-bit id, 1e400, 1.10", async () => {
+  const node = fakeNode(ACCEPTED);
+  try {
+    const payload = '{"id": 12345678901234567890, "big": 1e400, "price": 1.10}';
+    const run = await submit([
+      "--node",
+      node.url,
+      "--url",
+      "https://receiver.example/hook",
+      "--data",
+      payload,
+    ]);
+    assertEquals(run.code, 0, run.stderr);
+    assertEquals(run.stdout.trim(), "job_1");
+    assertEquals(node.bodies.length, 1);
+    const sent = node.bodies[0]!;
+    assertEquals(JSON.parse(sent).url, "https://receiver.example/hook");
+    for (const number of ["12345678901234567890", "1e400", "1.10"]) {
+      assert(sent.includes(number), `${number} reaches the node as written: ${sent}`);
+    }
+  } finally {
+    await node.close();
+  }
+});
