@@ -199,9 +199,14 @@ export function describeAnswer(answer: ApiAnswer): string {
   return `${answer.node}: ${answer.status} ${error.code}${field}: ${error.message}${retry}`;
 }
 
-/** Whether the next node should be tried: this one did not take the request (and may later). */
+/**
+ * Whether the next node should be tried: this one did not take the request (and may later).
+ * 502 and 504 are what a proxy in front of a node (TLS termination) answers when the node is
+ * down or does not answer in time: no answer from the node, not a refusal.
+ */
 export function isUnavailable(answer: ApiAnswer): boolean {
-  return answer.kind === "unreachable" || answer.status === 503;
+  return answer.kind === "unreachable" || answer.status === 502 || answer.status === 503 ||
+    answer.status === 504;
 }
 
 /** The body as text, or undefined once it passes `bytesMax` (the rest is cancelled). */

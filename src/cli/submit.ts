@@ -8,7 +8,7 @@
  *      or, with --wait, the job is dead
  *   2  usage: a bad flag, unreadable --file, --data that is not JSON
  *   3  unavailable: no node answered, or every node answered 503 (overloaded, no quorum, not
- *      ready, shutting down); trying again later is safe
+ *      ready, shutting down) or, through a proxy, 502/504; trying again later is safe
  *   4  --wait stopped following a job that is accepted but not finished yet
  *
  * Every submit carries an Idempotency-Key (a random `hookd-cli-…` one unless --idempotency-key

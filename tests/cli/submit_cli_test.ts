@@ -10,15 +10,19 @@ interface FakeNode {
   readonly url: string;
   /** Bodies of the POST /v1/jobs requests it received, as text. */
   readonly bodies: string[];
+  /** Their Idempotency-Key headers. */
+  readonly keys: (string | null)[];
   close(): Promise<void>;
 }
 
 /** A node that answers every POST /v1/jobs with `answer` (status and JSON or text body). */
 function fakeNode(answer: { status: number; body: string; contentType?: string }): FakeNode {
   const bodies: string[] = [];
+  const keys: (string | null)[] = [];
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (request) => {
+      keys.push(request.headers.get("idempotency-key"));
       bodies.push(await request.text());
       return new Response(answer.body, {
         status: answer.status,
@@ -29,6 +33,7 @@ function fakeNode(answer: { status: number; body: string; contentType?: string }
   return {
     url: `http://127.0.0.1:${server.addr.port}`,
     bodies,
+    keys,
     close: () => server.shutdown(),
   };
 }
@@ -71,5 +76,38 @@ Deno.test("hookd submit sends the payload's numbers as written: a 64-bit id, 1e4
     }
   } finally {
     await node.close();
+  }
+});
+
+Deno.test("hookd submit takes a proxy's 502 or 504 (its node down or slow) as unavailable: the next node is tried, and exit 3 when none took it", async () => {
+  const badGateway = fakeNode({
+    status: 502,
+    body: "<html><body>502 Bad Gateway</body></html>",
+    contentType: "text/html",
+  });
+  const gatewayTimeout = fakeNode({
+    status: 504,
+    body: "upstream timed out",
+    contentType: "text/plain",
+  });
+  const good = fakeNode(ACCEPTED);
+  try {
+    const target = ["--url", "https://receiver.example/hook"];
+    const next = await submit(["--node", `${badGateway.url},${good.url}`, ...target]);
+    assertEquals(next.code, 0, next.stderr);
+    assertEquals(next.stdout.trim(), "job_1");
+    assertEquals(good.bodies.length, 1);
+    // The same key went to both, so the second cannot make a second job.
+    assertEquals(badGateway.keys.length, 1);
+    assert(good.keys[0]?.startsWith("hookd-cli-"), String(good.keys[0]));
+    assertEquals(badGateway.keys[0], good.keys[0]);
+
+    const none = await submit(["--node", `${badGateway.url},${gatewayTimeout.url}`, ...target]);
+    assertEquals(none.code, 3, none.stderr);
+    assert(none.stderr.includes("safe to try again"), none.stderr);
+  } finally {
+    await badGateway.close();
+    await gatewayTimeout.close();
+    await good.close();
   }
 });
