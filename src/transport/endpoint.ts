@@ -332,7 +332,9 @@ export class Endpoint {
       }
       const old = this.#peerKeys.get(session.peerKeyId);
       if (old !== undefined) old.retired = true;
-      this.#restart(session, state, counter, d);
+      // The retired key's state can be evicted later, and then nothing would remember that it
+      // is dead; a new epoch of ours is what keeps its replayed datagrams out for good.
+      this.#restart(session, state, counter, d, this.#drawEpoch());
       return true;
     }
     if (d.epoch !== session.peerEpoch || d.nodeId !== session.peerNodeId) {
@@ -350,10 +352,19 @@ export class Endpoint {
     return true;
   }
 
-  /** The peer at the session's address is a new incarnation, or forgot us: start afresh. */
-  #restart(session: Session, state: PeerKeyState, counter: number, d: DecodedDatagram): void {
+  /**
+   * The peer at the session's address is a new incarnation, or forgot us: start afresh (under
+   * `localEpoch`, a new epoch of ours, when another process took the address over).
+   */
+  #restart(
+    session: Session,
+    state: PeerKeyState,
+    counter: number,
+    d: DecodedDatagram,
+    localEpoch?: number,
+  ): void {
     const previousEpoch = session.peerEpoch!;
-    const dropped = session.resetForPeerRestart(state.id, counter, d.nodeId, d.epoch);
+    const dropped = session.resetForPeerRestart(state.id, counter, d.nodeId, d.epoch, localEpoch);
     state.boundTo = session.address;
     this.counters.peerRestarts.inc();
     this.#out.events.push({

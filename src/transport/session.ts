@@ -64,10 +64,12 @@ const ANNOUNCE_INTERVAL_MS = 5;
 export class Session {
   readonly address: string;
   /**
-   * Our epoch as this peer sees it: the endpoint's epoch, or a fresh one for a session that
-   * replaces a forgotten one (endpoint.ts `forgetPeer`), since its numbering starts again.
+   * Our epoch as this peer sees it, this session's alone (endpoint.ts `#session`): a datagram
+   * addressed to it can only be accepted by this session. It changes when another process
+   * takes the peer's address over (`resetForPeerRestart`), so that nothing addressed to the
+   * session before can ever reset it again.
    */
-  readonly localEpoch: number;
+  #localEpoch: number;
   readonly #ctx: SessionContext;
   readonly #sender: SessionSender;
   readonly #receiver: SessionReceiver;
@@ -90,7 +92,7 @@ export class Session {
   constructor(address: string, localEpoch: number, ctx: SessionContext) {
     assert(localEpoch !== 0, "epoch 0 means unknown on the wire");
     this.address = address;
-    this.localEpoch = localEpoch;
+    this.#localEpoch = localEpoch;
     this.#ctx = ctx;
     this.#sender = new SessionSender({
       config: ctx.config,
@@ -104,6 +106,10 @@ export class Session {
       ctx.counters,
       (channel, reliable, bytes) => this.#deliver(channel, reliable, bytes),
     );
+  }
+
+  get localEpoch(): number {
+    return this.#localEpoch;
   }
 
   /** Frame bytes a fresh datagram offers once headers, a full ack and the tag are counted. */
@@ -162,7 +168,7 @@ export class Session {
     // epoch yet (0) or knows an earlier one would mix two numberings in our duplicate
     // suppression, so its reliable frames are ignored, left unacknowledged (it retransmits
     // them) and answered at once with a datagram that tells it our epoch.
-    if (datagram.dstEpoch !== this.localEpoch) {
+    if (datagram.dstEpoch !== this.#localEpoch) {
       let reliable = false;
       for (const frame of frames) {
         if (frame.type === "ack") {
@@ -218,7 +224,7 @@ export class Session {
     ranges: readonly PacketRange[],
   ): void {
     // Acks that name another incarnation of us describe packets of a dead session.
-    if (ackEpoch !== this.localEpoch) {
+    if (ackEpoch !== this.#localEpoch) {
       this.#ctx.counters.staleAcks.inc();
       return;
     }
@@ -256,13 +262,20 @@ export class Session {
    * the old one. Messages it had not acknowledged are queued again with fresh ids for the new
    * session when the same node answers; when another node now answers at this address, they
    * are not handed to it: they are returned (dropped) for the application to hear of.
+   *
+   * `localEpoch`: another process took the address over (a new key id), and the session
+   * starts again under this new epoch of ours, which the next datagram announces. Every
+   * datagram addressed to the session until now names the old epoch, so none of them (a
+   * replay of the dead process's, whose key id the endpoint may have forgotten) can reset it.
    */
   resetForPeerRestart(
     keyId: string,
     counter: number,
     nodeId: string,
     epoch: number,
+    localEpoch?: number,
   ): Array<{ channel: number; bytes: Uint8Array }> {
+    assert(localEpoch !== 0, "epoch 0 means unknown on the wire");
     const otherNode = this.peerNodeId !== undefined && this.peerNodeId !== nodeId;
     this.peerKeyId = keyId;
     this.peerEpochSinceCounter = counter;
@@ -272,6 +285,10 @@ export class Session {
     if (!otherNode) this.#sender.resetForPeerRestart();
     this.#receiver.reset();
     this.#announce = false;
+    if (localEpoch !== undefined && localEpoch !== this.#localEpoch) {
+      this.#localEpoch = localEpoch;
+      this.#announce = true;
+    }
     return dropped;
   }
 
@@ -311,7 +328,13 @@ export class Session {
     this.#announceTo = undefined;
     const ctx = this.#ctx;
     const w = ctx.writer;
-    w.begin(ctx.nodeIdBytes, this.localEpoch, dstEpoch, this.#sender.takePacketNumber(), ctx.keyId);
+    w.begin(
+      ctx.nodeIdBytes,
+      this.#localEpoch,
+      dstEpoch,
+      this.#sender.takePacketNumber(),
+      ctx.keyId,
+    );
     ctx.out.datagrams.push({ address: this.address, bytes: w.finish(ctx.seal) });
   }
 
@@ -319,7 +342,7 @@ export class Session {
     const ctx = this.#ctx;
     const w = ctx.writer;
     const pn = this.#sender.takePacketNumber();
-    w.begin(ctx.nodeIdBytes, this.localEpoch, this.peerEpoch ?? 0, pn, ctx.keyId);
+    w.begin(ctx.nodeIdBytes, this.#localEpoch, this.peerEpoch ?? 0, pn, ctx.keyId);
     this.#announce = false;
     if (this.#receiver.hasReceived && this.peerEpoch !== undefined) {
       this.#receiver.writeAck(w, this.peerEpoch, nowMs);

@@ -212,3 +212,51 @@ Deno.test("under a replaying attacker over a lossy network, every message is del
   for (let seed = 1; seed <= 15; seed++) failures.push(...underAttack(seed));
   deepStrictEqual(failures, []);
 });
+
+Deno.test("a datagram of a retired key replayed after the key table evicted it neither resets the session nor delivers twice", () => {
+  // A small table (2 · peersMax = 4 key ids) so that a few new key ids evict the retired one;
+  // in production that takes 2,048 new key ids: peers restarting, or UDP clients, one each.
+  const config = { peersMax: 2 };
+  const mk = (nodeId: string, seed: number) => {
+    const rng = new Sfc32(seed);
+    return new Endpoint({ nodeId, clusterKey: KEY, keyId: keyIdFrom(rng), rng, config });
+  };
+  const a1 = mk("a", 1);
+  const b = mk("b", 2);
+  a1.send(0, B, 1, new TextEncoder().encode("hello"));
+  settle(0, a1, b);
+  // Captured once the session is bound: addressed to b's epoch, carrying a reliable record.
+  const captured: Uint8Array[] = [];
+  a1.send(1, B, 1, new TextEncoder().encode("old record"));
+  settle(1, a1, b, captured);
+  deepStrictEqual(b.takeMessages().map(text), ["hello", "old record"]);
+  // a restarts: a new process, a new key id; a1's key is retired.
+  const a2 = mk("a", 3);
+  a2.send(2, B, 1, new TextEncoder().encode("new record"));
+  settle(2, a2, b);
+  deepStrictEqual(b.takeMessages().map(text), ["new record"]);
+  b.takeEvents();
+  const epochOfA2 = b.peerStats(A)!.peerEpoch;
+  // Four new key ids authenticate (other processes, at other addresses): the oldest entries
+  // not bound to a session, a1's retired key first, are evicted.
+  for (let i = 0; i < 4; i++) {
+    const c = mk(`c${i}`, 10 + i);
+    c.sendUnreliable(3, B, 4, new TextEncoder().encode("hi"));
+    c.tick(3);
+    for (const d of c.takeDatagrams()) b.receive(3, `10.0.1.${i}:7000`, d.bytes);
+  }
+  b.tick(3);
+  b.takeMessages();
+  b.takeEvents();
+  b.takeDatagrams();
+  // The attacker replays a1's captured datagrams from a's address.
+  for (const d of captured) b.receive(4, A, d);
+  b.tick(4);
+  deepStrictEqual(b.takeMessages().map(text), [], "no old message delivered again");
+  deepStrictEqual(b.takeEvents(), [], "no restart");
+  equal(b.peerStats(A)!.peerEpoch, epochOfA2, "the session still belongs to a2");
+  // And a2 still gets through.
+  a2.send(5, B, 1, new TextEncoder().encode("still here"));
+  settle(5, a2, b);
+  deepStrictEqual(b.takeMessages().map(text), ["still here"]);
+});
