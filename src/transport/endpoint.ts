@@ -68,9 +68,13 @@ export interface EndpointOptions {
    * seed. @default 16 bytes from crypto.getRandomValues
    */
   keyId?: Uint8Array;
-  /** Injected randomness; used to choose the session epoch when `epoch` is not given. */
+  /** Injected randomness; used to choose session epochs (see `epoch`). */
   rng: Rng;
-  /** This incarnation's session epoch (u32). @default drawn from `rng` */
+  /**
+   * This incarnation's epoch (u32): the first session's. Every later session, and a session
+   * whose peer address another process took over, draws an epoch of its own from `rng`.
+   * @default drawn from `rng`
+   */
   epoch?: number;
   config?: Partial<TransportConfig>;
   metrics?: MetricsRegistry;
@@ -124,8 +128,8 @@ export class Endpoint {
   #piggyback: PiggybackProvider | null;
   readonly #minDatagramBytes: number;
   readonly #rng: Rng;
-  /** Set by the first `forgetPeer`: sessions created from then on take fresh epochs. */
-  #freshSessionEpochs = false;
+  /** Sessions created so far: the first takes `epoch`, every later one an epoch of its own. */
+  #sessionsCreated = 0;
 
   constructor(options: EndpointOptions) {
     this.config = validateTransportConfig({ ...transportDefaults, ...options.config });
@@ -454,16 +458,15 @@ export class Endpoint {
   /**
    * Drops the session with `address` and everything queued for it (e.g. a node removed). A
    * later session with that address numbers packets and messages from the start again, so it
-   * must not reuse this endpoint's epoch: the peer, if it is still alive, would take the new
-   * numbers for ones it has already seen, acknowledge them and drop them as duplicates. Every
-   * session created after a forget therefore draws its own epoch, which the peer treats as a
-   * restart of ours (a peer we never forgot keeps its session and our epoch).
+   * must not reuse the old session's epoch: the peer, if it is still alive, would take the new
+   * numbers for ones it has already seen, acknowledge them and drop them as duplicates. The new
+   * session draws its own epoch (as every session but the first does), which the peer treats
+   * as a restart of ours.
    */
   forgetPeer(address: string): void {
     const session = this.#sessions.get(address);
     if (session === undefined) return;
     this.#sessions.delete(address);
-    this.#freshSessionEpochs = true;
     const dropped = session.release();
     if (dropped.length > 0) {
       this.#out.events.push({
@@ -584,7 +587,10 @@ export class Endpoint {
     let s = this.#sessions.get(address);
     if (s !== undefined) return s;
     if (this.#sessions.size >= this.config.peersMax) return undefined;
-    const epoch = this.#freshSessionEpochs ? this.#drawEpoch() : this.epoch;
+    // Each session has an epoch of its own, so a datagram addressed to one session (its
+    // dstEpoch) can never be accepted by another: not by a session at the address of a
+    // replaying attacker, nor by one bound to another process, whatever the key table forgot.
+    const epoch = this.#sessionsCreated++ === 0 ? this.epoch : this.#drawEpoch();
     s = new Session(address, epoch, this.#ctx);
     this.#sessions.set(address, s);
     return s;

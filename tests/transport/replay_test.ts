@@ -260,3 +260,62 @@ Deno.test("a datagram of a retired key replayed after the key table evicted it n
   settle(5, a2, b);
   deepStrictEqual(b.takeMessages().map(text), ["still here"]);
 });
+
+Deno.test("a datagram whose key id the table evicted, replayed from another address, delivers nothing there and resets no other session", () => {
+  const config = { peersMax: 3 };
+  const mk = (nodeId: string, seed: number) => {
+    const rng = new Sfc32(seed);
+    return new Endpoint({ nodeId, clusterKey: KEY, keyId: keyIdFrom(rng), rng, config });
+  };
+  const b = mk("b", 2);
+  // c talks to b from C and goes away; its key id stays bound to the session at C.
+  const C = "10.0.0.3:7000";
+  const c = mk("c", 4);
+  c.send(0, B, 1, new TextEncoder().encode("hello from c"));
+  const fromC: Uint8Array[] = [];
+  for (let i = 0; i < 20; i++) {
+    c.tick(i);
+    const out = c.takeDatagrams();
+    fromC.push(...out.map((d) => d.bytes.slice()));
+    for (const d of out) b.receive(i, C, d.bytes);
+    b.tick(i);
+    for (const d of b.takeDatagrams()) c.receive(i, B, d.bytes);
+    if (c.isIdle(B) && out.length === 0) break;
+  }
+  ok(fromC.length >= 2, "c's datagrams were captured");
+  // a talks to b from A.
+  const a = mk("a", 1);
+  a.send(30, B, 1, new TextEncoder().encode("hello from a"));
+  settle(30, a, b);
+  deepStrictEqual(b.takeMessages().filter((m) => m.reliable).map(text).sort(), [
+    "hello from a",
+    "hello from c",
+  ]);
+  b.takeEvents();
+  const epochOfA = b.peerStats(A)!.peerEpoch;
+  // b forgets c (it was removed), and new key ids push c's out of the table.
+  b.forgetPeer(C);
+  b.takeEvents();
+  for (let i = 0; i < 6; i++) {
+    const n = mk(`n${i}`, 10 + i);
+    n.sendUnreliable(31, B, 4, new TextEncoder().encode("hi"));
+    n.tick(31);
+    for (const d of n.takeDatagrams()) b.receive(31, `10.0.1.${i}:7000`, d.bytes);
+  }
+  b.tick(31);
+  b.takeMessages();
+  b.takeEvents();
+  // Every datagram c sent once the session was up (addressed to b's epoch), replayed from A
+  // (where a lives) and from an address b never heard of.
+  for (const d of fromC) {
+    b.receive(32, A, d);
+    b.receive(32, X, d);
+  }
+  b.tick(32);
+  deepStrictEqual(b.takeMessages().filter((m) => m.reliable).map(text), [], "nothing again");
+  deepStrictEqual(b.takeEvents().filter((e) => e.type !== "peer-discovered"), [], "no reset");
+  equal(b.peerStats(A)!.peerEpoch, epochOfA, "the session at A still belongs to a");
+  a.send(33, B, 1, new TextEncoder().encode("still here"));
+  settle(33, a, b);
+  deepStrictEqual(b.takeMessages().filter((m) => m.reliable).map(text), ["still here"]);
+});
