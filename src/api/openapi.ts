@@ -32,7 +32,8 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       type: "string",
       format: "uri",
       maxLength: limits.urlCharsMax,
-      description: "http(s) URL the job is POSTed to; no user:password@ in it.",
+      description: "http(s) URL the job is POSTed to; no user:password@ in it, and no spaces " +
+        "or control characters (percent-encode them).",
     },
     payload: {
       description: `Any JSON value; sent as the request body, re-serialised without ` +

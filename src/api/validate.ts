@@ -51,6 +51,9 @@ export const BATCH_FIELDS = ["jobs"] as const;
 const SECRET_PREFIX = "whsec_";
 /** Printable ASCII, the space included (RFC 9110 field values, minus obs-text). */
 const PRINTABLE = /^[\x20-\x7e]+$/;
+/** Space, C0 and C1 controls and DEL: not in a URL as written (RFC 3986), only encoded. */
+// deno-lint-ignore no-control-regex
+const URL_FORBIDDEN = /[\x00-\x20\x7f-\x9f]/;
 /** Longest dead-letter cursor accepted; the store's cursors are short opaque strings. */
 export const CURSOR_CHARS_MAX = 1024;
 
@@ -184,6 +187,11 @@ function decodeUrl(raw: unknown, present: boolean, limits: SubmitLimits): Decode
   if (typeof raw !== "string") return invalid("url", `url must be a string, not ${describe(raw)}`);
   if (raw.length > limits.urlCharsMax) {
     return invalid("url", `url is longer than ${limits.urlCharsMax} characters`);
+  }
+  // A URL parser percent-encodes these, but the raw text is what the node keeps and shows
+  // (hookd status, the dashboard), where an ESC or a C1 CSI would drive a terminal.
+  if (URL_FORBIDDEN.test(raw)) {
+    return invalid("url", "url must not contain spaces or control characters; percent-encode them");
   }
   const checked = checkJob({ ...CHECK_BASE, url: raw }, limits);
   if (!checked.ok) return invalid("url", checked.reason);

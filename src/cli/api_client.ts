@@ -11,6 +11,7 @@
 import { type CliConfig, cliDefaults, validateCliConfig } from "../config.ts";
 import { type FlagSpec, type FlagValues, listFlag, stringFlag, UsageError } from "./args.ts";
 import { API_TOKEN_ENV } from "./node.ts";
+import { safe } from "./render.ts";
 
 /** Exit codes of the API clients, on top of command.ts's 0 (ok), 1 (failure) and 2 (usage). */
 export const EXIT_UNAVAILABLE = 3;
@@ -188,15 +189,17 @@ export function apiErrorOf(answer: ApiAnswer): ApiErrorBody | undefined {
 
 /** One line saying what a node answered: `503 overloaded: … (retry after 1 s)`. */
 export function describeAnswer(answer: ApiAnswer): string {
-  if (answer.kind === "unreachable") return `${answer.node}: ${answer.reason}`;
+  if (answer.kind === "unreachable") return `${answer.node}: ${safe(answer.reason)}`;
   const error = apiErrorOf(answer);
   if (error === undefined) {
-    const snippet = answer.text.replace(/\s+/g, " ").trim().slice(0, 120);
+    const snippet = safe(answer.text.replace(/\s+/g, " ").trim().slice(0, 120));
     return `${answer.node}: HTTP ${answer.status}${snippet !== "" ? `: ${snippet}` : ""}`;
   }
-  const field = error.field !== undefined ? ` (field ${error.field})` : "";
+  const field = error.field !== undefined ? ` (field ${safe(error.field)})` : "";
   const retry = error.retryAfterS !== undefined ? ` (retry after ${error.retryAfterS} s)` : "";
-  return `${answer.node}: ${answer.status} ${error.code}${field}: ${error.message}${retry}`;
+  return `${answer.node}: ${answer.status} ${safe(error.code)}${field}: ${
+    safe(error.message)
+  }${retry}`;
 }
 
 /**

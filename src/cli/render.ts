@@ -3,8 +3,18 @@
  * finished job. `hookd submit` and `hookd status` print through it; `--json` bypasses it.
  *
  * Owns layout only: pure functions from data to strings (the time to measure against is an
- * argument), no I/O.
+ * argument), no I/O. Every text from a node goes through `safe` or `oneLine`: URLs, attempt
+ * details and dead reasons come from submitters and receivers, and a control character
+ * (ESC, or the one-byte CSI U+009B) printed raw would drive the reader's terminal.
  */
+
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\x00-\x1f\x7f-\x9f]+/g;
+
+/** `text` with each run of control characters (C0, DEL, C1) shown as one "�". */
+export function safe(text: string): string {
+  return text.replace(CONTROL, "\ufffd");
+}
 
 import type { AttemptJson, JobJson } from "./job_follow.ts";
 
@@ -13,10 +23,13 @@ export function renderTable(
   header: readonly string[],
   rows: readonly (readonly string[])[],
 ): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const safeRows = rows.map((r) => r.map(safe));
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...safeRows.map((r) => (r[i] ?? "").length))
+  );
   const line = (cells: readonly string[]) =>
     cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
-  return [line(header), ...rows.map(line)].join("\n");
+  return [line(header.map(safe)), ...safeRows.map(line)].join("\n");
 }
 
 /** Epoch ms as ISO-8601 UTC, or "-" when unknown. */
@@ -48,9 +61,9 @@ export function formatNumber(value: number | undefined, digits = 1): string {
 export function describeAttempt(attempt: AttemptJson): string {
   const status = attempt.status !== undefined ? ` ${attempt.status}` : "";
   const detail = attempt.detail !== "" ? `: ${oneLine(attempt.detail, 160)}` : "";
-  return `attempt ${attempt.attempt}: ${attempt.outcome}${status} in ${
+  return `attempt ${attempt.attempt}: ${safe(attempt.outcome)}${status} in ${
     formatDuration(attempt.latencyMs)
-  } (node ${attempt.node})${detail}`;
+  } (node ${safe(attempt.node)})${detail}`;
 }
 
 /** One line for a job that has not finished, e.g. `pending: attempt 1 of 7 failed; next in 5 s`. */
@@ -58,7 +71,7 @@ export function describeProgress(job: JobJson, nowWallMs: number): string {
   const next = job.nextAttemptAtMs !== undefined
     ? `; next attempt in ${formatDuration(Math.max(0, job.nextAttemptAtMs - nowWallMs))}`
     : "";
-  return `${job.state}: ${job.attemptsMade} of ${
+  return `${safe(job.state)}: ${job.attemptsMade} of ${
     formatNumber(job.maxAttempts)
   } attempts made${next}`;
 }
@@ -72,12 +85,12 @@ export function describeFinal(job: JobJson): string {
     : "";
   if (job.state === "delivered") {
     const status = lastAttempt?.status !== undefined ? `${lastAttempt.status} from ` : "";
-    return `delivered after ${attempts}${took} (${status}${job.url})`;
+    return `delivered after ${attempts}${took} (${status}${safe(job.url)})`;
   }
   if (job.state === "dead") {
     return `dead after ${attempts}${took}: ${oneLine(job.deadReason ?? "no reason given", 300)}`;
   }
-  return `${job.state} after ${attempts}`;
+  return `${safe(job.state)} after ${attempts}`;
 }
 
 /** The job in detail: its fields, then its attempts as a table. */
@@ -109,7 +122,7 @@ export function renderJob(job: JobJson, nowWallMs: number): string {
   if (job.deadReason !== undefined) fields.push(["dead reason", oneLine(job.deadReason, 500)]);
   if (job.idempotencyKey !== undefined) fields.push(["idempotency key", job.idempotencyKey]);
   const width = Math.max(...fields.map(([k]) => k.length));
-  const lines = fields.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+  const lines = fields.map(([k, v]) => `${k.padEnd(width)}  ${safe(v)}`);
   lines.push("");
   if (job.attempts.length === 0) {
     lines.push("no attempts yet");
@@ -133,6 +146,6 @@ export function renderJob(job: JobJson, nowWallMs: number): string {
 /** `text` on one line (control characters and runs of space collapsed), cut at `charsMax`. */
 export function oneLine(text: string, charsMax: number): string {
   // deno-lint-ignore no-control-regex
-  const flat = text.replace(/[\x00-\x1f\x7f\s]+/g, " ").trim();
+  const flat = text.replace(/[\x00-\x1f\x7f-\x9f\s]+/g, " ").trim();
   return flat.length > charsMax ? `${flat.slice(0, charsMax - 1)}…` : flat;
 }

@@ -89,6 +89,12 @@ const BAD_BODIES: readonly [string, unknown, string | undefined][] = [
   ["url javascript", { url: "javascript:alert(1)", payload: 1 }, "url"],
   ["url credentials", { url: "https://user:pw@example.com/", payload: 1 }, "url"],
   ["url too long", { url: "https://example.com/" + "a".repeat(9000), payload: 1 }, "url"],
+  // A URL parser tolerates these and percent-encodes them, but the raw text is what the node
+  // stores and shows (hookd status, the dashboard): an ESC would drive a reader's terminal.
+  ["url with ESC", { url: "https://example.com/\x1b[2J\x1b]0;pwned\x07", payload: 1 }, "url"],
+  ["url with a C1 CSI", { url: "https://example.com/\u009b31m", payload: 1 }, "url"],
+  ["url with a newline", { url: "https://example.com/a\nb", payload: 1 }, "url"],
+  ["url with a space", { url: "https://example.com/a b", payload: 1 }, "url"],
   ["missing payload", { url: VALID_JOB.url }, "payload"],
   ["unknown field", { ...VALID_JOB, priority: 1 }, "priority"],
   ["idempotencyKey in a single body", { ...VALID_JOB, idempotencyKey: "k" }, "idempotencyKey"],
