@@ -195,6 +195,11 @@ export class SwimCore implements MembershipView {
   /** `nextWakeMs()` as of the end of the last step: a step much later means we were stalled. */
   #wakeMs = -Infinity;
   /**
+   * Whether a late wake may still postpone timers: spent by one, given back by the next tick
+   * that comes on time (see `#checkLateWake`).
+   */
+  #lateWakePostponeArmed = true;
+  /**
    * Bumped by every change to the table that moves a count by state or a member's deadline
    * (state, suspicion, a member added or reaped): what is derived from the whole table is
    * recomputed only when it moved, not for every packet (at 200 members that was most of the
@@ -348,7 +353,7 @@ export class SwimCore implements MembershipView {
 
   step(nowMs: number, input: SwimInput): SwimOutput[] {
     assert(this.#out.length === 0, "step is not re-entrant");
-    this.#checkLateWake(nowMs);
+    this.#checkLateWake(nowMs, input.type === "tick");
     switch (input.type) {
       case "tick":
         this.#tick(nowMs);
@@ -449,11 +454,23 @@ export class SwimCore implements MembershipView {
    * on a stale view: without this, a node resuming from a 600 ms stall declared dead a member
    * whose refutation sat unread in its socket (found by tests/membership/stack_sim_test.ts).
    * And Lifeguard's health score rises: a stalled node is the slow one.
+   *
+   * One postponement per stretch of lateness: it is given back only by a tick that comes on
+   * time. An event loop so busy that every timer fires late (past the tolerance) reads its
+   * socket in between; postponing again at each late tick moved every expired suspicion and
+   * every probe a little further each time, so a crashed member was never even suspected
+   * (tests/membership/swim_core_test.ts, timers 60 ms late). Now a deadline waits at most
+   * probeTimeoutMs (plus the lateness) for the backlog, however late the timers stay.
    */
-  #checkLateWake(now: number): void {
-    if (now - this.#wakeMs <= this.config.lateWakeToleranceMs) return;
+  #checkLateWake(now: number, isTick: boolean): void {
+    if (now - this.#wakeMs <= this.config.lateWakeToleranceMs) {
+      if (isTick) this.#lateWakePostponeArmed = true;
+      return;
+    }
     this.#m.lateWakes.inc();
     this.#awareness.applyDelta(1);
+    if (!this.#lateWakePostponeArmed) return;
+    this.#lateWakePostponeArmed = false;
     const resumeMs = now + this.config.probeTimeoutMs;
     for (const m of this.#members.values()) m.suspicion?.postpone(resumeMs);
     this.#touch();

@@ -536,3 +536,50 @@ Deno.test("SwimCore probes a member others suspect next, unless it refuted befor
   const after = firstProbeTarget(true);
   assert(after !== undefined && after !== "n17", `probed ${after} first after the refutation`);
 });
+
+/**
+ * Drives `core` for `durationMs` with every timer firing `lateMs` after the deadline the core
+ * asked for (an event loop that is always that busy), answering for n2 (alive: acks its pings,
+ * nacks ping-reqs for the silent n3). Returns the events.
+ */
+function runLate(core: SwimCore, lateMs: number, durationMs: number): MemberEvent[] {
+  const events: MemberEvent[] = [];
+  let now = 0;
+  for (let i = 0; i < 100_000 && now < durationMs; i++) {
+    now = Math.max(now, core.nextWakeMs() + lateMs);
+    const pending: Array<{ at: number; from: string; messages: SwimMessage[] }> = [];
+    const record = (r: { sent: Sent[]; events: MemberEvent[] }) => {
+      events.push(...r.events);
+      for (const s of r.sent) {
+        if (s.to !== B) continue; // n3 crashed: anything sent to C is lost
+        for (const m of s.messages) {
+          if (m.type === "ping" && m.targetId === "n2") {
+            pending.push({ at: now, from: B, messages: [ack(m.seq)] });
+          } else if (m.type === "ping-req") {
+            pending.push({ at: now, from: B, messages: [{ type: "nack", seq: m.seq }] });
+          }
+        }
+      }
+    };
+    record(step(core, now, { type: "tick" }));
+    // Answers arrive at once, in the same turn (so they are not late themselves).
+    for (let j = 0; j < pending.length && j < 100; j++) {
+      const p = pending[j]!;
+      record(deliver(core, p.at, p.from, p.messages));
+    }
+  }
+  return events;
+}
+
+Deno.test("SwimCore whose every timer fires late (a busy event loop) still declares a crashed member dead", () => {
+  const core = coreWithPeers();
+  const lateMs = core.config.lateWakeToleranceMs + 10;
+  // Probing both members at 60 ms lateness takes a little longer, and the longest suspicion at
+  // three members is 4 s: 30 s is several times what detection needs.
+  const events = runLate(core, lateMs, 30_000);
+  assert(
+    events.some((e) => e.type === "member-dead" && e.nodeId === "n3"),
+    `n3 never declared dead; events: ${JSON.stringify(events.map((e) => [e.type, e.nodeId]))}`,
+  );
+  assertEquals(events.filter((e) => e.type === "member-dead" && e.nodeId === "n2"), []);
+});
