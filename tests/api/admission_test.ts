@@ -191,3 +191,24 @@ Deno.test("bodies held while they arrive are bounded in bytes: past bodyBytesHel
   assertEquals(api.registry.snapshot()["hookd_api_body_bytes_held"], 0);
   assertEquals((await call(api, post("/v1/jobs", VALID_JOB))).status, 202);
 });
+
+Deno.test("with every slot taken a submit is refused 503 before its body is read: a body that never comes does not wait for its deadline", async () => {
+  const cap = 2;
+  const api = makeApi({ config: { submitsInFlightMax: cap, bodyReadTimeoutMs: 5_000 } });
+  api.service.mode = { kind: "hang" };
+  const pending = await parkSubmits(api, cap);
+  // The parked submits still hold their bodies until they are answered.
+  const heldByParked = api.registry.snapshot()["hookd_api_body_bytes_held"];
+  const never = tricklingPost("/v1/jobs", "{");
+  const started = performance.now();
+  const answer = await call(api, never.request);
+  never.close();
+  assertEquals(answer.status, 503, answer.text);
+  assertEquals(errorOf(answer).code, "overloaded");
+  // Not a timing assertion on speed: 408 would come only after the 5 s deadline.
+  assert(performance.now() - started < 4_000, "the refusal waited for the body");
+  assertEquals(api.registry.snapshot()["hookd_api_body_bytes_held"], heldByParked);
+  api.service.release();
+  await Promise.all(pending);
+  assertEquals(api.registry.snapshot()["hookd_api_body_bytes_held"], 0);
+});
