@@ -135,7 +135,8 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
         },
         get: {
           operationId: "listJobs",
-          summary: "The newest jobs this node holds, newest first (payloads omitted).",
+          summary: "The newest jobs this node holds, newest first (payloads omitted, " +
+            "newest attempt only).",
           security: bearer,
           parameters: [limit],
           responses: {
@@ -201,7 +202,7 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       "/v1/dead-letters": {
         get: {
           operationId: "listDeadLetters",
-          summary: "Dead letters, oldest first, paged (payloads omitted).",
+          summary: "Dead letters, oldest first, paged (payloads omitted, newest attempt only).",
           security: bearer,
           parameters: [limit, {
             name: "cursor",
@@ -480,7 +481,12 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             nextAttemptAtMs: { type: "number" },
             owner: { type: "string" },
             deadReason: { type: "string" },
-            attempts: { type: "array", items: ref("Attempt") },
+            attempts: {
+              type: "array",
+              items: ref("Attempt"),
+              description: "Oldest first. In lists only the newest attempt; " +
+                "GET /v1/jobs/{id} has them all.",
+            },
             payload: {
               type: "string",
               description: "JSON text; only from GET /v1/jobs/{id}, while the node holds it.",

@@ -241,3 +241,32 @@ Deno.test("every documented error code has a status; exactly the five unavailabl
     assert(status >= 400 && status < 600, `${code}: ${status}`);
   }
 });
+
+Deno.test("lists carry each job's newest attempt only: 1,000 dead letters of 100 failed 1 KiB attempts make a small answer, not 100 MB", async () => {
+  const api = makeApi();
+  const attempts = Array.from({ length: 100 }, (_, i) => ({
+    attempt: i + 1,
+    startedAtMs: 1_700_000_000_000 + i,
+    latencyMs: 5,
+    outcome: "http_error",
+    status: 500,
+    // What a receiver answered, kept up to delivery.responseBodyBytesMax (1 KiB).
+    detail: "e".repeat(1024),
+    node: "n2",
+  }));
+  for (let i = 0; i < 1000; i++) {
+    api.service.put({ ...deadJob(`job-${i}`), attemptsMade: 100, maxAttempts: 100, attempts });
+  }
+  for (const path of ["/v1/dead-letters?limit=1000", "/v1/jobs?limit=1000"]) {
+    const answer = await call(api, get(path));
+    assertEquals(answer.status, 200);
+    const items = (answer.body as { items: { attempts: { attempt: number }[] }[] }).items;
+    assertEquals(items.length, 1000, path);
+    assert(items.every((j) => j.attempts.length === 1 && j.attempts[0]!.attempt === 100), path);
+    // A page polled every second by the dashboard: bytes per job, not per attempt.
+    assert(answer.text.length < 2 * 1024 * 1024, `${path}: ${answer.text.length} bytes`);
+  }
+  // The job itself still has them all.
+  const one = await call(api, get("/v1/jobs/job-7"));
+  assertEquals((one.body as { attempts: unknown[] }).attempts.length, 100);
+});
