@@ -41,17 +41,36 @@ export interface ApiServer {
   shutdown(): Promise<void>;
 }
 
-/** Reads `--tls-cert` and `--tls-key` files; the error names the flag and the path. */
+/** What each file must hold: Deno.serve's own error for a miss names neither flag nor file. */
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----/;
+const PEM_PRIVATE_KEY = /-----BEGIN (?:RSA |EC |ENCRYPTED )?PRIVATE KEY-----/;
+
+/**
+ * Reads `--tls-cert` and `--tls-key` files; the error names the flag and the path, also when
+ * a file is not a PEM certificate (or key): swapped or junk files failed later, in Deno.serve,
+ * as a bare "No certificates found in certificate data" and exit 1.
+ */
 export async function loadTlsFiles(certPath: string, keyPath: string): Promise<ApiTls> {
-  const read = async (flag: string, path: string): Promise<string> => {
+  const read = async (
+    flag: string,
+    path: string,
+    pem: RegExp,
+    what: string,
+  ): Promise<string> => {
+    let text: string;
     try {
-      return await Deno.readTextFile(path);
+      text = await Deno.readTextFile(path);
     } catch (cause) {
       const why = cause instanceof Error ? cause.message : String(cause);
       throw new Error(`${flag} ${path}: cannot read it (${why})`, { cause });
     }
+    if (!pem.test(text)) throw new Error(`${flag} ${path}: holds no PEM ${what}`);
+    return text;
   };
-  return { cert: await read("--tls-cert", certPath), key: await read("--tls-key", keyPath) };
+  return {
+    cert: await read("--tls-cert", certPath, PEM_CERTIFICATE, "certificate"),
+    key: await read("--tls-key", keyPath, PEM_PRIVATE_KEY, "private key"),
+  };
 }
 
 /** Binds and serves at once; throws (e.g. AddrInUse, a bad certificate) when it cannot. */

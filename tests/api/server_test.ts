@@ -110,6 +110,28 @@ Deno.test("loadTlsFiles names the flag and path it cannot read", async () => {
   assert(error.message.startsWith("--tls-cert /nonexistent/cert.pem"), error.message);
 });
 
+Deno.test("loadTlsFiles names the flag whose file is not a PEM certificate or key (swapped, or junk)", async () => {
+  const { certPath: cert, keyPath: key, dir } = await selfSignedCert();
+  try {
+    const junk = `${dir}/junk.pem`;
+    await Deno.writeTextFile(junk, "not a certificate\n");
+    for (
+      const [certPath, keyPath, flag] of [
+        [junk, key, "--tls-cert"],
+        [cert, junk, "--tls-key"],
+        [key, cert, "--tls-cert"],
+      ] as const
+    ) {
+      const error = await assertRejects(() => loadTlsFiles(certPath, keyPath));
+      assert(error.message.startsWith(`${flag} `), error.message);
+    }
+    const both = await loadTlsFiles(cert, key);
+    assert(both.cert.includes("CERTIFICATE") && both.key.includes("PRIVATE KEY"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("serveApi with a token: /v1/ needs the bearer token over the wire; /healthz does not", async () => {
   const { server } = start({ apiToken: TOKEN });
   try {
