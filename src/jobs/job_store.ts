@@ -132,6 +132,8 @@ export class JobStore implements JobService, DeliveryStore {
     Array<{ resolve: () => void; reject: (e: Error) => void }>
   >();
   #nextRequestId = 1;
+  /** Voters membership has reported at least once since this store opened. */
+  readonly #everSeen = new Set<string>();
   #flushQueued = false;
   #flushing = false;
   #stallMonitor: StallMonitor | undefined;
@@ -236,14 +238,18 @@ export class JobStore implements JobService, DeliveryStore {
   membershipChanged(): void {
     if (this.#closed) return;
     // A voter missing from the table keeps its last state: SWIM reaps dead members after a
-    // while, and a reaped voter must stay dead for ownership, not come back as "alive".
+    // while, and a reaped voter must stay dead for ownership, not come back as "alive". One
+    // membership has never reported since this store opened counts as dead: a voter that went
+    // down before this node (re)started never joins its table, and taken as alive it kept its
+    // jobs here for good while the others, who saw it die, left them to this node.
     const view = new Map<string, VoterState>();
     const seen = new Set<string>();
     for (const m of this.#members()) {
       if (this.core.voters.includes(m.address)) seen.add(m.address);
     }
+    for (const v of seen) this.#everSeen.add(v);
     for (const v of this.core.voters) {
-      if (!seen.has(v)) view.set(v, this.core.voterState(v));
+      if (!seen.has(v)) view.set(v, this.#everSeen.has(v) ? this.core.voterState(v) : "dead");
     }
     for (const m of this.#members()) {
       if (!this.core.voters.includes(m.address)) continue;

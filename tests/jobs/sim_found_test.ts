@@ -13,6 +13,10 @@ import { decodeMessage } from "../../src/jobs/job_codec.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
 import type { JobSpec } from "../../src/jobs/job_model.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
+import { JobStore, type JobsTransport, type MemberRow } from "../../src/jobs/job_store.ts";
+import { SimDisk } from "../../src/sim/disk.ts";
+import { SimRuntime } from "../../src/sim/sim_runtime.ts";
+import { SimScheduler } from "../../src/sim/scheduler.ts";
 
 const VOTERS = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
 const WALL = 1_800_000_000_000;
@@ -199,4 +203,50 @@ Deno.test("a kept idempotency key ends what a replica still holds under its id, 
     WALL,
   );
   assertEquals([commit.effect, loser.size, loser.stubs], ["unchanged", 0, 0]);
+});
+
+Deno.test("a voter membership never reported since the store opened counts as dead, one reported and then reaped keeps its last state", async () => {
+  // Found by `hookd sim --seed 69` with the handoff dropped: n4 restarted after n2 had died
+  // for good; n4's new membership never heard of n2, the store took n2 for alive and left
+  // n2's jobs to it, while the others (who saw n2 die) left them to n4: never delivered.
+  const voters = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
+  let rows: MemberRow[] = [1, 3, 4].map((i) => ({
+    nodeId: `n${i}`,
+    address: voters[i - 1]!,
+    state: "alive" as const,
+    incarnation: 1,
+  }));
+  const transport: JobsTransport = {
+    send: () => ({ accepted: true }),
+    onMessage: () => () => {},
+    onEvent: () => () => {},
+  };
+  const store = await JobStore.open({
+    self: voters[0]!,
+    nodeId: "n1",
+    voters,
+    dataDir: "/data",
+    fs: new SimDisk(),
+    transport,
+    members: () => rows,
+    runtime: new SimRuntime(new SimScheduler()),
+    rng: new Sfc32(1),
+    metrics: new MetricsRegistry(),
+    deliver: false,
+  });
+  assertEquals(
+    voters.map((v) => store.core.voterState(v)),
+    ["alive", "dead", "alive", "alive", "dead"],
+    "n2 and n5 were never reported",
+  );
+  // n5 joins, then dies and is reaped from the table: it stays dead.
+  rows = [...rows, { nodeId: "n5", address: voters[4]!, state: "alive", incarnation: 1 }];
+  store.membershipChanged();
+  assertEquals(store.core.voterState(voters[4]!), "alive");
+  rows = rows.map((r) => (r.nodeId === "n5" ? { ...r, state: "dead" as const } : r));
+  store.membershipChanged();
+  rows = rows.filter((r) => r.nodeId !== "n5");
+  store.membershipChanged();
+  assertEquals(store.core.voterState(voters[4]!), "dead", "a reaped voter stays dead");
+  store.halt();
 });
