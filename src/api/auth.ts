@@ -18,14 +18,23 @@ function digest(text: string): Buffer {
   return createHash("sha256").update(text).digest();
 }
 
+/** Why `token` cannot be the API token, or undefined when it can. */
+export function apiTokenProblem(token: string): string | undefined {
+  if (token.length < API_TOKEN_CHARS_MIN) {
+    return `must be at least ${API_TOKEN_CHARS_MIN} visible ASCII characters ` +
+      `(got ${token.length} characters)`;
+  }
+  if (!TOKEN.test(token)) {
+    return "must be visible ASCII characters only (no spaces or other characters): it " +
+      "travels in an Authorization header";
+  }
+  return undefined;
+}
+
 /** A checker for `Authorization` header values; throws RangeError on an unusable token. */
 export function bearerChecker(token: string): (authorization: string | null) => boolean {
-  if (!TOKEN.test(token) || token.length < API_TOKEN_CHARS_MIN) {
-    throw new RangeError(
-      `apiToken must be at least ${API_TOKEN_CHARS_MIN} visible ASCII characters ` +
-        `(got ${token.length} characters)`,
-    );
-  }
+  const problem = apiTokenProblem(token);
+  if (problem !== undefined) throw new RangeError(`apiToken ${problem}`);
   const expected = digest(token);
   return (authorization) => {
     if (authorization === null || authorization.length > AUTHORIZATION_CHARS_MAX) return false;

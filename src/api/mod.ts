@@ -19,4 +19,4 @@ export {
 export { buildOpenApi } from "./openapi.ts";
 export { API_ERROR_CODES, type ApiError, type ApiErrorCode, statusOf } from "./errors.ts";
 export { type Route, type RouteId, ROUTES } from "./routes.ts";
-export { API_TOKEN_CHARS_MIN } from "./auth.ts";
+export { API_TOKEN_CHARS_MIN, apiTokenProblem } from "./auth.ts";

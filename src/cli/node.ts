@@ -17,7 +17,7 @@ import {
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "./command.ts";
 import { listenForStopSignal, printJsonLine } from "./process_io.ts";
 import { Node, type NodeOptions } from "../node/node.ts";
-import { API_TOKEN_CHARS_MIN, type ApiTls, loadTlsFiles } from "../api/mod.ts";
+import { API_TOKEN_CHARS_MIN, type ApiTls, apiTokenProblem, loadTlsFiles } from "../api/mod.ts";
 import { parseAddress } from "../transport/address.ts";
 import { apiDefaults, jobsDefaults } from "../config.ts";
 import { DataDirLockedError } from "../jobs/data_dir_lock.ts";
@@ -219,11 +219,8 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
   if (!http.ok) throw new UsageError(`hookd node: --http: ${http.reason}`);
   const transport = transportOptionsFromFlags(values);
   const apiToken = stringFlag(values, "api-token") ?? Deno.env.get(API_TOKEN_ENV);
-  if (apiToken !== undefined && apiToken.length < API_TOKEN_CHARS_MIN) {
-    throw new UsageError(
-      `hookd node: --api-token must be at least ${API_TOKEN_CHARS_MIN} characters`,
-    );
-  }
+  const tokenProblem = apiToken === undefined ? undefined : apiTokenProblem(apiToken);
+  if (tokenProblem !== undefined) throw new UsageError(`hookd node: --api-token ${tokenProblem}`);
   const certPath = stringFlag(values, "tls-cert");
   const keyPath = stringFlag(values, "tls-key");
   if ((certPath === undefined) !== (keyPath === undefined)) {
