@@ -214,9 +214,16 @@ export class SessionSender {
         // RFC 6298 §5.4: retransmit the earliest unacknowledged packet only. Its ack lets the
         // loss detector sort the rest out; declaring the whole window lost would resend it
         // all after every event-loop stall longer than the RTO, which here is common.
+        // But the retransmission must fit: when the window shrank below what was already in
+        // flight (the receiver slowed just before a blackout), the oldest packets go too,
+        // until it does. Freeing one datagram per RTO instead left 22 datagrams in flight
+        // against a 4-datagram window to drain at one per backed-off RTO (2 s each): 27 s
+        // without a byte delivered after a 500 ms blackout (tests/transport/congestion_test.ts).
         this.#rtoCount++;
-        const oldest = this.#sent.values().next().value;
-        if (oldest !== undefined) this.#declareLost(oldest, "timeout");
+        for (const packet of [...this.#sent.values()]) {
+          this.#declareLost(packet, "timeout");
+          if (this.#bytesInFlight <= this.#cc.cwndBytes) break;
+        }
       }
       // The probe or retransmission goes out in this flush; time the next one from now even
       // if the window or an empty probe means nothing is sent.

@@ -216,3 +216,42 @@ Deno.test("retransmissions count against the window: through a blackout, probes 
     ok(rx.flowFrom(tx.address).messages > before, `seed ${seed}: no recovery after the blackout`);
   }
 });
+
+Deno.test("a blackout right after the receiver slowed, with more in flight than the shrunken window, ends in one RTO, not one per datagram", () => {
+  // Seed 1 at 5 % loss: the receiver drains 16 times slower from 300 ms; at 550 ms the window
+  // has shrunk to its least (4 datagrams) while ~22 datagrams sent before are still in flight,
+  // and a 500 ms blackout loses them all.
+  const net = new BottleneckNet({
+    seed: 1,
+    drainBytesPerMs: DRAIN_BYTES_PER_MS,
+    queueDatagramsMax: QUEUE_DATAGRAMS,
+    lossProbability: 0.05,
+  });
+  const rx = net.host("10.0.0.100:7000", "rx");
+  const tx = net.host("10.0.0.1:7000", "tx");
+  saturate(net, tx, rx, MESSAGE_BYTES, 60_000);
+  net.scheduler.runUntil(300);
+  net.setDrain(DRAIN_BYTES_PER_MS / 16);
+  net.scheduler.runUntil(550);
+  const s = tx.endpoint.peerStats(rx.address)!;
+  // The case is only tested if the window did shrink below what is in flight.
+  ok(s.bytesInFlight > s.cwndBytes + 1400, `in flight ${s.bytesInFlight}, window ${s.cwndBytes}`);
+  net.setLoss(1);
+  net.scheduler.runUntil(1050);
+  net.setLoss(0.05);
+  const before = rx.flowFrom(tx.address).messages;
+  // Past the blackout the next RTO (backed off to at most rtoMaxMs, 2 s) must get data through.
+  let recoveredAfterMs = -1;
+  for (let t = 1050; t <= 1050 + 10_000; t += 5) {
+    net.scheduler.runUntil(t);
+    if (rx.flowFrom(tx.address).messages > before) {
+      recoveredAfterMs = t - 1050;
+      break;
+    }
+  }
+  ok(
+    recoveredAfterMs >= 0 && recoveredAfterMs <= 2_500,
+    `first delivery ${recoveredAfterMs} ms after the blackout (-1: none in 10 s)`,
+  );
+  ok(tx.bytesInFlightMax <= 32768 + 1400, `${tx.bytesInFlightMax} bytes in flight`);
+});
