@@ -396,7 +396,8 @@ function readRecord(r: ByteReader): JobRecord {
 
 /** One record as bytes (what the catch-up log keeps and ships). */
 export function encodeRecord(record: JobRecord): Uint8Array {
-  const w = new ByteWriter(record.type === "submit" ? 256 + record.spec.payload.length * 3 : 128);
+  // Sized for ASCII payloads (the usual JSON); a larger UTF-8 payload grows the buffer once.
+  const w = new ByteWriter(record.type === "submit" ? 320 + record.spec.payload.length : 128);
   writeRecord(w, record);
   return w.finish();
 }
@@ -419,13 +420,22 @@ function writeRecordList(w: ByteWriter, records: readonly Uint8Array[]): void {
   for (const bytes of records) w.bytes(bytes);
 }
 
-/** Decodes a record list; each record's bytes are copied so they outlive the input buffer. */
-function readRecordList(r: ByteReader): Array<{ record: JobRecord; bytes: Uint8Array }> {
+/**
+ * Decodes a record list. With `copy`, each record's bytes are copied so they outlive the input
+ * buffer and do not keep it alive (WAL replay reads whole segments); without, they are views
+ * (a transport message is already this node's own copy, and copying every record was a tenth
+ * of the replication path's garbage).
+ */
+function readRecordList(
+  r: ByteReader,
+  copy: boolean,
+): Array<{ record: JobRecord; bytes: Uint8Array }> {
   const n = r.u32();
   if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many records");
   const out: Array<{ record: JobRecord; bytes: Uint8Array }> = [];
   for (let i = 0; i < n; i++) {
-    const bytes = r.bytes(CODEC_LIMITS.recordBytesMax).slice();
+    const view = r.bytes(CODEC_LIMITS.recordBytesMax);
+    const bytes = copy ? view.slice() : view;
     const inner = new ByteReader(bytes);
     const record = readRecord(inner);
     inner.end();
@@ -455,7 +465,7 @@ export function decodeWalBatch(
     if (r.u8() !== WAL_BATCH_MAGIC) return err("not a job-store WAL batch (bad magic)");
     const version = r.u8();
     if (version !== WAL_BATCH_VERSION) return err(`unsupported WAL batch version ${version}`);
-    const records = readRecordList(r);
+    const records = readRecordList(r, true);
     r.end();
     return ok(records);
   } catch (e) {
@@ -621,7 +631,9 @@ function readSubmitRequest(r: ByteReader): SubmitRequest {
 }
 
 export function encodeMessage(m: OutgoingMessage): Uint8Array {
-  const w = new ByteWriter(256);
+  let size = 256;
+  if ("records" in m) { for (const r of m.records) size += r.length + 4; }
+  const w = new ByteWriter(size);
   w.u8(MESSAGE_MAGIC).u8(MESSAGE_VERSION).u8(MESSAGE_CODES[m.kind]);
   switch (m.kind) {
     case "repl":
@@ -695,7 +707,7 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
     switch (code) {
       case MESSAGE_CODES.repl: {
         const from = r.str(CODEC_LIMITS.addressBytesMax);
-        m = { kind: "repl", from, records: onlyReplicated(readRecordList(r)) };
+        m = { kind: "repl", from, records: onlyReplicated(readRecordList(r, false)) };
         break;
       }
       case MESSAGE_CODES.ack: {
@@ -726,14 +738,14 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
         const snapshot = r.bool();
         const yourSeqMax = r.u53();
         const held = readHeld(r);
-        const records = readRecordList(r);
+        const records = readRecordList(r, false);
         if (!snapshot) onlyReplicated(records);
         m = { kind: "sync-reply", from, requestId, done, snapshot, yourSeqMax, held, records };
         break;
       }
       case MESSAGE_CODES.handoff: {
         const from = r.str(CODEC_LIMITS.addressBytesMax);
-        const records = readRecordList(r);
+        const records = readRecordList(r, false);
         for (const item of records) {
           if (item.record.type !== "state") throw new DecodeError("handoff carries state records");
         }

@@ -15,6 +15,12 @@ function hash32(text: string, seed: number): number {
     h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
+  return fmix32(h);
+}
+
+/** murmur3's 32-bit finaliser: every input bit flips each output bit with probability ~1/2. */
+function fmix32(x: number): number {
+  let h = x;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -23,35 +29,52 @@ function hash32(text: string, seed: number): number {
   return h >>> 0;
 }
 
-/** The weight of `voter` for `jobId`: higher ranks first. */
-export function rendezvousWeight(jobId: string, voter: string): number {
-  return weightOf(jobId, voter, voterSeed(voter), hash32(jobId, JOB_SEED));
-}
-
-const VOTER_SEED = 0x9e3779b9;
-const JOB_SEED = 0x7f4a7c15;
+const VOTER_SEED_A = 0x9e3779b9;
+const VOTER_SEED_B = 0x85ebca77;
+const JOB_SEED_A = 0x7f4a7c15;
+const JOB_SEED_B = 0x2545f491;
 
 /**
- * Each voter's seed hash, computed once: voters are a handful of fixed strings, and ownership
- * is asked for on every record a node applies, so the hot path hashes each string once.
+ * Each voter's two seed hashes, computed once: voters are a handful of fixed strings, and
+ * ownership is asked for on every record a node applies and for every id it mints.
  */
-const voterSeeds = new Map<string, number>();
+const voterSeeds = new Map<string, readonly [number, number]>();
 /** Bound on remembered voter seeds (a cluster has a handful; tests build many). */
 const VOTER_SEEDS_MAX = 4096;
 
-function voterSeed(voter: string): number {
+function voterSeed(voter: string): readonly [number, number] {
   let seed = voterSeeds.get(voter);
   if (seed === undefined) {
     if (voterSeeds.size >= VOTER_SEEDS_MAX) voterSeeds.clear();
-    seed = hash32(voter, VOTER_SEED);
+    seed = [hash32(voter, VOTER_SEED_A), hash32(voter, VOTER_SEED_B)];
     voterSeeds.set(voter, seed);
   }
   return seed;
 }
 
-/** Two 32-bit halves make ties (and so ordering by the voter string) vanishingly rare. */
-function weightOf(jobId: string, voter: string, seedOfVoter: number, seedOfJob: number): number {
-  return hash32(jobId, seedOfVoter) * 0x10_0000 + (hash32(voter, seedOfJob) >>> 12);
+/**
+ * The job's two hash lanes, in one pass over its id (ownership is hot: one string pass per
+ * lookup, then two integer mixes per voter).
+ */
+function jobLanes(jobId: string): [number, number] {
+  let a = (0x811c9dc5 ^ JOB_SEED_A) >>> 0;
+  let b = (0x811c9dc5 ^ JOB_SEED_B) >>> 0;
+  for (let i = 0; i < jobId.length; i++) {
+    const c = jobId.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+  }
+  return [fmix32(a), fmix32(b)];
+}
+
+/** Two mixed 32-bit halves: ties (and so ordering by the voter string) are vanishingly rare. */
+function weightOf(lanes: readonly [number, number], seed: readonly [number, number]): number {
+  return fmix32(lanes[0] ^ seed[0]) * 0x10_0000 + (fmix32(lanes[1] ^ seed[1]) >>> 12);
+}
+
+/** The weight of `voter` for `jobId`: higher ranks first. */
+export function rendezvousWeight(jobId: string, voter: string): number {
+  return weightOf(jobLanes(jobId), voterSeed(voter));
 }
 
 /** `voters` ranked for `jobId`, best first. Ties break by voter string, so all nodes agree. */
@@ -70,10 +93,10 @@ export function ownerOf(
 ): string | undefined {
   let best: string | undefined;
   let bestWeight = -1;
-  const seedOfJob = hash32(jobId, JOB_SEED);
+  const lanes = jobLanes(jobId);
   for (const voter of voters) {
     if (isDown(voter)) continue;
-    const w = weightOf(jobId, voter, voterSeed(voter), seedOfJob);
+    const w = weightOf(lanes, voterSeed(voter));
     if (w > bestWeight || (w === bestWeight && best !== undefined && voter < best)) {
       best = voter;
       bestWeight = w;

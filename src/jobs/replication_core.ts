@@ -178,6 +178,37 @@ function stampKey(s: Stamp): string {
   return s.origin + STAMP_SEP + s.seq;
 }
 
+/**
+ * Stamps of records applied here whose append is not yet durable, with that append's token:
+ * per origin a numeric map (a string key per record was a measurable share of the garbage).
+ */
+class StampTokens {
+  readonly #byOrigin = new Map<string, Map<number, number>>();
+
+  get(stamp: Stamp): number | undefined {
+    return this.#byOrigin.get(stamp.origin)?.get(stamp.seq);
+  }
+
+  set(stamp: Stamp, token: number): void {
+    let m = this.#byOrigin.get(stamp.origin);
+    if (m === undefined) {
+      m = new Map();
+      this.#byOrigin.set(stamp.origin, m);
+    }
+    m.set(stamp.seq, token);
+  }
+
+  /** Forgets `stamp` if it still waits on `token` (a later append may hold it again). */
+  deleteIf(stamp: Stamp, token: number): void {
+    const m = this.#byOrigin.get(stamp.origin);
+    if (m !== undefined && m.get(stamp.seq) === token) m.delete(stamp.seq);
+  }
+
+  clear(): void {
+    this.#byOrigin.clear();
+  }
+}
+
 /** Largest seq a 53-bit field carries. */
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
 
@@ -337,7 +368,7 @@ export class ReplicationCore {
   #batch: AppendBatch | undefined;
   readonly #pendingAppends = new Map<number, AppendBatch>();
   /** Records applied but whose append is not yet durable: stamp key → token. */
-  readonly #notDurable = new Map<string, number>();
+  readonly #notDurable = new StampTokens();
   /** Per-peer records to send this flush. */
   readonly #outbox = new Map<string, Uint8Array[]>();
   readonly #proposals = new Map<string, Proposal>();
@@ -923,7 +954,7 @@ export class ReplicationCore {
     // Already durable here (a confirm of a record we hold): our vote counts at once.
     if (localStored && this.tracker.has(stamp.origin, stamp.seq)) proposal.votes.add(this.self);
     else if (localStored) {
-      const token = this.#notDurable.get(key);
+      const token = this.#notDurable.get(stamp);
       if (token !== undefined) this.#batchFor(token)?.votes.push(key);
     }
     return proposal;
@@ -1071,7 +1102,7 @@ export class ReplicationCore {
     batch.bytes += bytes.length + 4;
     if ("stamp" in record) {
       batch.stamps.push(record.stamp);
-      this.#notDurable.set(stampKey(record.stamp), this.#nextToken);
+      this.#notDurable.set(record.stamp, this.#nextToken);
       if (record.type === "skip") {
         for (const [a, b] of record.ranges) {
           batch.skips.push({ origin: record.stamp.origin, from: a, to: b });
@@ -1186,13 +1217,12 @@ export class ReplicationCore {
   ): void {
     const immediate: AckEntry[] = [];
     for (const { record, bytes } of records) {
-      const key = stampKey(record.stamp);
       const wantsAck = ack && (record.type === "submit" || record.type === "revive");
       if (this.tracker.has(record.stamp.origin, record.stamp.seq)) {
         if (wantsAck) immediate.push(this.#ackFor(record));
         continue;
       }
-      const pendingToken = this.#notDurable.get(key);
+      const pendingToken = this.#notDurable.get(record.stamp);
       if (pendingToken !== undefined) {
         if (wantsAck) this.#deferAck(pendingToken, from, this.#ackFor(record));
         continue;
@@ -1306,8 +1336,7 @@ export class ReplicationCore {
     this.#pendingAppends.delete(token);
     for (const s of batch.stamps) {
       this.tracker.add(s.origin, s.seq);
-      const key = stampKey(s);
-      if (this.#notDurable.get(key) === token) this.#notDurable.delete(key);
+      this.#notDurable.deleteIf(s, token);
     }
     for (const s of batch.skips) this.tracker.addRange(s.origin, s.from, s.to);
     for (const r of batch.heldMerges) {
@@ -1912,10 +1941,18 @@ function toDeliveryJob(spec: JobSpec): DeliveryJob {
   };
 }
 
+/** Two hex digits per byte value: id minting is on the submit path, `toString(16)` is slow. */
+const HEX_BYTE: readonly string[] = Array.from(
+  { length: 256 },
+  (_, i) => i.toString(16).padStart(2, "0"),
+);
+
 function randomHex(rng: Rng, bytes: number): string {
   let out = "";
   for (let i = 0; i < bytes; i += 4) {
-    out += Math.floor(rng.next() * 0x1_0000_0000).toString(16).padStart(8, "0");
+    const word = Math.floor(rng.next() * 0x1_0000_0000);
+    out += HEX_BYTE[word >>> 24]! + HEX_BYTE[(word >>> 16) & 0xff]! +
+      HEX_BYTE[(word >>> 8) & 0xff]! + HEX_BYTE[word & 0xff]!;
   }
   return out.slice(0, bytes * 2);
 }

@@ -108,12 +108,16 @@ export class ByteWriter {
 
   /** UTF-8 with a u32 length prefix. */
   str(v: string): this {
-    // Worst case 3 bytes per UTF-16 unit; encodeInto avoids an intermediate copy.
-    this.#room(4 + v.length * 3);
-    const at = this.#offset + 4;
-    const { written } = encoder.encodeInto(v, this.#bytes.subarray(at));
+    // Room for one byte per UTF-16 unit first (ASCII, the usual case); only a string that did
+    // not fit gets the worst case (3 bytes per unit), so a large payload is not tripled.
+    this.#room(4 + v.length);
+    let { read, written } = encoder.encodeInto(v, this.#bytes.subarray(this.#offset + 4));
+    if (read < v.length) {
+      this.#room(4 + v.length * 3);
+      ({ read, written } = encoder.encodeInto(v, this.#bytes.subarray(this.#offset + 4)));
+    }
     this.#view.setUint32(this.#offset, written, false);
-    this.#offset = at + written;
+    this.#offset += 4 + written;
     return this;
   }
 
@@ -124,8 +128,12 @@ export class ByteWriter {
     return this.str(v);
   }
 
-  /** The bytes written so far (a copy sized exactly). */
+  /**
+   * The bytes written so far. A view when the buffer is at most a quarter larger (no copy);
+   * otherwise a copy sized exactly, so a kept result never pins much spare memory.
+   */
   finish(): Uint8Array {
+    if (this.#offset * 5 >= this.#bytes.length * 4) return this.#bytes.subarray(0, this.#offset);
     return this.#bytes.slice(0, this.#offset);
   }
 }
