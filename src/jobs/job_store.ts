@@ -298,10 +298,16 @@ export class JobStore implements JobService, DeliveryStore {
   }
 
   listDeadLetters(limit: number, cursor?: string): DeadLetterPage {
-    const page = this.core.table.deadLetters(limit, cursor);
+    // The cursor is a place in the dead-letter order ("d" + number); anything else starts
+    // from the beginning.
+    const after = cursor !== undefined && /^d\d{1,15}$/.test(cursor)
+      ? Number(cursor.slice(1))
+      : undefined;
+    const page = this.core.table.deadLetters(limit, after);
     const items = page.items.map((e) => this.#view(e));
-    const last = page.items[page.items.length - 1];
-    return page.more && last !== undefined ? { items, nextCursor: last.jobId } : { items };
+    return page.more && page.next !== undefined
+      ? { items, nextCursor: `d${page.next}` }
+      : { items };
   }
 
   retryDeadLetter(id: string): Promise<{ ok: true } | Refusal> {

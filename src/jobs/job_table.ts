@@ -82,7 +82,12 @@ export class JobTable {
   /** Idempotency keys whose job was compacted, by job id (a keyed job's id derives from its key). */
   readonly #keys = new Map<string, KeyTombstone>();
   /** Dead letters in the order they died (Map keeps insertion order). */
-  readonly #dead = new Map<string, true>();
+  /**
+   * Dead letters in the order they died, each with its place in that order: a page cursor is
+   * a place, so it stays valid when the job it named is retried or expires meanwhile.
+   */
+  readonly #dead = new Map<string, number>();
+  #deadSeq = 0;
   readonly #counts: Record<JobPhase, number> = { pending: 0, dead: 0, delivered: 0 };
   #uncommitted = 0;
   #stubs = 0;
@@ -235,7 +240,7 @@ export class JobTable {
   #afterPhase(entry: JobEntry, previous: JobPhase | undefined): void {
     if (previous === "dead" && entry.phase !== "dead") this.#dead.delete(entry.jobId);
     if (entry.phase === "dead") {
-      if (!this.#dead.has(entry.jobId)) this.#dead.set(entry.jobId, true);
+      if (!this.#dead.has(entry.jobId)) this.#dead.set(entry.jobId, ++this.#deadSeq);
       this.#deadExpiry.push(entry.jobId, entry.finishedAtMs + this.#options.deadRetentionMs);
     } else if (entry.phase === "delivered") {
       this.#deliveredExpiry.push(
@@ -265,20 +270,26 @@ export class JobTable {
     return out;
   }
 
-  /** Dead letters oldest first, after the one with id `afterId` (a page cursor). */
-  deadLetters(limit: number, afterId?: string): { items: JobEntry[]; more: boolean } {
+  /**
+   * Dead letters oldest first, after place `after` (the `next` a previous page returned).
+   * `next` is the place of the last item of this page when more follow.
+   */
+  deadLetters(
+    limit: number,
+    after?: number,
+  ): { items: JobEntry[]; more: boolean; next: number | undefined } {
     const items: JobEntry[] = [];
-    let skipping = afterId !== undefined && this.#dead.has(afterId);
-    for (const id of this.#dead.keys()) {
-      if (skipping) {
-        if (id === afterId) skipping = false;
-        continue;
-      }
-      if (items.length >= limit) return { items, more: true };
+    let last: number | undefined;
+    for (const [id, place] of this.#dead) {
+      if (after !== undefined && place <= after) continue;
+      if (items.length >= limit) return { items, more: true, next: last };
       const entry = this.#entries.get(id);
-      if (entry !== undefined) items.push(entry);
+      if (entry !== undefined) {
+        items.push(entry);
+        last = place;
+      }
     }
-    return { items, more: false };
+    return { items, more: false, next: undefined };
   }
 
   /**

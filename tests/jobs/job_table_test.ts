@@ -70,10 +70,30 @@ Deno.test("JobTable pages dead letters oldest first and keeps at most deadLetter
   const first = t.deadLetters(2);
   assertEquals(first.items.map((e) => e.jobId), ["d1", "d2"]);
   assert(first.more);
-  assertEquals(t.deadLetters(2, "d2").items.map((e) => e.jobId), ["d3", "d4"]);
+  assertEquals(t.deadLetters(2, first.next).items.map((e) => e.jobId), ["d3", "d4"]);
   t.expire(T0 + 1);
   assertEquals(t.counts.dead, 3, "the oldest dead letter went past deadLettersMax");
   assertEquals(t.deadLetters(10).items.map((e) => e.jobId), ["d2", "d3", "d4"]);
+});
+
+Deno.test("a dead-letter cursor stays valid when its own job is retried meanwhile", () => {
+  const t = table();
+  for (const id of ["e1", "e2", "e3"]) {
+    t.apply({ type: "submit", stamp: stamp(), spec: spec(id) }, T0);
+    t.apply({
+      type: "dead",
+      stamp: stamp(),
+      jobId: id,
+      gen: 0,
+      attemptsMade: 3,
+      finishedAtMs: T0,
+      reason: "x",
+    }, T0);
+  }
+  const first = t.deadLetters(2);
+  assertEquals(first.items.map((e) => e.jobId), ["e1", "e2"]);
+  t.apply({ type: "revive", stamp: stamp(), jobId: "e2", gen: 1 }, T0);
+  assertEquals(t.deadLetters(2, first.next).items.map((e) => e.jobId), ["e3"]);
 });
 
 Deno.test("JobTable drops stubs whose SUBMIT never came", () => {
