@@ -13,7 +13,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { type ClusterSimOptions, replayCommand, runClusterSim } from "../../src/sim/cluster_sim.ts";
 
-/** Virtual ms of faults and workload per seed in CI: ~0.3 s of real time a seed here. */
+/** Virtual ms of faults and workload per seed in CI: ~0.2 s of CPU a seed (40 s for the file). */
 const CI_CHAOS_MS = 6_000;
 const CI_SEEDS: [number, number] = [1, 200];
 
