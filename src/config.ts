@@ -652,6 +652,15 @@ export interface TransportConfig {
   /** Most peer sessions; datagrams from further addresses are dropped and counted. @default 1024 */
   peersMax: number;
   /**
+   * A session not heard from for this long is released to make room when the table is full
+   * and a new peer comes (its unacknowledged messages reported as `messages-dropped`). Sessions
+   * are never released otherwise (a member's is, by membership, once it is dead), so without
+   * this every UDP client process that ever talked to a node kept a session, and the
+   * (peersMax + 1)th was refused for good. A minute of silence is far past SWIM's detection
+   * bound, so no live member's session goes this way. @default 60_000
+   */
+  sessionIdleMs: number;
+  /**
    * Most keys derived per second for key ids not seen yet (new peers, restarted ones). Each
    * costs an HMAC before its datagram can even be checked, so junk with random key ids must not
    * be able to force one per datagram; a thousand peers restarting at once are all known again
@@ -691,6 +700,7 @@ export const transportDefaults: Readonly<TransportConfig> = Object.freeze({
   tlpMax: 2,
   piggybackBytesMin: 32,
   peersMax: 1024,
+  sessionIdleMs: 60_000,
   keyDerivationsPerSecondMax: 200,
 });
 
@@ -727,6 +737,7 @@ export function validateTransportConfig(config: TransportConfig): TransportConfi
       "receivedRangesMax",
       "packetThreshold",
       "peersMax",
+      "sessionIdleMs",
       "keyDerivationsPerSecondMax",
     ] as const
   ) positiveInteger(`transport.${name}`, config[name]);

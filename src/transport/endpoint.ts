@@ -193,12 +193,12 @@ export class Endpoint {
   }
 
   /** Queues a reliable message for `address`; it leaves at the next `tick`/`flush`. */
-  send(_nowMs: number, address: string, channel: number, bytes: Uint8Array): SendResult {
+  send(nowMs: number, address: string, channel: number, bytes: Uint8Array): SendResult {
     if (!validChannel(channel)) return { accepted: false, reason: "invalid-channel" };
     if (bytes.length > this.config.messageBytesMax) {
       return { accepted: false, reason: "message-too-large" };
     }
-    const session = this.#session(address);
+    const session = this.#session(nowMs, address);
     if (session === undefined) return { accepted: false, reason: "peer-limit" };
     if (!session.enqueue(channel, bytes)) {
       this.counters.backpressure.inc();
@@ -208,9 +208,9 @@ export class Endpoint {
   }
 
   /** Queues an unreliable message (no retransmission, no acknowledgement) of one datagram at most. */
-  sendUnreliable(_nowMs: number, address: string, channel: number, bytes: Uint8Array): SendResult {
+  sendUnreliable(nowMs: number, address: string, channel: number, bytes: Uint8Array): SendResult {
     if (!validChannel(channel)) return { accepted: false, reason: "invalid-channel" };
-    const session = this.#session(address);
+    const session = this.#session(nowMs, address);
     if (session === undefined) return { accepted: false, reason: "peer-limit" };
     if (!session.fitsUnreliable(bytes.length)) {
       return { accepted: false, reason: "message-too-large" };
@@ -281,12 +281,13 @@ export class Endpoint {
       c.decodeErrors.inc();
       return true;
     }
-    const session = this.#session(fromAddress);
+    const session = this.#session(nowMs, fromAddress);
     if (session === undefined) {
       c.peerLimitDrops.inc();
       return true;
     }
     if (this.#admit(nowMs, session, state, counter, decoded.value)) {
+      session.lastHeardMs = nowMs;
       session.onDatagram(nowMs, decoded.value);
     }
     return true;
@@ -464,6 +465,10 @@ export class Endpoint {
    * as a restart of ours.
    */
   forgetPeer(address: string): void {
+    this.#release(address, "peer-forgotten");
+  }
+
+  #release(address: string, reason: "peer-forgotten" | "session-expired"): void {
     const session = this.#sessions.get(address);
     if (session === undefined) return;
     this.#sessions.delete(address);
@@ -473,7 +478,7 @@ export class Endpoint {
         type: "messages-dropped",
         address,
         nodeId: session.peerNodeId,
-        reason: "peer-forgotten",
+        reason,
         messages: dropped,
       });
     }
@@ -583,17 +588,35 @@ export class Endpoint {
     return 1 + Math.floor(this.#rng.next() * 0xffff_ffff);
   }
 
-  #session(address: string): Session | undefined {
+  #session(nowMs: number, address: string): Session | undefined {
     let s = this.#sessions.get(address);
     if (s !== undefined) return s;
-    if (this.#sessions.size >= this.config.peersMax) return undefined;
+    if (this.#sessions.size >= this.config.peersMax && !this.#expireOne(nowMs)) return undefined;
     // Each session has an epoch of its own, so a datagram addressed to one session (its
     // dstEpoch) can never be accepted by another: not by a session at the address of a
     // replaying attacker, nor by one bound to another process, whatever the key table forgot.
     const epoch = this.#sessionsCreated++ === 0 ? this.epoch : this.#drawEpoch();
-    s = new Session(address, epoch, this.#ctx);
+    s = new Session(address, epoch, this.#ctx, nowMs);
     this.#sessions.set(address, s);
     return s;
+  }
+
+  /**
+   * Releases the session heard from longest ago if that is at least `sessionIdleMs` ago (a
+   * peer gone for good: a UDP client that exited, an address nobody uses any more); returns
+   * whether one was. A linear scan, made only when the table is full and a new peer comes.
+   */
+  #expireOne(nowMs: number): boolean {
+    let oldest: Session | undefined;
+    for (const s of this.#sessions.values()) {
+      if (oldest === undefined || s.lastHeardMs < oldest.lastHeardMs) oldest = s;
+    }
+    if (oldest === undefined || nowMs - oldest.lastHeardMs < this.config.sessionIdleMs) {
+      return false;
+    }
+    this.#release(oldest.address, "session-expired");
+    this.counters.sessionsExpired.inc();
+    return true;
   }
 }
 

@@ -80,6 +80,11 @@ export class Session {
   peerKeyId: string | undefined;
   /** The counter of the datagram the current peer epoch was adopted from. */
   peerEpochSinceCounter = 0;
+  /**
+   * When the peer was last heard from (a datagram of it admitted), or the session created:
+   * which session a full table releases first (endpoint.ts `#session`).
+   */
+  lastHeardMs: number;
   /** Send a datagram even with nothing to say, so the peer learns our epoch. */
   #announce = false;
   /**
@@ -89,9 +94,10 @@ export class Session {
   #announceTo: number | undefined;
   #lastAnnounceMs = -Infinity;
 
-  constructor(address: string, localEpoch: number, ctx: SessionContext) {
+  constructor(address: string, localEpoch: number, ctx: SessionContext, nowMs: number) {
     assert(localEpoch !== 0, "epoch 0 means unknown on the wire");
     this.address = address;
+    this.lastHeardMs = nowMs;
     this.#localEpoch = localEpoch;
     this.#ctx = ctx;
     this.#sender = new SessionSender({

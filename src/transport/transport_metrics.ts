@@ -26,6 +26,7 @@ export interface TransportCounters {
   epochMismatch: Counter;
   staleEpochDrops: Counter;
   peerLimitDrops: Counter;
+  sessionsExpired: Counter;
   reassemblyOverflow: Counter;
   protocolErrors: Counter;
   unreliableDropped: Counter;
@@ -92,6 +93,10 @@ export function transportCounters(registry: MetricsRegistry): TransportCounters 
       "Datagrams from an earlier incarnation of a peer",
     ),
     peerLimitDrops: c("peer_limit_drops_total", "Datagrams from new peers past peersMax"),
+    sessionsExpired: c(
+      "sessions_expired_total",
+      "Sessions silent for sessionIdleMs released to make room for a new peer",
+    ),
     reassemblyOverflow: c(
       "reassembly_overflow_total",
       "Datagrams dropped unacknowledged because reassembly memory was full",

@@ -61,14 +61,15 @@ export type TransportEvent =
      * Reliable messages to `address` that the transport gave up without knowing they were
      * delivered (queued, or sent and not acknowledged; some may have arrived), oldest first:
      * `peer-forgotten` after `forgetPeer`; `session-reset` when another node (a different
-     * node id) now answers at the address, so they were not handed to it. A restart of the
-     * same node requeues them instead (see `peer-restarted`).
+     * node id) now answers at the address, so they were not handed to it; `session-expired`
+     * when the session, silent for `sessionIdleMs`, made room for a new peer in a full table.
+     * A restart of the same node requeues them instead (see `peer-restarted`).
      */
     type: "messages-dropped";
     address: string;
     /** The node the messages were meant for; undefined if it never answered. */
     nodeId: string | undefined;
-    reason: "peer-forgotten" | "session-reset";
+    reason: "peer-forgotten" | "session-reset" | "session-expired";
     messages: Array<{ channel: number; bytes: Uint8Array }>;
   };
 

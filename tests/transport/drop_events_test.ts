@@ -133,3 +133,53 @@ Deno.test("UdpTransport.forgetPeer hands the messages-dropped event to its subsc
     await a.close();
   }
 });
+
+Deno.test("sessions of peers long gone give way to a new peer once the table is full, and what they held is reported", () => {
+  // A node with room for 3 peers answers three clients, each of which goes away before it
+  // acknowledges the answer (a UDP client process that exited). A fourth, later, must get in.
+  const config = { peersMax: 3 };
+  const mk = (nodeId: string, seed: number) => {
+    const rng = new Sfc32(seed);
+    return new Endpoint({ nodeId, clusterKey: KEY, keyId: keyIdFrom(rng), rng, config });
+  };
+  const b = mk("b", 2);
+  /** Runs `c` (at `at`) and b until quiet; false when the loop did not settle. */
+  const exchange = (nowMs: number, c: Endpoint, at: string) => {
+    for (let i = 0; i < 100; i++) {
+      c.tick(nowMs);
+      const up = c.takeDatagrams();
+      for (const d of up) b.receive(nowMs, at, d.bytes);
+      b.tick(nowMs);
+      const down = b.takeDatagrams().filter((d) => d.address === at);
+      for (const d of down) c.receive(nowMs, B, d.bytes);
+      if (up.length + down.length === 0) return;
+    }
+    throw new Error("did not settle");
+  };
+  for (let i = 0; i < 3; i++) {
+    const at = `10.0.9.${i}:40000`;
+    const c = mk(`client${i}`, 10 + i);
+    c.send(i, B, 1, bytes(`request ${i}`));
+    exchange(i, c, at);
+    b.send(i, at, 1, bytes(`answer ${i}`));
+    b.tick(i);
+    b.takeDatagrams(); // the client is gone: its answer is never acknowledged
+  }
+  deepStrictEqual(b.takeMessages().map(text), ["request 0", "request 1", "request 2"]);
+  b.takeEvents();
+  // Ten minutes later (b retransmitting the answers all along), a new client.
+  let now = 10;
+  for (let i = 0; i < 100_000 && now < 600_000; i++) {
+    now = Math.max(now + 1, b.nextDeadlineMs());
+    b.tick(now);
+    b.takeDatagrams();
+  }
+  const late = mk("late", 20);
+  late.send(now, B, 1, bytes("late request"));
+  exchange(now, late, "10.0.9.99:40000");
+  deepStrictEqual(b.takeMessages().map(text), ["late request"], "the new client got in");
+  const dropped = dropEvents(b);
+  equal(dropped.length, 1, "one gone client's session was released");
+  deepStrictEqual(dropped[0]!.messages.map(text), ["answer 0"], "the one heard from longest ago");
+  equal(b.peers().length, 3);
+});
