@@ -85,8 +85,8 @@ export class MembershipService {
       if (m.channel !== MEMBERSHIP_CHANNEL && m.channel !== PIGGYBACK_CHANNEL) return;
       this.#step({ type: "packet", fromAddress: m.fromAddress, bytes: m.bytes });
     });
-    this.#transport.setPiggyback((_peer, spaceBytes) =>
-      this.#closed ? null : this.core.gossipPacket(spaceBytes)
+    this.#transport.setPiggyback((peer, spaceBytes) =>
+      this.#closed ? null : this.core.gossipPacket(spaceBytes, peer)
     );
     this.#step({ type: "tick" });
   }

@@ -208,6 +208,8 @@ export class SwimCore implements MembershipView {
   #version = 0;
   #countsVersion = -1;
   #counts: Record<MemberState, number> = { alive: 0, suspect: 0, dead: 0, left: 0 };
+  #liveAddressesVersion = -1;
+  #liveAddressesSet: ReadonlySet<string> = new Set();
   #memberWakeVersion = -1;
   #memberWakeMs = Infinity;
   #joined: boolean;
@@ -397,9 +399,13 @@ export class SwimCore implements MembershipView {
 
   /**
    * Gossip for the transport's piggyback hook: a packet of queued updates fitting in
-   * `spaceBytes`, or null when nothing is queued or nothing fits.
+   * `spaceBytes`, or null when nothing is queued or nothing fits. With `toAddress`, null also
+   * when no live member is at that address: the transport builds datagrams for non-members too
+   * (UDP job clients), and each update may be sent only `#retransmitLimit()` times, so a busy
+   * client's answers used them all up within milliseconds and the members heard nothing.
    */
-  gossipPacket(spaceBytes: number): Uint8Array | null {
+  gossipPacket(spaceBytes: number, toAddress?: string): Uint8Array | null {
+    if (toAddress !== undefined && !this.#liveAddresses().has(toAddress)) return null;
     const room = Math.min(spaceBytes, this.config.packetBytesMax) - PACKET_HEADER_BYTES;
     const updates = this.#gossip.take(room, PACKET_MESSAGES_MAX, this.#retransmitLimit());
     if (updates.length === 0) return null;
@@ -1020,6 +1026,21 @@ export class SwimCore implements MembershipView {
       this.#countsVersion = this.#version;
     }
     return this.#counts;
+  }
+
+  /** Addresses of the live members but us (alive or suspect), recomputed when the table moved. */
+  #liveAddresses(): ReadonlySet<string> {
+    if (this.#liveAddressesVersion !== this.#version) {
+      const addresses = new Set<string>();
+      for (const m of this.#members.values()) {
+        if (m.nodeId !== this.nodeId && (m.state === "alive" || m.state === "suspect")) {
+          addresses.add(m.address);
+        }
+      }
+      this.#liveAddressesSet = addresses;
+      this.#liveAddressesVersion = this.#version;
+    }
+    return this.#liveAddressesSet;
   }
 
   #liveCount(): number {

@@ -182,3 +182,29 @@ Deno.test("MembershipService.leave lingers in runtime time; close() ends the lin
   other.close();
   await lingering; // resolves although no virtual time passed
 });
+
+Deno.test("MembershipService piggybacks gossip only on datagrams to members, not on a UDP client's", () => {
+  const transport = new FakeTransport();
+  const service = makeService(transport, [], undefined, new SimRuntime(new SimScheduler()));
+  try {
+    service.start();
+    transport.deliver(MEMBERSHIP_CHANNEL, encodePacket([alive("n2", "10.0.0.2:1", 1)]));
+    transport.deliver(MEMBERSHIP_CHANNEL, encodePacket([alive("n3", "10.0.0.3:1", 1)]));
+    // The node answers a busy client (bench --via udp): hundreds of datagrams, each with room.
+    // Each update may be piggybacked only a few times (retransmitMult · log10 N): spent on the
+    // client, which ignores membership, they would never reach a member.
+    for (let i = 0; i < 200; i++) {
+      assertEquals(transport.piggyback?.("10.9.9.9:40000", 1000), null, `datagram ${i}`);
+    }
+    const gossip = transport.piggyback?.("10.0.0.2:1", 1000);
+    assert(gossip !== null && gossip !== undefined, "the member still gets the updates");
+    const decoded = decodePacket(gossip);
+    assert(decoded.ok);
+    assert(
+      decoded.value.some((m) => m.type === "alive" && m.nodeId === "n3"),
+      "n3's alive reaches n2",
+    );
+  } finally {
+    service.close();
+  }
+});
