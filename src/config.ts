@@ -664,10 +664,20 @@ export interface TransportConfig {
    * Most keys derived per second for key ids not seen yet (new peers, restarted ones). Each
    * costs an HMAC before its datagram can even be checked, so junk with random key ids must not
    * be able to force one per datagram; a thousand peers restarting at once are all known again
-   * within seconds.
+   * within seconds. Datagrams from an address we have a session with draw on that session's
+   * own budget instead (`keyDerivationsPerPeerPerSecondMax`).
    * @default 200
    */
   keyDerivationsPerSecondMax: number;
+  /**
+   * Most keys derived per second for datagrams from the address of one existing session (its
+   * peer restarted with a new key id, or moved to its next key generation every 2^24
+   * datagrams). Kept apart from the shared budget above, which a junk flood with random key ids
+   * spends entirely: a restarted member must not be locked out by a flood it has no part in.
+   * Four is a restart and a generation change at once, twice over.
+   * @default 4
+   */
+  keyDerivationsPerPeerPerSecondMax: number;
 }
 
 export const transportDefaults: Readonly<TransportConfig> = Object.freeze({
@@ -702,6 +712,7 @@ export const transportDefaults: Readonly<TransportConfig> = Object.freeze({
   peersMax: 1024,
   sessionIdleMs: 60_000,
   keyDerivationsPerSecondMax: 200,
+  keyDerivationsPerPeerPerSecondMax: 4,
 });
 
 /** Smallest and largest datagram sizes the codec accepts (65,000 keeps under the UDP limit). */
@@ -739,6 +750,7 @@ export function validateTransportConfig(config: TransportConfig): TransportConfi
       "peersMax",
       "sessionIdleMs",
       "keyDerivationsPerSecondMax",
+      "keyDerivationsPerPeerPerSecondMax",
     ] as const
   ) positiveInteger(`transport.${name}`, config[name]);
   for (

@@ -40,6 +40,7 @@ import {
 import { Buffer } from "node:buffer";
 import { Session, type SessionContext, type SessionOutput } from "./session.ts";
 import { ReplayWindow } from "./replay_window.ts";
+import { TokenBucket } from "./token_bucket.ts";
 import { type TransportCounters, transportCounters } from "./transport_metrics.ts";
 import {
   APP_CHANNEL_MAX,
@@ -119,9 +120,8 @@ export class Endpoint {
   #sendKey: { generation: number; key: Buffer } | undefined;
   /** Every peer key id that opened a datagram, by key id (latin1), oldest first. */
   readonly #peerKeys = new Map<string, PeerKeyState>();
-  /** Token bucket for deriving keys of key ids not seen yet (see `#openWithNewKey`). */
-  #derivationTokens: number;
-  #derivationRefillMs = -Infinity;
+  /** The shared budget for deriving keys for datagrams from addresses with no session. */
+  readonly #derivations: TokenBucket;
   readonly #sessions = new Map<string, Session>();
   readonly #ctx: SessionContext;
   readonly #out: SessionOutput = { datagrams: [], messages: [], events: [] };
@@ -159,7 +159,7 @@ export class Endpoint {
     if (this.#keyId.length !== KEY_ID_BYTES) {
       throw new RangeError(`keyId must be ${KEY_ID_BYTES} bytes, got ${this.#keyId.length}`);
     }
-    this.#derivationTokens = this.config.keyDerivationsPerSecondMax;
+    this.#derivations = new TokenBucket(this.config.keyDerivationsPerSecondMax);
     this.#piggyback = options.piggyback ?? null;
     this.#minDatagramBytes = HEADER_FIXED_BYTES + 1 + AEAD_TAG_BYTES;
     this.#ctx = {
@@ -499,7 +499,10 @@ export class Endpoint {
    * The datagram opened and its key id's state, or undefined (counted) when it does not
    * authenticate or its key may not be derived now. A key id seen before costs a map lookup;
    * an unknown one costs a key derivation, which an attacker could force with every datagram,
-   * so derivations for unknown key ids are rate-limited (`keyDerivationsPerSecondMax`), and a
+   * so derivations are rate-limited: from the address of an existing session on that
+   * session's own budget (`keyDerivationsPerPeerPerSecondMax`), so that a flood of random key
+   * ids from elsewhere cannot keep a restarted peer out, and from any other address on the
+   * shared one (`keyDerivationsPerSecondMax`); and a
    * key id gets state only once a datagram opened under it (authentication before state).
    */
   #open(
@@ -522,7 +525,8 @@ export class Endpoint {
       }
       return { plain, state: known };
     }
-    if (!this.#takeDerivationToken(nowMs)) {
+    const budget = this.#sessions.get(fromAddress)?.keyDerivations ?? this.#derivations;
+    if (!budget.take(nowMs)) {
       c.keyDerivationsRefused.inc();
       return undefined;
     }
@@ -569,20 +573,6 @@ export class Endpoint {
     }
   }
 
-  #takeDerivationToken(nowMs: number): boolean {
-    const perSecond = this.config.keyDerivationsPerSecondMax;
-    if (nowMs > this.#derivationRefillMs) {
-      const earned = this.#derivationRefillMs === -Infinity
-        ? perSecond
-        : (nowMs - this.#derivationRefillMs) * perSecond / 1000;
-      this.#derivationTokens = Math.min(perSecond, this.#derivationTokens + earned);
-      this.#derivationRefillMs = nowMs;
-    }
-    if (this.#derivationTokens < 1) return false;
-    this.#derivationTokens--;
-    return true;
-  }
-
   /** A random session epoch in [1, 2^32 - 1]: 0 means "unknown" on the wire. */
   #drawEpoch(): number {
     return 1 + Math.floor(this.#rng.next() * 0xffff_ffff);
@@ -596,7 +586,13 @@ export class Endpoint {
     // dstEpoch) can never be accepted by another: not by a session at the address of a
     // replaying attacker, nor by one bound to another process, whatever the key table forgot.
     const epoch = this.#sessionsCreated++ === 0 ? this.epoch : this.#drawEpoch();
-    s = new Session(address, epoch, this.#ctx, nowMs);
+    s = new Session(
+      address,
+      epoch,
+      this.#ctx,
+      nowMs,
+      new TokenBucket(this.config.keyDerivationsPerPeerPerSecondMax),
+    );
     this.#sessions.set(address, s);
     return s;
   }

@@ -23,6 +23,7 @@ import {
 } from "./frame_codec.ts";
 import { SessionReceiver } from "./receiver.ts";
 import { SessionSender } from "./sender.ts";
+import type { TokenBucket } from "./token_bucket.ts";
 import type { TransportCounters } from "./transport_metrics.ts";
 import {
   type DeliveredMessage,
@@ -94,9 +95,19 @@ export class Session {
   #announceTo: number | undefined;
   #lastAnnounceMs = -Infinity;
 
-  constructor(address: string, localEpoch: number, ctx: SessionContext, nowMs: number) {
+  /** Key derivations for datagrams from this address (endpoint.ts `#open`). */
+  readonly keyDerivations: TokenBucket;
+
+  constructor(
+    address: string,
+    localEpoch: number,
+    ctx: SessionContext,
+    nowMs: number,
+    keyDerivations: TokenBucket,
+  ) {
     assert(localEpoch !== 0, "epoch 0 means unknown on the wire");
     this.address = address;
+    this.keyDerivations = keyDerivations;
     this.lastHeardMs = nowMs;
     this.#localEpoch = localEpoch;
     this.#ctx = ctx;

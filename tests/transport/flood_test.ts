@@ -9,8 +9,11 @@ import fc from "fast-check";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { MAGIC, VERSION } from "../../src/transport/frame_codec.ts";
 import { type DeliveredMessage, Endpoint, UdpTransport } from "../../src/transport/mod.ts";
+import { TransportSim } from "./sim_harness.ts";
 
 const KEY = "flood-test-cluster-key-0123456789";
+const A = "10.0.0.1:7000";
+const B = "10.0.0.2:7000";
 
 /** Random bytes, some of them behind a header that passes the cheap checks. */
 const junk = fc.tuple(fc.boolean(), fc.uint8Array({ minLength: 0, maxLength: 1500 })).map(
@@ -82,4 +85,43 @@ Deno.test("UdpTransport under a burst of junk from a socket sends nothing, and a
     await a.close();
     await b.close();
   }
+});
+
+Deno.test("a junk flood with random key ids does not keep a restarted peer out: its new key is still derived", () => {
+  // 20,000 plausible datagrams a second (a sixth of the flood the issue measured), each with a
+  // random key id, from random addresses: every one asks for a key derivation, and the global
+  // budget (keyDerivationsPerSecondMax) is spent on them.
+  const sim = new TransportSim(1, { lossProbability: 0, delayMsMin: 0.05, delayMsMax: 0.2 });
+  const a = sim.node(A, "a");
+  const b = sim.node(B, "b");
+  a.endpoint.send(0, B, 1, new TextEncoder().encode("first"));
+  a.pump();
+  sim.scheduler.runUntil(100);
+  const junkRng = new Sfc32(99);
+  const perMs = 20;
+  for (let t = 100; t < 3_100; t++) {
+    for (let k = 0; k < perMs; k++) {
+      sim.scheduler.at(t + k / perMs, () => {
+        const bytes = new Uint8Array(200);
+        for (let i = 0; i < bytes.length; i++) bytes[i] = junkRng.int(256);
+        bytes.set([MAGIC & 0xff, MAGIC >>> 8, VERSION, 0], 0);
+        bytes.fill(0, 24, 28); // a counter in range
+        const from = `10.9.${junkRng.int(256)}.${junkRng.int(256)}:${1 + junkRng.int(60000)}`;
+        b.endpoint.receive(sim.scheduler.nowMs, from, bytes);
+      });
+    }
+  }
+  sim.scheduler.runUntil(200);
+  // a restarts (a new key id) and sends.
+  a.restart(12345, {});
+  a.endpoint.send(200, B, 1, new TextEncoder().encode("after restart"));
+  a.pump();
+  sim.scheduler.runUntil(1_200);
+  const texts = b.delivered.map((m) => new TextDecoder().decode(m.bytes));
+  ok(texts.includes("after restart"), "the restarted peer got through within a second");
+  ok(
+    (b.endpoint.metrics.snapshot()["hookd_transport_key_derivations_refused_total"] as number) >
+      10_000,
+    "the flood did exhaust the global derivation budget",
+  );
 });
