@@ -1119,6 +1119,14 @@ export interface JobsConfig {
    * is dropped after this long. @default 3_600_000
    */
   stubRetentionMs: number;
+  /**
+   * A job held uncommitted (its submit never saw a majority: it was refused 503, so never
+   * acknowledged) by a node that does not own it is dropped this long after it was
+   * submitted. Owners keep theirs and keep confirming them, so an acknowledged job whose
+   * COMMIT was lost is never dropped; this only bounds the memory of failed submits.
+   * @default 86_400_000 (24 h)
+   */
+  uncommittedRetentionMs: number;
   /** How often retention runs. @default 1000 */
   expireIntervalMs: number;
   /**
@@ -1155,6 +1163,7 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   idempotencyWindowMs: 24 * 3_600_000,
   historyMax: 20,
   stubRetentionMs: 3_600_000,
+  uncommittedRetentionMs: 86_400_000,
   expireIntervalMs: 1000,
   checkpointBytes: 64 * 1024 * 1024,
   maxAttemptsDefault: 7,
@@ -1192,6 +1201,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "deadRetentionMs",
       "idempotencyWindowMs",
       "stubRetentionMs",
+      "uncommittedRetentionMs",
     ] as const
   ) nonNegative(`jobs.${name}`, config[name]);
   // Shedding load must start before submits time out, or it sheds nothing.

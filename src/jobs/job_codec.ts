@@ -527,8 +527,12 @@ export type JobsMessage =
     readonly kind: "sync-reply";
     readonly from: string;
     readonly requestId: number;
-    /** The last reply of this request: the server sent everything it holds above `held`. */
-    readonly done: boolean;
+    /**
+     * This message's index among the `parts` the server sent for the request. Parts may
+     * arrive in any order (no head-of-line blocking): the request is answered once all have.
+     */
+    readonly part: number;
+    readonly parts: number;
     /** Records are `state`/`key` snapshot records, and `held` is the server's coverage. */
     readonly snapshot: boolean;
     /** Highest seq the server holds from the requester's own origin (0: none). */
@@ -652,7 +656,7 @@ export function encodeMessage(m: OutgoingMessage): Uint8Array {
       writeHeld(w, m.held);
       break;
     case "sync-reply":
-      w.str(m.from).u32(m.requestId).bool(m.done).bool(m.snapshot).u53(m.yourSeqMax);
+      w.str(m.from).u32(m.requestId).u32(m.part).u32(m.parts).bool(m.snapshot).u53(m.yourSeqMax);
       writeHeld(w, m.held);
       writeRecordList(w, m.records);
       break;
@@ -734,13 +738,25 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
       case MESSAGE_CODES["sync-reply"]: {
         const from = r.str(CODEC_LIMITS.addressBytesMax);
         const requestId = r.u32();
-        const done = r.bool();
+        const part = r.u32();
+        const parts = r.u32();
+        if (parts < 1 || part >= parts) throw new DecodeError("sync reply part out of range");
         const snapshot = r.bool();
         const yourSeqMax = r.u53();
         const held = readHeld(r);
         const records = readRecordList(r, false);
         if (!snapshot) onlyReplicated(records);
-        m = { kind: "sync-reply", from, requestId, done, snapshot, yourSeqMax, held, records };
+        m = {
+          kind: "sync-reply",
+          from,
+          requestId,
+          part,
+          parts,
+          snapshot,
+          yourSeqMax,
+          held,
+          records,
+        };
         break;
       }
       case MESSAGE_CODES.handoff: {

@@ -33,6 +33,8 @@ export interface JobTableOptions {
   idempotencyWindowMs: number;
   /** Stubs (state without a SUBMIT) older than this are dropped. */
   stubRetentionMs: number;
+  /** Uncommitted jobs come up for `dueUncommitted` this long after their submit. */
+  uncommittedRetentionMs: number;
 }
 
 export interface ApplyResult {
@@ -99,6 +101,7 @@ export class JobTable {
   readonly #deadExpiry = new ExpiryQueue();
   readonly #stubExpiry = new ExpiryQueue();
   readonly #keyExpiry = new ExpiryQueue();
+  readonly #uncommittedExpiry = new ExpiryQueue();
   readonly #recent: string[] = [];
   #recentHead = 0;
   /** Two committed bodies met for one id (a broken invariant, counted, never silent). */
@@ -221,6 +224,12 @@ export class JobTable {
       }
       this.#pushRecent(jobId);
       this.#afterPhase(entry, undefined);
+      if (!entry.committed && entry.spec !== undefined) {
+        this.#uncommittedExpiry.push(
+          jobId,
+          entry.spec.submittedAtMs + this.#options.uncommittedRetentionMs,
+        );
+      }
       return { effect, entry, previousPhase, previousCommitted };
     }
     if (effect === "changed") {
@@ -335,7 +344,8 @@ export class JobTable {
     return dropped;
   }
 
-  #remove(entry: JobEntry): void {
+  /** Removes a job; a keyed one leaves its key behind unless `keepKey` is false. */
+  #remove(entry: JobEntry, keepKey = true): void {
     const spec = entry.spec;
     this.#entries.delete(entry.jobId);
     this.#counts[entry.phase]--;
@@ -344,7 +354,7 @@ export class JobTable {
     this.#dead.delete(entry.jobId);
     this.compacted++;
     assert(this.#counts[entry.phase] >= 0, "job counts never go negative");
-    if (spec?.idempotencyKey !== undefined) {
+    if (keepKey && spec?.idempotencyKey !== undefined) {
       const expiresAtMs = spec.submittedAtMs + this.#options.idempotencyWindowMs;
       if (expiresAtMs > entry.finishedAtMs) {
         this.#keys.set(entry.jobId, {
@@ -356,6 +366,32 @@ export class JobTable {
         this.#keyExpiry.push(entry.jobId, expiresAtMs);
       }
     }
+  }
+
+  /**
+   * Jobs submitted more than `uncommittedRetentionMs` ago and still uncommitted here: the
+   * caller decides which to `drop` (it keeps the ones it owns).
+   */
+  dueUncommitted(nowWallMs: number): JobEntry[] {
+    const out: JobEntry[] = [];
+    for (const jobId of this.#uncommittedExpiry.due(nowWallMs)) {
+      const entry = this.#entries.get(jobId);
+      if (entry !== undefined && !entry.committed && entry.phase === "pending") out.push(entry);
+    }
+    return out;
+  }
+
+  /** Asks again about an uncommitted job later (its owner keeps it). */
+  recheckUncommitted(jobId: string, atWallMs: number): void {
+    this.#uncommittedExpiry.push(jobId, atWallMs);
+  }
+
+  /** Drops a job that was never acknowledged, leaving no idempotency key behind. */
+  dropUncommitted(jobId: string): boolean {
+    const entry = this.#entries.get(jobId);
+    if (entry === undefined || entry.committed) return false;
+    this.#remove(entry, false);
+    return true;
   }
 
   /** Every job and kept key as records: what a checkpoint writes and a snapshot ships. */

@@ -46,6 +46,7 @@ import {
 } from "./job_codec.ts";
 import {
   type AttemptEntry,
+  type HeldRanges,
   type JobEntry,
   type JobRecord,
   type JobSpec,
@@ -56,7 +57,7 @@ import {
 } from "./job_model.ts";
 import { JobTable } from "./job_table.ts";
 import { ownerOf } from "./preference.ts";
-import { missingRanges, SeqTracker } from "./seq_tracker.ts";
+import { missingRanges, SeqTracker, summaryHas } from "./seq_tracker.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
 
 export type CorePhase = "recovering" | "catching_up" | "ready" | "stopping" | "failed";
@@ -207,7 +208,45 @@ class StampTokens {
   clear(): void {
     this.#byOrigin.clear();
   }
+
+  /** The seqs of `origin` waiting for their append, ascending. */
+  seqs(origin: string): number[] {
+    return [...(this.#byOrigin.get(origin)?.keys() ?? [])].sort((a, b) => a - b);
+  }
 }
+
+/** `ranges` (ascending, disjoint, inclusive) without the seqs in `minus` (ascending). */
+function subtractSeqs(
+  ranges: readonly (readonly [number, number])[],
+  minus: readonly number[],
+): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let k = 0;
+  for (const [a, b] of ranges) {
+    let from = a;
+    while (k < minus.length && minus[k]! < from) k++;
+    while (k < minus.length && minus[k]! <= b) {
+      if (minus[k]! > from) out.push([from, minus[k]! - 1]);
+      from = minus[k]! + 1;
+      k++;
+    }
+    if (from <= b) out.push([from, b]);
+  }
+  return out;
+}
+
+/** A sync request's reply, assembled from parts that may arrive in any order. */
+interface SyncReplyProgress {
+  readonly parts: number;
+  readonly seen: Set<number>;
+  /** Job ids a snapshot reply carried (undefined for a records reply). */
+  readonly snapshotIds: Set<string> | undefined;
+  /** The server's coverage, on the snapshot's last part. */
+  held: readonly HeldRanges[];
+}
+
+/** Sync replies tracked at once; a reply whose parts never all arrive is dropped past it. */
+const SYNC_REPLIES_TRACKED_MAX = 64;
 
 /** Largest seq a 53-bit field carries. */
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
@@ -228,6 +267,7 @@ interface CoreMetrics {
   catchupSnapshots: Counter;
   confirmRounds: Counter;
   commitConflicts: Counter;
+  finishedElsewhere: Counter;
   jobsPending: Gauge;
   queueAgeRefusals: Counter;
   jobsDead: Gauge;
@@ -290,6 +330,10 @@ function registerMetrics(m: MetricsRegistry): CoreMetrics {
     confirmRounds: m.counter(
       "hookd_jobs_confirm_rounds_total",
       "Confirm rounds run by owners for jobs they held uncommitted",
+    ),
+    finishedElsewhere: m.counter(
+      "hookd_jobs_finished_elsewhere_total",
+      "Pending jobs a snapshot catch-up showed were finished and compacted on a peer",
     ),
     commitConflicts: m.counter(
       "hookd_jobs_commit_conflicts_total",
@@ -390,6 +434,8 @@ export class ReplicationCore {
   /** Catch-up: voters that sent a complete reply to our restart catch-up. */
   readonly #catchupDone = new Set<string>();
   readonly #catchupRequests = new Map<number, string>();
+  /** Sync replies being assembled, by server and request id. */
+  readonly #syncReplies = new Map<string, SyncReplyProgress>();
   #catchupNextMs = 0;
   #catchupStartedMs = 0;
   /** Catching up again after a freeze (`stalled`), not after a restart. */
@@ -424,6 +470,7 @@ export class ReplicationCore {
       deadLettersMax: this.config.deadLettersMax,
       idempotencyWindowMs: this.config.idempotencyWindowMs,
       stubRetentionMs: this.config.stubRetentionMs,
+      uncommittedRetentionMs: this.config.uncommittedRetentionMs,
     });
     this.log = new CatchupLog(this.config.catchupLogBytesMax);
   }
@@ -619,7 +666,12 @@ export class ReplicationCore {
     const known = Math.max(this.tracker.max(this.self), this.#peerSeqOfMine, this.#nextOwnSeq - 1);
     const heardFromAll = this.#catchupDone.size >= this.#peers.length;
     const margin = heardFromAll ? 0 : this.config.originPendingMax;
-    const holes = this.tracker.gaps(this.self, known, 4096);
+    // A hole is a seq held neither durably nor on its way to disk: our own records that
+    // catch-up just brought back are still being written, and must not be voided.
+    const holes = subtractSeqs(
+      this.tracker.gaps(this.self, known, 4096),
+      this.#notDurable.seqs(this.self),
+    );
     const ranges: Array<[number, number]> = [...holes];
     if (margin > 0) ranges.push([known + 1, known + margin]);
     this.#nextOwnSeq = known + margin + 1;
@@ -1670,23 +1722,25 @@ export class ReplicationCore {
       const snapshot: Uint8Array[] = [];
       for (const r of this.table.snapshotRecords()) snapshot.push(encodeRecord(r));
       const held = this.tracker.summary(4096);
-      this.#sendChunked(m.from, snapshot, (chunk, last) => ({
+      this.#sendChunked(m.from, snapshot, (chunk, part, parts) => ({
         kind: "sync-reply",
         from: this.self,
         requestId: m.requestId,
-        done: last,
+        part,
+        parts,
         snapshot: true,
         yourSeqMax,
-        held: last ? held : [],
+        held: part === parts - 1 ? held : [],
         records: chunk,
       }));
       return;
     }
-    this.#sendChunked(m.from, records, (chunk, last) => ({
+    this.#sendChunked(m.from, records, (chunk, part, parts) => ({
       kind: "sync-reply",
       from: this.self,
       requestId: m.requestId,
-      done: last,
+      part,
+      parts,
       snapshot: false,
       yourSeqMax,
       held: [],
@@ -1701,22 +1755,31 @@ export class ReplicationCore {
   ): void {
     this.#peerSeqOfMine = Math.max(this.#peerSeqOfMine, m.yourSeqMax);
     this.#metrics.catchupRecords.inc(m.records.length);
+    const key = `${m.from}\u0000${m.requestId}`;
+    let progress = this.#syncReplies.get(key);
+    if (progress === undefined) {
+      // Bounded: replies of requests whose other parts never come (their server died) go.
+      if (this.#syncReplies.size >= SYNC_REPLIES_TRACKED_MAX) {
+        this.#syncReplies.delete(this.#syncReplies.keys().next().value!);
+      }
+      progress = {
+        parts: m.parts,
+        seen: new Set(),
+        snapshotIds: m.snapshot ? new Set() : undefined,
+        held: [],
+      };
+      this.#syncReplies.set(key, progress);
+    }
+    if (progress.seen.has(m.part) || m.parts !== progress.parts) return;
+    progress.seen.add(m.part);
     if (m.snapshot) {
       for (const { record, bytes } of m.records) {
         if (record.type !== "state" && record.type !== "key") continue;
+        if (record.type === "state") progress.snapshotIds?.add(record.state.jobId);
         const effect = this.#applyAndReact(nowMs, record, wallMs);
         if (effect === "changed") this.#addToBatch(bytes, record);
       }
-      if (m.done && m.held.length > 0) {
-        // What the server held is now reflected here: held once this batch is durable, and
-        // out of reach of our log (its records came as states).
-        const meta: JobRecord = { type: "meta", nextOwnSeq: 0, held: m.held };
-        this.#appendBatch().heldMerges.push(meta);
-        for (const h of m.held) {
-          const top = h.above.length > 0 ? h.above[h.above.length - 1]![1] : h.contiguous;
-          this.log.raiseFloor(h.origin, top);
-        }
-      }
+      if (m.held.length > 0) progress.held = m.held;
     } else {
       this.#onRecords(
         nowMs,
@@ -1726,10 +1789,53 @@ export class ReplicationCore {
         false,
       );
     }
-    if (m.done && this.#catchupRequests.get(m.requestId) === m.from) {
+    if (progress.seen.size < progress.parts) return;
+    this.#syncReplies.delete(key);
+    if (progress.snapshotIds !== undefined && progress.held.length > 0) {
+      this.#afterSnapshot(nowMs, wallMs, progress.snapshotIds, progress.held);
+    }
+    if (this.#catchupRequests.get(m.requestId) === m.from) {
       this.#catchupRequests.delete(m.requestId);
       this.#catchupDone.add(m.from);
       this.#catchupTick(nowMs, wallMs);
+    }
+  }
+
+  /**
+   * A whole snapshot arrived: its states are merged, so what the server held is now held here
+   * (once this append is durable) and out of reach of our log. A pending job we hold whose
+   * SUBMIT the server held, but which is not in its table, finished there and was compacted
+   * (its DONE or DEAD is among what we now count as held, though we never got it): mark it
+   * finished here too, or it would wait pending, and be delivered again, for ever.
+   */
+  #afterSnapshot(
+    nowMs: number,
+    wallMs: number,
+    ids: ReadonlySet<string>,
+    held: readonly HeldRanges[],
+  ): void {
+    const finished: JobEntry[] = [];
+    for (const entry of this.table.entries()) {
+      if (entry.phase !== "pending" || ids.has(entry.jobId)) continue;
+      const stamp = entry.submitStamp;
+      if (stamp !== undefined && summaryHas(held, stamp.origin, stamp.seq)) finished.push(entry);
+    }
+    for (const entry of finished) {
+      const record: JobRecord = {
+        type: "state",
+        state: { ...snapshotOf(entry), phase: "delivered", finishedAtMs: wallMs, history: [] },
+      };
+      this.#applyAndReact(nowMs, record, wallMs);
+      this.#addToBatch(encodeRecord(record), record);
+    }
+    if (finished.length > 0) {
+      this.#metrics.finishedElsewhere.inc(finished.length);
+      this.#log("finished-elsewhere", { jobs: finished.length });
+    }
+    this.#appendBatch().heldMerges.push({ type: "meta", nextOwnSeq: 0, held });
+    for (const h of held) {
+      const top = h.above.length > 0 ? h.above[h.above.length - 1]![1] : h.contiguous;
+      this.log.raiseFloor(h.origin, top);
     }
   }
 
@@ -1791,6 +1897,13 @@ export class ReplicationCore {
     if (nowMs >= this.#expireAtMs) {
       this.#expireAtMs = nowMs + this.config.expireIntervalMs;
       for (const jobId of this.table.expire(wallMs)) this.#cancel(jobId);
+      for (const entry of this.table.dueUncommitted(wallMs)) {
+        if (this.ownerOf(entry.jobId) === this.self || this.#proposalByJob.has(entry.jobId)) {
+          this.table.recheckUncommitted(entry.jobId, wallMs + this.config.uncommittedRetentionMs);
+        } else {
+          this.table.dropUncommitted(entry.jobId);
+        }
+      }
     }
     if (nowMs >= this.#lazyDueMs) this.#lazyDue = true;
     if (nowMs >= this.#deferredAtMs) {
@@ -1889,27 +2002,31 @@ export class ReplicationCore {
   #sendChunked(
     to: string,
     records: readonly Uint8Array[],
-    build: (chunk: Uint8Array[], last: boolean) => OutgoingMessage,
+    build: (chunk: Uint8Array[], part: number, parts: number) => OutgoingMessage,
     replication = false,
   ): void {
-    let chunk: Uint8Array[] = [];
+    // Cut every chunk first: each message says how many parts make the whole, since they may
+    // arrive in any order.
+    const chunks: Uint8Array[][] = [[]];
     let bytes = 0;
-    const emit = (last: boolean) => {
-      const bytesOut = encodeMessage(build(chunk, last));
+    for (const r of records) {
+      const current = chunks[chunks.length - 1]!;
+      if (current.length > 0 && bytes + r.length > this.config.messageBytesMax) {
+        chunks.push([r]);
+        bytes = r.length + 4;
+      } else {
+        current.push(r);
+        bytes += r.length + 4;
+      }
+    }
+    chunks.forEach((chunk, part) => {
+      const bytesOut = encodeMessage(build(chunk, part, chunks.length));
       if (replication) {
         this.#metrics.replMessages.inc();
         this.#metrics.replBytes.inc(bytesOut.length);
       }
       this.#outputs.push({ type: "send", to, bytes: bytesOut });
-      chunk = [];
-      bytes = 0;
-    };
-    for (const r of records) {
-      if (chunk.length > 0 && bytes + r.length > this.config.messageBytesMax) emit(false);
-      chunk.push(r);
-      bytes += r.length + 4;
-    }
-    emit(true);
+    });
   }
 
   #log(event: string, fields: Record<string, unknown>): void {

@@ -13,6 +13,7 @@ function table(): JobTable {
     deadLettersMax: 3,
     idempotencyWindowMs: 24 * HOUR,
     stubRetentionMs: HOUR,
+    uncommittedRetentionMs: 24 * 3_600_000,
   });
 }
 
@@ -102,4 +103,15 @@ Deno.test("JobTable drops stubs whose SUBMIT never came", () => {
   assertEquals([t.size, t.stubs], [1, 1]);
   t.expire(T0 + HOUR + 1);
   assertEquals([t.size, t.stubs], [0, 0]);
+});
+
+Deno.test("an uncommitted job comes up after its retention and is dropped without keeping its key", () => {
+  const t = table();
+  t.apply({ type: "submit", stamp: stamp(), spec: spec("u", "order-9") }, T0);
+  assertEquals(t.dueUncommitted(T0 + HOUR).length, 0);
+  const due = t.dueUncommitted(T0 + 24 * HOUR + 1);
+  assertEquals(due.map((e) => e.jobId), ["u"]);
+  assert(t.dropUncommitted("u"));
+  assertEquals(t.size, 0);
+  assertEquals(t.keyTombstone("u"), undefined, "a never-acknowledged job leaves no key");
 });

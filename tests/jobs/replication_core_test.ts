@@ -12,6 +12,7 @@ import {
   type VoterState,
 } from "../../src/jobs/replication_core.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
+import type { JobsConfig } from "../../src/config.ts";
 import { decodeMessage } from "../../src/jobs/job_codec.ts";
 
 const VOTERS = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
@@ -19,28 +20,50 @@ const WALL = 1_800_000_000_000;
 
 class Harness {
   readonly cores: ReplicationCore[];
+  readonly config: Partial<JobsConfig>;
   /** Appends issued and not yet persisted, per core. */
   readonly pending = new Map<number, number[]>();
+  /** Each core's WAL: the payloads of its appends, in order (persisted or not). */
+  readonly wal = new Map<number, Uint8Array[]>();
   readonly inbox: Array<{ from: string; to: string; bytes: Uint8Array }> = [];
   readonly answers = new Map<number, SubmitOutcome>();
   readonly scheduled = new Map<number, string[]>();
   nowMs = 0;
 
-  constructor(voters = VOTERS) {
-    this.cores = voters.map((self, i) =>
-      new ReplicationCore({
-        self,
-        voters,
-        rng: new Sfc32(i + 1),
-        metrics: new MetricsRegistry(),
-        walRecordBytesMax: 1 << 20,
-        payloadBytesMax: 1 << 20,
-      })
-    );
+  constructor(voters = VOTERS, config: Partial<JobsConfig> = {}) {
+    this.config = config;
+    this.cores = voters.map((self, i) => this.newCore(self, voters, i + 1));
     this.cores.forEach((_, i) => {
       this.pending.set(i, []);
       this.scheduled.set(i, []);
+      this.wal.set(i, []);
     });
+  }
+
+  newCore(self: string, voters: readonly string[], seed: number): ReplicationCore {
+    return new ReplicationCore({
+      self,
+      voters,
+      config: this.config,
+      rng: new Sfc32(seed),
+      metrics: new MetricsRegistry(),
+      walRecordBytesMax: 1 << 20,
+      payloadBytesMax: 1 << 20,
+    });
+  }
+
+  /** Core i crashes and restarts: a fresh core replays the appends that were persisted. */
+  restart(i: number, seed: number): ReplicationCore {
+    const unpersisted = this.pending.get(i)!.length;
+    const log = this.wal.get(i)!;
+    const durable = log.slice(0, log.length - unpersisted);
+    const core = this.newCore(this.cores[i]!.self, this.cores[i]!.voters, seed);
+    for (const payload of durable) core.replay("data", payload, WALL + this.nowMs);
+    this.cores[i] = core;
+    this.pending.set(i, []);
+    this.wal.set(i, durable);
+    core.recovered(this.nowMs, WALL + this.nowMs);
+    return core;
   }
 
   index(address: string): number {
@@ -59,6 +82,7 @@ class Harness {
     switch (out.type) {
       case "append":
         this.pending.get(i)!.push(out.token);
+        this.wal.get(i)!.push(out.payload);
         return;
       case "send":
         this.inbox.push({ from: this.cores[i]!.self, to: out.to, bytes: out.bytes });
@@ -234,4 +258,53 @@ Deno.test("a restarted node catches up on what it missed before it is ready", ()
   h.deliverAll();
   assertEquals(fresh.phase, "ready");
   assertEquals(fresh.table.size, 5, "it holds every job it missed");
+});
+
+Deno.test("a node caught up by snapshot ends the pending jobs its peers finished and compacted meanwhile", () => {
+  // A tiny catch-up log forces the snapshot path; a short retention compacts finished jobs.
+  const h = new Harness(VOTERS, { catchupLogBytesMax: 1, finishedRetentionMs: 1_000 });
+  h.startAll();
+  h.cores[0]!.submit(h.nowMs, WALL + h.nowMs, 1, { url: "http://a.test/", payload: "{}" });
+  h.deliverAll();
+  for (let i = 0; i < 5; i++) h.persist(i);
+  h.deliverAll();
+  for (let i = 0; i < 5; i++) h.persist(i);
+  const answer = h.answers.get(1);
+  assert(answer?.ok === true);
+  assertEquals(h.cores[4]!.table.get(answer.id)?.phase, "pending", "node 5 holds it pending");
+  // Node 5 is away while the owner delivers the job and everyone compacts it.
+  const away = (to: string) => to === VOTERS[4];
+  h.cores[0]!.reportDelivered(h.nowMs, WALL + h.nowMs, {
+    kind: "delivered",
+    jobId: answer.id,
+    attempt: {
+      attempt: 1,
+      startedAtMs: WALL,
+      latencyMs: 3,
+      outcome: "success",
+      status: 204,
+      detail: "",
+    },
+  });
+  // DONE rides lazily (the next message to each peer, or a short timer): let it leave.
+  for (let round = 0; round < 3; round++) {
+    h.tick(50);
+    h.deliverAll(away);
+    for (let i = 0; i < 4; i++) h.persist(i);
+  }
+  h.tick(120_000);
+  for (let i = 0; i < 4; i++) {
+    const phase: string | undefined = h.cores[i]!.table.get(answer.id)?.phase;
+    assertEquals(phase, undefined, `core ${i} compacted it`);
+  }
+  // Node 5 restarts from its own log, where the job is still pending, and catches up.
+  const fresh = h.restart(4, 77);
+  for (let round = 0; round < 5; round++) {
+    h.deliverAll();
+    for (let i = 0; i < 5; i++) h.persist(i);
+    h.tick(1);
+  }
+  assertEquals(fresh.phase, "ready");
+  const entry = fresh.table.get(answer.id);
+  assert(entry === undefined || entry.phase !== "pending", `a zombie: ${entry?.phase}`);
 });

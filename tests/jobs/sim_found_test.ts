@@ -163,6 +163,7 @@ function table(): JobTable {
     deadLettersMax: 10,
     idempotencyWindowMs: 86_400_000,
     stubRetentionMs: 1_000,
+    uncommittedRetentionMs: 24 * 3_600_000,
   });
 }
 
