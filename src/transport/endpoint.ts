@@ -69,6 +69,12 @@ export interface EndpointOptions {
    * seed. @default 16 bytes from crypto.getRandomValues
    */
   keyId?: Uint8Array;
+  /**
+   * The first datagram's nonce counter. Any start keeps nonces unique, since the key id is this
+   * endpoint's alone; tests start near a key generation boundary (2^24) to cross it.
+   * @default 0
+   */
+  counter?: number;
   /** Injected randomness; used to choose session epochs (see `epoch`). */
   rng: Rng;
   /**
@@ -155,6 +161,11 @@ export class Endpoint {
       );
     }
     this.#keyring = new ClusterKeyring(clusterKey);
+    const counter = options.counter ?? 0;
+    if (!Number.isSafeInteger(counter) || counter < 0) {
+      throw new RangeError(`counter must be a safe integer >= 0, got ${options.counter}`);
+    }
+    this.#counter = counter;
     this.#keyId = options.keyId ?? crypto.getRandomValues(new Uint8Array(KEY_ID_BYTES));
     if (this.#keyId.length !== KEY_ID_BYTES) {
       throw new RangeError(`keyId must be ${KEY_ID_BYTES} bytes, got ${this.#keyId.length}`);

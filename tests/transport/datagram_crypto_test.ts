@@ -155,3 +155,48 @@ Deno.test("an endpoint derives keys for unknown key ids at a bounded rate, whate
   equal(b.takeMessages().length, 0);
   equal(b.peers().length, 0, "no state for datagrams that did not authenticate");
 });
+
+Deno.test("an endpoint moves to the next derived key at the generation boundary, and its peer follows", () => {
+  const keyId = Uint8Array.from({ length: 16 }, (_, i) => 200 - i);
+  const start = KEY_GENERATION_DATAGRAMS - 4;
+  const a = new Endpoint({
+    nodeId: "a",
+    clusterKey: KEY,
+    keyId,
+    rng: new Sfc32(1),
+    counter: start,
+  });
+  const b = new Endpoint({ nodeId: "b", clusterKey: KEY, rng: new Sfc32(2) });
+  const A = "10.0.0.1:1";
+  const B = "10.0.0.2:1";
+  const sent: Uint8Array[] = [];
+  for (let i = 0; i < 10; i++) {
+    a.send(i, B, 1, new TextEncoder().encode(`m${i}`));
+    for (let k = 0; k < 20; k++) {
+      a.tick(i);
+      const out = a.takeDatagrams();
+      sent.push(...out.map((d) => d.bytes));
+      for (const d of out) b.receive(i, A, d.bytes);
+      b.tick(i);
+      const back = b.takeDatagrams();
+      for (const d of back) a.receive(i, B, d.bytes);
+      if (out.length + back.length === 0) break;
+    }
+  }
+  deepStrictEqual(
+    b.takeMessages().map((m) => new TextDecoder().decode(m.bytes)),
+    Array.from({ length: 10 }, (_, i) => `m${i}`),
+  );
+  const counters = sent.map((d) => {
+    const outer = readOuterHeader(d, AEAD_TAG_BYTES);
+    ok(outer.ok);
+    return outer.value.counter;
+  });
+  ok(counters[0] === start && counters.some((c) => c >= KEY_GENERATION_DATAGRAMS + 4));
+  // Each datagram opens under its own generation's key and not under the other one.
+  for (const [i, d] of sent.entries()) {
+    const g = keyGeneration(counters[i]!);
+    ok(openDatagram(keyring.derive(keyId, g), d) !== undefined, `counter ${counters[i]}`);
+    equal(openDatagram(keyring.derive(keyId, 1 - g), d), undefined, `counter ${counters[i]}`);
+  }
+});
