@@ -19,7 +19,9 @@
  * `<ids-dir>/<step>.tsv` (`id`, scheduled and acknowledged wall-clock ms), and one
  * `{"op":"done",…}` line reports the counts and the submit→ack latency. Every second of a
  * step a `{"op":"progress",…}` line reports counts so far. Times are wall-clock epoch ms from
- * `performance.timeOrigin + performance.now()`, the clock the sink stamps receipts with.
+ * `performance.timeOrigin + performance.now()`, the clock the sink stamps receipts with
+ * (`runStep` takes them, and its timers, from an injected `Runtime`, so tests run it on a
+ * virtual clock).
  *
  * Owns the submit loop and its bookkeeping; the harnesses (replication_bench.ts, sweep.ts)
  * own the nodes, the sink and every verdict.
@@ -35,6 +37,7 @@ import type { SubmitRequest } from "../jobs/service.ts";
 import { CLUSTER_KEY_ENV, clusterKeyFrom } from "../transport/mod.ts";
 import process from "node:process";
 import type { TransportConfig } from "../config.ts";
+import type { Runtime } from "../lib/runtime.ts";
 
 /** Refusal codes that mean "503, come back later" (the API's unavailable codes). */
 const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
@@ -89,6 +92,14 @@ export interface StepReport {
   readonly seconds: number;
   /** Accepted submits per second of the send window. */
   readonly accepted_per_s: number | null;
+  /**
+   * Submits acknowledged by the end of the send window: a closed loop's throughput is these
+   * over `send_seconds` (the answers to the submits still outstanding at the end come later
+   * and belong to no window).
+   */
+  readonly accepted_by_send_end: number;
+  /** From the step's start to its first acknowledgement, s (null: none): the pipeline's fill. */
+  readonly first_ack_seconds: number | null;
   /** Submit (scheduled time) → acknowledgement, ms. */
   readonly ack_p50_ms: number | null;
   readonly ack_p90_ms: number | null;
@@ -165,10 +176,20 @@ const spec: CommandSpec = {
   },
 };
 
-const wallNow = () => performance.timeOrigin + performance.now();
+/**
+ * The generator's clock: epoch ms on `performance`'s clock (fractional, and the one the sink
+ * stamps receipts with), both as `nowMs` and `wallMs`, so every time it writes joins with them.
+ */
+export const generatorRuntime: Runtime = Object.freeze({
+  nowMs: () => performance.timeOrigin + performance.now(),
+  wallMs: () => performance.timeOrigin + performance.now(),
+  setTimer(delayMs: number, fn: () => void): () => void {
+    const handle = setTimeout(fn, Math.max(0, delayMs));
+    return () => clearTimeout(handle);
+  },
+});
 /** How long a closed-loop slot waits after a refusal (503) before it submits again. */
 const CLOSED_LOOP_REFUSAL_PAUSE_MS = 20;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export const generatorCommand: LeafCommand = {
   spec,
@@ -254,10 +275,12 @@ export const generatorCommand: LeafCommand = {
   },
 };
 
-interface StepOptions {
+export interface StepOptions {
   readonly inFlightMax: number;
   readonly idsDir: string;
   readonly emit: (line: ProgressLine) => void;
+  /** Clock and timers. @default generatorRuntime */
+  readonly runtime?: Runtime;
 }
 
 /** Runs one open- or closed-loop step to the last answer. */
@@ -267,8 +290,12 @@ export async function runStep(
   command: Exclude<GeneratorCommand, { op: "exit" }>,
   options: StepOptions,
 ): Promise<StepReport> {
+  const runtime = options.runtime ?? generatorRuntime;
+  const wallNow = () => runtime.nowMs();
+  const sleep = (ms: number) => new Promise<void>((resolve) => runtime.setTimer(ms, resolve));
   const cpu0 = cpuMs();
   const ack = new Histogram();
+  const ackTimesMs: number[] = [];
   const codes: Record<string, number> = {};
   const accepted: string[] = [];
   let offered = 0;
@@ -295,6 +322,7 @@ export async function runStep(
         case "accepted":
           acceptedCount++;
           ack.record(nowMs - scheduledMs);
+          ackTimesMs.push(nowMs);
           accepted.push(`${result.id}\t${scheduledMs.toFixed(3)}\t${nowMs.toFixed(3)}`);
           break;
         case "rejected":
@@ -314,7 +342,7 @@ export async function runStep(
       // honours Retry-After); it waits a little instead, so the nodes keep their CPU for the
       // submits they take.
       if (result.kind === "rejected" && command.op === "max") {
-        setTimeout(release, CLOSED_LOOP_REFUSAL_PAUSE_MS);
+        runtime.setTimer(CLOSED_LOOP_REFUSAL_PAUSE_MS, release);
       } else release();
     });
   };
@@ -383,6 +411,9 @@ export async function runStep(
     send_seconds: round(sendSeconds, 3)!,
     seconds: round((Math.max(lastAnswerMs, sendEndMs) - startMs) / 1000, 3)!,
     accepted_per_s: round(acceptedCount / sendSeconds, 1),
+    accepted_by_send_end: ackTimesMs.filter((t) => t <= sendEndMs).length,
+    // Answers are handled in the order they come: the first one pushed is the earliest.
+    first_ack_seconds: ackTimesMs.length > 0 ? round((ackTimesMs[0]! - startMs) / 1000, 3) : null,
     ack_p50_ms: has ? round(ack.percentile(50), 3) : null,
     ack_p90_ms: has ? round(ack.percentile(90), 3) : null,
     ack_p99_ms: has ? round(ack.percentile(99), 3) : null,

@@ -6,7 +6,9 @@
  *
  * 1. warm-up: one second at the maximum rate (JIT, sessions), not measured;
  * 2. max rate: `--outstanding` submits kept outstanding for `--seconds`; `commits_per_s` is
- *    the submits acknowledged (majority-durable) per second of that window, cluster-wide;
+ *    the submits acknowledged (majority-durable) per second of that window, cluster-wide,
+ *    counting only the acknowledgements that came inside it, from the first one on
+ *    (`closedLoopCommitsPerS`);
  * 3. fixed rate: `--rate` (1,000/s) open loop for `--seconds`; `p50_ms`/`p99_ms` run from
  *    each submit's scheduled send time to its acknowledgement.
  *
@@ -133,6 +135,20 @@ export interface ReplicationBenchOptions {
   payloadBytes: number;
   walSync: string;
   datagramBytes?: number;
+}
+
+/**
+ * A closed loop's acknowledgements per second: those that came inside the send window, over
+ * the window from the first one (the pipeline full) to the last send. Counting every answer
+ * over the window instead would add the `outstanding` answers that come after it (an
+ * overestimate of outstanding / window, by Little's law the same as the fill at the start).
+ */
+export function closedLoopCommitsPerS(
+  report: Pick<StepReport, "accepted_by_send_end" | "send_seconds" | "first_ack_seconds">,
+): number | null {
+  if (report.first_ack_seconds === null) return null;
+  const seconds = report.send_seconds - report.first_ack_seconds;
+  return seconds > 0 ? round(report.accepted_by_send_end / seconds, 1) : null;
 }
 
 interface PhaseFigures {
@@ -291,10 +307,9 @@ export async function runReplicationBench(
       const sum = Object.values(p.cpuMs).reduce((a, b) => a + b, 0);
       return p.report.accepted > 0 ? round((sum * 1000) / p.report.accepted, 1) : null;
     };
-    const maxS = max.report.send_seconds;
     const loadAfter = await loadAverage();
     return {
-      commits_per_s: round(max.report.accepted / maxS, 1),
+      commits_per_s: closedLoopCommitsPerS(max.report),
       p50_ms: fixed.report.ack_p50_ms,
       p99_ms: fixed.report.ack_p99_ms,
       fsyncs_per_commit: perCommit(max.counters.fsyncs, max.report.accepted),
@@ -310,6 +325,10 @@ export async function runReplicationBench(
       max_rate: {
         outstanding: options.outstanding,
         acknowledged: max.report.accepted,
+        // Answers that came after the window (not in commits_per_s).
+        acknowledged_after_window: max.report.accepted - max.report.accepted_by_send_end,
+        first_ack_s: max.report.first_ack_seconds,
+        window_s: max.report.send_seconds,
         rejected: max.report.rejected,
         errors: max.report.errors,
         codes: max.report.codes,

@@ -6,6 +6,24 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { hookdCommand } from "../../src/cli/self_command.ts";
+import { closedLoopCommitsPerS } from "../../src/bench/replication_bench.ts";
+
+Deno.test("closedLoopCommitsPerS counts only acknowledgements inside the window, from the first", () => {
+  // 5 s window, first answer after 0.25 s, 17,100 answers inside it (and, say, 1,000 after:
+  // not an input at all).
+  assertEquals(
+    closedLoopCommitsPerS({
+      accepted_by_send_end: 17_100,
+      send_seconds: 5,
+      first_ack_seconds: 0.25,
+    }),
+    3_600,
+  );
+  assertEquals(
+    closedLoopCommitsPerS({ accepted_by_send_end: 0, send_seconds: 5, first_ack_seconds: null }),
+    null,
+  );
+});
 
 Deno.test("hookd bench replication --json prints the result object, and nothing acknowledged is lost", async () => {
   const output = await hookdCommand([
@@ -39,6 +57,12 @@ Deno.test("hookd bench replication --json prints the result object, and nothing 
   assertEquals(holders[0]! + holders[1]! + holders[2]!, 0);
   assert(
     result.acknowledged_total >= result.fixed_rate.acknowledged + result.max_rate.acknowledged,
+  );
+  // commits_per_s leaves out the answers that came after the window.
+  const inWindow = result.max_rate.acknowledged - result.max_rate.acknowledged_after_window;
+  assertEquals(
+    result.commits_per_s,
+    Math.round((inWindow / (result.max_rate.window_s - result.max_rate.first_ack_s)) * 10) / 10,
   );
   assertEquals(result.fixed_rate.offered, 200);
   assertEquals(result.fixed_rate.acknowledged, 200);

@@ -1,0 +1,187 @@
+/**
+ * The load generator, as the sweeps and chaos rely on it: open loop on the clock with latency
+ * from each submit's scheduled time (so a submit the in-flight bound held shows its wait),
+ * `offered` as what was really sent, every accepted id written with its times, refusals and
+ * errors counted apart, acknowledgements inside the send window told from later ones, and an
+ * HTTP submitter that counts only a 202 with an id as accepted and a 503 as a refusal.
+ * Steps run on a virtual clock (tests/bench/virtual_runtime.ts): every figure is exact.
+ */
+
+import { assert, assertEquals } from "../assert.ts";
+import {
+  type GeneratorCommand,
+  HttpSubmitter,
+  runStep,
+  type StepReport,
+  type SubmitResult,
+  type Submitter,
+} from "../../src/bench/load_generator.ts";
+import { readIdsFile } from "../../src/bench/bench_cluster.ts";
+import type { Runtime } from "../../src/lib/runtime.ts";
+import { VirtualRuntime } from "./virtual_runtime.ts";
+
+/** Answers submit number `n` (in sending order) with `outcome(n)` after `latencyMs(n)`. */
+function fakeSubmitter(
+  runtime: Runtime,
+  latencyMs: (n: number) => number,
+  outcome: (n: number) => SubmitResult = (n) => ({ kind: "accepted", id: `job-${n}` }),
+): Submitter & { sentAtMs: number[] } {
+  const sentAtMs: number[] = [];
+  return {
+    targets: 3,
+    sentAtMs,
+    submit() {
+      const n = sentAtMs.length;
+      sentAtMs.push(runtime.nowMs());
+      return new Promise((resolve) => runtime.setTimer(latencyMs(n), () => resolve(outcome(n))));
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+async function step(
+  runtime: VirtualRuntime,
+  submitter: Submitter,
+  command: Exclude<GeneratorCommand, { op: "exit" }>,
+  inFlightMax: number,
+): Promise<{ report: StepReport; ids: Array<[string, number, number]> }> {
+  const idsDir = await Deno.makeTempDir({ prefix: "hookd-generator-test-" });
+  try {
+    const report = await runtime.run(
+      runStep(submitter, { url: "http://127.0.0.1:9/hook", payload: "{}" }, command, {
+        inFlightMax,
+        idsDir,
+        emit: () => {},
+        runtime,
+      }),
+    );
+    return { report, ids: await readIdsFile(report.ids_file) };
+  } finally {
+    await Deno.remove(idsDir, { recursive: true });
+  }
+}
+
+/** Within the histogram's three significant digits. */
+function near(actual: number | null, expected: number): boolean {
+  return actual !== null && Math.abs(actual - expected) <= expected * 0.002 + 0.001;
+}
+
+Deno.test("runStep measures latency from each submit's scheduled time, also while the in-flight bound holds it", async () => {
+  const runtime = new VirtualRuntime();
+  const startMs = runtime.nowMs();
+  // 100/s asked for 1 s, but one submit at a time and 25 ms per answer: every submit after
+  // the first waits its turn, and what is still held at the end was never offered.
+  const submitter = fakeSubmitter(runtime, () => 25);
+  const { report, ids } = await step(
+    runtime,
+    submitter,
+    { op: "open", step: "held", rate: 100, seconds: 1 },
+    1,
+  );
+  assertEquals(report.asked, 100);
+  assert(report.offered < report.asked, `offered ${report.offered} of ${report.asked}`);
+  assertEquals(report.offered, submitter.sentAtMs.length);
+  assertEquals(report.accepted + report.rejected + report.errors, report.offered);
+  assertEquals(ids.length, report.accepted);
+  assertEquals(report.sent_late, report.offered - 1);
+  let latencyMaxMs = 0;
+  ids.forEach(([id, scheduledMs, ackMs], i) => {
+    assertEquals(id, `job-${i}`);
+    // Scheduled on the clock's grid, whatever the bound did to the real send.
+    assertEquals(scheduledMs, startMs + i * 10, `submit ${i} scheduled`);
+    assertEquals(ackMs, submitter.sentAtMs[i]! + 25, `submit ${i} acknowledged`);
+    latencyMaxMs = Math.max(latencyMaxMs, ackMs - scheduledMs);
+  });
+  // The last submit waited far longer than its 25 ms answer: that wait is latency.
+  assert(latencyMaxMs > 300, `latency max ${latencyMaxMs}`);
+  assert(near(report.ack_max_ms, latencyMaxMs), `ack_max_ms ${report.ack_max_ms}`);
+  const sorted = ids.map(([, scheduledMs, ackMs]) => ackMs - scheduledMs).sort((a, b) => a - b);
+  const median = sorted[Math.ceil(sorted.length / 2) - 1]!;
+  assert(near(report.ack_p50_ms, median), `ack_p50_ms ${report.ack_p50_ms}, median ${median}`);
+});
+
+Deno.test("runStep counts refusals and errors by code apart from what it accepted", async () => {
+  const runtime = new VirtualRuntime();
+  const outcome = (n: number): SubmitResult =>
+    n % 3 === 0
+      ? { kind: "accepted", id: `job-${n}` }
+      : n % 3 === 1
+      ? { kind: "rejected", code: "http_503_overloaded" }
+      : { kind: "error", code: "timeout" };
+  const { report, ids } = await step(
+    runtime,
+    fakeSubmitter(runtime, () => 5, outcome),
+    { op: "open", step: "mixed", rate: 100, seconds: 0.3 },
+    100,
+  );
+  assertEquals(
+    [report.asked, report.offered, report.accepted, report.rejected, report.errors],
+    [30, 30, 10, 10, 10],
+  );
+  assertEquals(report.codes, { http_503_overloaded: 10, timeout: 10 });
+  assertEquals(ids.map(([id]) => id), Array.from({ length: 10 }, (_, i) => `job-${i * 3}`));
+  // Nothing was held: every submit left on time.
+  assertEquals(report.sent_late, 0);
+  assert(near(report.ack_max_ms, 5), `ack_max_ms ${report.ack_max_ms}`);
+});
+
+Deno.test("runStep tells acknowledgements inside the send window from the ones after it", async () => {
+  const runtime = new VirtualRuntime();
+  // Ten submits at 0, 10, …, 90 ms, each answered 50 ms later: the window ends with the last
+  // send at 90 ms, when only the first five (at 50…90 ms) are acknowledged.
+  const { report } = await step(
+    runtime,
+    fakeSubmitter(runtime, () => 50),
+    { op: "open", step: "window", rate: 100, seconds: 0.1 },
+    100,
+  );
+  assertEquals([report.accepted, report.accepted_by_send_end], [10, 5]);
+  assertEquals([report.send_seconds, report.first_ack_seconds], [0.09, 0.05]);
+});
+
+Deno.test("HttpSubmitter: only a 202 with an id is accepted, a 503 is a refusal with its reason", async () => {
+  const answered = new AbortController();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (r) => {
+    await r.body?.cancel();
+    const path = new URL(r.url).pathname;
+    if (path.startsWith("/ok/")) return Response.json({ id: "j1" }, { status: 202 });
+    if (path.startsWith("/busy/")) {
+      return Response.json({ error: { code: "overloaded" } }, { status: 503 });
+    }
+    if (path.startsWith("/bare503/")) return new Response("busy", { status: 503 });
+    if (path.startsWith("/boom/")) return new Response("boom", { status: 500 });
+    if (path.startsWith("/noid/")) return Response.json({}, { status: 202 });
+    // /slow/: answers only when the test ends, long after the submitter gave up.
+    await new Promise((resolve) => answered.signal.addEventListener("abort", resolve));
+    return new Response(null, { status: 202 });
+  });
+  const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const closedPort = (closed.addr as Deno.NetAddr).port;
+  closed.close();
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  const paths = ["ok", "busy", "bare503", "boom", "noid", "slow"];
+  const submitter = new HttpSubmitter(
+    [...paths.map((p) => `${base}/${p}/`), `http://127.0.0.1:${closedPort}`],
+    300,
+  );
+  try {
+    const results = await Promise.all(
+      [...paths, "closed"].map((_, i) =>
+        submitter.submit(i, { url: "http://x.test/", payload: "{}" })
+      ),
+    );
+    assertEquals(results, [
+      { kind: "accepted", id: "j1" },
+      { kind: "rejected", code: "http_503_overloaded" },
+      { kind: "rejected", code: "http_503" },
+      { kind: "error", code: "http_500" },
+      { kind: "error", code: "no_id_in_202" },
+      { kind: "error", code: "timeout" },
+      { kind: "error", code: "connection" },
+    ]);
+  } finally {
+    answered.abort();
+    await submitter.close();
+    await server.shutdown();
+  }
+});
