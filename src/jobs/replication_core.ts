@@ -1331,6 +1331,9 @@ export class ReplicationCore {
   }
 
   #sendAcks(to: string, entries: AckEntry[]): void {
+    // Fail-stop (invariant 5): a node whose WAL failed votes for nothing, not even for what
+    // it holds, so no path can count it toward a majority.
+    if (this.#phase === "failed") return;
     this.#metrics.acksSent.inc();
     this.#send(to, { kind: "ack", from: this.self, entries });
   }
@@ -1432,6 +1435,10 @@ export class ReplicationCore {
     }
     this.#pendingAppends.clear();
     this.#batch = undefined;
+    // Records whose append was lost with the WAL are not on their way to disk any more: kept
+    // here, a repeat of one (a confirm round) deferred its ACK to an append that no longer
+    // exists, which reads as "already durable", and voted with a disk that does not hold it.
+    this.#notDurable.clear();
     for (const jobId of [...this.#scheduled.keys()]) this.#cancel(jobId);
     this.#log("storage-failed", { reason });
   }

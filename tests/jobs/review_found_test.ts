@@ -1,0 +1,49 @@
+/**
+ * Bugs the second-engineer review of the replicated job store found (issue 8), each as a
+ * scenario of hand-driven replication cores (tests/jobs/review_harness.ts): every message and
+ * every fsync happens when the test says, so each race happens in the same order every time.
+ * Each test failed on the code before its fix; its header says what broke.
+ */
+
+import { assert, assertEquals } from "../assert.ts";
+import { ReviewCluster } from "./review_harness.ts";
+import { keyedJobId, submitBodyHash } from "../../src/jobs/replication_core.ts";
+import type { SubmitRequest } from "../../src/jobs/service.ts";
+
+const QUORUM = 3;
+
+Deno.test("a node whose WAL failed never acknowledges a record that its failed append held", () => {
+  // The WAL failed while an append holding a SUBMIT from core 0 was being written. The core
+  // dropped its pending appends but kept the record's stamp as 'on its way to disk'; when the
+  // SUBMIT came again (the owner's confirm round), the ACK was deferred to an append that no
+  // longer existed, taken for 'already durable', and sent at once: a vote from a node whose
+  // disk does not hold the job, after fail-stop. With it a keyed retry was acknowledged on
+  // two disks.
+  const c = new ReviewCluster();
+  c.startAll();
+  const request: SubmitRequest = { url: "http://a.test/", payload: "{}", idempotencyKey: "k-1" };
+  const id = keyedJobId(request.idempotencyKey!);
+  // Nodes 3 and 5 are unreachable (not yet declared dead); node 4's disk fails.
+  const cut = (m: { from: number; to: number }) => [2, 4].includes(m.to) || [2, 4].includes(m.from);
+  const first = c.submit(0, request);
+  c.pass((m) => !cut(m));
+  c.cores[3]!.storageFailed("injected fsync failure (EIO)");
+  c.pending[3] = [];
+  c.persist(0, 1);
+  c.pass((m) => !cut(m));
+  c.tick(1_001);
+  assertEquals(c.answers.get(first)?.ok, false, "no majority: refused");
+  // The client retries on node 1: its copy is confirmed with every voter again.
+  const retry = c.submit(0, request);
+  c.pass((m) => !cut(m));
+  c.persist(0, 1);
+  c.pass((m) => !cut(m));
+  const answer = c.answers.get(retry);
+  const holders = c.durableHolders(id, submitBodyHash(request));
+  assert(
+    answer === undefined || !answer.ok || holders.length >= QUORUM,
+    `acknowledged while durable on ${holders.length} disks [${holders}]`,
+  );
+  const acksFromFailed = c.inflight.filter((m) => m.from === 3 && m.kind === "ack");
+  assertEquals(acksFromFailed.length, 0, "no ACK leaves a failed node");
+});

@@ -1,0 +1,289 @@
+/**
+ * A hand-driven cluster of replication cores for the review's scenario tests: every message
+ * waits in `inflight` until a test lets it through (by sender, receiver and kind), every WAL
+ * append waits until the test persists it, and a core can crash and restart from exactly the
+ * appends that were persisted. `durableHolders` reads those persisted appends the way recovery
+ * would, so a test can ask on how many disks a job would survive a crash of every node.
+ *
+ * Owns nothing but the harness: it talks to cores only through their public inputs and
+ * outputs (submit, receive, persisted, tick, viewChanged, storageFailed).
+ */
+
+import { assert } from "../assert.ts";
+import { Sfc32 } from "../../src/lib/rng.ts";
+import { MetricsRegistry } from "../../src/metrics/registry.ts";
+import {
+  type CoreOutput,
+  ReplicationCore,
+  type VoterState,
+} from "../../src/jobs/replication_core.ts";
+import { decodeMessage, decodeWalBatch } from "../../src/jobs/job_codec.ts";
+import type { JobRecord } from "../../src/jobs/job_model.ts";
+import type { SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
+import type { JobsConfig } from "../../src/config.ts";
+
+export const VOTERS: readonly string[] = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
+export const WALL = 1_800_000_000_000;
+
+export interface InFlight {
+  readonly from: number;
+  readonly to: number;
+  readonly kind: string;
+  /** Record types of a `repl` message (empty for other kinds). */
+  readonly records: readonly string[];
+  readonly bytes: Uint8Array;
+}
+
+export type Pick = (m: InFlight) => boolean;
+
+interface Append {
+  readonly token: number;
+  readonly payload: Uint8Array;
+}
+
+export class ReviewCluster {
+  readonly cores: ReplicationCore[];
+  readonly config: Partial<JobsConfig>;
+  /** Appends issued and not yet persisted, per core. */
+  readonly pending: Append[][];
+  /** Payloads persisted, per core: what a crash leaves on its disk. */
+  readonly disk: Uint8Array[][];
+  readonly inflight: InFlight[] = [];
+  readonly answers = new Map<number, SubmitOutcome>();
+  readonly reviveAnswers = new Map<number, { ok: boolean }>();
+  readonly scheduled: string[][];
+  readonly cancelled: string[][];
+  /** Cores that crashed and have not restarted: they take no input. */
+  readonly down = new Set<number>();
+  nowMs = 0;
+  #nextRequestId = 1;
+
+  constructor(config: Partial<JobsConfig> = {}, voters: readonly string[] = VOTERS) {
+    this.config = config;
+    this.cores = voters.map((self, i) => this.#newCore(self, voters, i + 1));
+    this.pending = voters.map(() => []);
+    this.disk = voters.map(() => []);
+    this.scheduled = voters.map(() => []);
+    this.cancelled = voters.map(() => []);
+  }
+
+  get wallMs(): number {
+    return WALL + this.nowMs;
+  }
+
+  #newCore(self: string, voters: readonly string[], seed: number): ReplicationCore {
+    return new ReplicationCore({
+      self,
+      voters,
+      config: this.config,
+      rng: new Sfc32(seed),
+      metrics: new MetricsRegistry(),
+      walRecordBytesMax: 1 << 20,
+      payloadBytesMax: 1 << 20,
+    });
+  }
+
+  /** Flushes every live core and takes its outputs. */
+  collect(): void {
+    for (const [i, core] of this.cores.entries()) {
+      if (this.down.has(i)) continue;
+      core.flush();
+      for (const out of core.takeOutputs()) this.#take(i, out);
+    }
+  }
+
+  #take(i: number, out: CoreOutput): void {
+    switch (out.type) {
+      case "append":
+        this.pending[i]!.push({ token: out.token, payload: out.payload });
+        return;
+      case "send": {
+        const d = decodeMessage(out.bytes);
+        const to = this.cores.findIndex((c) => c.self === out.to);
+        assert(to >= 0, `a send to a voter, not ${out.to}`);
+        this.inflight.push({
+          from: i,
+          to,
+          kind: d.ok ? d.value.kind : "?",
+          records: d.ok && d.value.kind === "repl" ? d.value.records.map((r) => r.record.type) : [],
+          bytes: out.bytes,
+        });
+        return;
+      }
+      case "submit-done":
+        assert(!this.answers.has(out.requestId), `request ${out.requestId} answered twice`);
+        this.answers.set(out.requestId, out.outcome);
+        return;
+      case "revive-done":
+        this.reviveAnswers.set(out.requestId, { ok: out.outcome.ok });
+        return;
+      case "schedule":
+        this.scheduled[i]!.push(out.job.id);
+        return;
+      case "cancel":
+        this.cancelled[i]!.push(out.jobId);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /**
+   * Lets the in-flight messages `pick` chooses through, again and again as they cause more,
+   * until none is picked. Messages not picked stay in flight; messages to a down core are lost.
+   */
+  pass(pick: Pick = () => true): void {
+    for (let round = 0; round < 100; round++) {
+      this.collect();
+      const go = this.inflight.filter(pick);
+      if (go.length === 0) return;
+      for (const m of go) this.inflight.splice(this.inflight.indexOf(m), 1);
+      for (const m of go) {
+        if (this.down.has(m.to) || this.down.has(m.from)) continue;
+        this.cores[m.to]!.receive(this.nowMs, this.wallMs, this.cores[m.from]!.self, m.bytes);
+      }
+    }
+    throw new Error("messages kept flowing for 100 rounds");
+  }
+
+  /** Drops the in-flight messages `pick` chooses (lost by the network). */
+  drop(pick: Pick = () => true): void {
+    this.collect();
+    for (const m of this.inflight.filter(pick)) this.inflight.splice(this.inflight.indexOf(m), 1);
+  }
+
+  /** Makes core i's pending appends durable, in order. */
+  persist(...which: number[]): void {
+    for (const i of which) {
+      if (this.down.has(i)) continue;
+      this.collect();
+      for (const a of this.pending[i]!.splice(0)) {
+        this.disk[i]!.push(a.payload);
+        this.cores[i]!.persisted(this.nowMs, a.token);
+      }
+    }
+    this.collect();
+  }
+
+  persistAll(): void {
+    this.persist(...this.cores.map((_, i) => i));
+  }
+
+  /** Delivers everything and persists everything until nothing moves. */
+  settle(pick: Pick = () => true): void {
+    for (let round = 0; round < 20; round++) {
+      this.pass(pick);
+      this.persistAll();
+      this.collect();
+      if (
+        !this.inflight.some(pick) &&
+        this.pending.every((p, i) => this.down.has(i) || p.length === 0)
+      ) {
+        return;
+      }
+    }
+  }
+
+  tick(ms: number): void {
+    this.nowMs += ms;
+    for (const [i, core] of this.cores.entries()) {
+      if (!this.down.has(i)) core.tick(this.nowMs, this.wallMs);
+    }
+    this.collect();
+  }
+
+  /** Core i's process dies: unpersisted appends are lost, its messages in flight too. */
+  crash(i: number): void {
+    this.collect();
+    this.down.add(i);
+    this.pending[i] = [];
+    for (const m of this.inflight.filter((m) => m.from === i || m.to === i)) {
+      this.inflight.splice(this.inflight.indexOf(m), 1);
+    }
+  }
+
+  /** Core i starts again on its disk: a fresh core replays what was persisted. */
+  restart(i: number, seed = 100 + i): ReplicationCore {
+    const old = this.cores[i]!;
+    const core = this.#newCore(old.self, old.voters, seed);
+    for (const payload of this.disk[i]!) core.replay("data", payload, this.wallMs);
+    this.cores[i] = core;
+    this.down.delete(i);
+    this.pending[i] = [];
+    core.recovered(this.nowMs, this.wallMs);
+    this.collect();
+    return core;
+  }
+
+  /** Every core recovers with an empty log and catches up with the others. */
+  startAll(): void {
+    for (const core of this.cores) core.recovered(this.nowMs, this.wallMs);
+    for (let i = 0; i < 5; i++) {
+      this.settle();
+      this.tick(1);
+    }
+    for (const core of this.cores) assert(core.phase === "ready", `ready, not ${core.phase}`);
+  }
+
+  /** Tells core i how it sees the others (every voter not named is alive). */
+  view(i: number, states: Record<number, VoterState>): void {
+    const view = new Map<string, VoterState>();
+    for (const [j, core] of this.cores.entries()) view.set(core.self, states[j] ?? "alive");
+    this.cores[i]!.viewChanged(this.nowMs, view);
+    this.collect();
+  }
+
+  submit(i: number, request: SubmitRequest): number {
+    const requestId = this.#nextRequestId++;
+    this.cores[i]!.submit(this.nowMs, this.wallMs, requestId, request);
+    this.collect();
+    return requestId;
+  }
+
+  /** The cores whose persisted appends hold job `jobId` (with `bodyHash`, when keyed). */
+  durableHolders(jobId: string, bodyHash?: string): number[] {
+    const out: number[] = [];
+    for (const [i, payloads] of this.disk.entries()) {
+      const holds = payloads.some((p) => {
+        const d = decodeWalBatch(p);
+        return d.ok && d.value.some(({ record }) => holdsJob(record, jobId, bodyHash));
+      });
+      if (holds) out.push(i);
+    }
+    return out;
+  }
+}
+
+function holdsJob(record: JobRecord, jobId: string, bodyHash: string | undefined): boolean {
+  const matches = (id: string, hash: string) =>
+    id === jobId && (bodyHash === undefined || hash === bodyHash);
+  switch (record.type) {
+    case "submit":
+      return matches(record.spec.id, record.spec.bodyHash);
+    case "commit":
+      return record.spec !== undefined && matches(record.spec.id, record.spec.bodyHash);
+    case "state":
+      return record.state.spec !== undefined &&
+        matches(record.state.jobId, record.state.spec.bodyHash);
+    case "key":
+      return matches(record.key.jobId, record.key.bodyHash);
+    default:
+      return false;
+  }
+}
+
+/** Picks messages by sender, receiver and kind (undefined: any). */
+export function between(
+  from: number | readonly number[] | undefined,
+  to: number | readonly number[] | undefined,
+  kind?: string,
+): Pick {
+  const has = (set: number | readonly number[] | undefined, x: number) =>
+    set === undefined || (typeof set === "number" ? set === x : set.includes(x));
+  return (m) => has(from, m.from) && has(to, m.to) && (kind === undefined || m.kind === kind);
+}
+
+/** Messages that touch none of `nodes`. */
+export function avoiding(...nodes: number[]): Pick {
+  return (m) => !nodes.includes(m.from) && !nodes.includes(m.to);
+}
