@@ -1270,7 +1270,10 @@ export class ReplicationCore {
     const immediate: AckEntry[] = [];
     for (const { record, bytes } of records) {
       const wantsAck = ack && (record.type === "submit" || record.type === "revive");
-      if (this.tracker.has(record.stamp.origin, record.stamp.seq)) {
+      if (
+        this.tracker.has(record.stamp.origin, record.stamp.seq) &&
+        (!wantsAck || record.type !== "submit" || this.#holdsSubmit(record.spec.id))
+      ) {
         if (wantsAck) immediate.push(this.#ackFor(record));
         continue;
       }
@@ -1290,6 +1293,18 @@ export class ReplicationCore {
       else immediate.push(entry);
     }
     if (immediate.length > 0) this.#sendAcks(from, immediate);
+  }
+
+  /**
+   * Whether this node holds job `jobId`'s body (or the key its finished job left). A seq the
+   * tracker counts as held does not prove it: a restart's SKIP voids seqs a minority may hold,
+   * a snapshot's summary covers jobs its server had dropped, and uncommitted copies are
+   * dropped. A SUBMIT for a job not held is stored again before it is acknowledged (a confirm
+   * round resends the original stamp): an "ok" for it would be a vote with nothing on disk.
+   */
+  #holdsSubmit(jobId: string): boolean {
+    return this.table.get(jobId)?.spec !== undefined ||
+      this.table.keyTombstone(jobId) !== undefined;
   }
 
   #ackFor(record: ReplicatedRecord, conflicted = false): AckEntry {

@@ -6,7 +6,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { ReviewCluster } from "./review_harness.ts";
+import { avoiding, between, ReviewCluster } from "./review_harness.ts";
 import { keyedJobId, submitBodyHash } from "../../src/jobs/replication_core.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
 
@@ -46,4 +46,40 @@ Deno.test("a node whose WAL failed never acknowledges a record that its failed a
   );
   const acksFromFailed = c.inflight.filter((m) => m.from === 3 && m.kind === "ack");
   assertEquals(acksFromFailed.length, 0, "no ACK leaves a failed node");
+});
+
+Deno.test("a replica that counts a SUBMIT's seq as held (voided by a restart's SKIP) but does not hold the job stores it before it votes", () => {
+  // Core 0 took a keyed submit; only core 1 stored it before core 0 crashed unsynced. Core 0
+  // restarted, caught up from cores 2 and 3 and voided its seqs past what they knew (with the
+  // margin), the SUBMIT's among them. Later the client retried on core 1, which confirmed its
+  // copy: cores 2, 3 and 4 found the seq 'held' and answered 'ok' without holding the job,
+  // so the retry was acknowledged while one disk held it.
+  const c = new ReviewCluster();
+  c.startAll();
+  const request: SubmitRequest = { url: "http://a.test/", payload: "{}", idempotencyKey: "k-2" };
+  const id = keyedJobId(request.idempotencyKey!);
+  c.submit(0, request);
+  c.pass(between(0, 1, "repl"));
+  c.persist(1);
+  c.crash(0);
+  c.drop();
+  // Core 0 comes back and catches up from cores 2 and 3 only.
+  const restarted = c.restart(0);
+  c.settle(avoiding(1, 4));
+  assertEquals(restarted.phase, "ready");
+  // Its SKIP reaches everyone.
+  c.settle();
+  // The client retries on core 1. Every answer comes back; nothing else is written yet.
+  const retry = c.submit(1, request);
+  c.pass();
+  const answer = c.answers.get(retry);
+  const holders = c.durableHolders(id, submitBodyHash(request));
+  assert(
+    answer === undefined || !answer.ok || holders.length >= QUORUM,
+    `acknowledged while durable on [${holders}]`,
+  );
+  // Once the copies are written it is acknowledged, on a majority.
+  c.settle();
+  assertEquals(c.answers.get(retry)?.ok, true);
+  assert(c.durableHolders(id, submitBodyHash(request)).length >= QUORUM);
 });
