@@ -661,11 +661,14 @@ export class ReplicationCore {
       return;
     }
     // Our own seqs the majority does not know of were never durable here: declare them void
-    // (with a margin for what a minority may hold), so nobody waits for them and no seq is
-    // ever reused for a different record.
+    // (with a margin for what others may hold), so nobody waits for them and no seq is ever
+    // reused for a different record.
     const known = Math.max(this.tracker.max(this.self), this.#peerSeqOfMine, this.#nextOwnSeq - 1);
-    const heardFromAll = this.#catchupDone.size >= this.#peers.length;
-    const margin = heardFromAll ? 0 : this.config.originPendingMax;
+    // Always the whole margin, even having heard from every voter: a peer reports only the
+    // seqs it holds durably, so a record of ours still on its way to its disk (or still in
+    // the network) is missing from every answer, and without the margin its seq was given to
+    // a new record that the peer then took for the old one and acknowledged unstored.
+    const margin = this.config.originPendingMax;
     // A hole is a seq held neither durably nor on its way to disk: our own records that
     // catch-up just brought back are still being written, and must not be voided.
     const holes = subtractSeqs(
@@ -673,13 +676,11 @@ export class ReplicationCore {
       this.#notDurable.seqs(this.self),
     );
     const ranges: Array<[number, number]> = [...holes];
-    if (margin > 0) ranges.push([known + 1, known + margin]);
+    ranges.push([known + 1, known + margin]);
     this.#nextOwnSeq = known + margin + 1;
     this.#phase = "ready";
-    if (ranges.length > 0) {
-      const stamp = this.#ownStamp();
-      this.#originate({ type: "skip", stamp, ranges: merged(ranges, stamp.seq) });
-    }
+    const stamp = this.#ownStamp();
+    this.#originate({ type: "skip", stamp, ranges: merged(ranges, stamp.seq) });
     this.#log("caught-up", {
       from: [...this.#catchupDone].join(","),
       tookMs: Math.round(nowMs - this.#catchupStartedMs),

@@ -83,3 +83,27 @@ Deno.test("a replica that counts a SUBMIT's seq as held (voided by a restart's S
   assertEquals(c.answers.get(retry)?.ok, true);
   assert(c.durableHolders(id, submitBodyHash(request)).length >= QUORUM);
 });
+
+Deno.test("a restarted node never reuses a seq that its peer holds but had not yet made durable when it answered the catch-up", () => {
+  // Two voters. Core 0 sent a SUBMIT and crashed before its own fsync; core 1 had it on its
+  // way to disk when core 0's catch-up asked. Core 1 answered with the highest seq of core 0
+  // it held durably, one short; having heard from every voter, core 0 added no margin and
+  // gave its next record the same seq. Core 1 took the new SUBMIT for the one it already had
+  // and acknowledged it without storing it: a job acknowledged on one disk of two.
+  const voters = ["10.0.0.1:7000", "10.0.0.2:7000"];
+  const c = new ReviewCluster({}, voters);
+  c.startAll();
+  c.submit(0, { url: "http://a.test/", payload: "first" });
+  c.pass(between(0, 1, "repl"));
+  c.crash(0);
+  const restarted = c.restart(0);
+  // Catch-up runs while core 1's append is still being written.
+  c.pass((m) => m.kind === "sync-req" || m.kind === "sync-reply");
+  assertEquals(restarted.phase, "ready");
+  const second = c.submit(0, { url: "http://a.test/", payload: "second" });
+  c.settle();
+  const answer = c.answers.get(second);
+  assert(answer?.ok === true, JSON.stringify(answer));
+  const holders = c.durableHolders(answer.id);
+  assertEquals(holders, [0, 1], "acknowledged only once both disks hold it");
+});
