@@ -66,6 +66,14 @@ export interface SweepRow {
   asked: number;
   /** Submits really sent. */
   offered: number;
+  /**
+   * What was really offered per second: `offered` over the step, or over the generator's send
+   * window when it took longer (a starved generator that sends everything late did not offer
+   * the rate).
+   */
+  offered_per_s: number;
+  /** The generator's send window, s (its start to its last send). */
+  send_s: number;
   accepted: number;
   /** 503s (or their UDP equivalents). */
   rejected: number;
@@ -79,7 +87,10 @@ export interface SweepRow {
   lost: number;
   /** Receipts of this step's jobs after their first. */
   duplicates: number;
-  /** Submit (scheduled) to first receipt, over this step's received jobs; null: none. */
+  /**
+   * Submit (scheduled) to first receipt, over every job of this step the sink received (also
+   * those that came after the grace); null when none completed within the step and the grace.
+   */
   p50_ms: number | null;
   p90_ms: number | null;
   p99_ms: number | null;
@@ -172,6 +183,11 @@ const spec: CommandSpec = {
 const log = (line: string) => console.error(`bench sweep: ${line}`);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const wallNow = () => performance.timeOrigin + performance.now();
+/**
+ * A step offered its rate when it sent at least this share of it per second (and of its
+ * submits): a generator that falls behind by more is noted, and its step is not a knee.
+ */
+export const OFFERED_SHARE_MIN = 0.99;
 /** The last wait for stragglers before `lost` is judged (a retry backs off up to 10 s). */
 const FINAL_DRAIN_MS = 60_000;
 
@@ -431,7 +447,13 @@ async function runCluster(
       const mine = receipts.slice(offset, offset + s.ids.length);
       offset += s.ids.length;
       rows.push(
-        rowOf(options, { via, walSync, loss }, s, mine, backlogIn(steps, receipts, index, windows)),
+        sweepRow(
+          options,
+          { via, walSync, loss },
+          s,
+          mine,
+          backlogIn(steps, receipts, index, windows),
+        ),
       );
     }
     return rows;
@@ -442,7 +464,8 @@ async function runCluster(
   }
 }
 
-interface StepRecord {
+/** What the harness gathered about one step: the input of `sweepRow`. */
+export interface StepRecord {
   step: string;
   rate: number;
   report: Awaited<ReturnType<GeneratorProcess["run"]>>;
@@ -481,7 +504,8 @@ function backlogIn(
   return count;
 }
 
-function rowOf(
+/** One step's row, from what was gathered (pure: no I/O, no clock). */
+export function sweepRow(
   options: SweepOptions,
   variant: { via: "http" | "udp"; walSync: "batched" | "per-append"; loss: number },
   s: StepRecord,
@@ -505,12 +529,20 @@ function rowOf(
   const accepted = s.report.accepted;
   const per = (x: number, digits: number) => accepted > 0 ? round(x / accepted, digits) : null;
   const cpuTotal = Object.values(s.cpuMs).reduce((a, b) => a + b, 0);
-  const has = latency.count > 0;
+  // A step that completed nothing has no latency to draw: what arrived came in the drain.
+  const has = latency.count > 0 && completed > 0;
+  const sendS = s.report.send_seconds;
+  const offeredPerS = round(s.report.offered / Math.max(options.durationS, sendS), 1)!;
   const notes: string[] = [];
-  if (s.report.offered < s.report.asked * 0.99) {
+  if (s.report.offered < s.report.asked * OFFERED_SHARE_MIN) {
     notes.push(
       `offered only ${s.report.offered} of ${s.report.asked}: the generator could not send at ` +
         `the rate (${s.report.sent_late} sent late, at most ${options.inFlight} in flight)`,
+    );
+  } else if (offeredPerS < s.rate * OFFERED_SHARE_MIN) {
+    notes.push(
+      `sent over ${round(sendS, 1)} s of a ${options.durationS} s step: ${offeredPerS} jobs/s ` +
+        `really offered (${s.report.sent_late} sent late)`,
     );
   }
   if (accepted > 0 && completed === 0) notes.push("nothing completed within the step");
@@ -534,6 +566,8 @@ function rowOf(
     duration_s: options.durationS,
     asked: s.report.asked,
     offered: s.report.offered,
+    offered_per_s: offeredPerS,
+    send_s: round(sendS, 3)!,
     accepted,
     rejected: s.report.rejected,
     errors: s.report.errors,

@@ -4,14 +4,14 @@
  * percentiles and goodput against offered rate; percentiles against loss).
  *
  * Owns file names and layouts, and the knee rule: the highest offered rate at which the
- * generator offered what it was asked, every offered job was accepted and completed within
+ * generator offered what it was asked (its submits, at the rate), every offered job was accepted and completed within
  * its step (plus the grace), nothing was lost, and p99 stayed within 2× the p99 of the
  * lowest rate. It reads rows; it never measures.
  */
 
 import { stringify } from "csv-stringify";
 import { lineChart, PALETTE, type Series } from "./sweep_charts.ts";
-import type { SweepRow } from "./sweep.ts";
+import { OFFERED_SHARE_MIN, type SweepRow } from "./sweep.ts";
 
 export interface RunMeta {
   readonly command: string;
@@ -31,6 +31,8 @@ const CSV_COLUMNS: ReadonlyArray<keyof SweepRow> = [
   "duration_s",
   "asked",
   "offered",
+  "offered_per_s",
+  "send_s",
   "accepted",
   "rejected",
   "errors",
@@ -82,7 +84,8 @@ export function variants(rows: readonly SweepRow[]): Map<string, SweepRow[]> {
 
 /** Whether a rate-sweep step meets the knee's conditions against `baselineP99Ms`. */
 export function cleanStep(row: SweepRow, baselineP99Ms: number | null): boolean {
-  return row.offered >= row.asked * 0.99 && row.accepted === row.offered &&
+  return row.offered >= row.asked * OFFERED_SHARE_MIN &&
+    row.offered_per_s >= row.rate * OFFERED_SHARE_MIN && row.accepted === row.offered &&
     row.completed === row.accepted && row.lost === 0 && row.p99_ms !== null &&
     baselineP99Ms !== null && row.p99_ms <= 2 * baselineP99Ms;
 }
@@ -199,7 +202,7 @@ export function sweepCharts(rows: readonly SweepRow[]): Map<string, string> {
     groups.forEach(([name, list], g) => {
       goodput.splice(1 + g, 0, {
         name: groups.length > 1 ? `sent/s (${name})` : "sent/s (really offered)",
-        values: at(list, (r) => r.offered / r.duration_s),
+        values: at(list, (r) => r.offered_per_s),
         color: "#777",
         dashed: g > 0,
       });

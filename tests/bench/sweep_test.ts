@@ -91,6 +91,8 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     duration_s: 20,
     asked: n,
     offered: n,
+    offered_per_s: rate,
+    send_s: 20,
     accepted: n,
     rejected: 0,
     errors: 0,
@@ -128,6 +130,8 @@ Deno.test("knee is the highest rate that offered, accepted and completed all, lo
   assertEquals(knee([row(200), row(400, { lost: 1 })]).rate, 200);
   assertEquals(knee([row(200), row(400, { p99_ms: null, p50_ms: null })]).rate, 200);
   assertEquals(knee([row(200, { lost: 2 }), row(400)]).rate, 400);
+  // Everything sent, but late: the rate was not offered.
+  assertEquals(knee([row(200), row(400, { offered_per_s: 380, send_s: 21 })]).rate, 200);
 });
 
 Deno.test("the CSV has one line per row and leaves missing latencies empty, never a sentinel", async () => {
@@ -145,5 +149,7 @@ Deno.test("the CSV has one line per row and leaves missing latencies empty, neve
   assert(md.includes("Knee: **200 jobs/s**"), md);
   const svg = sweepCharts(rows).get("rate_latency.svg")!;
   assert(svg.includes("n/a"), "a step with no completions is marked, not drawn");
+  // Points only for the step that has latencies: p50, p90 and p99 of 200 jobs/s.
+  assertEquals(svg.match(/<circle /g)?.length, 3, svg);
   assert(sweepCharts(rows).has("rate_goodput.svg"));
 });

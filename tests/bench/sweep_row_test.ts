@@ -1,0 +1,124 @@
+/**
+ * A sweep row from what the harness gathered (`sweepRow`, no processes): `completed` within the
+ * step plus the grace, `lost` as accepted and never received, duplicates as the sink's extra
+ * receipts, latency from each job's scheduled time, null percentiles when nothing completed,
+ * per-job costs from the window's counters and every process's CPU, and a note whenever the
+ * step is not a clean measurement (load not offered, or offered late; backlog; undrained).
+ */
+
+import { assert, assertEquals } from "../assert.ts";
+import { type StepRecord, type SweepOptions, sweepRow } from "../../src/bench/sweep.ts";
+import type { SinkReceipt } from "../../src/bench/sink.ts";
+import type { StepReport } from "../../src/bench/load_generator.ts";
+
+const T0 = 1_700_000_000_000;
+
+const OPTIONS: SweepOptions = {
+  sweep: "rate",
+  rates: [100],
+  losses: [0],
+  durationS: 10,
+  nodes: 5,
+  via: ["http"],
+  walModes: ["batched"],
+  drainLimitS: 30,
+  graceS: 2,
+  payloadBytes: 128,
+  inFlight: 1024,
+};
+const VARIANT = { via: "http", walSync: "batched", loss: 0 } as const;
+
+/** A step of `n` accepted jobs scheduled every 10 ms from T0 (100/s for 10 s asked). */
+function record(n: number, fields: Partial<StepReport> = {}): StepRecord {
+  const ids: Array<[string, number, number]> = Array.from(
+    { length: n },
+    (_, i) => [`j${i}`, T0 + i * 10, T0 + i * 10 + 3],
+  );
+  const report: StepReport = {
+    op: "done",
+    step: "s1-r100",
+    asked: 1000,
+    offered: n,
+    accepted: n,
+    rejected: 0,
+    errors: 0,
+    codes: {},
+    send_seconds: 9.99,
+    seconds: 10,
+    accepted_per_s: n / 9.99,
+    accepted_by_send_end: n,
+    first_ack_seconds: 0.003,
+    ack_p50_ms: 3,
+    ack_p90_ms: 3,
+    ack_p99_ms: 3,
+    ack_max_ms: 3,
+    sent_late: 0,
+    ids_file: "/nonexistent",
+    cpu_ms: 100,
+    ...fields,
+  };
+  return {
+    step: "s1-r100",
+    rate: 100,
+    report,
+    startMs: T0,
+    stepEndMs: T0 + 10_000,
+    graceEndMs: T0 + 12_000,
+    windowS: 13,
+    counters: {
+      fsyncs: 500,
+      walAppends: 900,
+      datagramsOut: 4_000,
+      datagramsIn: 4_000,
+      retransmits: 0,
+      dropsInjected: 0,
+    },
+    cpuMs: { generator: 100, sink: 50, n1: 200, n2: 200, n3: 200, n4: 200, n5: 50 },
+    undrained: 0,
+    drainS: 1,
+    silent: [],
+    ids,
+  };
+}
+
+Deno.test("sweepRow: completed within the grace, lost, duplicates, latency from the scheduled time, costs per job", () => {
+  const s = record(1000);
+  const receipts: Array<SinkReceipt | null> = s.ids.map(([, scheduledMs], i) =>
+    i === 7 ? null : {
+      // Job i arrives 5 + i/100 ms after its scheduled time; job 9 only in the drain.
+      at: i === 9 ? T0 + 20_000 : scheduledMs + 5 + i / 100,
+      duplicates: i % 250 === 0 ? 2 : 0,
+    }
+  );
+  const row = sweepRow(OPTIONS, VARIANT, s, receipts, 0);
+  assertEquals([row.accepted, row.completed, row.lost, row.duplicates], [1000, 998, 1, 8]);
+  assertEquals(row.max_ms, 20_000 - 90);
+  // The median job (about number 500) arrived 5 + 5 ms after its scheduled time.
+  assert(row.p50_ms !== null && row.p50_ms > 9.9 && row.p50_ms < 10.1, `p50 ${row.p50_ms}`);
+  assertEquals([row.fsyncs_per_job, row.datagrams_per_job, row.cpu_ms_per_job], [0.5, 4, 1]);
+  assertEquals(row.goodput_per_s, 99.8);
+  assert(row.note.includes("1 accepted jobs never reached the sink"), row.note);
+});
+
+Deno.test("sweepRow: a step that completed nothing within the step and the grace has no latency", () => {
+  const s = record(100);
+  // Everything arrived, but only in the drain, 25 s after the step began.
+  const receipts = s.ids.map(() => ({ at: T0 + 25_000, duplicates: 0 }));
+  const row = sweepRow(OPTIONS, VARIANT, s, receipts, 0);
+  assertEquals([row.completed, row.lost], [0, 0]);
+  assertEquals([row.p50_ms, row.p90_ms, row.p99_ms, row.max_ms], [null, null, null, null]);
+  assert(row.note.includes("nothing completed"), row.note);
+});
+
+Deno.test("sweepRow: a generator that sent everything, but late, did not offer the rate, and the row says so", () => {
+  // All 1,000 sent, but over 15 s of a 10 s step: 67 jobs/s were offered, not 100.
+  const s = record(1000, { send_seconds: 15 });
+  const receipts = s.ids.map(([, scheduledMs]) => ({ at: scheduledMs + 5, duplicates: 0 }));
+  const row = sweepRow(OPTIONS, VARIANT, s, receipts, 0);
+  assertEquals(row.offered, row.asked);
+  assertEquals(row.offered_per_s, 66.7);
+  assert(row.note.includes("sent over 15 s"), row.note);
+  // On time: no note, and the rate it was asked for.
+  const onTime = sweepRow(OPTIONS, VARIANT, record(1000), receipts, 0);
+  assertEquals([onTime.offered_per_s, onTime.note], [100, ""]);
+});
