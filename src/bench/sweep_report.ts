@@ -3,10 +3,11 @@
  * machine and command, the knee of each rate-sweep variant, and the SVG charts (latency
  * percentiles and goodput against offered rate; percentiles against loss).
  *
- * Owns file names and layouts, and the knee rule: the highest offered rate at which the
- * generator offered what it was asked (its submits, at the rate), every offered job was accepted and completed within
- * its step (plus the grace), nothing was lost, and p99 stayed within 2× the p99 of the
- * lowest rate. It reads rows; it never measures.
+ * Owns file names and layouts, and the knee rule (issue 10's): the highest offered rate at
+ * which the generator offered what it was asked (its submits, at the rate), every offered job
+ * was accepted and completed within its step (plus the grace), nothing was lost, and p99
+ * stayed within 2× the p99 of the lowest rate. A slower step that was not clean does not move
+ * the knee, but the table says so beside it. It reads rows; it never measures.
  */
 
 import { stringify } from "csv-stringify";
@@ -90,15 +91,27 @@ export function cleanStep(row: SweepRow, baselineP99Ms: number | null): boolean 
     baselineP99Ms !== null && row.p99_ms <= 2 * baselineP99Ms;
 }
 
-/** The knee of one variant's rate sweep (null when even the lowest rate is not clean). */
+/**
+ * The knee of one variant's rate sweep (null when no step is clean), the rate its p99 baseline
+ * comes from, and the slower rates that were not clean (a knee above them is the rule's
+ * answer, but not a rate the cluster can be trusted with without reading them).
+ */
 export function knee(
   rows: readonly SweepRow[],
-): { rate: number | null; baselineP99Ms: number | null } {
+): {
+  rate: number | null;
+  baselineP99Ms: number | null;
+  baselineRate: number | null;
+  uncleanBelow: number[];
+} {
   const sorted = [...rows].sort((a, b) => a.rate - b.rate);
   const baseline = sorted[0]?.p99_ms ?? null;
   let rate: number | null = null;
   for (const r of sorted) if (cleanStep(r, baseline)) rate = r.rate;
-  return { rate, baselineP99Ms: baseline };
+  const uncleanBelow = rate === null
+    ? []
+    : sorted.filter((r) => r.rate < rate! && !cleanStep(r, baseline)).map((r) => r.rate);
+  return { rate, baselineP99Ms: baseline, baselineRate: sorted[0]?.rate ?? null, uncleanBelow };
 }
 
 function cell(v: unknown): string {
@@ -126,11 +139,17 @@ export function sweepMarkdown(rows: readonly SweepRow[], meta?: RunMeta): string
     lines.push(`## ${name}`, "");
     if (sweep === "rate") {
       const k = knee(list);
+      const below = k.uncleanBelow.length === 0
+        ? ""
+        : ` Beware: ${k.uncleanBelow.map((r) => `${r} jobs/s`).join(", ")}, below it, ${
+          k.uncleanBelow.length === 1 ? "was" : "were"
+        } not clean.`;
       lines.push(
         k.rate === null
-          ? `Knee: none — not even the lowest rate met every condition.`
-          : `Knee: **${k.rate} jobs/s** (every offered job accepted and completed in its step, ` +
-            `lost 0, p99 within 2× the ${list[0]!.rate} jobs/s p99 of ${k.baselineP99Ms} ms).`,
+          ? `Knee: none — no rate met every condition.`
+          : `Knee: **${k.rate} jobs/s** (the rate offered in full, every offered job accepted ` +
+            `and completed in its step, lost 0, p99 within 2× the ${k.baselineRate} jobs/s ` +
+            `p99 of ${k.baselineP99Ms} ms).${below}`,
         "",
       );
     }

@@ -134,6 +134,17 @@ Deno.test("knee is the highest rate that offered, accepted and completed all, lo
   assertEquals(knee([row(200), row(400, { offered_per_s: 380, send_s: 21 })]).rate, 200);
 });
 
+Deno.test("the markdown names the knee's baseline rate and any slower step that was not clean", () => {
+  // Run out of order: the baseline is still the lowest rate's p99.
+  const md = sweepMarkdown([row(400), row(200, { p99_ms: 10 }), row(800, { p99_ms: 19 })]);
+  assert(md.includes("Knee: **800 jobs/s**"), md);
+  assert(md.includes("the 200 jobs/s p99 of 10 ms"), md);
+  // A clean step above one that was not: the knee by the rule, and the exception said.
+  const gap = sweepMarkdown([row(200), row(400, { lost: 1 }), row(800)]);
+  assert(gap.includes("Knee: **800 jobs/s**"), gap);
+  assert(gap.includes("400 jobs/s, below it, was not clean"), gap);
+});
+
 Deno.test("the CSV has one line per row and leaves missing latencies empty, never a sentinel", async () => {
   const rows = [
     row(200),
