@@ -48,6 +48,8 @@ import {
   startBenchNodes,
 } from "./bench_cluster.ts";
 import { RECEIPT_IDS_PER_REQUEST_MAX, type SinkReceipt, type SinkStats } from "./sink.ts";
+import { generatorRuntime } from "./load_generator.ts";
+import type { Runtime } from "../lib/runtime.ts";
 import { writeSweepReports } from "./sweep_report.ts";
 
 /** One step of a sweep, as `--json` prints it and the CSV holds it. */
@@ -190,6 +192,30 @@ const wallNow = () => performance.timeOrigin + performance.now();
 export const OFFERED_SHARE_MIN = 0.99;
 /** The last wait for stragglers before `lost` is judged (a retry backs off up to 10 s). */
 const FINAL_DRAIN_MS = 60_000;
+/** How often a drain asks the sink about the ids still missing. */
+const DRAIN_POLL_MS = 200;
+
+/**
+ * Waits until the sink has received every id of `ids`, or `deadlineMs` passes; returns the
+ * ids still missing. It asks about these very ids (only those still missing, each poll): a
+ * count of the sink's receipts would also count jobs the generator never saw accepted (a
+ * submit that timed out but was stored and delivered), and could end the wait early.
+ */
+export async function waitForReceipts(
+  ids: readonly string[],
+  receipts: (ids: readonly string[]) => Promise<ReadonlyArray<SinkReceipt | null>>,
+  options: { readonly deadlineMs: number; readonly pollMs: number; readonly runtime: Runtime },
+): Promise<string[]> {
+  let missing = [...ids];
+  // Bounded by the deadline: each pass waits pollMs (> 0) of the runtime's clock.
+  for (;;) {
+    if (missing.length === 0) return missing;
+    const got = await receipts(missing);
+    missing = missing.filter((_, i) => got[i] === null || got[i] === undefined);
+    if (missing.length === 0 || options.runtime.nowMs() >= options.deadlineMs) return missing;
+    await new Promise<void>((resolve) => options.runtime.setTimer(options.pollMs, resolve));
+  }
+}
 
 export interface SweepOptions {
   sweep: "rate" | "loss";
@@ -368,10 +394,11 @@ async function runCluster(
     const pids: Record<string, number> = { generator: generator.pid, sink: sink.pid };
     for (const id of nodes.ids) pids[id] = nodes.cluster.pid(id)!;
 
-    sink.uniqueAtStart = (await sink.stats()).unique;
     const steps: StepRecord[] = [];
     const rows: SweepRow[] = [];
-    let acceptedSoFar = 0;
+    /** Accepted ids of the steps so far that the sink has not received yet. */
+    let pending: string[] = [];
+    const receiptsOf = (ids: readonly string[]) => sink.receipts(ids);
     for (const [index, rate] of rates.entries()) {
       const step = `s${index + 1}-r${rate}`;
       log(`${label}: step ${index + 1}/${rates.length}: ${rate} jobs/s for ${options.durationS} s`);
@@ -392,18 +419,18 @@ async function runCluster(
       );
       const stepEndMs = startMs + options.durationS * 1000;
       const graceEndMs = stepEndMs + options.graceS * 1000;
-      acceptedSoFar += report.accepted;
-      // The grace, then the drain: every job accepted so far reaches the sink (bounded).
+      const ids = await readIdsFile(report.ids_file);
+      // The grace, then the drain: every job accepted so far reaches the sink (bounded). By
+      // id: the sink's count of ids would also count jobs the generator never saw accepted.
       const graceLeft = graceEndMs - wallNow();
       if (graceLeft > 0) await sleep(graceLeft);
       const drainStart = wallNow();
-      const drainDeadline = drainStart + options.drainLimitS * 1000;
-      let unique = (await sink.stats()).unique;
-      while (unique - sink.uniqueAtStart < acceptedSoFar && wallNow() < drainDeadline) {
-        await sleep(100);
-        unique = (await sink.stats()).unique;
-      }
-      const undrained = Math.max(0, acceptedSoFar - (unique - sink.uniqueAtStart));
+      pending = await waitForReceipts([...pending, ...ids.map(([id]) => id)], receiptsOf, {
+        deadlineMs: drainStart + options.drainLimitS * 1000,
+        pollMs: DRAIN_POLL_MS,
+        runtime: generatorRuntime,
+      });
+      const undrained = pending.length;
       const windowEndMs = wallNow();
       const scrape = await scrapeAll(nodes.httpUrls);
       const silent = nodes.ids.filter((_, i) => scrape[i]!.size === 0);
@@ -428,17 +455,18 @@ async function runCluster(
         undrained,
         drainS: (windowEndMs - drainStart) / 1000,
         silent,
-        ids: await readIdsFile(report.ids_file),
+        ids,
       });
       if (nodes.unexpectedExits.length > 0) {
         throw new Error(`a node exited during the sweep: ${nodes.unexpectedExits.join("; ")}`);
       }
     }
     // `lost` is judged once the whole run drained: a final, longer wait for stragglers.
-    const finalDeadline = wallNow() + Math.max(FINAL_DRAIN_MS, options.drainLimitS * 1000);
-    while (
-      (await sink.stats()).unique - sink.uniqueAtStart < acceptedSoFar && wallNow() < finalDeadline
-    ) await sleep(200);
+    await waitForReceipts(pending, receiptsOf, {
+      deadlineMs: wallNow() + Math.max(FINAL_DRAIN_MS, options.drainLimitS * 1000),
+      pollMs: DRAIN_POLL_MS,
+      runtime: generatorRuntime,
+    });
     // Every accepted job of every step, joined with the sink's receipts once all drained.
     const receipts = await sink.receipts(steps.flatMap((s) => s.ids.map(([id]) => id)));
     let offset = 0;
@@ -595,8 +623,6 @@ export function sweepRow(
 class SinkProcess {
   readonly url: string;
   readonly pid: number;
-  /** Unique ids the sink had when a cluster started using it (so counts are per run). */
-  uniqueAtStart = 0;
   readonly #child: Deno.ChildProcess;
   readonly #rest: Promise<void>;
 
@@ -639,6 +665,10 @@ class SinkProcess {
         ids_reset: number;
       };
       if (body.ids_reset > 0) throw new Error("the sink forgot ids (idsMax reached)");
+      const asked = Math.min(RECEIPT_IDS_PER_REQUEST_MAX, ids.length - i);
+      if (!Array.isArray(body.receipts) || body.receipts.length !== asked) {
+        throw new Error(`the sink answered ${response.status} without a receipt per id`);
+      }
       out.push(...body.receipts);
     }
     return out;

@@ -7,9 +7,15 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { type StepRecord, type SweepOptions, sweepRow } from "../../src/bench/sweep.ts";
+import {
+  type StepRecord,
+  type SweepOptions,
+  sweepRow,
+  waitForReceipts,
+} from "../../src/bench/sweep.ts";
 import type { SinkReceipt } from "../../src/bench/sink.ts";
 import type { StepReport } from "../../src/bench/load_generator.ts";
+import { VirtualRuntime } from "./virtual_runtime.ts";
 
 const T0 = 1_700_000_000_000;
 
@@ -121,4 +127,36 @@ Deno.test("sweepRow: a generator that sent everything, but late, did not offer t
   // On time: no note, and the rate it was asked for.
   const onTime = sweepRow(OPTIONS, VARIANT, record(1000), receipts, 0);
   assertEquals([onTime.offered_per_s, onTime.note], [100, ""]);
+});
+
+Deno.test("waitForReceipts waits for these very ids, not for as many receipts as there are ids", async () => {
+  const runtime = new VirtualRuntime();
+  const t0 = runtime.nowMs();
+  // "b" arrives 700 ms in; an id nobody waits for ("x", a submit that timed out at the
+  // generator but was delivered) arrives at once and must not stand in for it.
+  const arrivals = new Map([["a", t0], ["x", t0], ["b", t0 + 700], ["c", t0 + 5_000]]);
+  const asked: string[][] = [];
+  const receipts = (ids: readonly string[]) => {
+    asked.push([...ids]);
+    return Promise.resolve(ids.map((id) => {
+      const at = arrivals.get(id);
+      return at !== undefined && at <= runtime.nowMs() ? { at, duplicates: 0 } : null;
+    }));
+  };
+  const missing = await runtime.run(
+    waitForReceipts(["a", "b"], receipts, { deadlineMs: t0 + 3_000, pollMs: 100, runtime }),
+  );
+  assertEquals(missing, []);
+  assert(runtime.nowMs() >= t0 + 700, `returned at +${runtime.nowMs() - t0} ms`);
+  // Once received, an id is not asked about again.
+  assertEquals(asked.at(-1), ["b"]);
+  // Bounded: what has not come by the deadline is returned as missing.
+  const late = await runtime.run(
+    waitForReceipts(["a", "c"], receipts, {
+      deadlineMs: runtime.nowMs() + 1_000,
+      pollMs: 100,
+      runtime,
+    }),
+  );
+  assertEquals(late, ["c"]);
 });
