@@ -171,6 +171,24 @@ export function counterDelta(before: ClusterCounters, after: ClusterCounters): C
   };
 }
 
+/**
+ * The counters' change over a window from a scrape at each end, over the nodes that answered
+ * both (a node silent at the start would otherwise add its whole lifetime's counts), and the
+ * nodes that did not (`silent`), for the row to name.
+ */
+export function windowCounters(
+  before: readonly Samples[],
+  after: readonly Samples[],
+  ids: readonly string[],
+): { counters: ClusterCounters; silent: string[] } {
+  const answered = ids.map((_, i) => (before[i]?.size ?? 0) > 0 && (after[i]?.size ?? 0) > 0);
+  const only = (scrape: readonly Samples[]) => scrape.filter((_, i) => answered[i] === true);
+  return {
+    counters: counterDelta(clusterCounters(only(before)), clusterCounters(only(after))),
+    silent: ids.filter((_, i) => answered[i] !== true),
+  };
+}
+
 const CLOCK_TICKS_PER_S = 100;
 
 /**

@@ -26,14 +26,13 @@ import { round } from "../lib/round.ts";
 import {
   type BenchNodes,
   type ClusterCounters,
-  clusterCounters,
-  counterDelta,
   cpuMsOf,
   GeneratorProcess,
   loadAverage,
   readIdsFile,
   scrapeAll,
   startBenchNodes,
+  windowCounters,
 } from "./bench_cluster.ts";
 import type { StepReport } from "./load_generator.ts";
 import { walCensus } from "./wal_census.ts";
@@ -214,7 +213,7 @@ export async function runReplicationBench(
     const phase = async (
       command: Parameters<GeneratorProcess["run"]>[0],
     ): Promise<PhaseFigures> => {
-      const before = clusterCounters(await scrapeAll(nodes!.httpUrls));
+      const before = await scrapeAll(nodes!.httpUrls);
       const cpuBefore = await cpuMsOf(Object.values(pids));
       const t0 = performance.now();
       const report = await generator!.run(command, (p) =>
@@ -224,7 +223,14 @@ export async function runReplicationBench(
         ));
       const wallS = (performance.now() - t0) / 1000;
       const cpuAfter = await cpuMsOf(Object.values(pids));
-      const after = clusterCounters(await scrapeAll(nodes!.httpUrls));
+      const { counters, silent } = windowCounters(
+        before,
+        await scrapeAll(nodes!.httpUrls),
+        nodes!.ids,
+      );
+      if (silent.length > 0) {
+        problems.push(`${command.step}: no /metrics answer from ${silent.join(", ")}`);
+      }
       const cpuMs: Record<string, number> = {};
       for (const [name, pid] of Object.entries(pids)) {
         const a = cpuBefore.get(pid);
@@ -235,7 +241,7 @@ export async function runReplicationBench(
         `${command.step}: ${report.accepted} acknowledged, ${report.rejected} rejected, ` +
           `${report.errors} errors in ${report.send_seconds} s; ack p99 ${report.ack_p99_ms} ms`,
       );
-      return { report, counters: counterDelta(before, after), cpuMs, wallS };
+      return { report, counters, cpuMs, wallS };
     };
 
     log("warm-up: 1 s at the maximum rate");

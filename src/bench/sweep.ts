@@ -38,14 +38,13 @@ import { Histogram } from "../metrics/histogram.ts";
 import {
   type BenchNodes,
   type ClusterCounters,
-  clusterCounters,
-  counterDelta,
   cpuMsOf,
   GeneratorProcess,
   loadAverage,
   readIdsFile,
   scrapeAll,
   startBenchNodes,
+  windowCounters,
 } from "./bench_cluster.ts";
 import { RECEIPT_IDS_PER_REQUEST_MAX, type SinkReceipt, type SinkStats } from "./sink.ts";
 import { generatorRuntime } from "./load_generator.ts";
@@ -402,7 +401,7 @@ async function runCluster(
     for (const [index, rate] of rates.entries()) {
       const step = `s${index + 1}-r${rate}`;
       log(`${label}: step ${index + 1}/${rates.length}: ${rate} jobs/s for ${options.durationS} s`);
-      const counters0 = clusterCounters(await scrapeAll(nodes.httpUrls));
+      const scrape0 = await scrapeAll(nodes.httpUrls);
       const cpu0 = await cpuMsOf(Object.values(pids));
       const startMs = wallNow();
       const report = await generator.run(
@@ -432,9 +431,11 @@ async function runCluster(
       });
       const undrained = pending.length;
       const windowEndMs = wallNow();
-      const scrape = await scrapeAll(nodes.httpUrls);
-      const silent = nodes.ids.filter((_, i) => scrape[i]!.size === 0);
-      const counters1 = clusterCounters(scrape);
+      const { counters, silent } = windowCounters(
+        scrape0,
+        await scrapeAll(nodes.httpUrls),
+        nodes.ids,
+      );
       const cpu1 = await cpuMsOf(Object.values(pids));
       const cpuMs: Record<string, number> = {};
       for (const [name, pid] of Object.entries(pids)) {
@@ -450,7 +451,7 @@ async function runCluster(
         stepEndMs,
         graceEndMs,
         windowS: (windowEndMs - startMs) / 1000,
-        counters: counterDelta(counters0, counters1),
+        counters,
         cpuMs,
         undrained,
         drainS: (windowEndMs - drainStart) / 1000,
@@ -507,7 +508,7 @@ export interface StepRecord {
   /** Jobs accepted so far that had not reached the sink when the drain gave up. */
   undrained: number;
   drainS: number;
-  /** Nodes whose /metrics did not answer at the end of the window. */
+  /** Nodes whose /metrics did not answer at the start or the end of the window (left out). */
   silent: string[];
   ids: Array<[string, number, number]>;
 }
@@ -583,7 +584,9 @@ export function sweepRow(
         `undelivered); the next step started with it`,
     );
   }
-  if (s.silent.length > 0) notes.push(`no /metrics answer from ${s.silent.join(", ")}`);
+  if (s.silent.length > 0) {
+    notes.push(`no /metrics answer from ${s.silent.join(", ")}: fsyncs and datagrams without them`);
+  }
   if (lost > 0) notes.push(`${lost} accepted jobs never reached the sink`);
   return {
     sweep: options.sweep,

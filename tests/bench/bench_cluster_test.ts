@@ -1,0 +1,33 @@
+/**
+ * The benches' shared measurement: Prometheus text into samples, sums by name and labels, and
+ * a window's counters taken only over the nodes that answered at both ends.
+ */
+
+import { assertEquals } from "../assert.ts";
+import { parsePrometheus, total, windowCounters } from "../../src/bench/bench_cluster.ts";
+
+const scrape = (fsyncs: number, out: number) =>
+  parsePrometheus(
+    `# HELP hookd_wal_fsyncs_total x\nhookd_wal_fsyncs_total ${fsyncs}\n` +
+      `hookd_transport_datagrams_total{direction="out"} ${out}\n` +
+      `hookd_transport_datagrams_total{direction="in"} 1\n`,
+  );
+
+Deno.test("total sums a metric over nodes, by labels", () => {
+  const nodes = [scrape(3, 10), scrape(4, 20)];
+  assertEquals(total(nodes, "hookd_wal_fsyncs_total"), 7);
+  assertEquals(total(nodes, "hookd_transport_datagrams_total", { direction: "out" }), 30);
+});
+
+Deno.test("windowCounters leaves out a node that did not answer at either end, and names it", () => {
+  const empty = new Map<string, number>();
+  // n2 did not answer the first scrape: its 1,000,000 lifetime fsyncs are not this window's.
+  const before = [scrape(100, 1_000), empty, scrape(100, 1_000)];
+  const after = [scrape(150, 1_400), scrape(1_000_000, 9_000_000), scrape(130, 1_100)];
+  const { counters, silent } = windowCounters(before, after, ["n1", "n2", "n3"]);
+  assertEquals([counters.fsyncs, counters.datagramsOut], [80, 500]);
+  assertEquals(silent, ["n2"]);
+  // And one that stopped answering by the end.
+  const gone = windowCounters(after, [scrape(200, 2_000), scrape(1, 1), empty], ["n1", "n2", "n3"]);
+  assertEquals(gone.silent, ["n3"]);
+});
