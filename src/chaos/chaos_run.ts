@@ -38,13 +38,16 @@ import { describeFault, type Fault, FAULT_KINDS, type FaultKind, planFaults } fr
 import {
   type AckedJob,
   type Attempt,
+  deliveryVerdict,
   detectionFigures,
-  explainsDuplicate,
   type FaultLog,
+  judgeDuplicate,
   LISTED_MAX,
   type MemberNotice,
   ownersOverTime,
   stopFigures,
+  stopsNoticed,
+  undetectedStops,
 } from "./verdicts.ts";
 import {
   commitConflicts,
@@ -88,11 +91,20 @@ export interface ChaosReport {
   duplicates_unexplained: number;
   /** Duplicated jobs per kind of fault around them (one job may count under several). */
   duplicate_causes: Record<string, number>;
+  /** Receipts after the first of jobs whose submit was never acknowledged (not judged). */
+  duplicates_of_unacked: number;
   unacked_but_delivered: number;
+  /** Faults begun, by kind. */
   faults: Record<FaultKind, number>;
   max_detect_ms: number | null;
   detections: number;
   false_dead: number;
+  /** Stops during which no live node declared the stopped one dead (each is a problem). */
+  stops_undetected: number;
+  /** Stops the frozen node never logged as a freeze (each is a problem). */
+  stops_unnoticed: number;
+  /** Freezes logged that no stop explains (a starved host). */
+  false_stalls: number;
   stale_attempts: number;
   /** Freezes nodes noticed (a `stalled` log line: they stopped delivering and caught up). */
   resyncs: number;
@@ -243,6 +255,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     // ---- load: the bench's generator process, one open-loop step for the whole run -------
     const loadStartMs = wallNow();
+    const rel = (ms: number) => `${((ms - loadStartMs) / 1000).toFixed(1)}s`;
     const step = generator.run(
       { op: "open", step: "chaos", rate: config.rate, seconds: options.durationMs / 1000 },
       (p) => {
@@ -399,23 +412,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const drainMs = wallNow() - drainStartMs;
 
     // ---- checks --------------------------------------------------------------------------
+    const stats = await sinkStats(sink.url);
+    const deadIds = await deadLetterIds(cluster, ids);
+    // Every acknowledged job, joined with its receipt: none is left out.
+    const verdict = deliveryVerdict(ackedIds, receipts, deadIds);
+    const { lostIds, duplicateJobs } = verdict;
     const receivedAt = new Map<string, { at: number; duplicates: number }>();
     ackedIds.forEach((id, i) => {
       const r = receipts[i];
       if (r !== null && r !== undefined) receivedAt.set(id, r);
     });
-    const stats = await sinkStats(sink.url);
-    const deadIds = await deadLetterIds(cluster, ids);
-    const undelivered = ackedIds.filter((id) => !receivedAt.has(id));
-    const deadLettered = undelivered.filter((id) => deadIds.has(id));
-    const lostIds = undelivered.filter((id) => !deadIds.has(id));
-    const delivered = receivedAt.size;
-    const duplicateJobs = [...receivedAt.entries()].filter(([, r]) => r.duplicates > 0);
-    const duplicates = Number(stats.duplicates ?? 0);
-
     const window = (fromMs: number, toMs: number) =>
       faultLogs.filter((e) => e.startedAtMs <= toMs && fromMs <= e.endedAtMs);
-    const rel = (ms: number) => `${((ms - loadStartMs) / 1000).toFixed(1)}s`;
 
     // Lost jobs: everything that could explain them.
     for (const id of lostIds.slice(0, LISTED_MAX)) {
@@ -439,29 +447,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const causes: Record<string, number> = {};
     for (const [index, [id, receipt]] of duplicateJobs.entries()) {
       const tries = attempts.get(id) ?? [];
-      const nodes = [...new Set(tries.map((a) => a.node))];
-      const first = Math.min(receipt.at, ...tries.map((a) => a.startedAtMs));
-      const last = Math.max(receipt.at, ...tries.map((a) => a.startedAtMs + a.latencyMs));
       const prefs = preferenceList(id, voters).map((a) => idOfAddress.get(a) ?? a);
-      const around = window(first - 15_000, last + 1_000).filter((e) =>
-        explainsDuplicate(e.fault, nodes, prefs)
-      );
-      // An attempt that failed (timeout, connection error) although the receiver had it: its
-      // answer was lost or late, as at-least-once allows, with or without a fault.
-      const lostAnswer = tries.some((a) =>
-        (a.outcome === "timeout" || a.outcome === "network_error") && a.startedAtMs <= receipt.at
-      );
-      if (lostAnswer) causes.lost_answer = (causes.lost_answer ?? 0) + 1;
-      if (around.length === 0 && !lostAnswer) unexplained++;
-      for (const kind of new Set(around.map((e) => e.fault.kind))) {
+      const judged = judgeDuplicate(receipt, tries, prefs, faultLogs);
+      if (judged.lostAnswer) causes.lost_answer = (causes.lost_answer ?? 0) + 1;
+      for (const kind of new Set(judged.around.map((e) => e.fault.kind))) {
         causes[kind] = (causes[kind] ?? 0) + 1;
       }
-      if (around.length === 0 && !lostAnswer) {
+      if (!judged.explained) {
+        unexplained++;
         log(`  preference ${prefs.join(">")}, first receipt ${rel(receipt.at)}`);
         for (const a of tries) {
           log(`  attempt by ${a.node} at ${rel(a.startedAtMs)}: ${a.kind} ${a.outcome}`);
         }
-        for (const e of window(first - 15_000, last + 1_000)) {
+        for (const e of window(receipt.at - 15_000, receipt.at + 15_000)) {
           log(`  fault ${describeFault(e.fault)}`);
         }
       }
@@ -469,12 +467,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const times = tries.map((a) => `${a.node}@${rel(a.startedAtMs)} ${a.kind}/${a.outcome}`);
         log(`  first receipt ${rel(receipt.at)}; attempts ${times.join(", ")}`);
       }
-      if (index < LISTED_MAX || (around.length === 0 && !lostAnswer)) {
+      if (index < LISTED_MAX || !judged.explained) {
         log(
-          `duplicate ${id} (${receipt.duplicates + 1} receipts) attempted by ${nodes.join(",")}: ` +
-            (around.length > 0
-              ? around.map((e) => describeFault(e.fault)).join("; ")
-              : lostAnswer
+          `duplicate ${id} (${receipt.duplicates + 1} receipts) attempted by ` +
+            `${judged.nodes.join(",")}: ` +
+            (judged.around.length > 0
+              ? judged.around.map((e) => describeFault(e.fault)).join("; ")
+              : judged.lostAnswer
               ? "an attempt failed although the receiver had the job (lost answer)"
               : "UNEXPLAINED"),
         );
@@ -490,27 +489,29 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (const n of detection.falseDeaths) {
       log(`chaos: false death: ${n.observer} declared ${n.subject} dead at ${rel(n.atMs)}`);
     }
+    // Each stop must last until the others declare the node dead, and the node must notice it.
+    const resyncTimes = resyncs.map((r) => ({
+      node: r.node,
+      event: r.event,
+      atMs: typeof r.fields.time === "string" ? Date.parse(r.fields.time) : 0,
+    }));
+    const undetected = undetectedStops(faultLogs, notices, ids);
+    const noticed = stopsNoticed(faultLogs, resyncTimes.filter((r) => r.event === "stalled"));
+    for (const miss of [...undetected, ...noticed.unnoticed]) log(`chaos: stop: ${miss.why}`);
     // A stopped node must not start attempts of jobs it lost, on stale state, once resumed.
-    const stops = stopFigures(
-      faultLogs,
-      attempts,
-      receivedAt,
-      resyncs.map((r) => ({
-        node: r.node,
-        event: r.event,
-        atMs: typeof r.fields.time === "string" ? Date.parse(r.fields.time) : 0,
-      })),
-    );
+    const stops = stopFigures(faultLogs, attempts, receivedAt, resyncTimes);
     for (const line of stops.details) log(`stale attempt: ${line}`);
     const conflicts = await commitConflicts(cluster, ids);
+
+    const counts = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
+    for (const e of faultLogs) counts[e.fault.kind]++;
 
     if (lostIds.length > 0) problems.push(`${lostIds.length} acknowledged jobs lost`);
     if (conflicts > 0) problems.push(`${conflicts} commit conflicts`);
     problems.push(...unexpectedExits);
     if (!drained) problems.push(`not drained within ${config.drainMsMax} ms`);
     if (stops.stale > 0) problems.push(`${stops.stale} stale attempts after SIGCONT`);
-    const counts = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
-    for (const e of faultLogs) counts[e.fault.kind]++;
+    problems.push(...undetected.map((m) => m.why), ...noticed.unnoticed.map((m) => m.why));
     return {
       seed: options.seed,
       duration_s: options.durationMs / 1000,
@@ -520,18 +521,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       rejected: load.rejected,
       submit_errors: load.errors,
       submit_codes: load.codes,
-      delivered,
+      delivered: verdict.delivered,
       lost: lostIds.length,
-      dead_lettered: deadLettered.length,
-      duplicates,
+      dead_lettered: verdict.deadLetteredIds.length,
+      duplicates: verdict.duplicates,
       duplicate_jobs: duplicateJobs.length,
       duplicates_unexplained: unexplained,
       duplicate_causes: causes,
-      unacked_but_delivered: Math.max(0, Number(stats.unique ?? 0) - delivered),
+      duplicates_of_unacked: Math.max(0, Number(stats.duplicates ?? 0) - verdict.duplicates),
+      unacked_but_delivered: Math.max(0, Number(stats.unique ?? 0) - verdict.delivered),
       faults: counts,
       max_detect_ms: detection.maxMs,
       detections: detection.count,
       false_dead: detection.falseDead,
+      stops_undetected: undetected.length,
+      stops_unnoticed: noticed.unnoticed.length,
+      false_stalls: noticed.falseStalls,
       stale_attempts: stops.stale,
       resyncs: resyncs.filter((r) => r.event === "stalled").length,
       resumed_attempts_of_lost_jobs: stops.resumedOfLost,

@@ -139,18 +139,28 @@ export async function startSinkProcess(
 
 export type Receipt = { at: number; duplicates: number } | null;
 
+/**
+ * The sink's receipt of each id, in order. Throws when the sink cannot answer for every id
+ * (a short answer, or ids it forgot past its bound): a verdict on a partial list could pass a
+ * run that lost jobs.
+ */
 export async function sinkReceipts(sinkUrl: string, ids: readonly string[]): Promise<Receipt[]> {
   const out: Receipt[] = [];
   const chunk = 50_000;
   for (let i = 0; i < ids.length; i += chunk) {
+    const asked = ids.slice(i, i + chunk);
     const response = await fetch(`${sinkUrl}/receipts`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ ids: ids.slice(i, i + chunk) }),
+      body: JSON.stringify({ ids: asked }),
       signal: AbortSignal.timeout(30_000),
     });
-    const body = await response.json() as { receipts: Receipt[] };
-    out.push(...body.receipts);
+    const body = await response.json() as { receipts?: unknown; ids_reset?: unknown };
+    if (!Array.isArray(body.receipts) || body.receipts.length !== asked.length) {
+      throw new Error(`the sink answered ${response.status} without a receipt per id`);
+    }
+    if (body.ids_reset !== 0) throw new Error("the sink forgot ids (its idsMax was reached)");
+    out.push(...body.receipts as Receipt[]);
   }
   return out;
 }

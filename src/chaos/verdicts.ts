@@ -1,12 +1,15 @@
 /**
  * The chaos run's verdicts, as pure functions of what the run observed (no I/O, no clock): which
- * faults explain a duplicate, who owned a job over time, how fast kills and stops were detected
- * and which deaths nothing explains, and what a SIGSTOPped node did once resumed.
+ * acknowledged jobs were delivered, dead-lettered or lost, which faults explain a duplicate,
+ * who owned a job over time, how fast kills and stops were detected and which deaths nothing
+ * explains, whether every freeze was long enough to be detected and was noticed by the frozen
+ * node, and what a SIGSTOPped node did once resumed.
  *
  * Owns the observation types and the judging; chaos_run.ts gathers the observations and
  * reports.
  */
 
+import { assert } from "../lib/assert.ts";
 import { describeFault, type Fault, impairedBy } from "./schedule.ts";
 
 /** Bounded lists in the report. */
@@ -38,6 +41,98 @@ export interface FaultLog {
   /** Wall-clock ms it really began and ended (carrying out a fault takes time). */
   startedAtMs: number;
   endedAtMs: number;
+}
+
+/** One acknowledged job's receipt at the sink: its first arrival and the arrivals after it. */
+export interface Receipt {
+  readonly at: number;
+  readonly duplicates: number;
+}
+
+/** What became of the acknowledged jobs. */
+export interface DeliveryVerdict {
+  /** Acknowledged jobs the sink received. */
+  readonly delivered: number;
+  /** Acknowledged, never received and not dead-lettered: each one fails the run. */
+  readonly lostIds: string[];
+  /** Acknowledged, never received, dead-lettered by its retry policy. */
+  readonly deadLetteredIds: string[];
+  /** Received more than once: id and receipt. */
+  readonly duplicateJobs: Array<[string, Receipt]>;
+  /** Receipts after the first, over the acknowledged jobs. */
+  readonly duplicates: number;
+}
+
+/**
+ * Joins every acknowledged id (all of them, in order) with its receipt (`receipts[i]` is
+ * `ackedIds[i]`'s, null when never received) and the dead letters the nodes list.
+ */
+export function deliveryVerdict(
+  ackedIds: readonly string[],
+  receipts: ReadonlyArray<Receipt | null>,
+  deadLettered: ReadonlySet<string>,
+): DeliveryVerdict {
+  assert(
+    receipts.length === ackedIds.length,
+    `deliveryVerdict: ${receipts.length} receipts for ${ackedIds.length} acknowledged jobs`,
+  );
+  const lostIds: string[] = [];
+  const deadLetteredIds: string[] = [];
+  const duplicateJobs: Array<[string, Receipt]> = [];
+  let delivered = 0;
+  let duplicates = 0;
+  ackedIds.forEach((id, i) => {
+    const r = receipts[i];
+    if (r === null || r === undefined) {
+      (deadLettered.has(id) ? deadLetteredIds : lostIds).push(id);
+      return;
+    }
+    delivered++;
+    duplicates += r.duplicates;
+    if (r.duplicates > 0) duplicateJobs.push([id, r]);
+  });
+  return { delivered, lostIds, deadLetteredIds, duplicateJobs, duplicates };
+}
+
+/** How far before a duplicate's first attempt or receipt a fault may have begun to explain it. */
+export const DUPLICATE_LOOKBACK_MS = 15_000;
+/** How far after its last attempt or receipt. */
+export const DUPLICATE_LOOKAHEAD_MS = 1_000;
+
+/** Why a job reached the receiver more than once, as far as the observations tell. */
+export interface DuplicateJudgement {
+  /** Nodes that reported an attempt of it. */
+  readonly nodes: string[];
+  /** Faults around it that explain it (`explainsDuplicate`). */
+  readonly around: FaultLog[];
+  /**
+   * The extra receipts are accounted for by attempts that failed (timeout, network error)
+   * although the receiver had the request: at most one attempt succeeded, and the succeeded
+   * and failed attempts together are at least the receipts. Two successful attempts are two
+   * deliveries, which only a fault explains.
+   */
+  readonly lostAnswer: boolean;
+  readonly explained: boolean;
+}
+
+export function judgeDuplicate(
+  receipt: Receipt,
+  tries: readonly Attempt[],
+  prefs: readonly string[],
+  faultLogs: readonly FaultLog[],
+): DuplicateJudgement {
+  const nodes = [...new Set(tries.map((a) => a.node))];
+  const first = Math.min(receipt.at, ...tries.map((a) => a.startedAtMs));
+  const last = Math.max(receipt.at, ...tries.map((a) => a.startedAtMs + a.latencyMs));
+  const around = faultLogs.filter((e) =>
+    e.startedAtMs <= last + DUPLICATE_LOOKAHEAD_MS &&
+    first - DUPLICATE_LOOKBACK_MS <= e.endedAtMs && explainsDuplicate(e.fault, nodes, prefs)
+  );
+  const succeeded = tries.filter((a) => a.outcome === "success").length;
+  const failed = tries.filter((a) => a.outcome === "timeout" || a.outcome === "network_error")
+    .length;
+  const lostAnswer = succeeded <= 1 && succeeded + failed >= receipt.duplicates + 1;
+  return { nodes, around, lostAnswer, explained: lostAnswer || around.length > 0 };
 }
 
 /**
@@ -253,4 +348,89 @@ export function stopFigures(
     }
   }
   return { stale, afterResync, resumedOfLost, inflightAtStop, details };
+}
+
+/** A stop that did not do what it is for, or was not noticed by the node it froze. */
+export interface StopMiss {
+  readonly fault: FaultLog;
+  readonly why: string;
+}
+
+/**
+ * Stops no live node detected: a SIGSTOP is meant to last until the others declare the node
+ * dead and take its jobs over. Detected means a live observer (not itself down meanwhile) sent
+ * a member-dead or member-left about it during the stop, or already held it dead (a partition
+ * just before). A stop with no other live node is not judged.
+ */
+export function undetectedStops(
+  faultLogs: readonly FaultLog[],
+  notices: readonly MemberNotice[],
+  ids: readonly string[],
+): StopMiss[] {
+  const out: StopMiss[] = [];
+  for (const e of faultLogs) {
+    if (e.fault.kind !== "stop") continue;
+    const subject = e.fault.node;
+    const observers = ids.filter((o) =>
+      o !== subject &&
+      !faultLogs.some((k) =>
+        (k.fault.kind === "kill" || k.fault.kind === "stop") && k.fault.node === o &&
+        k.startedAtMs < e.endedAtMs && e.startedAtMs < k.endedAtMs
+      )
+    );
+    if (observers.length === 0) continue;
+    const dead = (event: string) => event === "member-dead" || event === "member-left";
+    const detected = observers.some((o) => {
+      const about = notices.filter((n) => n.observer === o && n.subject === subject);
+      if (about.some((n) => dead(n.event) && n.atMs >= e.startedAtMs && n.atMs <= e.endedAtMs)) {
+        return true;
+      }
+      const prior = about.filter((n) => n.atMs < e.startedAtMs).at(-1);
+      return prior !== undefined && dead(prior.event);
+    });
+    if (!detected) {
+      out.push({
+        fault: e,
+        why: `${describeFault(e.fault)}: no live node declared ${subject} dead during the ${
+          Math.round(e.endedAtMs - e.startedAtMs)
+        } ms stop`,
+      });
+    }
+  }
+  return out;
+}
+
+/** How long after SIGCONT the resumed node has to log its freeze (`stalled`). */
+export const STALL_NOTICE_MS = 30_000;
+
+/**
+ * Stops the frozen process never noticed: no `stalled` line from that node between SIGCONT
+ * (less a second of clock difference) and `STALL_NOTICE_MS` after it. A stop followed by a
+ * kill of the same node before it could log is not judged. Also counts `stalled` lines no stop
+ * explains (a false freeze on a starved host).
+ */
+export function stopsNoticed(
+  faultLogs: readonly FaultLog[],
+  stalls: ReadonlyArray<{ node: string; atMs: number }>,
+): { unnoticed: StopMiss[]; falseStalls: number } {
+  const matched = new Set<number>();
+  const unnoticed: StopMiss[] = [];
+  for (const e of faultLogs) {
+    if (e.fault.kind !== "stop") continue;
+    const node = e.fault.node;
+    const from = e.endedAtMs - 1_000;
+    const killedAtMs = faultLogs.find((k) =>
+      k.fault.kind === "kill" && k.fault.node === node && k.startedAtMs >= from
+    )?.startedAtMs ?? Infinity;
+    const until = Math.min(e.endedAtMs + STALL_NOTICE_MS, killedAtMs);
+    const index = stalls.findIndex((s, i) =>
+      !matched.has(i) && s.node === node && s.atMs >= from && s.atMs <= until
+    );
+    if (index >= 0) {
+      matched.add(index);
+    } else if (killedAtMs > e.endedAtMs + 2_000) {
+      unnoticed.push({ fault: e, why: `${describeFault(e.fault)}: ${node} never logged a freeze` });
+    }
+  }
+  return { unnoticed, falseStalls: stalls.length - matched.size };
 }

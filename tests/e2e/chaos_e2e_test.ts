@@ -1,8 +1,9 @@
 /**
  * The short chaos run, as a user runs it: `hookd chaos --duration 60 --seed 1 --json` (five
  * node processes, a sink, the bench's generator, every kind of fault). It must inject faults of
- * every kind and lose nothing: no acknowledged job undelivered, no stale attempt after a
- * freeze, no node exiting on its own, no commit conflict. The long run is `deno task
+ * every kind and lose nothing: no acknowledged job
+ * undelivered, no stale attempt after a freeze, every freeze detected and noticed, no node
+ * exiting on its own, no commit conflict. The long run is `deno task
  * chaos-long` (docs/reliability.md).
  */
 
@@ -40,6 +41,8 @@ Deno.test({
     assertEquals(report.stale_attempts, 0, summary);
     assertEquals(report.commit_conflicts, 0, summary);
     assertEquals(report.unexpected_exits, 0, summary);
-    assertEquals(report.resyncs, report.faults.stop, `every SIGSTOP was noticed: ${summary}`);
+    // Every SIGSTOP was detected by the others and noticed by the frozen node (counted apart
+    // from freezes a starved host may log besides, which only cost a catch-up).
+    assertEquals([report.stops_undetected, report.stops_unnoticed], [0, 0], summary);
   },
 });
