@@ -100,6 +100,8 @@ export interface FixedRatePhase extends PhaseCommon {
   rate_per_sender: number;
   /** Messages whose send was refused with backpressure at least once. */
   backpressured: number;
+  /** Messages never accepted by a sender's transport before it gave up (a problem). */
+  unsent: number;
   /** Percent of messages delivered while an earlier one was still missing. */
   ahead_of_missing_pct: number | null;
 }
@@ -355,6 +357,7 @@ export async function runTransportBench(
       rate_per_sender: options.ratePerS,
       ...fixedCommon,
       backpressured: fixed.results.reduce((s, r) => s + r.backpressured, 0),
+      unsent: fixed.results.reduce((s, r) => s + r.unsent, 0),
       ahead_of_missing_pct: fixedCommon.delivered > 0
         ? round(100 * aheadOfMissing / fixedCommon.delivered, 3)
         : null,
@@ -584,6 +587,8 @@ export const transportBenchCommand: LeafCommand = {
     if (booleanFlag(v, "json")) console.log(JSON.stringify(result));
     else console.log(JSON.stringify(result, null, 2));
     const clean = (p: PhaseCommon) => p.lost === 0 && p.duplicates === 0;
-    return clean(result.fixed_rate) && clean(result.max_rate) ? EXIT_OK : EXIT_FAILURE;
+    return clean(result.fixed_rate) && result.fixed_rate.unsent === 0 && clean(result.max_rate)
+      ? EXIT_OK
+      : EXIT_FAILURE;
   },
 };

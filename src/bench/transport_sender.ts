@@ -37,6 +37,12 @@ export const IDLE_WAIT_MS_MAX = 30_000;
 export interface SenderPhaseOptions {
   /** Seconds of sending. */
   seconds: number;
+  /**
+   * Longest the fixed-rate phase keeps trying past its `seconds` when the transport refuses
+   * (a receiver that stopped acknowledging), and the longest wait for everything sent to be
+   * acknowledged, ms. @default IDLE_WAIT_MS_MAX
+   */
+  waitMsMax?: number;
   /** Fixed-rate phase: messages per second offered by this sender. */
   ratePerS: number;
   messageBytes: number;
@@ -47,6 +53,8 @@ export interface SenderPhaseResult {
   phase: number;
   /** Messages accepted by `send` (each counted once). */
   sent: number;
+  /** Fixed-rate phase: messages never accepted before it gave up (the transport refused). */
+  unsent: number;
   /** Fixed-rate phase: messages whose send was refused with backpressure at least once. */
   backpressured: number;
   /** From the phase's start until everything sent was acknowledged (or the wait gave up). */
@@ -123,8 +131,12 @@ function retransmits(transport: UdpTransport): SenderPhaseResult["retransmits"] 
   return { fast: kind("fast"), probe: kind("probe"), timeout: kind("timeout") };
 }
 
-async function waitIdle(transport: UdpTransport, peer: string): Promise<boolean> {
-  const deadline = performance.now() + IDLE_WAIT_MS_MAX;
+async function waitIdle(
+  transport: UdpTransport,
+  peer: string,
+  waitMsMax: number,
+): Promise<boolean> {
+  const deadline = performance.now() + waitMsMax;
   while (!transport.isIdle(peer)) {
     if (performance.now() > deadline) return false;
     await sleep(1);
@@ -143,7 +155,9 @@ export async function runSenderPhase(
   const retransmitsBefore = retransmits(transport);
   const datagramsBefore = metric(transport, 'hookd_transport_datagrams_total{direction="out"}');
   const startMs = performance.now();
+  const waitMsMax = options.waitMsMax ?? IDLE_WAIT_MS_MAX;
   let sent = 0;
+  let unsent = 0;
   let backpressured = 0;
   if (phase === FIXED_RATE_PHASE) {
     // Open loop: a late or refused send keeps its scheduled time.
@@ -151,7 +165,13 @@ export async function runSenderPhase(
     const total = Math.round(options.seconds * options.ratePerS);
     const startWallMs = wallNowMs();
     let refusedSeq = -1;
+    // Bounded: a transport that refuses for good (its peer gone) ends the phase here.
+    const giveUpMs = startMs + options.seconds * 1000 + waitMsMax;
     while (sent < total) {
+      if (performance.now() > giveUpMs) {
+        unsent = total - sent;
+        break;
+      }
       const due = Math.min(total, Math.floor((performance.now() - startMs) / intervalMs) + 1);
       let refused = false;
       while (sent < due) {
@@ -183,12 +203,13 @@ export async function runSenderPhase(
     }
   }
   const stats = transport.peerStats(peer);
-  const idle = await waitIdle(transport, peer);
+  const idle = await waitIdle(transport, peer, waitMsMax);
   const after = retransmits(transport);
   return {
     address: transport.address,
     phase,
     sent,
+    unsent,
     backpressured,
     seconds: (performance.now() - startMs) / 1000,
     idle,
