@@ -49,13 +49,16 @@ import {
   stopsNoticed,
   undetectedStops,
 } from "./verdicts.ts";
+import type { FaultState } from "../node/fault_injection.ts";
 import {
   commitConflicts,
   deadLetterIds,
   freeTcpPorts,
+  getJson,
   healEverything,
   jobViews,
   postJson,
+  postJsonForJson,
   receiverCounts,
   sinkReceipts,
   sinkStats,
@@ -96,6 +99,16 @@ export interface ChaosReport {
   unacked_but_delivered: number;
   /** Faults begun, by kind. */
   faults: Record<FaultKind, number>;
+  /**
+   * Faults that measurably did what they are for, by kind: a process killed or stopped (and,
+   * for a stop, detected by a live node), datagrams dropped by a partition or loss burst on
+   * the nodes it involves, receiver requests refused, held or reset by an outage.
+   */
+  faults_effective: Record<FaultKind, number>;
+  /** The first faults that did nothing measurable, described. */
+  faults_without_effect: string[];
+  /** Fault-control pushes a running node did not confirm with the asked state. */
+  faults_unconfirmed: number;
   max_detect_ms: number | null;
   detections: number;
   false_dead: number;
@@ -271,11 +284,58 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // ---- faults --------------------------------------------------------------------------
     const faultLogs: FaultLog[] = [];
     const active = new Set<Fault>();
+    const logOf = new Map<Fault, FaultLog>();
+    /**
+     * Each partition's or loss burst's drop counters at its start, per node it involves and
+     * process (pid): at its end the nodes' counters give what it really dropped (its effect).
+     */
+    const dropBaselines = new Map<Fault, Map<string, { pid: number; dropped: number }>>();
+    const dropsInvolve = (f: Fault, id: string): boolean =>
+      f.kind === "partition_oneway"
+        ? f.node === id
+        : f.kind === "partition_split"
+        ? true
+        : f.kind === "loss_burst" && f.nodes.includes(id);
+    const dropReason = (f: Fault): "partition" | "loss" =>
+      f.kind === "loss_burst" ? "loss" : "partition";
+    /** A node's confirmed state is the start of every active fault's count on that process. */
+    const noteBaselines = (id: string, pid: number, state: FaultState): void => {
+      for (const f of active) {
+        if (!dropsInvolve(f, id)) continue;
+        let baselines = dropBaselines.get(f);
+        if (baselines === undefined) dropBaselines.set(f, baselines = new Map());
+        if (baselines.get(id)?.pid !== pid) {
+          baselines.set(id, { pid, dropped: state.dropped[dropReason(f)] });
+        }
+      }
+    };
+    /** What `fault` dropped so far on the processes whose start we saw (a lower bound). */
+    const measureDrops = async (fault: Fault): Promise<number> => {
+      let dropped = 0;
+      for (const [id, base] of dropBaselines.get(fault) ?? []) {
+        const target = control.get(id);
+        if (target === undefined || target.pid !== base.pid || stopped.has(id)) continue;
+        const state = await getJson(`${target.faultsUrl}/faults`, 2_000).catch(() => undefined) as
+          | FaultState
+          | undefined;
+        if (state !== undefined) dropped += state.dropped[dropReason(fault)] - base.dropped;
+      }
+      return dropped;
+    };
+    const unconfirmed: string[] = [];
+    // One push at a time per node, each computed when it runs: two pushes whose requests
+    // crossed on the way could otherwise leave a node with the older of two states.
+    const pushChains = new Map<string, Promise<unknown>>();
     const pushAll = () => Promise.all(ids.map((id) => pushNodeFaults(id)));
-    /** Sends node `id` the partition and loss its active faults add up to. */
-    const pushNodeFaults = async (id: string): Promise<void> => {
+    const pushNodeFaults = (id: string): Promise<FaultState | undefined> => {
+      const next = (pushChains.get(id) ?? Promise.resolve()).then(() => pushNow(id));
+      pushChains.set(id, next.catch(() => {}));
+      return next;
+    };
+    /** Sends node `id` the partition and loss its active faults add up to; its confirmed state. */
+    const pushNow = async (id: string): Promise<FaultState | undefined> => {
       const target = control.get(id);
-      if (target === undefined || !cluster.isRunning(id) || stopped.has(id)) return;
+      if (target === undefined || !cluster.isRunning(id) || stopped.has(id)) return undefined;
       const from = new Set<string>();
       let probability = 0;
       let untilMs = 0;
@@ -304,39 +364,67 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             : []
         ),
       );
-      await postJson(`${target.faultsUrl}/faults`, {
+      const wanted = [...from].sort();
+      await postJsonForJson(`${target.faultsUrl}/faults`, {
         op: "partition",
-        from: [...from].sort(),
+        from: wanted,
         ...(from.size > 0 ? { ms: Math.round(Math.max(0, untilMs)) } : {}),
       });
-      await postJson(`${target.faultsUrl}/faults`, {
+      const state = await postJsonForJson(`${target.faultsUrl}/faults`, {
         op: "loss",
         probability,
         ...(probability > 0 ? { ms: Math.round(lossMs) } : {}),
-      });
+      }) as FaultState | undefined;
+      // The node's answer is its state after both commands: it must be what was asked.
+      const confirmed = state !== undefined &&
+        JSON.stringify(state.partitionFrom) === JSON.stringify(wanted) &&
+        state.lossProbability === probability;
+      if (!confirmed) {
+        // A node killed or stopped meanwhile gets its faults again when it is back.
+        if (cluster.isRunning(id) && !stopped.has(id) && control.get(id)?.pid === target.pid) {
+          unconfirmed.push(`${id} at ${rel(wallNow())}: ${JSON.stringify(state ?? null)}`);
+          log(`chaos: ${id} did not confirm its faults: ${JSON.stringify(state ?? null)}`);
+        }
+        return undefined;
+      }
+      noteBaselines(id, target.pid, state);
+      return state;
     };
+    const receiverCount = (mode: string, counts: Record<string, number>): number =>
+      counts[mode === "slow" ? "slowed" : mode === "reset" ? "resets" : "refused"] ?? NaN;
+    const receiverAtStart = new Map<Fault, number>();
     const begin = async (fault: Fault): Promise<void> => {
       const entry: FaultLog = { fault, startedAtMs: wallNow(), endedAtMs: Infinity };
       faultLogs.push(entry);
+      logOf.set(fault, entry);
       active.add(fault);
       log(`chaos: + ${describeFault(fault)}`);
       switch (fault.kind) {
-        case "kill":
+        case "kill": {
+          const killed = cluster.isRunning(fault.node);
           await cluster.kill(fault.node);
           control.delete(fault.node);
+          entry.effect = killed ? 1 : 0;
           return;
+        }
         case "stop": {
           // A node restarted a moment ago may not have printed its pid yet.
           await waitUntil(() => control.has(fault.node), 30_000);
           const pid = control.get(fault.node)?.pid;
           if (pid === undefined || !cluster.isRunning(fault.node) || !signal(pid, "SIGSTOP")) {
             problems.push(`could not SIGSTOP ${fault.node}: not running`);
+            entry.effect = 0;
             return;
           }
           stopped.add(fault.node);
+          entry.effect = 1;
           return;
         }
         case "receiver_outage":
+          receiverAtStart.set(
+            fault,
+            receiverCount(fault.mode, await receiverCounts(sink.faultsUrl)),
+          );
           await postJson(`${sink.faultsUrl}/faults`, {
             mode: fault.mode,
             ms: fault.endMs - fault.atMs + 2_000,
@@ -347,30 +435,41 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
     };
     const end = async (fault: Fault): Promise<void> => {
-      active.delete(fault);
-      const entry = faultLogs.find((e) => e.fault === fault);
-      log(`chaos: - ${describeFault(fault)}`);
+      const entry = logOf.get(fault);
       switch (fault.kind) {
         case "kill":
+          active.delete(fault);
           cluster.start(fault.node);
           // Its control port is known once it prints `listening`; then it gets its faults.
           await waitUntil(() => control.has(fault.node), 30_000);
           await pushNodeFaults(fault.node);
           break;
         case "stop": {
+          active.delete(fault);
           const pid = control.get(fault.node)?.pid;
           if (pid !== undefined) signal(pid, "SIGCONT");
           stopped.delete(fault.node);
           await pushNodeFaults(fault.node);
           break;
         }
-        case "receiver_outage":
+        case "receiver_outage": {
+          active.delete(fault);
+          const after = receiverCount(fault.mode, await receiverCounts(sink.faultsUrl));
           await postJson(`${sink.faultsUrl}/faults`, { mode: "ok" });
+          const before = receiverAtStart.get(fault) ?? NaN;
+          if (entry !== undefined && Number.isFinite(after - before)) entry.effect = after - before;
           break;
-        default:
+        }
+        default: {
+          // What it dropped, read before the push that ends it.
+          const dropped = await measureDrops(fault);
+          if (entry !== undefined) entry.effect = dropped;
+          active.delete(fault);
           await pushAll();
+        }
       }
       if (entry !== undefined) entry.endedAtMs = wallNow();
+      log(`chaos: - ${describeFault(fault)}: effect ${entry?.effect ?? "not measured"}`);
     };
     const faultsDone = Promise.all(faults.map(async (fault) => {
       await sleep(Math.max(0, loadStartMs + fault.atMs - wallNow()));
@@ -503,8 +602,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (const line of stops.details) log(`stale attempt: ${line}`);
     const conflicts = await commitConflicts(cluster, ids);
 
+    // What the faults really did (a fault that did nothing tested nothing).
     const counts = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
-    for (const e of faultLogs) counts[e.fault.kind]++;
+    const effective = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<
+      FaultKind,
+      number
+    >;
+    const withoutEffect: string[] = [];
+    for (const e of faultLogs) {
+      counts[e.fault.kind]++;
+      const undetectedStop = undetected.some((m) => m.fault === e);
+      if ((e.effect ?? 0) > 0 && !undetectedStop) effective[e.fault.kind]++;
+      else withoutEffect.push(`${describeFault(e.fault)}: effect ${e.effect ?? "not measured"}`);
+    }
+    for (const line of withoutEffect) log(`chaos: fault without effect: ${line}`);
 
     if (lostIds.length > 0) problems.push(`${lostIds.length} acknowledged jobs lost`);
     if (conflicts > 0) problems.push(`${conflicts} commit conflicts`);
@@ -531,6 +642,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       duplicates_of_unacked: Math.max(0, Number(stats.duplicates ?? 0) - verdict.duplicates),
       unacked_but_delivered: Math.max(0, Number(stats.unique ?? 0) - verdict.delivered),
       faults: counts,
+      faults_effective: effective,
+      faults_without_effect: withoutEffect.slice(0, LISTED_MAX),
+      faults_unconfirmed: unconfirmed.length,
       max_detect_ms: detection.maxMs,
       detections: detection.count,
       false_dead: detection.falseDead,

@@ -40,6 +40,25 @@ export async function postJson(url: string, body: unknown): Promise<boolean> {
   }
 }
 
+/** POSTs `body`; the answer's JSON when it is 2xx, else undefined (also on no answer). */
+export async function postJsonForJson(url: string, body: unknown): Promise<unknown> {
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(2_000),
+    });
+    if (!response.ok) {
+      await response.body?.cancel();
+      return undefined;
+    }
+    return await response.json();
+  } catch {
+    return undefined;
+  }
+}
+
 export async function getJson(url: string, timeoutMs = 5_000): Promise<unknown> {
   const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   return await response.json();

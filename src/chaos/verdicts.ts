@@ -41,6 +41,12 @@ export interface FaultLog {
   /** Wall-clock ms it really began and ended (carrying out a fault takes time). */
   startedAtMs: number;
   endedAtMs: number;
+  /**
+   * What the fault measurably did, once it ended: datagrams its nodes dropped for it
+   * (partitions, loss bursts), requests the receiver refused, held or reset (outages), 1 for a
+   * process really killed or stopped; 0 when it did nothing; undefined when not measured.
+   */
+  effect?: number;
 }
 
 /** One acknowledged job's receipt at the sink: its first arrival and the arrivals after it. */

@@ -1,7 +1,7 @@
 /**
  * The short chaos run, as a user runs it: `hookd chaos --duration 60 --seed 1 --json` (five
  * node processes, a sink, the bench's generator, every kind of fault). It must inject faults of
- * every kind and lose nothing: no acknowledged job
+ * every kind, each kind with a measured effect, and lose nothing: no acknowledged job
  * undelivered, no stale attempt after a freeze, every freeze detected and noticed, no node
  * exiting on its own, no commit conflict. The long run is `deno task
  * chaos-long` (docs/reliability.md).
@@ -33,8 +33,12 @@ Deno.test({
     assertEquals(report.lost, 0, `lost jobs: ${summary}\n${tail}`);
     assertEquals(report.problems, [], `${summary}\n${tail}`);
     assertEquals(output.code, 0, summary);
+    // Every kind of fault begun, and every kind measurably did something: a process killed or
+    // stopped (and detected), datagrams dropped, receiver requests refused, held or reset.
     for (const [kind, count] of Object.entries(report.faults)) {
       assert(count > 0, `no ${kind} fault was injected: ${summary}`);
+      const effective = report.faults_effective[kind as keyof typeof report.faults_effective];
+      assert(effective > 0, `no ${kind} fault had an effect: ${summary}`);
     }
     assert(report.acked > 1_000, `only ${report.acked} jobs acknowledged: ${summary}`);
     assertEquals(report.delivered + report.dead_lettered, report.acked, summary);
