@@ -1484,6 +1484,50 @@ export const chaosDefaults: Readonly<ChaosConfig> = Object.freeze(
   } as const,
 );
 
+/**
+ * The relations a chaos run's meaning rests on: the slow receiver holds a request past the
+ * attempt timeout (else a "slow" outage tests nothing), a job retries for longer than the
+ * longest outage (else an outage dead-letters jobs and `lost` 0 proves less), the schedule's
+ * loop advances (gapMs > 0) and every range is ordered.
+ */
+export function validateChaosConfig(config: ChaosConfig): ChaosConfig {
+  for (
+    const name of [
+      "gapMs",
+      "killDownMs",
+      "stopMs",
+      "onewayMs",
+      "splitMs",
+      "lossMs",
+      "lossProbability",
+      "outageMs",
+    ] as const
+  ) {
+    const [min, max] = config[name];
+    nonNegative(`chaos.${name}[0]`, min);
+    relation(`chaos.${name}[0]`, min, "<=", `chaos.${name}[1]`, max);
+  }
+  probability("chaos.lossProbability[1]", config.lossProbability[1]);
+  relation("0", 0, "<", "chaos.gapMs[0]", config.gapMs[0]);
+  for (const name of ["jobMaxAttempts", "impairedMax", "submitsInFlightMax"] as const) {
+    positiveInteger(`chaos.${name}`, config[name]);
+  }
+  relation(
+    "chaos.jobTimeoutMs",
+    config.jobTimeoutMs,
+    "<",
+    "chaos.slowReceiverMs",
+    config.slowReceiverMs,
+  );
+  const steps = config.retryScheduleMs;
+  let retryingMs = 0;
+  for (let attempt = 1; attempt < config.jobMaxAttempts; attempt++) {
+    retryingMs += steps[Math.min(attempt, steps.length) - 1] ?? 0;
+  }
+  relation("chaos.outageMs[1]", config.outageMs[1], "<", "retrying time (ms)", retryingMs);
+  return config;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Checks shared by every validate function.
 // ---------------------------------------------------------------------------------------------

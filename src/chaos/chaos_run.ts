@@ -30,7 +30,7 @@ import {
   type NodeEventLine,
   waitUntil,
 } from "../cluster/local_cluster.ts";
-import type { ChaosConfig } from "../config.ts";
+import { type ChaosConfig, validateChaosConfig } from "../config.ts";
 import { preferenceList } from "../jobs/preference.ts";
 import { GeneratorProcess, readIdsFile } from "../bench/bench_cluster.ts";
 import { Sfc32 } from "../lib/rng.ts";
@@ -148,7 +148,8 @@ function signal(pid: number, sig: Deno.Signal): boolean {
 }
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
-  const { config, log } = options;
+  const { log } = options;
+  const config = validateChaosConfig(options.config);
   const nodeCount = options.nodes ?? 5;
   const problems: string[] = [];
   const key = Array.from(crypto.getRandomValues(new Uint8Array(CLUSTER_KEY_BYTES)))
