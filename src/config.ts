@@ -1070,7 +1070,11 @@ export interface JobsConfig {
    * @default 2000
    */
   antiEntropyIntervalMs: number;
-  /** A restarting node re-asks voters that have not finished its catch-up this often. @default 500 */
+  /**
+   * A restarting node re-asks voters that have not finished its catch-up this often, and a
+   * page of a catch-up or anti-entropy reply that has not come in this long is asked again.
+   * @default 500
+   */
   catchupRetryMs: number;
   /**
    * Records kept in memory (encoded) to serve anti-entropy and catch-up, bytes. A peer that
@@ -1085,6 +1089,21 @@ export interface JobsConfig {
    * @default 262_144
    */
   messageBytesMax: number;
+  /**
+   * Most record bytes one page of a catch-up or anti-entropy reply carries; the requester
+   * asks for the next page once it has this one. A reply sent whole outgrew the transport's
+   * per-peer send queue (`transport.sendQueueBytesMax`, 8 MiB: a snapshot of some 35,000
+   * delivered jobs), its tail was refused every time, and a restarted node never caught up.
+   * An eighth of that queue leaves room for live replication beside it.
+   * @default 1_048_576
+   */
+  syncReplyBytesMax: number;
+  /**
+   * A snapshot being sent page by page (a live walk of the table) is dropped when its
+   * requester has not asked for the next page for this long (it died, or gave up).
+   * @default 10_000
+   */
+  syncSessionIdleMs: number;
   /**
    * Records nobody waits for (an unkeyed COMMIT, DONE, retry state, dead letters) wait this
    * long to ride in the next replication message to the same peer, instead of costing a datagram
@@ -1155,6 +1174,8 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   catchupRetryMs: 500,
   catchupLogBytesMax: 64 * 1024 * 1024,
   messageBytesMax: 256 * 1024,
+  syncReplyBytesMax: 1024 * 1024,
+  syncSessionIdleMs: 10_000,
   lazySendMs: 20,
   queryTimeoutMs: 500,
   finishedRetentionMs: 3_600_000,
@@ -1184,6 +1205,8 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "catchupRetryMs",
       "catchupLogBytesMax",
       "messageBytesMax",
+      "syncReplyBytesMax",
+      "syncSessionIdleMs",
       "lazySendMs",
       "queryTimeoutMs",
       "deadLettersMax",

@@ -80,6 +80,25 @@ export class CatchupLog {
     for (const [seq, bytes] of m) if (seq >= from && seq <= to) out.push(bytes);
   }
 
+  /**
+   * The records of `origin` with a seq in [from, to], ascending by seq. Costs the smaller of
+   * the span and the records held, plus the sort: a span may be a restart's voided seqs.
+   */
+  collectSorted(origin: string, from: number, to: number): Array<[number, Uint8Array]> {
+    const out: Array<[number, Uint8Array]> = [];
+    const m = this.#byOrigin.get(origin);
+    if (m === undefined || to < from) return out;
+    if (to - from < m.size) {
+      for (let seq = from; seq <= to; seq++) {
+        const bytes = m.get(seq);
+        if (bytes !== undefined) out.push([seq, bytes]);
+      }
+      return out;
+    }
+    for (const [seq, bytes] of m) if (seq >= from && seq <= to) out.push([seq, bytes]);
+    return out.sort((a, b) => a[0] - b[0]);
+  }
+
   /** Seqs of `origin` at or below this may have been dropped here: this log cannot serve them. */
   floor(origin: string): number {
     return this.#floor.get(origin) ?? 0;

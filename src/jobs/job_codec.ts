@@ -507,6 +507,40 @@ export type ClientOutcome =
   | { readonly ok: true; readonly id: string; readonly existing: boolean }
   | { readonly ok: false; readonly code: RefusalCode | "bad_request"; readonly message: string };
 
+/**
+ * Where the next page of a sync reply starts: the server's record walk (origins in its order,
+ * seqs ascending) resumes after a record, or its snapshot session goes on. Replies are paged
+ * so that one never outgrows the transport's per-peer send queue, whatever the table size.
+ */
+export type SyncCursor =
+  | { readonly kind: "start" }
+  | { readonly kind: "records"; readonly origin: string; readonly seq: number }
+  | { readonly kind: "snapshot"; readonly session: number };
+
+const CURSOR_CODES = { start: 0, records: 1, snapshot: 2 } as const;
+
+function writeCursor(w: ByteWriter, c: SyncCursor): void {
+  w.u8(CURSOR_CODES[c.kind]);
+  if (c.kind === "records") w.str(c.origin).u53(c.seq);
+  else if (c.kind === "snapshot") w.u32(c.session);
+}
+
+function readCursor(r: ByteReader): SyncCursor {
+  const code = r.u8();
+  switch (code) {
+    case CURSOR_CODES.start:
+      return { kind: "start" };
+    case CURSOR_CODES.records: {
+      const origin = r.str(CODEC_LIMITS.addressBytesMax);
+      return { kind: "records", origin, seq: r.u53() };
+    }
+    case CURSOR_CODES.snapshot:
+      return { kind: "snapshot", session: r.u32() };
+    default:
+      throw new DecodeError(`unknown sync cursor ${code}`);
+  }
+}
+
 export type JobsMessage =
   | {
     readonly kind: "repl";
@@ -521,20 +555,31 @@ export type JobsMessage =
     readonly requestId: number;
     /** A restart catch-up (counts towards readiness) rather than periodic anti-entropy. */
     readonly catchup: boolean;
+    /** Which page of the exchange `requestId` this asks for (0: a new exchange). */
+    readonly page: number;
+    /** Where that page starts: the `cursor` of the previous page's reply. */
+    readonly cursor: SyncCursor;
     readonly held: readonly HeldRanges[];
   }
   | {
     readonly kind: "sync-reply";
     readonly from: string;
     readonly requestId: number;
+    /** The page of the exchange this answers (the request's `page`). */
+    readonly page: number;
+    /** Names this sending of the page: a page sent again may be cut into other parts. */
+    readonly cut: number;
     /**
-     * This message's index among the `parts` the server sent for the request. Parts may
-     * arrive in any order (no head-of-line blocking): the request is answered once all have.
+     * This message's index among the `parts` the server sent for the page. Parts may arrive
+     * in any order (no head-of-line blocking): the page is answered once all have.
      */
     readonly part: number;
     readonly parts: number;
     /** Records are `state`/`key` snapshot records, and `held` is the server's coverage. */
     readonly snapshot: boolean;
+    /** Another page follows: ask for it with `cursor`. The exchange is complete without. */
+    readonly more: boolean;
+    readonly cursor: SyncCursor;
     /** Highest seq the server holds from the requester's own origin (0: none). */
     readonly yourSeqMax: number;
     readonly held: readonly HeldRanges[];
@@ -652,11 +697,16 @@ export function encodeMessage(m: OutgoingMessage): Uint8Array {
       }
       break;
     case "sync-req":
-      w.str(m.from).u32(m.requestId).bool(m.catchup);
+      w.str(m.from).u32(m.requestId).bool(m.catchup).u32(m.page);
+      writeCursor(w, m.cursor);
       writeHeld(w, m.held);
       break;
     case "sync-reply":
-      w.str(m.from).u32(m.requestId).u32(m.part).u32(m.parts).bool(m.snapshot).u53(m.yourSeqMax);
+      w.str(m.from).u32(m.requestId).u32(m.page).u53(m.cut).u32(m.part).u32(m.parts);
+      w.bool(m.snapshot);
+      w.bool(m.more);
+      writeCursor(w, m.cursor);
+      w.u53(m.yourSeqMax);
       writeHeld(w, m.held);
       writeRecordList(w, m.records);
       break;
@@ -732,16 +782,22 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
         const from = r.str(CODEC_LIMITS.addressBytesMax);
         const requestId = r.u32();
         const catchup = r.bool();
-        m = { kind: "sync-req", from, requestId, catchup, held: readHeld(r) };
+        const page = r.u32();
+        const cursor = readCursor(r);
+        m = { kind: "sync-req", from, requestId, catchup, page, cursor, held: readHeld(r) };
         break;
       }
       case MESSAGE_CODES["sync-reply"]: {
         const from = r.str(CODEC_LIMITS.addressBytesMax);
         const requestId = r.u32();
+        const page = r.u32();
+        const cut = r.u53();
         const part = r.u32();
         const parts = r.u32();
         if (parts < 1 || part >= parts) throw new DecodeError("sync reply part out of range");
         const snapshot = r.bool();
+        const more = r.bool();
+        const cursor = readCursor(r);
         const yourSeqMax = r.u53();
         const held = readHeld(r);
         const records = readRecordList(r, false);
@@ -750,9 +806,13 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
           kind: "sync-reply",
           from,
           requestId,
+          page,
+          cut,
           part,
           parts,
           snapshot,
+          more,
+          cursor,
           yourSeqMax,
           held,
           records,

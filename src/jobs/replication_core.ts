@@ -43,6 +43,7 @@ import {
   encodeWalBatch,
   type JobsMessage,
   type OutgoingMessage,
+  type SyncCursor,
 } from "./job_codec.ts";
 import {
   type AttemptEntry,
@@ -235,18 +236,63 @@ function subtractSeqs(
   return out;
 }
 
-/** A sync request's reply, assembled from parts that may arrive in any order. */
-interface SyncReplyProgress {
-  readonly parts: number;
+/**
+ * A sync exchange this node asked for (restart catch-up or anti-entropy): the server answers
+ * page by page, each page at most `syncReplyBytesMax`, and the exchange is complete with the
+ * page that says no more follows.
+ */
+interface SyncExchange {
+  readonly peer: string;
+  readonly requestId: number;
+  /** Counts towards the restart (or resync) catch-up once complete. */
+  catchup: boolean;
+  /** The page asked for last and where it starts: asked again when no answer comes. */
+  page: number;
+  cursor: SyncCursor;
+  /**
+   * The page being assembled from parts that may arrive in any order: the newest cut of it
+   * (a page asked for again may be cut differently; parts of two cuts do not make a page).
+   */
+  cut: number;
+  parts: number;
   readonly seen: Set<number>;
-  /** Job ids a snapshot reply carried (undefined for a records reply). */
-  readonly snapshotIds: Set<string> | undefined;
-  /** The server's coverage, on the snapshot's last part. */
+  /** Job ids the snapshot pages carried so far (undefined until one did). */
+  snapshotIds: Set<string> | undefined;
+  /** The server's coverage, on its snapshot's last part. */
   held: readonly HeldRanges[];
+  askedAtMs: number;
+  /** Times the current page was asked for without an answer. */
+  tries: number;
 }
 
-/** Sync replies tracked at once; a reply whose parts never all arrive is dropped past it. */
-const SYNC_REPLIES_TRACKED_MAX = 64;
+/**
+ * A snapshot this node serves page by page: a live walk of its table (entries removed before
+ * the walk reaches them are skipped, entries added are visited), with the coverage it had at
+ * the start, which every state visited later reflects.
+ */
+interface SnapshotSession {
+  readonly id: number;
+  readonly walk: Iterator<JobRecord>;
+  readonly held: readonly HeldRanges[];
+  /** The page sent last, sent again if it is asked for again (a part was lost). */
+  last: { readonly page: number; readonly records: Uint8Array[]; readonly more: boolean };
+  usedAtMs: number;
+}
+
+/** Sync exchanges tracked at once (the oldest goes past it). */
+const SYNC_EXCHANGES_MAX = 64;
+
+/** Snapshot sessions served at once (the least recently used goes past it). */
+const SNAPSHOT_SESSIONS_MAX = 16;
+
+/**
+ * Pages an anti-entropy exchange asks for again without an answer before it is dropped (the
+ * next round starts afresh); a catch-up exchange asks until its peer is held down.
+ */
+const SYNC_TRIES_MAX = 3;
+
+/** Ranges per origin a sync request carries: a peer ships what lies past them again. */
+const SYNC_SUMMARY_RANGES_MAX = 1024;
 
 /** Largest seq a 53-bit field carries. */
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
@@ -433,9 +479,13 @@ export class ReplicationCore {
   #syncRequestId = 1;
   /** Catch-up: voters that sent a complete reply to our restart catch-up. */
   readonly #catchupDone = new Set<string>();
-  readonly #catchupRequests = new Map<number, string>();
-  /** Sync replies being assembled, by server and request id. */
-  readonly #syncReplies = new Map<string, SyncReplyProgress>();
+  /** Sync exchanges this node asked for, by request id. */
+  readonly #exchanges = new Map<number, SyncExchange>();
+  /** Snapshots this node serves page by page, by requester and request id. */
+  readonly #sessions = new Map<string, SnapshotSession>();
+  #nextSessionId = 1;
+  /** Numbers each page sent, so a requester never mixes the parts of two cuts of one page. */
+  #nextCut = 0;
   #catchupNextMs = 0;
   #catchupStartedMs = 0;
   /** Catching up again after a freeze (`stalled`), not after a restart. */
@@ -622,7 +672,7 @@ export class ReplicationCore {
     this.#resyncing = true;
     for (const jobId of [...this.#scheduled.keys()]) this.#cancel(jobId);
     this.#catchupDone.clear();
-    this.#catchupRequests.clear();
+    for (const [id, ex] of this.#exchanges) if (ex.catchup) this.#exchanges.delete(id);
     this.#catchupStartedMs = nowMs;
     this.#catchupNextMs = nowMs;
     this.#log("stalled", { gapMs: Math.round(gapMs), jobs: this.table.size });
@@ -638,16 +688,17 @@ export class ReplicationCore {
     }
     if (nowMs < this.#catchupNextMs) return;
     this.#catchupNextMs = nowMs + this.config.catchupRetryMs;
-    const held = this.tracker.summary();
+    const asking = new Set<string>();
+    for (const ex of this.#exchanges.values()) if (ex.catchup) asking.add(ex.peer);
     for (const peer of this.#peers) {
-      if (this.#catchupDone.has(peer) || this.isDown(peer)) continue;
-      const requestId = this.#syncRequestId++;
-      this.#catchupRequests.set(requestId, peer);
-      this.#send(peer, { kind: "sync-req", from: this.self, requestId, catchup: true, held });
+      if (this.#catchupDone.has(peer) || this.isDown(peer) || asking.has(peer)) continue;
+      this.#startExchange(nowMs, peer, true);
     }
   }
 
   #finishCatchup(nowMs: number): void {
+    // Exchanges still running go on as anti-entropy: what they bring is welcome, not awaited.
+    for (const ex of this.#exchanges.values()) ex.catchup = false;
     if (this.#resyncing) {
       // After a freeze (see `stalled`): caught up again; no seq of ours needs voiding.
       this.#resyncing = false;
@@ -1207,7 +1258,7 @@ export class ReplicationCore {
         this.#onAck(nowMs, m.from, m.entries);
         return;
       case "sync-req":
-        this.#onSyncRequest(m);
+        this.#onSyncRequest(nowMs, m);
         return;
       case "sync-reply":
         this.#onSyncReply(nowMs, wallMs, m);
@@ -1722,53 +1773,206 @@ export class ReplicationCore {
   // Catch-up and anti-entropy
   // -------------------------------------------------------------------------------------------
 
-  #onSyncRequest(m: Extract<JobsMessage, { kind: "sync-req" }>): void {
+  /**
+   * A peer asks for what it lacks (a page of it). Records come from the catch-up log, in the
+   * order of a walk over origins and seqs that the cursor resumes; when the log no longer
+   * holds what the peer lacks, the table is sent instead, as a snapshot session.
+   */
+  #onSyncRequest(nowMs: number, m: Extract<JobsMessage, { kind: "sync-req" }>): void {
     const yourSeqMax = this.tracker.max(m.from);
-    let needSnapshot = false;
-    const records: Uint8Array[] = [];
-    for (const origin of this.tracker.origins()) {
+    const key = m.from + STAMP_SEP + m.requestId;
+    if (m.cursor.kind === "snapshot") {
+      const session = this.#sessions.get(key);
+      if (session === undefined || session.id !== m.cursor.session) {
+        // Gone (expired, evicted, this node restarted): the requester starts over.
+        this.#sendSyncPage(m, false, true, { kind: "start" }, yourSeqMax, [], []);
+        return;
+      }
+      session.usedAtMs = nowMs;
+      if (m.page !== session.last.page) {
+        if (m.page !== session.last.page + 1) return; // a stale request: its answer went
+        session.last = { page: m.page, ...this.#snapshotPage(session) };
+      }
+      this.#sendSnapshotPage(m, session, yourSeqMax);
+      return;
+    }
+    const walked = this.#walkRecords(m);
+    if (walked === undefined) {
+      this.#metrics.catchupSnapshots.inc();
+      const session: SnapshotSession = {
+        id: this.#nextSessionId++,
+        walk: this.table.snapshotRecords(),
+        held: this.tracker.summary(4096),
+        last: { page: m.page, records: [], more: true },
+        usedAtMs: nowMs,
+      };
+      session.last = { page: m.page, ...this.#snapshotPage(session) };
+      this.#sessions.delete(key);
+      if (this.#sessions.size >= SNAPSHOT_SESSIONS_MAX) {
+        let lru: string | undefined;
+        let lruMs = Infinity;
+        for (const [k, s] of this.#sessions) if (s.usedAtMs < lruMs) [lru, lruMs] = [k, s.usedAtMs];
+        if (lru !== undefined) this.#sessions.delete(lru);
+      }
+      this.#sessions.set(key, session);
+      this.#sendSnapshotPage(m, session, yourSeqMax);
+      return;
+    }
+    this.#sendSyncPage(m, false, walked.more, walked.cursor, yourSeqMax, [], walked.records);
+  }
+
+  /**
+   * Up to `syncReplyBytesMax` of the records `m`'s requester lacks, from where its cursor
+   * says; undefined when the log cannot serve them (the requester needs a snapshot).
+   */
+  #walkRecords(
+    m: Extract<JobsMessage, { kind: "sync-req" }>,
+  ): { records: Uint8Array[]; more: boolean; cursor: SyncCursor } | undefined {
+    const origins = this.tracker.origins();
+    const resume = m.cursor.kind === "records" ? m.cursor : undefined;
+    const first = resume !== undefined ? Math.max(0, origins.indexOf(resume.origin)) : 0;
+    const spans: Array<{ origin: string; from: number; to: number; theirs?: HeldRanges }> = [];
+    for (let i = first; i < origins.length; i++) {
+      const origin = origins[i]!;
       const theirs = m.held.find((h) => h.origin === origin);
-      const from = (theirs?.contiguous ?? 0) + 1;
+      let from = (theirs?.contiguous ?? 0) + 1;
+      if (resume?.origin === origin) from = Math.max(from, resume.seq + 1);
       const to = this.tracker.max(origin);
       if (from > to) continue;
-      if (from <= this.log.floor(origin)) {
-        needSnapshot = true;
-        break;
-      }
+      if (from <= this.log.floor(origin)) return undefined;
+      spans.push({ origin, from, to, ...(theirs !== undefined ? { theirs } : {}) });
+    }
+    const records: Uint8Array[] = [];
+    let bytes = 0;
+    for (const { origin, from, to, theirs } of spans) {
       // Only the ranges the peer lacks, and in each only what the log holds: every restart's
       // SKIP voids up to originPendingMax seqs, so walking each seq up to `to` cost 65,536
       // lookups per restart ever made, on every anti-entropy round (found profiling the sim).
-      for (const [a, b] of missingRanges(theirs, from, to)) this.log.collect(origin, a, b, records);
+      for (const [a, b] of missingRanges(theirs, from, to)) {
+        for (const [seq, r] of this.log.collectSorted(origin, a, b)) {
+          if (records.length > 0 && bytes + r.length > this.config.syncReplyBytesMax) {
+            return { records, more: true, cursor: { kind: "records", origin, seq: seq - 1 } };
+          }
+          records.push(r);
+          bytes += r.length;
+        }
+      }
     }
-    if (needSnapshot) {
-      this.#metrics.catchupSnapshots.inc();
-      const snapshot: Uint8Array[] = [];
-      for (const r of this.table.snapshotRecords()) snapshot.push(encodeRecord(r));
-      const held = this.tracker.summary(4096);
-      this.#sendChunked(m.from, snapshot, (chunk, part, parts) => ({
-        kind: "sync-reply",
-        from: this.self,
-        requestId: m.requestId,
-        part,
-        parts,
-        snapshot: true,
-        yourSeqMax,
-        held: part === parts - 1 ? held : [],
-        records: chunk,
-      }));
-      return;
+    return { records, more: false, cursor: { kind: "start" } };
+  }
+
+  /** The next page of a snapshot session: at least one record, about `syncReplyBytesMax`. */
+  #snapshotPage(session: SnapshotSession): { records: Uint8Array[]; more: boolean } {
+    const records: Uint8Array[] = [];
+    let bytes = 0;
+    while (bytes < this.config.syncReplyBytesMax) {
+      const next = session.walk.next();
+      if (next.done === true) return { records, more: false };
+      const r = encodeRecord(next.value);
+      records.push(r);
+      bytes += r.length;
     }
+    return { records, more: true };
+  }
+
+  #sendSnapshotPage(
+    m: Extract<JobsMessage, { kind: "sync-req" }>,
+    session: SnapshotSession,
+    yourSeqMax: number,
+  ): void {
+    const { records, more } = session.last;
+    if (!more) this.#sessions.delete(m.from + STAMP_SEP + m.requestId);
+    this.#sendSyncPage(
+      m,
+      true,
+      more,
+      more ? { kind: "snapshot", session: session.id } : { kind: "start" },
+      yourSeqMax,
+      more ? [] : session.held,
+      records,
+    );
+  }
+
+  #sendSyncPage(
+    m: Extract<JobsMessage, { kind: "sync-req" }>,
+    snapshot: boolean,
+    more: boolean,
+    cursor: SyncCursor,
+    yourSeqMax: number,
+    held: readonly HeldRanges[],
+    records: readonly Uint8Array[],
+  ): void {
+    const cut = this.#nextCut++;
     this.#sendChunked(m.from, records, (chunk, part, parts) => ({
       kind: "sync-reply",
       from: this.self,
       requestId: m.requestId,
+      page: m.page,
+      cut,
       part,
       parts,
-      snapshot: false,
+      snapshot,
+      more,
+      cursor,
       yourSeqMax,
-      held: [],
+      held: part === parts - 1 ? held : [],
       records: chunk,
     }));
+  }
+
+  /** Starts a sync exchange with `peer`: it sends what we lack, page by page. */
+  #startExchange(nowMs: number, peer: string, catchup: boolean): void {
+    if (this.#exchanges.size >= SYNC_EXCHANGES_MAX) {
+      this.#exchanges.delete(this.#exchanges.keys().next().value!);
+    }
+    const ex: SyncExchange = {
+      peer,
+      requestId: this.#syncRequestId++,
+      catchup,
+      page: 0,
+      cursor: { kind: "start" },
+      cut: -1,
+      parts: 0,
+      seen: new Set(),
+      snapshotIds: undefined,
+      held: [],
+      askedAtMs: nowMs,
+      tries: 0,
+    };
+    this.#exchanges.set(ex.requestId, ex);
+    this.#askPage(nowMs, ex);
+  }
+
+  #askPage(nowMs: number, ex: SyncExchange): void {
+    ex.askedAtMs = nowMs;
+    ex.tries++;
+    this.#send(ex.peer, {
+      kind: "sync-req",
+      from: this.self,
+      requestId: ex.requestId,
+      catchup: ex.catchup,
+      page: ex.page,
+      cursor: ex.cursor,
+      held: this.tracker.summary(SYNC_SUMMARY_RANGES_MAX),
+    });
+  }
+
+  /** Pages not answered in time are asked for again; exchanges with a down peer end. */
+  #syncTick(nowMs: number): void {
+    for (const [id, ex] of this.#exchanges) {
+      if (this.isDown(ex.peer)) {
+        this.#exchanges.delete(id);
+        continue;
+      }
+      // The same sum as nextDeadlineMs: a difference compared instead can round the other
+      // way, and the timer armed at that deadline would fire for ever at one instant.
+      if (nowMs < ex.askedAtMs + this.config.catchupRetryMs) continue;
+      if (!ex.catchup && ex.tries >= SYNC_TRIES_MAX) this.#exchanges.delete(id);
+      else this.#askPage(nowMs, ex);
+    }
+    for (const [key, session] of this.#sessions) {
+      if (nowMs >= session.usedAtMs + this.config.syncSessionIdleMs) this.#sessions.delete(key);
+    }
   }
 
   #onSyncReply(
@@ -1777,32 +1981,27 @@ export class ReplicationCore {
     m: Extract<JobsMessage, { kind: "sync-reply" }>,
   ): void {
     this.#peerSeqOfMine = Math.max(this.#peerSeqOfMine, m.yourSeqMax);
+    const ex = this.#exchanges.get(m.requestId);
+    // A page of an exchange that ended, or one asked for before: its records are still
+    // good (merging is idempotent), but it says nothing about this exchange.
+    const current = ex !== undefined && ex.peer === m.from && ex.page === m.page;
     this.#metrics.catchupRecords.inc(m.records.length);
-    const key = `${m.from}\u0000${m.requestId}`;
-    let progress = this.#syncReplies.get(key);
-    if (progress === undefined) {
-      // Bounded: replies of requests whose other parts never come (their server died) go.
-      if (this.#syncReplies.size >= SYNC_REPLIES_TRACKED_MAX) {
-        this.#syncReplies.delete(this.#syncReplies.keys().next().value!);
-      }
-      progress = {
-        parts: m.parts,
-        seen: new Set(),
-        snapshotIds: m.snapshot ? new Set() : undefined,
-        held: [],
-      };
-      this.#syncReplies.set(key, progress);
+    if (current && m.cut > ex.cut) {
+      ex.cut = m.cut;
+      ex.parts = m.parts;
+      ex.seen.clear();
     }
-    if (progress.seen.has(m.part) || m.parts !== progress.parts) return;
-    progress.seen.add(m.part);
+    const assembling = current && m.cut === ex.cut;
+    if (assembling && ex.seen.has(m.part)) return;
     if (m.snapshot) {
+      if (assembling) ex.snapshotIds ??= new Set();
       for (const { record, bytes } of m.records) {
         if (record.type !== "state" && record.type !== "key") continue;
-        if (record.type === "state") progress.snapshotIds?.add(record.state.jobId);
+        if (assembling && record.type === "state") ex.snapshotIds!.add(record.state.jobId);
         const effect = this.#applyAndReact(nowMs, record, wallMs);
         if (effect === "changed") this.#addToBatch(bytes, record);
       }
-      if (m.held.length > 0) progress.held = m.held;
+      if (assembling && m.held.length > 0) ex.held = m.held;
     } else {
       this.#onRecords(
         nowMs,
@@ -1812,13 +2011,28 @@ export class ReplicationCore {
         false,
       );
     }
-    if (progress.seen.size < progress.parts) return;
-    this.#syncReplies.delete(key);
-    if (progress.snapshotIds !== undefined && progress.held.length > 0) {
-      this.#afterSnapshot(nowMs, wallMs, progress.snapshotIds, progress.held);
+    if (!assembling) return;
+    ex.seen.add(m.part);
+    if (ex.seen.size < ex.parts) return;
+    // The page is in.
+    ex.tries = 0;
+    if (m.more) {
+      // A server that lost its snapshot session starts over: what the old one carried says
+      // nothing about the new one's coverage.
+      if (m.cursor.kind === "start") {
+        ex.snapshotIds = undefined;
+        ex.held = [];
+      }
+      ex.page++;
+      ex.cursor = m.cursor;
+      this.#askPage(nowMs, ex);
+      return;
     }
-    if (this.#catchupRequests.get(m.requestId) === m.from) {
-      this.#catchupRequests.delete(m.requestId);
+    this.#exchanges.delete(m.requestId);
+    if (m.snapshot && ex.snapshotIds !== undefined && ex.held.length > 0) {
+      this.#afterSnapshot(nowMs, wallMs, ex.snapshotIds, ex.held);
+    }
+    if (ex.catchup) {
       this.#catchupDone.add(m.from);
       this.#catchupTick(nowMs, wallMs);
     }
@@ -1868,13 +2082,9 @@ export class ReplicationCore {
     const live = this.#peers.filter((p) => !this.isDown(p));
     if (live.length === 0) return;
     const peer = live[Math.floor(this.#rng.next() * live.length)]!;
-    this.#send(peer, {
-      kind: "sync-req",
-      from: this.self,
-      requestId: this.#syncRequestId++,
-      catchup: false,
-      held: this.tracker.summary(),
-    });
+    // One exchange with a peer at a time: a long one (a snapshot) is not started twice.
+    for (const ex of this.#exchanges.values()) if (ex.peer === peer) return;
+    this.#startExchange(nowMs, peer, false);
   }
 
   #onQueryReply(from: string, requestId: number, state: JobStateSnapshot | undefined): void {
@@ -1915,6 +2125,7 @@ export class ReplicationCore {
         }
       }
     }
+    this.#syncTick(nowMs);
     if (this.#phase === "catching_up") this.#catchupTick(nowMs, wallMs);
     if (this.#phase === "ready") this.#antiEntropy(nowMs);
     if (nowMs >= this.#expireAtMs) {
@@ -1946,6 +2157,12 @@ export class ReplicationCore {
     const top = this.#timers.peek();
     if (top !== undefined) t = Math.min(t, top.atMs);
     if (this.#phase === "catching_up") t = Math.min(t, this.#catchupNextMs);
+    for (const ex of this.#exchanges.values()) {
+      t = Math.min(t, ex.askedAtMs + this.config.catchupRetryMs);
+    }
+    for (const session of this.#sessions.values()) {
+      t = Math.min(t, session.usedAtMs + this.config.syncSessionIdleMs);
+    }
     if (this.#phase === "ready") t = Math.min(t, this.#antiEntropyAtMs);
     return t;
   }

@@ -67,11 +67,40 @@ Deno.test("replication, ack and sync messages round-trip", () => {
           contiguous: 3,
           above: [[5, 6]] as Array<[number, number]>,
         }];
-        const req = decodeMessage(
-          encodeMessage({ kind: "sync-req", from, requestId, catchup: true, held }),
-        );
+        const cursor = { kind: "records" as const, origin: ORIGINS[2]!, seq: requestId + 7 };
+        const syncReq = {
+          kind: "sync-req" as const,
+          from,
+          requestId,
+          catchup: true,
+          page: 3,
+          cursor,
+          held,
+        };
+        const req = decodeMessage(encodeMessage(syncReq));
         assert(req.ok);
-        assertEquals(req.value, { kind: "sync-req", from, requestId, catchup: true, held });
+        assertEquals(req.value, syncReq);
+        const reply = decodeMessage(encodeMessage({
+          kind: "sync-reply",
+          from,
+          requestId,
+          page: 3,
+          cut: 2 ** 40,
+          part: 1,
+          parts: 2,
+          snapshot: false,
+          more: true,
+          cursor: { kind: "snapshot", session: 9 },
+          yourSeqMax: 12,
+          held,
+          records: records.map(encodeRecord),
+        }));
+        assert(reply.ok && reply.value.kind === "sync-reply");
+        assertEquals(
+          [reply.value.page, reply.value.cut, reply.value.more, reply.value.cursor],
+          [3, 2 ** 40, true, { kind: "snapshot", session: 9 }],
+        );
+        assertEquals(reply.value.records.map((r) => r.record), records);
       },
     ),
     { numRuns: 200 },

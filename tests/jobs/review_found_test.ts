@@ -106,4 +106,42 @@ Deno.test("a restarted node never reuses a seq that its peer holds but had not y
   assert(answer?.ok === true, JSON.stringify(answer));
   const holders = c.durableHolders(answer.id);
   assertEquals(holders, [0, 1], "acknowledged only once both disks hold it");
+  assertEquals(c.stampConflicts(), [], "no seq names two records");
 });
+
+for (const via of ["snapshot", "records"] as const) {
+  Deno.test(`a node that needs a catch-up (${via}) larger than the transport's send queue still catches up`, () => {
+    // A catch-up reply was cut into parts that all left at once, and a reply counted only
+    // once all its parts arrived. A reply larger than the per-peer send queue (8 MiB by
+    // default: a snapshot of some 35,000 delivered jobs, an hour of retention at 10 jobs/s;
+    // or the records of a 64 MiB catch-up log) had its tail refused by the transport every
+    // time, so the restarted node asked again every 500 ms, got a fresh reply with the same
+    // fate, and never became ready. Here the queue is scaled down with the table, 64 KiB
+    // against about 150 KiB of job states, and the reply's page with it (an eighth of the
+    // queue, as the defaults are).
+    const c = new ReviewCluster({
+      ...(via === "snapshot" ? { catchupLogBytesMax: 1 } : {}),
+      messageBytesMax: 4096,
+      syncReplyBytesMax: 8 * 1024,
+    });
+    c.startAll();
+    // Core 5 is away while 600 jobs are taken.
+    c.crash(4);
+    for (let n = 0; n < 600; n++) c.submit(n % 4, { url: "http://a.test/", payload: `${n}` });
+    c.settle();
+    assertEquals(c.cores[0]!.table.size, 600);
+    c.queueBytesMax = 64 * 1024;
+    const restarted = c.restart(4);
+    for (let round = 0; round < 200 && restarted.phase !== "ready"; round++) {
+      c.settle();
+      c.tick(100);
+    }
+    assertEquals(
+      restarted.phase,
+      "ready",
+      `still ${restarted.phase}; ${c.refusedSends} sends refused`,
+    );
+    assertEquals(restarted.table.size, 600);
+    assert(c.syncPages[via] > 10, `paged: ${JSON.stringify(c.syncPages)}`);
+  });
+}

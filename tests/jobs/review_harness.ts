@@ -55,6 +55,15 @@ export class ReviewCluster {
   readonly cancelled: string[][];
   /** Cores that crashed and have not restarted: they take no input. */
   readonly down = new Set<number>();
+  /**
+   * The transport's per-peer send queue, bytes: a send that would hold more in flight from
+   * one core to another is refused (the transport's backpressure), as `sendQueueBytesMax`.
+   */
+  queueBytesMax = Infinity;
+  /** Sends refused by `queueBytesMax`. */
+  refusedSends = 0;
+  /** Pages of sync replies sent, by kind. */
+  readonly syncPages = { records: 0, snapshot: 0 };
   nowMs = 0;
   #nextRequestId = 1;
 
@@ -101,6 +110,15 @@ export class ReviewCluster {
         const d = decodeMessage(out.bytes);
         const to = this.cores.findIndex((c) => c.self === out.to);
         assert(to >= 0, `a send to a voter, not ${out.to}`);
+        let queued = out.bytes.length;
+        for (const m of this.inflight) if (m.from === i && m.to === to) queued += m.bytes.length;
+        if (queued > this.queueBytesMax) {
+          this.refusedSends++;
+          return;
+        }
+        if (d.ok && d.value.kind === "sync-reply" && d.value.part === 0) {
+          this.syncPages[d.value.snapshot ? "snapshot" : "records"]++;
+        }
         this.inflight.push({
           from: i,
           to,
@@ -240,6 +258,30 @@ export class ReviewCluster {
     return requestId;
   }
 
+  /**
+   * Stamps that name two different records on the disks (a seq used twice): every persisted
+   * append of every core, compared by what each record says.
+   */
+  stampConflicts(): string[] {
+    const seen = new Map<string, string>();
+    const out: string[] = [];
+    for (const [i, payloads] of this.disk.entries()) {
+      for (const p of payloads) {
+        const d = decodeWalBatch(p);
+        if (!d.ok) continue;
+        for (const { record } of d.value) {
+          if (!("stamp" in record)) continue;
+          const key = `${record.stamp.origin}/${record.stamp.seq}`;
+          const identity = recordIdentity(record);
+          const earlier = seen.get(key);
+          if (earlier === undefined) seen.set(key, identity);
+          else if (earlier !== identity) out.push(`${key}: ${earlier} | core ${i}: ${identity}`);
+        }
+      }
+    }
+    return out;
+  }
+
   /** The cores whose persisted appends hold job `jobId` (with `bodyHash`, when keyed). */
   durableHolders(jobId: string, bodyHash?: string): number[] {
     const out: number[] = [];
@@ -251,6 +293,25 @@ export class ReviewCluster {
       if (holds) out.push(i);
     }
     return out;
+  }
+}
+
+/**
+ * What a stamped record says, for comparing two records under one stamp: the same record
+ * (re-encoded or not) gives the same text, two different records of one seq do not.
+ */
+export function recordIdentity(record: JobRecord): string {
+  switch (record.type) {
+    case "submit":
+      return `submit ${record.spec.id} ${record.spec.bodyHash} ${record.spec.payload}`;
+    case "skip":
+      return "skip";
+    case "state":
+    case "key":
+    case "meta":
+      return record.type;
+    default:
+      return `${record.type} ${record.jobId}`;
   }
 }
 
