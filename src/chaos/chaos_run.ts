@@ -60,6 +60,7 @@ import {
   postJson,
   postJsonForJson,
   receiverCounts,
+  scheduledJobs,
   sinkReceipts,
   sinkStats,
   startSinkProcess,
@@ -129,6 +130,11 @@ export interface ChaosReport {
   unexpected_exits: number;
   drain_ms: number;
   drained: boolean;
+  /**
+   * Jobs the nodes still held for delivery (`hookd_jobs_scheduled`) once the drain ended, also
+   * unacknowledged ones: must be 0; null when a node did not answer.
+   */
+  still_scheduled: number | null;
   receiver: Record<string, number>;
   problems: string[];
 }
@@ -498,8 +504,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     });
     const ackedIds = [...acked.keys()];
     let receipts = await sinkReceipts(sink.url, ackedIds);
+    const drainDeadlineMs = wallNow() + config.drainMsMax;
     const drained = await (async () => {
-      const deadline = wallNow() + config.drainMsMax;
+      const deadline = drainDeadlineMs;
       for (;;) {
         const missing = ackedIds.filter((_, i) => receipts[i] === null).length;
         if (missing === 0) return true;
@@ -510,6 +517,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
     })();
     const drainMs = wallNow() - drainStartMs;
+    // Jobs a node still holds for delivery once every acknowledged one arrived: committed jobs
+    // whose submit was never acknowledged (the client gave up, or the answer was lost) are
+    // judged here, since no acknowledged id names them. Bounded by the drain's deadline.
+    let stillScheduled = await scheduledJobs(cluster, ids);
+    while (stillScheduled !== 0 && wallNow() < drainDeadlineMs) {
+      await sleep(1_000);
+      stillScheduled = await scheduledJobs(cluster, ids);
+    }
 
     // ---- checks --------------------------------------------------------------------------
     const stats = await sinkStats(sink.url);
@@ -622,6 +637,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     if (conflicts > 0) problems.push(`${conflicts} commit conflicts`);
     problems.push(...unexpectedExits);
     if (!drained) problems.push(`not drained within ${config.drainMsMax} ms`);
+    if (stillScheduled === undefined) {
+      problems.push("after the drain, a node did not say how many jobs it still holds");
+    } else if (stillScheduled > 0) {
+      problems.push(`${stillScheduled} jobs still held for delivery after the drain`);
+    }
     if (stops.stale > 0) problems.push(`${stops.stale} stale attempts after SIGCONT`);
     problems.push(...undetected.map((m) => m.why), ...noticed.unnoticed.map((m) => m.why));
     return {
@@ -660,6 +680,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       commit_conflicts: conflicts,
       unexpected_exits: unexpectedExits.length,
       drain_ms: Math.round(drainMs),
+      still_scheduled: stillScheduled ?? null,
       drained,
       receiver: await receiverCounts(sink.faultsUrl),
       problems,

@@ -250,6 +250,29 @@ export async function jobViews(
   return out;
 }
 
+/** The sum of `hookd_jobs_scheduled` over the nodes, or undefined if one did not answer. */
+export async function scheduledJobs(
+  cluster: LocalCluster,
+  ids: readonly string[],
+): Promise<number | undefined> {
+  let total = 0;
+  for (const id of ids) {
+    const url = cluster.httpUrls.get(id);
+    if (url === undefined) return undefined;
+    try {
+      const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) }))
+        .text();
+      const line = text.split("\n").find((l) => l.startsWith("hookd_jobs_scheduled "));
+      const value = Number(line?.slice(line.lastIndexOf(" ") + 1));
+      if (line === undefined || !Number.isFinite(value)) return undefined;
+      total += value;
+    } catch {
+      return undefined;
+    }
+  }
+  return total;
+}
+
 export async function commitConflicts(
   cluster: LocalCluster,
   ids: readonly string[],

@@ -42,6 +42,8 @@ Deno.test({
     }
     assert(report.acked > 1_000, `only ${report.acked} jobs acknowledged: ${summary}`);
     assertEquals(report.delivered + report.dead_lettered, report.acked, summary);
+    // Nor any committed job, acknowledged or not, still waiting for delivery.
+    assertEquals(report.still_scheduled, 0, summary);
     assertEquals(report.stale_attempts, 0, summary);
     assertEquals(report.commit_conflicts, 0, summary);
     assertEquals(report.unexpected_exits, 0, summary);
