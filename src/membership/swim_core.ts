@@ -32,7 +32,8 @@
  *   sides refused each other's alives forever).
  * - A step long past the deadline it was due at (this node's event loop stalled) postpones the
  *   timers that expired meanwhile by probeTimeoutMs and raises the health score, so datagrams
- *   queued during the stall (a refutation, an ack) are read before anyone is declared dead.
+ *   queued during the stall (a refutation, an ack) are read before anyone is declared dead;
+ *   once per stretch of lateness, so timers that always fire late cannot postpone for ever.
  * - The confirmations that shrink a suspicion are capped at N − 2 rather than set to 0 when
  *   fewer than suspicionMult − 2 members could confirm (memberlist then uses the shortest
  *   timeout at once, which in a three-node cluster at 20 % loss turns lone false suspicions
