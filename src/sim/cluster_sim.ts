@@ -22,6 +22,7 @@ import {
   deliveryDefaults,
   type JobsConfig,
   jobsDefaults,
+  type TransportConfig,
   type WalConfig,
 } from "../config.ts";
 import { type Rng, Sfc32 } from "../lib/rng.ts";
@@ -96,6 +97,13 @@ export interface SimProfile {
   downAfterHeal: number;
   jobs: Partial<JobsConfig>;
   wal: Partial<WalConfig>;
+  /**
+   * The transport's per-peer send queue scaled down to the simulated tables (some runs): in
+   * production a table of an hour's jobs is far larger than the queue (8 MiB), and a
+   * catch-up reply sent whole never got through; the simulated tables are too small to show
+   * it at the real size.
+   */
+  transport: Partial<TransportConfig>;
 }
 
 export interface ClusterSimOptions {
@@ -190,6 +198,12 @@ interface Slot {
   permanent: boolean;
   /** A crash waiting for the node's next fsync (until `untilMs`), then down for `downMs`. */
   syncTrap: { downMs: number; untilMs: number } | undefined;
+  /**
+   * A crash waiting for the node's next acknowledgement (until `untilMs`), then down for
+   * `downMs`: its lazy COMMIT has not left yet, so the job is held uncommitted everywhere
+   * and only a confirm round by its next owner makes it deliverable.
+   */
+  ackTrap: { downMs: number; untilMs: number } | undefined;
   /** An injected disk fault: waiting to strike, or struck (the WAL failed). */
   diskFault: "armed" | "failed" | undefined;
 }
@@ -201,7 +215,7 @@ export function profileFor(seed: number): SimProfile {
   const lossRoll = rng.next();
   const lossProbability = lossRoll < 0.2 ? 0 : lossRoll < 0.6 ? rng.next() * 0.05 : 0.05 +
     rng.next() * 0.15;
-  return {
+  const profile: SimProfile = {
     lossProbability: round3(lossProbability),
     duplicateProbability: rng.next() < 0.5 ? 0 : round3(rng.next() * 0.05),
     delayMsMax: round3(0.5 + rng.next() * 4.5),
@@ -220,7 +234,19 @@ export function profileFor(seed: number): SimProfile {
       {},
       { segmentBytes: 128 * 1024, batchBytesMax: 64 * 1024, recordBytesMax: 32 * 1024 },
     ]),
+    transport: {},
   };
+  if (rng.next() < 0.25) {
+    // Queues scaled to the simulated tables (a few hundred jobs, ~250 bytes of state each),
+    // and the catch-up page to an eighth of the queue, as the defaults are.
+    profile.transport = {
+      sendQueueBytesMax: 96 * 1024,
+      messageBytesMax: 48 * 1024,
+      reassemblyBytesMax: 96 * 1024,
+    };
+    profile.jobs = { ...profile.jobs, messageBytesMax: 4 * 1024, syncReplyBytesMax: 12 * 1024 };
+  }
+  return profile;
 }
 
 function round3(x: number): number {
@@ -370,9 +396,11 @@ export class ClusterSim {
         store: undefined,
         permanent: false,
         syncTrap: undefined,
+        ackTrap: undefined,
         diskFault: undefined,
       });
     }
+    for (const slot of this.#slots) this.probe.name(slot.disk, slot.nodeId);
   }
 
   get voters(): string[] {
@@ -430,6 +458,7 @@ export class ClusterSim {
       clusterKey: CLUSTER_KEY,
       rng: rng.fork(),
       wallSkewMs: slot.skewMs,
+      transport: this.profile.transport,
       onEvent: (event: MemberEvent) => {
         this.#traceLine(`member ${slot.nodeId}/${life} ${event.type} ${event.nodeId}`);
         if (slot.life === life) slot.store?.membershipChanged();
@@ -522,6 +551,7 @@ export class ClusterSim {
     slot.store = undefined;
     slot.stack = undefined;
     slot.diskFault = undefined;
+    slot.ackTrap = undefined;
     this.#closing.push(stack.crash());
     // The process is gone: what it had not synced is lost (torn, in some runs).
     if (this.profile.tornCrashes) slot.disk.crash(this.#faultRng, true);
@@ -570,12 +600,16 @@ export class ClusterSim {
       // Crash a node (at most two down at once); it restarts after a while. Half the crashes
       // wait for the node's next fsync and strike while it runs: what the node was making
       // durable (its own records, already sent to its peers) is lost.
-      if (slotA.stack === undefined || this.#downCount() >= 2 || slotA.syncTrap !== undefined) {
+      if (
+        slotA.stack === undefined || this.#downCount() >= 2 || slotA.syncTrap !== undefined ||
+        slotA.ackTrap !== undefined
+      ) {
         return;
       }
       const downMs = 300 + arg * 15_000;
       if (durationMs < 5_250) this.#crashAndRestart(slotA, downMs);
-      else slotA.syncTrap = { downMs, untilMs: now + 2_000 };
+      else if (durationMs < 7_625) slotA.syncTrap = { downMs, untilMs: now + 2_000 };
+      else slotA.ackTrap = { downMs, untilMs: now + 2_000 };
     } else if (roll < 0.4) {
       if (this.#partition !== undefined) return;
       const side = arg < 0.5 ? [slotA.address] : [slotA.address, slotB.address];
@@ -689,6 +723,20 @@ export class ClusterSim {
     this.scheduler.after(0, () => {
       if (slot.life !== life || slot.stack === undefined) return;
       this.#traceLine(`crash during an fsync of ${slot.nodeId}/${life}`);
+      this.#crashAndRestart(slot, trap.downMs);
+    });
+  }
+
+  /** `slot`'s node acknowledged a new job: crash it now if a fault is waiting for that. */
+  #springAckTrap(slot: Slot, life: number): void {
+    const trap = slot.ackTrap;
+    if (trap === undefined || slot.life !== life || slot.stack === undefined) return;
+    slot.ackTrap = undefined;
+    if (this.#healed || this.scheduler.nowMs > trap.untilMs) return;
+    if (this.#downCount() >= 2) return;
+    this.scheduler.after(0, () => {
+      if (slot.life !== life || slot.stack === undefined) return;
+      this.#traceLine(`crash right after an acknowledgement by ${slot.nodeId}/${life}`);
       this.#crashAndRestart(slot, trap.downMs);
     });
   }
@@ -808,6 +856,7 @@ export class ClusterSim {
         for (const s of this.#slots) {
           if (this.probe.holds(s.disk, outcome.id, bodyHash)) log.durableOn.push(s.nodeId);
         }
+        if (!outcome.existing) this.#springAckTrap(slot, log.life);
       }
       this.#traceLine(
         `answer #${log.serial} ${

@@ -22,6 +22,7 @@
  * 4. A submit is answered within the submit timeout (plus the time its node was stalled).
  * 5. A node whose WAL failed (an injected write, fsync or disk-full fault) acknowledges
  *    nothing afterwards.
+ * Seqs: one (origin, seq) names one record on every disk (a restart never reuses a seq).
  * Idempotency: every acknowledgement for one key names one id and one body; the job of a key
  * is delivered with the body that was acknowledged.
  *
@@ -302,6 +303,14 @@ export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
       }
       duplicates[cause] = (duplicates[cause] ?? 0) + 1;
     }
+  }
+
+  // Seqs are never reused: one (origin, seq) names one record on every disk. A reused seq
+  // makes a replica take a new record for one it holds, and acknowledge it unstored.
+  for (const node of sim.nodeIds()) sim.probe.scan(sim.disk(node));
+  for (const conflict of sim.probe.stampConflicts) f.add("one seq names two records", conflict);
+  if (sim.probe.stampConflictsMore > 0) {
+    f.add("one seq names two records", `... and ${sim.probe.stampConflictsMore} more`);
   }
 
   // 5. A node whose WAL failed acknowledges nothing more (fail-stop).

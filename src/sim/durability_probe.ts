@@ -42,6 +42,28 @@ export function heldKey(jobId: string, bodyHash: string): string {
   return `${jobId}\u0000${bodyHash}`;
 }
 
+/**
+ * What a stamped record says, to compare two records under one stamp: the same record
+ * (re-encoded or not) gives the same text, two different records of one seq do not.
+ */
+function identityOf(record: JobRecord): string | undefined {
+  switch (record.type) {
+    case "submit":
+      return `submit ${record.spec.id} ${record.spec.bodyHash} ${record.spec.payload}`;
+    case "skip":
+      return "skip";
+    case "state":
+    case "key":
+    case "meta":
+      return undefined;
+    default:
+      return `${record.type} ${record.jobId}`;
+  }
+}
+
+/** Stamp conflicts kept in full (the rest are counted). */
+const STAMP_CONFLICTS_MAX = 5;
+
 /** The (id, body) keys a record proves the job is held by (none for most records). */
 function keysOf(record: JobRecord): string[] {
   switch (record.type) {
@@ -65,23 +87,63 @@ export class DurabilityProbe {
   readonly #disks = new Map<SimDisk, Map<number, FileParse>>();
   /** WAL batches that did not decode as job-store batches (must stay 0). */
   undecodable = 0;
+  /** What each stamp named on the first disk seen holding it. */
+  readonly #stamps = new Map<string, string>();
+  /** One seq naming two different records on the disks (a reused seq; must stay empty). */
+  readonly stampConflicts: string[] = [];
+  stampConflictsMore = 0;
+  /** Disk names for the stamp conflicts' report. */
+  readonly #names = new Map<SimDisk, string>();
+
+  /** Names `disk` (its node) in what the probe reports. */
+  name(disk: SimDisk, name: string): void {
+    this.#names.set(disk, name);
+  }
 
   /** Whether a crash now would leave `(jobId, bodyHash)` on `disk`. */
   holds(disk: SimDisk, jobId: string, bodyHash: string): boolean {
     const key = heldKey(jobId, bodyHash);
+    const files = this.#filesOf(disk);
+    for (const file of disk.durableFiles()) {
+      if (!file.path.endsWith(".wal")) continue;
+      if (this.#parse(files, file.serial, file.bytes, disk).jobs.has(key)) return true;
+    }
+    return false;
+  }
+
+  /** Reads what `disk` holds durably now (for the stamp check at the end of a run). */
+  scan(disk: SimDisk): void {
+    const files = this.#filesOf(disk);
+    for (const file of disk.durableFiles()) {
+      if (file.path.endsWith(".wal")) this.#parse(files, file.serial, file.bytes, disk);
+    }
+  }
+
+  #filesOf(disk: SimDisk): Map<number, FileParse> {
     let files = this.#disks.get(disk);
     if (files === undefined) {
       files = new Map();
       this.#disks.set(disk, files);
     }
-    for (const file of disk.durableFiles()) {
-      if (!file.path.endsWith(".wal")) continue;
-      if (this.#parse(files, file.serial, file.bytes).jobs.has(key)) return true;
-    }
-    return false;
+    return files;
   }
 
-  #parse(files: Map<number, FileParse>, serial: number, bytes: Uint8Array): FileParse {
+  #noteStamp(where: string, stamp: string, identity: string): void {
+    const earlier = this.#stamps.get(stamp);
+    if (earlier === undefined) this.#stamps.set(stamp, identity);
+    else if (earlier !== identity) {
+      if (this.stampConflicts.length < STAMP_CONFLICTS_MAX) {
+        this.stampConflicts.push(`${stamp}: ${earlier}, and ${identity} in ${where}`);
+      } else this.stampConflictsMore++;
+    }
+  }
+
+  #parse(
+    files: Map<number, FileParse>,
+    serial: number,
+    bytes: Uint8Array,
+    disk: SimDisk,
+  ): FileParse {
     let state = files.get(serial);
     if (state === undefined || bytes.length < state.offset) {
       // New, or cut below what was parsed (recovery truncated a torn tail): start over.
@@ -101,6 +163,7 @@ export class DurabilityProbe {
     }
     let offset = state.offset;
     let unit: string[] = [];
+    let unitStamps: Array<[string, string]> = [];
     for (;;) {
       const frame = decodeRecord(bytes, offset, PAYLOAD_BYTES_MAX, state.salt);
       if (!frame.ok) {
@@ -118,17 +181,28 @@ export class DurabilityProbe {
             this.undecodable++;
             break;
           }
-          for (const { record } of batch.value) unit.push(...keysOf(record));
+          for (const { record } of batch.value) {
+            unit.push(...keysOf(record));
+            const identity = identityOf(record);
+            if (identity !== undefined && "stamp" in record) {
+              unitStamps.push([`${record.stamp.origin}/${record.stamp.seq}`, identity]);
+            }
+          }
           break;
         }
         case RecordType.SnapshotBegin:
           unit = [];
+          unitStamps = [];
           break;
         case RecordType.SnapshotEnd:
         case RecordType.BatchEnd:
           // A complete unit: what recovery would replay.
           for (const key of unit) state.jobs.add(key);
+          for (const [stamp, identity] of unitStamps) {
+            this.#noteStamp(this.#names.get(disk) ?? "a disk", stamp, identity);
+          }
           unit = [];
+          unitStamps = [];
           state.offset = offset;
           break;
       }
