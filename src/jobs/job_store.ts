@@ -23,7 +23,7 @@ import {
 import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import type { Rng } from "../lib/rng.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
-import type { MetricsRegistry } from "../metrics/registry.ts";
+import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
 import { DeliveryEngine } from "../delivery/engine.ts";
 import type { AttemptTransport } from "../delivery/http_transport.ts";
 import type { Resolver } from "../delivery/ssrf_guard.ts";
@@ -120,6 +120,7 @@ export class JobStore implements JobService, DeliveryStore {
   readonly #members: () => readonly MemberRow[];
   readonly #timer: DeadlineTimer;
   readonly #onLog: (event: string, fields: Record<string, unknown>) => void;
+  readonly #metrics: MetricsRegistry;
   #engine: DeliveryEngine | undefined;
   readonly #deliver: boolean;
   readonly #unsubscribe: Array<() => void> = [];
@@ -157,6 +158,7 @@ export class JobStore implements JobService, DeliveryStore {
     this.#members = options.members;
     this.#deliver = options.deliver ?? true;
     this.#onLog = options.onLog ?? (() => {});
+    this.#metrics = options.metrics;
     this.#timer = new DeadlineTimer(this.#runtime, () => {
       this.core.tick(this.#runtime.nowMs(), this.#runtime.wallMs());
       this.#flush();
@@ -226,6 +228,16 @@ export class JobStore implements JobService, DeliveryStore {
       this.#transport.onMessage((m) => {
         if (m.channel !== JOBS_CHANNEL || this.#closed) return;
         this.core.receive(this.#runtime.nowMs(), this.#runtime.wallMs(), m.fromAddress, m.bytes);
+        this.#scheduleFlush();
+      }),
+    );
+    this.#unsubscribe.push(
+      this.#transport.onEvent((event) => {
+        if (event.type !== "messages-dropped" || this.#closed) return;
+        const ours = event.messages.filter((m) => m.channel === JOBS_CHANNEL).length;
+        if (ours === 0) return;
+        this.#droppedCounter(event.reason).inc(ours);
+        this.core.peerMissedMessages(this.#runtime.nowMs(), event.address);
         this.#scheduleFlush();
       }),
     );
@@ -631,6 +643,21 @@ export class JobStore implements JobService, DeliveryStore {
   }
 
   #sendRefusals = 0;
+  readonly #dropped = new Map<string, Counter>();
+
+  /** Job-store messages the transport gave up on, by its reason. */
+  #droppedCounter(reason: string): Counter {
+    let c = this.#dropped.get(reason);
+    if (c === undefined) {
+      c = this.#metrics.counter(
+        "hookd_jobs_messages_dropped_total",
+        "Replication messages the transport gave up on (peer released, session reset or expired)",
+        { reason },
+      );
+      this.#dropped.set(reason, c);
+    }
+    return c;
+  }
 
   #sendRefused(_reason: string): void {
     // Counted by the transport (backpressure); the record reaches the peer by anti-entropy.

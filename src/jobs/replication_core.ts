@@ -2087,6 +2087,17 @@ export class ReplicationCore {
     this.#startExchange(nowMs, peer, false);
   }
 
+  /**
+   * The transport gave up on messages of ours to `peer` (its session was reset or expired,
+   * or the peer was released): what they carried is missing there. If the peer is live, swap
+   * held summaries with it now rather than at some later random anti-entropy round.
+   */
+  peerMissedMessages(nowMs: number, peer: string): void {
+    if (this.#phase !== "ready" || !this.#peers.includes(peer) || this.isDown(peer)) return;
+    for (const ex of this.#exchanges.values()) if (ex.peer === peer) return;
+    this.#startExchange(nowMs, peer, false);
+  }
+
   #onQueryReply(from: string, requestId: number, state: JobStateSnapshot | undefined): void {
     const q = this.#queries.get(requestId);
     if (q === undefined) return;

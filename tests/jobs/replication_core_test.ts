@@ -308,3 +308,25 @@ Deno.test("a node caught up by snapshot ends the pending jobs its peers finished
   const entry = fresh.table.get(answer.id);
   assert(entry === undefined || entry.phase !== "pending", `a zombie: ${entry?.phase}`);
 });
+
+Deno.test("messages the transport gave up on start an exchange with that peer at once", () => {
+  const h = new Harness();
+  h.startAll();
+  h.deliverAll();
+  h.inbox.splice(0);
+  h.cores[0]!.peerMissedMessages(h.nowMs, VOTERS[2]!);
+  h.collect();
+  const requests = h.inbox.filter((m) => {
+    const d = decodeMessage(m.bytes);
+    return d.ok && d.value.kind === "sync-req" && m.to === VOTERS[2];
+  });
+  assertEquals(requests.length, 1, "one sync request to the peer that missed messages");
+  // A peer held down gets none: it catches up when it comes back.
+  h.inbox.splice(0);
+  h.cores[0]!.viewChanged(h.nowMs, new Map([[VOTERS[3]!, "dead"]]));
+  h.collect();
+  h.inbox.splice(0);
+  h.cores[0]!.peerMissedMessages(h.nowMs, VOTERS[3]!);
+  h.collect();
+  assertEquals(h.inbox.filter((m) => m.to === VOTERS[3]).length, 0);
+});
