@@ -6,9 +6,10 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { avoiding, between, ReviewCluster } from "./review_harness.ts";
+import { avoiding, between, ReviewCluster, WALL } from "./review_harness.ts";
 import { keyedJobId, submitBodyHash } from "../../src/jobs/replication_core.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
+import { JobTable } from "../../src/jobs/job_table.ts";
 
 const QUORUM = 3;
 
@@ -145,3 +146,59 @@ for (const via of ["snapshot", "records"] as const) {
     assert(c.syncPages[via] > 10, `paged: ${JSON.stringify(c.syncPages)}`);
   });
 }
+
+Deno.test("a job table's memory follows the jobs it holds, not the job rate times the 24 h uncommitted window", () => {
+  // Every job a replica stores arrives uncommitted (its COMMIT comes later), and each put an
+  // item in the uncommitted-retention queue due 24 h after its submit; a queue only drops
+  // items once due, so it held every job of the last day, long after the jobs themselves
+  // were compacted (after 1 h): at 1,000 jobs/s, 86 million items. Likewise the dead-letter
+  // queue kept an item per dead letter for 7 days past the deadLettersMax bound.
+  const table = new JobTable({
+    historyMax: 5,
+    finishedRetentionMs: 1_000,
+    deadRetentionMs: 7 * 86_400_000,
+    deadLettersMax: 10,
+    idempotencyWindowMs: 86_400_000,
+    stubRetentionMs: 1_000,
+    uncommittedRetentionMs: 86_400_000,
+  });
+  const jobs = 2_000;
+  for (let n = 0; n < jobs; n++) {
+    const id = `job_${n}`;
+    const stamp = (seq: number) => ({ origin: "a", seq });
+    table.apply({
+      type: "submit",
+      stamp: stamp(3 * n + 1),
+      spec: {
+        id,
+        url: "http://a.test/",
+        payload: "{}",
+        headers: {},
+        secrets: [],
+        timeoutMs: 0,
+        maxAttempts: 3,
+        submittedAtMs: WALL,
+        bodyHash: "",
+      },
+    }, WALL);
+    table.apply({ type: "commit", stamp: stamp(3 * n + 2), jobId: id, bodyHash: "" }, WALL);
+    const end = n % 2 === 0
+      ? { type: "done" as const, stamp: stamp(3 * n + 3), jobId: id, gen: 0, finishedAtMs: WALL }
+      : {
+        type: "dead" as const,
+        stamp: stamp(3 * n + 3),
+        jobId: id,
+        gen: 0,
+        attemptsMade: 3,
+        finishedAtMs: WALL,
+        reason: "gave up",
+      };
+    table.apply(end, WALL);
+  }
+  table.expire(WALL + 2_000);
+  assertEquals(table.size, 10, "the delivered ones left, 10 dead letters stay");
+  assert(
+    table.retentionItems <= 2 * table.size,
+    `${table.retentionItems} retention items for ${table.size} jobs`,
+  );
+});
