@@ -1759,12 +1759,16 @@ export class ReplicationCore {
       stamp,
       entry.jobId,
       entry.bodyHash,
-      true,
+      false,
       entry.spec,
     );
     if (request !== undefined) proposal.requests.push(request);
-    const bytes = this.log.get(stamp.origin, stamp.seq) ??
-      encodeRecord({ type: "submit", stamp, spec: entry.spec });
+    const record: ReplicatedRecord = { type: "submit", stamp, spec: entry.spec };
+    const bytes = this.log.get(stamp.origin, stamp.seq) ?? encodeRecord(record);
+    // Our own vote is the SUBMIT written again, counted once that append is durable. A seq
+    // the tracker counts does not prove the job is on this disk (a restart's SKIP voids seqs
+    // a minority holds), and the job itself may have come by a handoff still being written.
+    this.#addToBatch(bytes, record).votes.push(proposal.key);
     for (const peer of this.#peers) if (!this.isDown(peer)) this.#queueRecord(peer, bytes);
     this.#evaluate(nowMs, proposal);
   }

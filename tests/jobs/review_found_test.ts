@@ -6,7 +6,9 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { avoiding, between, ReviewCluster, WALL } from "./review_harness.ts";
+import { avoiding, between, ReviewCluster, VOTERS, WALL } from "./review_harness.ts";
+import { encodeMessage, encodeRecord } from "../../src/jobs/job_codec.ts";
+import { snapshotOf } from "../../src/jobs/job_model.ts";
 import { keyedJobId, submitBodyHash } from "../../src/jobs/replication_core.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
@@ -201,4 +203,52 @@ Deno.test("a job table's memory follows the jobs it holds, not the job rate time
     table.retentionItems <= 2 * table.size,
     `${table.retentionItems} retention items for ${table.size} jobs`,
   );
+});
+
+Deno.test("a node confirming a job votes with a SUBMIT on its own disk, not with a seq its tracker counts", () => {
+  // The confirm round counted the proposer's own vote at once when its tracker held the
+  // SUBMIT's seq. As on the replica side, that does not prove the job is on its disk: here
+  // core 3 counts the seq (voided by core 1's restart) and holds the job only by a handoff
+  // still being written when the client's retry reaches it. Its vote, core 2's copy and core
+  // 4's made three: acknowledged while two disks held the job.
+  const c = new ReviewCluster();
+  c.startAll();
+  const request: SubmitRequest = { url: "http://a.test/", payload: "{}", idempotencyKey: "k-5" };
+  const id = keyedJobId(request.idempotencyKey!);
+  c.submit(0, request);
+  c.pass(between(0, 1, "repl"));
+  c.persist(1);
+  c.crash(0);
+  c.restart(0);
+  c.settle(avoiding(1, 4));
+  c.settle(avoiding(4)); // the SKIP reaches core 2, 3 and 4's links stay quiet
+  assertEquals(c.durableHolders(id), [1]);
+  // Core 2 gets the job's state by a handoff from core 1 (its view changed): not yet durable.
+  const entry = c.cores[1]!.table.get(id)!;
+  c.cores[2]!.receive(
+    c.nowMs,
+    c.wallMs,
+    VOTERS[1]!,
+    encodeMessage({
+      kind: "handoff",
+      from: VOTERS[1]!,
+      records: [encodeRecord({ type: "state", state: snapshotOf(entry) })],
+    }),
+  );
+  c.collect();
+  // The client retries on core 3; nodes 1 and 5 are out of reach.
+  const retry = c.submit(2, request);
+  const reach = avoiding(0, 4);
+  c.pass(reach);
+  c.persist(1, 3);
+  c.pass(reach);
+  const answer = c.answers.get(retry);
+  const holders = c.durableHolders(id, submitBodyHash(request));
+  assert(
+    answer === undefined || !answer.ok || holders.length >= QUORUM,
+    `acknowledged while durable on [${holders}]`,
+  );
+  c.persist(2);
+  c.pass(reach);
+  assertEquals(c.answers.get(retry)?.ok, true, "acknowledged once its own copy is on disk");
 });
