@@ -559,6 +559,11 @@ export type JobsMessage =
     readonly page: number;
     /** Where that page starts: the `cursor` of the previous page's reply. */
     readonly cursor: SyncCursor;
+    /**
+     * Numbers this asking of the page (a page not answered is asked again); the reply echoes
+     * it, so parts of two answers, which may be cut differently, are never mixed.
+     */
+    readonly ask: number;
     readonly held: readonly HeldRanges[];
   }
   | {
@@ -567,8 +572,8 @@ export type JobsMessage =
     readonly requestId: number;
     /** The page of the exchange this answers (the request's `page`). */
     readonly page: number;
-    /** Names this sending of the page: a page sent again may be cut into other parts. */
-    readonly cut: number;
+    /** The request's `ask`: which asking of the page this part answers. */
+    readonly ask: number;
     /**
      * This message's index among the `parts` the server sent for the page. Parts may arrive
      * in any order (no head-of-line blocking): the page is answered once all have.
@@ -699,10 +704,11 @@ export function encodeMessage(m: OutgoingMessage): Uint8Array {
     case "sync-req":
       w.str(m.from).u32(m.requestId).bool(m.catchup).u32(m.page);
       writeCursor(w, m.cursor);
+      w.u53(m.ask);
       writeHeld(w, m.held);
       break;
     case "sync-reply":
-      w.str(m.from).u32(m.requestId).u32(m.page).u53(m.cut).u32(m.part).u32(m.parts);
+      w.str(m.from).u32(m.requestId).u32(m.page).u53(m.ask).u32(m.part).u32(m.parts);
       w.bool(m.snapshot);
       w.bool(m.more);
       writeCursor(w, m.cursor);
@@ -784,14 +790,15 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
         const catchup = r.bool();
         const page = r.u32();
         const cursor = readCursor(r);
-        m = { kind: "sync-req", from, requestId, catchup, page, cursor, held: readHeld(r) };
+        const ask = r.u53();
+        m = { kind: "sync-req", from, requestId, catchup, page, cursor, ask, held: readHeld(r) };
         break;
       }
       case MESSAGE_CODES["sync-reply"]: {
         const from = r.str(CODEC_LIMITS.addressBytesMax);
         const requestId = r.u32();
         const page = r.u32();
-        const cut = r.u53();
+        const ask = r.u53();
         const part = r.u32();
         const parts = r.u32();
         if (parts < 1 || part >= parts) throw new DecodeError("sync reply part out of range");
@@ -807,7 +814,7 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
           from,
           requestId,
           page,
-          cut,
+          ask,
           part,
           parts,
           snapshot,

@@ -250,10 +250,11 @@ interface SyncExchange {
   page: number;
   cursor: SyncCursor;
   /**
-   * The page being assembled from parts that may arrive in any order: the newest cut of it
-   * (a page asked for again may be cut differently; parts of two cuts do not make a page).
+   * The page being assembled from parts that may arrive in any order, of the answer to the
+   * latest asking (`ask`): a page asked again may come cut differently, and parts of two
+   * answers do not make a page.
    */
-  cut: number;
+  ask: number;
   parts: number;
   readonly seen: Set<number>;
   /** Job ids the snapshot pages carried so far (undefined until one did). */
@@ -484,8 +485,6 @@ export class ReplicationCore {
   /** Snapshots this node serves page by page, by requester and request id. */
   readonly #sessions = new Map<string, SnapshotSession>();
   #nextSessionId = 1;
-  /** Numbers each page sent, so a requester never mixes the parts of two cuts of one page. */
-  #nextCut = 0;
   #catchupNextMs = 0;
   #catchupStartedMs = 0;
   /** Catching up again after a freeze (`stalled`), not after a restart. */
@@ -1906,13 +1905,12 @@ export class ReplicationCore {
     held: readonly HeldRanges[],
     records: readonly Uint8Array[],
   ): void {
-    const cut = this.#nextCut++;
     this.#sendChunked(m.from, records, (chunk, part, parts) => ({
       kind: "sync-reply",
       from: this.self,
       requestId: m.requestId,
       page: m.page,
-      cut,
+      ask: m.ask,
       part,
       parts,
       snapshot,
@@ -1935,7 +1933,7 @@ export class ReplicationCore {
       catchup,
       page: 0,
       cursor: { kind: "start" },
-      cut: -1,
+      ask: 0,
       parts: 0,
       seen: new Set(),
       snapshotIds: undefined,
@@ -1950,6 +1948,9 @@ export class ReplicationCore {
   #askPage(nowMs: number, ex: SyncExchange): void {
     ex.askedAtMs = nowMs;
     ex.tries++;
+    ex.ask++;
+    ex.parts = 0;
+    ex.seen.clear();
     this.#send(ex.peer, {
       kind: "sync-req",
       from: this.self,
@@ -1957,6 +1958,7 @@ export class ReplicationCore {
       catchup: ex.catchup,
       page: ex.page,
       cursor: ex.cursor,
+      ask: ex.ask,
       held: this.tracker.summary(SYNC_SUMMARY_RANGES_MAX),
     });
   }
@@ -1990,12 +1992,8 @@ export class ReplicationCore {
     // good (merging is idempotent), but it says nothing about this exchange.
     const current = ex !== undefined && ex.peer === m.from && ex.page === m.page;
     this.#metrics.catchupRecords.inc(m.records.length);
-    if (current && m.cut > ex.cut) {
-      ex.cut = m.cut;
-      ex.parts = m.parts;
-      ex.seen.clear();
-    }
-    const assembling = current && m.cut === ex.cut;
+    const assembling = current && m.ask === ex.ask;
+    if (assembling && ex.seen.size === 0) ex.parts = m.parts;
     if (assembling && ex.seen.has(m.part)) return;
     if (m.snapshot) {
       if (assembling) ex.snapshotIds ??= new Set();

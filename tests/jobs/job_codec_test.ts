@@ -75,6 +75,7 @@ Deno.test("replication, ack and sync messages round-trip", () => {
           catchup: true,
           page: 3,
           cursor,
+          ask: 2 ** 40 + 1,
           held,
         };
         const req = decodeMessage(encodeMessage(syncReq));
@@ -85,7 +86,7 @@ Deno.test("replication, ack and sync messages round-trip", () => {
           from,
           requestId,
           page: 3,
-          cut: 2 ** 40,
+          ask: 2 ** 40,
           part: 1,
           parts: 2,
           snapshot: false,
@@ -97,7 +98,7 @@ Deno.test("replication, ack and sync messages round-trip", () => {
         }));
         assert(reply.ok && reply.value.kind === "sync-reply");
         assertEquals(
-          [reply.value.page, reply.value.cut, reply.value.more, reply.value.cursor],
+          [reply.value.page, reply.value.ask, reply.value.more, reply.value.cursor],
           [3, 2 ** 40, true, { kind: "snapshot", session: 9 }],
         );
         assertEquals(reply.value.records.map((r) => r.record), records);

@@ -12,6 +12,7 @@ import { snapshotOf } from "../../src/jobs/job_model.ts";
 import { keyedJobId, submitBodyHash } from "../../src/jobs/replication_core.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
+import { jobsDefaults } from "../../src/config.ts";
 
 const QUORUM = 3;
 
@@ -251,4 +252,39 @@ Deno.test("a node confirming a job votes with a SUBMIT on its own disk, not with
   c.persist(2);
   c.pass(reach);
   assertEquals(c.answers.get(retry)?.ok, true, "acknowledged once its own copy is on disk");
+});
+
+Deno.test("a catch-up goes on when its server restarts in the middle of a paged reply", () => {
+  // The first version of paged replies numbered each page's sending on the server, and the
+  // requester followed the highest number: a server that restarted numbered from 0 again,
+  // and its answers were ignored until it had sent as many pages again as in its last life
+  // (one per retry: hours, for a server that had run a while). Now the requester numbers
+  // its askings and the reply echoes the number. Three voters: core 3 catches up, core 2 is
+  // down, core 1 restarts between two pages.
+  const voters = ["10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.3:7000"];
+  const c = new ReviewCluster({ messageBytesMax: 1024, syncReplyBytesMax: 2048 }, voters);
+  c.startAll();
+  // A server that has answered many pages in its life (anti-entropy, a minute of it).
+  for (let s = 0; s < 60; s++) {
+    c.tick(1_000);
+    c.settle();
+  }
+  c.crash(2);
+  for (let n = 0; n < 60; n++) c.submit(n % 2, { url: "http://a.test/", payload: `${n}` });
+  c.settle();
+  c.crash(1);
+  const restarted = c.restart(2);
+  // Pages go one at a time; after the second, core 1 (the server) restarts.
+  const sync = (m: { kind: string }) => m.kind === "sync-req" || m.kind === "sync-reply";
+  for (let leg = 0; leg < 4; leg++) c.step(sync);
+  const phase = (): string => restarted.phase;
+  assert(phase() === "catching_up" && c.inflight.some((m) => m.kind === "sync-req"));
+  c.crash(0);
+  c.restart(0);
+  for (let round = 0; round < 10 && phase() !== "ready"; round++) {
+    c.settle(avoiding(1));
+    c.tick(jobsDefaults.catchupRetryMs);
+  }
+  assertEquals(phase(), "ready");
+  assertEquals(restarted.table.size, 60);
 });

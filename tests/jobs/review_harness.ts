@@ -164,6 +164,18 @@ export class ReviewCluster {
     throw new Error("messages kept flowing for 100 rounds");
   }
 
+  /** Delivers the in-flight messages `pick` chooses once (not what they cause). */
+  step(pick: Pick = () => true): void {
+    this.collect();
+    const go = this.inflight.filter(pick);
+    for (const m of go) this.inflight.splice(this.inflight.indexOf(m), 1);
+    for (const m of go) {
+      if (this.down.has(m.to) || this.down.has(m.from)) continue;
+      this.cores[m.to]!.receive(this.nowMs, this.wallMs, this.cores[m.from]!.self, m.bytes);
+    }
+    this.collect();
+  }
+
   /** Drops the in-flight messages `pick` chooses (lost by the network). */
   drop(pick: Pick = () => true): void {
     this.collect();
