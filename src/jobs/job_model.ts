@@ -379,6 +379,11 @@ export function applyRecord(
         entry.spec = record.spec;
         entry.bodyHash = record.bodyHash;
         entry.committed = true;
+        // Delivered already (its DONE came before this COMMIT): the winner's payload goes too.
+        if (entry.phase === "delivered") {
+          entry.spec = withoutPayload(record.spec);
+          entry.payloadDropped = true;
+        }
         return "changed";
       }
       let changed = false;
@@ -451,6 +456,9 @@ export function applyRecord(
           entry.spec = s.spec;
           entry.submitStamp = s.submitStamp;
           entry.bodyHash = s.bodyHash;
+          // A new spec, with its payload: dropped below if the job is delivered (the flag
+          // said the replaced spec's payload was gone, and kept the new one's for good).
+          entry.payloadDropped = false;
           changed = true;
         }
       }
