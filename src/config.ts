@@ -1113,6 +1113,17 @@ export interface JobsConfig {
    * @default 20
    */
   lazySendMs: number;
+  /**
+   * A WAL append holding only records nobody waits on (COMMIT, DONE) is not written on its
+   * own: it waits this long for a record someone does wait on (a SUBMIT's vote, a retry the
+   * engine awaits), and rides in that record's fsync. At 200 jobs/s a node otherwise paid an
+   * fsync for each job's COMMIT and another for its DONE besides the SUBMIT's, and a SUBMIT
+   * that arrived during one waited behind it. A crash inside the window loses the COMMIT (the
+   * confirm round restores it from the majority that holds the SUBMIT) or the DONE (the job
+   * may be delivered again, which at-least-once allows). 0 writes every append at once.
+   * @default 20
+   */
+  lazyAppendMs: number;
   /** A query for a job this node does not hold waits this long for its peers. @default 500 */
   queryTimeoutMs: number;
   /**
@@ -1177,6 +1188,7 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   syncReplyBytesMax: 1024 * 1024,
   syncSessionIdleMs: 10_000,
   lazySendMs: 20,
+  lazyAppendMs: 20,
   queryTimeoutMs: 500,
   finishedRetentionMs: 3_600_000,
   deadRetentionMs: 7 * 24 * 3_600_000,
@@ -1225,6 +1237,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "idempotencyWindowMs",
       "stubRetentionMs",
       "uncommittedRetentionMs",
+      "lazyAppendMs",
     ] as const
   ) nonNegative(`jobs.${name}`, config[name]);
   // Shedding load must start before submits time out, or it sheds nothing.

@@ -128,6 +128,11 @@ interface AppendBatch {
   ownRecords: number;
   /** Held summaries to merge once durable (snapshot catch-up). */
   readonly heldMerges: JobRecord[];
+  /**
+   * Something waits on this batch's fsync: a vote, an ACK, the engine, a catch-up. A batch of
+   * only COMMITs and DONEs is not: it waits up to `lazyAppendMs` for one that is.
+   */
+  urgent: boolean;
 }
 
 type ProposalKind = "submit" | "confirm" | "revive";
@@ -315,6 +320,7 @@ interface CoreMetrics {
   confirmRounds: Counter;
   commitConflicts: Counter;
   finishedElsewhere: Counter;
+  staleHandoffs: Counter;
   jobsPending: Gauge;
   queueAgeRefusals: Counter;
   jobsDead: Gauge;
@@ -381,6 +387,10 @@ function registerMetrics(m: MetricsRegistry): CoreMetrics {
     finishedElsewhere: m.counter(
       "hookd_jobs_finished_elsewhere_total",
       "Pending jobs a snapshot catch-up showed were finished and compacted on a peer",
+    ),
+    staleHandoffs: m.counter(
+      "hookd_jobs_stale_handoffs_total",
+      "Handoffs of a pending job this node held, saw finish and compacted: ignored",
     ),
     commitConflicts: m.counter(
       "hookd_jobs_commit_conflicts_total",
@@ -457,6 +467,12 @@ export class ReplicationCore {
   #outputs: CoreOutput[] = [];
   #nextToken = 1;
   #batch: AppendBatch | undefined;
+  /** When the batch being built is written even if nothing waits on it (`lazyAppendMs`). */
+  #appendDueMs = Infinity;
+  /** Write the batch being built at the next flush, urgent or not. */
+  #appendDue = false;
+  /** The latest `nowMs` an input brought: the lazy append's window starts from it. */
+  #nowMs = 0;
   readonly #pendingAppends = new Map<number, AppendBatch>();
   /** Records applied but whose append is not yet durable: stamp key → token. */
   readonly #notDurable = new StampTokens();
@@ -747,6 +763,7 @@ export class ReplicationCore {
 
   /** A client submit (already validated). Answered by a `submit-done` output, never hangs. */
   submit(nowMs: number, wallMs: number, requestId: number, request: SubmitRequest): void {
+    this.#nowMs = Math.max(this.#nowMs, nowMs);
     this.#wallMs = wallMs;
     const refusal = this.#admission(nowMs);
     if (refusal !== undefined) {
@@ -1058,7 +1075,11 @@ export class ReplicationCore {
     if (localStored && this.tracker.has(stamp.origin, stamp.seq)) proposal.votes.add(this.self);
     else if (localStored) {
       const token = this.#notDurable.get(stamp);
-      if (token !== undefined) this.#batchFor(token)?.votes.push(key);
+      const batch = token === undefined ? undefined : this.#batchFor(token);
+      if (batch !== undefined) {
+        batch.votes.push(key);
+        batch.urgent = true;
+      }
     }
     return proposal;
   }
@@ -1154,7 +1175,10 @@ export class ReplicationCore {
     const batch = this.#addToBatch(bytes, record);
     batch.ownRecords++;
     this.#ownPending++;
-    if (voteKey !== undefined) batch.votes.push(voteKey);
+    if (voteKey !== undefined) {
+      batch.votes.push(voteKey);
+      batch.urgent = true;
+    }
     this.log.add(record.stamp.origin, record.stamp.seq, bytes);
     for (const peer of this.#peers) {
       if (this.isDown(peer)) continue;
@@ -1189,6 +1213,7 @@ export class ReplicationCore {
       votes: [],
       ownRecords: 0,
       heldMerges: [],
+      urgent: false,
     };
     return this.#batch;
   }
@@ -1198,9 +1223,10 @@ export class ReplicationCore {
     let batch = this.#appendBatch();
     // One WAL append must stay under the WAL's record bound: start a new batch when full.
     if (batch.bytes + bytes.length + 64 > this.#walRecordBytesMax && batch.records.length > 0) {
-      this.#emitAppend();
+      this.#emitAppend(true);
       batch = this.#appendBatch();
     }
+    if (record.type !== "commit" && record.type !== "done") batch.urgent = true;
     batch.records.push(bytes);
     batch.bytes += bytes.length + 4;
     if ("stamp" in record) {
@@ -1232,6 +1258,7 @@ export class ReplicationCore {
 
   /** A message from a peer voter or a client, on JOBS_CHANNEL. */
   receive(nowMs: number, wallMs: number, fromAddress: string, bytes: Uint8Array): void {
+    this.#nowMs = Math.max(this.#nowMs, nowMs);
     this.#wallMs = wallMs;
     const decoded = decodeMessage(bytes);
     if (!decoded.ok) {
@@ -1394,6 +1421,7 @@ export class ReplicationCore {
       batch.acks.set(to, list);
     }
     list.push(entry);
+    batch.urgent = true;
   }
 
   #sendAcks(to: string, entries: AckEntry[]): void {
@@ -1452,6 +1480,7 @@ export class ReplicationCore {
 
   /** The WAL made a batch durable. Tokens complete in issue order. */
   persisted(nowMs: number, token: number): void {
+    this.#nowMs = Math.max(this.#nowMs, nowMs);
     const batch = this.#pendingAppends.get(token);
     if (batch === undefined) return;
     this.#pendingAppends.delete(token);
@@ -1501,6 +1530,7 @@ export class ReplicationCore {
     }
     this.#pendingAppends.clear();
     this.#batch = undefined;
+    this.#appendDueMs = Infinity;
     // Records whose append was lost with the WAL are not on their way to disk any more: kept
     // here, a repeat of one (a confirm round) deferred its ACK to an append that no longer
     // exists, which reads as "already durable", and voted with a disk that does not hold it.
@@ -1514,6 +1544,7 @@ export class ReplicationCore {
     if (this.#phase === "ready" || this.#phase === "catching_up") this.#phase = "stopping";
     // What waits to ride along leaves with the next flush: the node is about to go.
     this.#lazyDue = true;
+    this.#appendDue = true;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1559,6 +1590,7 @@ export class ReplicationCore {
     wallMs: number,
     report: Extract<DeliveryReport, { kind: "delivered" }>,
   ): void {
+    this.#nowMs = Math.max(this.#nowMs, nowMs);
     this.#report(nowMs, wallMs, report.jobId, (stamp, gen) => ({
       type: "done",
       stamp,
@@ -1683,6 +1715,10 @@ export class ReplicationCore {
     this.#metrics.handoffsReceived.inc(records.length);
     for (const { record, bytes } of records) {
       if (record.type !== "state") continue;
+      if (this.#finishedHere(record.state)) {
+        this.#metrics.staleHandoffs.inc();
+        continue;
+      }
       const effect = this.#applyAndReact(nowMs, record, wallMs);
       if (effect === "changed") this.#addToBatch(bytes, record);
     }
@@ -1767,7 +1803,9 @@ export class ReplicationCore {
     // Our own vote is the SUBMIT written again, counted once that append is durable. A seq
     // the tracker counts does not prove the job is on this disk (a restart's SKIP voids seqs
     // a minority holds), and the job itself may have come by a handoff still being written.
-    this.#addToBatch(bytes, record).votes.push(proposal.key);
+    const batch = this.#addToBatch(bytes, record);
+    batch.votes.push(proposal.key);
+    batch.urgent = true;
     for (const peer of this.#peers) if (!this.isDown(peer)) this.#queueRecord(peer, bytes);
     this.#evaluate(nowMs, proposal);
   }
@@ -2041,6 +2079,20 @@ export class ReplicationCore {
   }
 
   /**
+   * Whether a pending state handed to us is of a job that finished here and was compacted: its
+   * SUBMIT is on our disk, the job is not in our table, and no manual retry started it again.
+   * The sender missed the DONE (a partition) and took the old owner for dead; applied, the
+   * state would revive the job here, pending for ever (the DONE is held, so anti-entropy never
+   * brings it again) and delivered again on the next failover. The same inference as
+   * `#afterSnapshot`'s.
+   */
+  #finishedHere(state: JobStateSnapshot): boolean {
+    const stamp = state.submitStamp;
+    return state.phase === "pending" && state.gen === 0 && stamp !== undefined &&
+      this.table.get(state.jobId) === undefined && this.tracker.has(stamp.origin, stamp.seq);
+  }
+
+  /**
    * A whole snapshot arrived: its states are merged, so what the server held is now held here
    * (once this append is durable) and out of reach of our log. A pending job we hold whose
    * SUBMIT the server held, but which is not in its table, finished there and was compacted
@@ -2071,7 +2123,9 @@ export class ReplicationCore {
       this.#metrics.finishedElsewhere.inc(finished.length);
       this.#log("finished-elsewhere", { jobs: finished.length });
     }
-    this.#appendBatch().heldMerges.push({ type: "meta", nextOwnSeq: 0, held });
+    const batch = this.#appendBatch();
+    batch.heldMerges.push({ type: "meta", nextOwnSeq: 0, held });
+    batch.urgent = true;
     for (const h of held) {
       const top = h.above.length > 0 ? h.above[h.above.length - 1]![1] : h.contiguous;
       this.log.raiseFloor(h.origin, top);
@@ -2115,6 +2169,7 @@ export class ReplicationCore {
   // -------------------------------------------------------------------------------------------
 
   tick(nowMs: number, wallMs: number): void {
+    this.#nowMs = Math.max(this.#nowMs, nowMs);
     this.#wallMs = wallMs;
     for (;;) {
       const top = this.#timers.peek();
@@ -2153,6 +2208,7 @@ export class ReplicationCore {
       }
     }
     if (nowMs >= this.#lazyDueMs) this.#lazyDue = true;
+    if (nowMs >= this.#appendDueMs) this.#appendDue = true;
     if (nowMs >= this.#deferredAtMs) {
       this.#deferredAtMs = Infinity;
       const ids = [...this.#deferred];
@@ -2166,7 +2222,7 @@ export class ReplicationCore {
   }
 
   nextDeadlineMs(): number {
-    let t = Math.min(this.#expireAtMs, this.#deferredAtMs, this.#lazyDueMs);
+    let t = Math.min(this.#expireAtMs, this.#deferredAtMs, this.#lazyDueMs, this.#appendDueMs);
     const top = this.#timers.peek();
     if (top !== undefined) t = Math.min(t, top.atMs);
     if (this.#phase === "catching_up") t = Math.min(t, this.#catchupNextMs);
@@ -2203,14 +2259,24 @@ export class ReplicationCore {
     this.#emitAppend();
   }
 
-  #emitAppend(): void {
+  /** Hands the batch being built to the WAL; one nobody waits on may stay (`lazyAppendMs`). */
+  #emitAppend(force = false): void {
     const batch = this.#batch;
     if (batch === undefined) return;
-    this.#batch = undefined;
     if (
       batch.records.length === 0 && batch.acks.size === 0 && batch.votes.length === 0 &&
       batch.heldMerges.length === 0
-    ) return;
+    ) {
+      this.#batch = undefined;
+      return;
+    }
+    if (!force && !batch.urgent && !this.#appendDue && this.config.lazyAppendMs > 0) {
+      this.#appendDueMs = Math.min(this.#appendDueMs, this.#nowMs + this.config.lazyAppendMs);
+      return;
+    }
+    this.#batch = undefined;
+    this.#appendDue = false;
+    this.#appendDueMs = Infinity;
     const token = this.#nextToken++;
     this.#pendingAppends.set(token, batch);
     const payload = encodeWalBatch(batch.records);

@@ -288,3 +288,55 @@ Deno.test("a catch-up goes on when its server restarts in the middle of a paged 
   assertEquals(phase(), "ready");
   assertEquals(restarted.table.size, 60);
 });
+
+Deno.test("a handoff of a pending job that finished and was compacted here does not bring it back", () => {
+  // Found by sim seed 111: node 2 missed a job's DONE behind a partition, took its owner for
+  // dead and handed the job, pending, to node 5, which had seen the DONE and compacted the
+  // job. Node 5 took the stale state as new: the job was pending there for ever (its DONE is
+  // held, so anti-entropy never brings it again) and would be delivered again on the next
+  // failover. Mutation: apply every handoff (`#finishedHere` false) and this test fails.
+  const retentionMs = 1_000;
+  const c = new ReviewCluster({ finishedRetentionMs: retentionMs, expireIntervalMs: 100 });
+  c.startAll();
+  const request: SubmitRequest = { url: "http://a.test/", payload: "{}" };
+  c.submit(0, request);
+  c.settle();
+  c.tick(jobsDefaults.lazySendMs); // the COMMIT leaves
+  c.settle();
+  const id = c.scheduled[0]![0]!;
+  const stale = snapshotOf(c.cores[1]!.table.get(id)!);
+  assertEquals([stale.phase, stale.committed], ["pending", true]);
+  c.cores[0]!.reportDelivered(c.nowMs, c.wallMs, {
+    kind: "delivered",
+    jobId: id,
+    attempt: {
+      attempt: 1,
+      startedAtMs: c.wallMs,
+      latencyMs: 2,
+      outcome: "success",
+      status: 204,
+      detail: "",
+    },
+  });
+  c.tick(jobsDefaults.lazySendMs); // the DONE leaves
+  c.settle();
+  c.tick(jobsDefaults.lazyAppendMs); // and is written where it arrived
+  c.settle();
+  assertEquals(c.cores[4]!.table.get(id)?.phase, "delivered");
+  for (let t = 0; t < retentionMs + 500; t += 100) c.tick(100);
+  c.settle();
+  assertEquals(c.cores[4]!.table.get(id), undefined, "compacted after the retention");
+  c.cores[4]!.receive(
+    c.nowMs,
+    c.wallMs,
+    VOTERS[1]!,
+    encodeMessage({
+      kind: "handoff",
+      from: VOTERS[1]!,
+      records: [encodeRecord({ type: "state", state: stale })],
+    }),
+  );
+  c.settle();
+  assertEquals(c.cores[4]!.table.get(id), undefined, "the stale handoff is ignored");
+  assertEquals(c.scheduled[4]!.includes(id), false);
+});

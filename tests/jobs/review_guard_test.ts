@@ -184,7 +184,9 @@ Deno.test("a node woken from a freeze stops delivering and catches up before it 
       detail: "",
     },
   });
-  c.tick(jobsDefaults.lazySendMs);
+  c.tick(jobsDefaults.lazySendMs); // the DONE leaves
+  c.settle((m) => m.from !== 0 && m.to !== 0);
+  c.tick(jobsDefaults.lazyAppendMs); // and is written where it arrived (nobody waits on it)
   c.settle((m) => m.from !== 0 && m.to !== 0);
   c.drop((m) => m.from === 0 || m.to === 0); // what the frozen node would have missed
   // Core 1 wakes; the others see it alive again.
