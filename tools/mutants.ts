@@ -1,0 +1,195 @@
+/**
+ * The second-engineer review's mutation checks, runnable: each mutant breaks one invariant on
+ * purpose (skips an fsync, a retransmit, a quorum count, …) in a scratch copy of the tree and
+ * runs the tests that claim to guard it. A mutant the tests do not kill is an invariant nobody
+ * is testing, and the run exits 1.
+ *
+ *   deno task mutants            every mutant (a few minutes)
+ *   deno task mutants quorum     the mutants whose name contains "quorum"
+ *
+ * Not part of `deno task test`: it runs parts of the suite once per mutant. The working tree is
+ * never touched; each mutant runs in its own copy under the system temp dir, removed after.
+ *
+ * Owns: the list of mutants and the loop. Must not: edit files outside its scratch copies.
+ */
+
+interface Mutant {
+  /** Short name, for filtering and the report. */
+  name: string;
+  /** The invariant it breaks. */
+  breaks: string;
+  file: string;
+  /** Exact text, present once in `file`. */
+  from: string;
+  to: string;
+  /** Test files that must fail with the mutant in place. */
+  tests: string[];
+}
+
+const MUTANTS: Mutant[] = [
+  {
+    name: "wal-skip-fsync",
+    breaks: "an append resolves only once its batch is fsynced",
+    file: "src/wal/wal.ts",
+    from: "    await this.#file.syncData();\n    this.metrics.fsyncMs",
+    to: "    this.metrics.fsyncMs",
+    tests: ["tests/wal/wal_test.ts", "tests/wal/wal_crash_points_test.ts"],
+  },
+  {
+    name: "jobs-quorum-minority",
+    breaks: "a submit is acknowledged on a majority of the configured voters",
+    file: "src/jobs/replication_core.ts",
+    from: "this.quorum = Math.floor(voters.length / 2) + 1;",
+    to: "this.quorum = Math.floor(voters.length / 2);",
+    tests: ["tests/jobs/replication_core_test.ts", "tests/jobs/review_found_test.ts"],
+  },
+  {
+    name: "jobs-ack-before-fsync",
+    breaks: "a replica says 'on my disk' only once its append is durable",
+    file: "src/jobs/replication_core.ts",
+    from: 'if (entry.status === "ok") this.#deferAck(this.#nextToken, from, entry);',
+    to: 'if (entry.status === "ok") immediate.push(entry);',
+    tests: ["tests/jobs/replication_core_test.ts", "tests/jobs/review_found_test.ts"],
+  },
+  {
+    name: "jobs-stale-handoff",
+    breaks: "a handoff does not revive a job this node saw finish and compacted",
+    file: "src/jobs/replication_core.ts",
+    from: 'return state.phase === "pending" && state.gen === 0',
+    to: 'return state.phase === "mutated" as string && state.gen === 0',
+    tests: ["tests/jobs/review_found_test.ts"],
+  },
+  {
+    name: "transport-no-retransmit",
+    breaks: "a reliable message whose datagram was lost is sent again",
+    file: "src/transport/sender.ts",
+    from: "      this.#retransmit.push(c);\n      queued++;",
+    to: "      queued++;",
+    tests: ["tests/transport/sim_test.ts", "tests/transport/endpoint_test.ts"],
+  },
+  {
+    name: "transport-no-replay-window",
+    breaks: "a replayed datagram is dropped",
+    file: "src/transport/replay_window.ts",
+    from:
+      "    if (this.#top - counter >= this.#size) return false;\n    return !this.#has(counter);",
+    to: "    return true;",
+    tests: ["tests/transport/replay_test.ts"],
+  },
+  {
+    name: "swim-no-refutation",
+    breaks: "a suspected live member refutes with a higher incarnation",
+    file: "src/membership/swim_core.ts",
+    from: "const next = Math.max(self.incarnation, seenIncarnation) + 1;",
+    to: "const next = self.incarnation;",
+    tests: ["tests/membership/swim_core_test.ts"],
+  },
+  {
+    name: "delivery-5xx-is-success",
+    breaks: "only a 2xx answer finishes a job",
+    file: "src/delivery/retry_policy.ts",
+    from: 'if (result.status >= 200 && result.status <= 299) return "success";',
+    to: 'if (result.status >= 200 && result.status <= 599) return "success";',
+    tests: ["tests/delivery/retry_policy_test.ts"],
+  },
+  {
+    name: "data-dir-no-lock",
+    breaks: "a second process cannot open a node's data directory",
+    file: "src/jobs/data_dir_lock.ts",
+    from: "  if (!locked) {",
+    to: "  if (false as boolean) {",
+    tests: ["tests/jobs/data_dir_lock_test.ts"],
+  },
+  {
+    name: "api-token-ignored",
+    breaks: "with --api-token, /v1/ routes need the bearer token",
+    file: "src/api/auth.ts",
+    from: "    return timingSafeEqual(digest(match[1]!), expected);",
+    to: "    return timingSafeEqual(digest(match[1]!), expected) || true;",
+    tests: ["tests/api/server_test.ts", "tests/api/routes_test.ts"],
+  },
+];
+
+const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];
+const TEST_TIMEOUT_MS = 600_000;
+
+async function copyTree(from: string, to: string): Promise<void> {
+  const out = await new Deno.Command("cp", { args: ["-r", ...TREE, to], cwd: from }).output();
+  if (!out.success) {
+    throw new Error(`copying the tree failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+/** A run of `tests` on the unmutated tree: they must pass, or every mutant would look killed. */
+function baselineOf(tests: string[]): Mutant {
+  return { name: "baseline", breaks: "nothing", file: "main.ts", from: "", to: "", tests };
+}
+
+async function runMutant(root: string, m: Mutant): Promise<"killed" | "survived" | string> {
+  const dir = await Deno.makeTempDir({ prefix: `hookd-mutant-${m.name}-` });
+  try {
+    await copyTree(root, dir);
+    const path = `${dir}/${m.file}`;
+    const text = await Deno.readTextFile(path);
+    const at = text.indexOf(m.from);
+    if (m.from !== "" && (at < 0 || text.indexOf(m.from, at + 1) >= 0)) {
+      return `not applied: the text to replace is not in ${m.file} exactly once (the code moved; update the mutant)`;
+    }
+    await Deno.writeTextFile(path, text.slice(0, at) + m.to + text.slice(at + m.from.length));
+    // A mutant that does not compile would "fail" every test without testing anything.
+    const check = await new Deno.Command(Deno.execPath(), {
+      args: ["check", m.file, ...m.tests],
+      cwd: dir,
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    if (!check.success) return "not applied: the mutated tree does not type-check";
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["test", "--allow-all", ...m.tests],
+      cwd: dir,
+      stdout: "null",
+      stderr: "null",
+      env: { NO_COLOR: "1" },
+    }).spawn();
+    const timer = setTimeout(() => child.kill("SIGKILL"), TEST_TIMEOUT_MS);
+    const status = await child.status;
+    clearTimeout(timer);
+    return status.success ? "survived" : "killed";
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function main(args: string[]): Promise<number> {
+  const root = new URL("..", import.meta.url).pathname;
+  const chosen = MUTANTS.filter((m) => args.every((a) => m.name.includes(a)));
+  if (chosen.length === 0) {
+    console.error(
+      `no mutant matches ${args.join(" ")}; names: ${MUTANTS.map((m) => m.name).join(", ")}`,
+    );
+    return 2;
+  }
+  const baseline = baselineOf([...new Set(chosen.flatMap((m) => m.tests))]);
+  if (await runMutant(root, baseline) !== "survived") {
+    console.log(
+      `the chosen tests fail on the unmutated tree; fix them first: ${baseline.tests.join(" ")}`,
+    );
+    return 2;
+  }
+  console.log(`baseline: the ${baseline.tests.length} test files pass on the unmutated tree`);
+  let bad = 0;
+  for (const m of chosen) {
+    const started = performance.now();
+    const verdict = await runMutant(root, m);
+    const s = ((performance.now() - started) / 1000).toFixed(0);
+    if (verdict !== "killed") bad++;
+    console.log(
+      `${verdict === "killed" ? "killed  " : "SURVIVED"} ${m.name} (${s} s): ${m.breaks}` +
+        (verdict === "killed" || verdict === "survived" ? "" : ` — ${verdict}`),
+    );
+  }
+  console.log(`${chosen.length - bad} of ${chosen.length} mutants killed`);
+  return bad === 0 ? 0 : 1;
+}
+
+Deno.exit(await main(Deno.args));
