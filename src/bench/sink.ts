@@ -16,6 +16,7 @@
 import process from "node:process";
 import { Webhook } from "standardwebhooks";
 import { Histogram, type HistogramSummary } from "../metrics/histogram.ts";
+import { readTextAtMost } from "../lib/bounded_text.ts";
 
 export interface SinkOptions {
   hostname: string;
@@ -181,25 +182,5 @@ async function readBody(request: Request, maxBytes: number): Promise<string | un
     // Deno.serve holds the body to its declared length: read it whole on the fast path.
     return Number(length) > maxBytes ? undefined : await request.text();
   }
-  if (request.body === null) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > maxBytes) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return new TextDecoder().decode(bytes);
+  return await readTextAtMost(request.body, maxBytes);
 }

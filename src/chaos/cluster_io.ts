@@ -25,23 +25,27 @@ export function freeTcpPorts(count: number): number[] {
 
 // ---- helpers -------------------------------------------------------------------------------
 
+/** POSTs `body` as JSON; whether the answer was 2xx (false also on no answer). */
 export async function postJson(url: string, body: unknown): Promise<boolean> {
-  try {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(2_000),
-    });
-    await response.body?.cancel();
-    return response.ok;
-  } catch {
-    return false;
-  }
+  return (await postJsonAnswer(url, body))?.ok ?? false;
 }
 
 /** POSTs `body`; the answer's JSON when it is 2xx, else undefined (also on no answer). */
 export async function postJsonForJson(url: string, body: unknown): Promise<unknown> {
+  const answer = await postJsonAnswer(url, body);
+  if (answer?.ok !== true) return undefined;
+  try {
+    return JSON.parse(answer.text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** One JSON POST with a 2-s bound: whether 2xx and its body, or undefined when nobody answered. */
+async function postJsonAnswer(
+  url: string,
+  body: unknown,
+): Promise<{ ok: boolean; text: string } | undefined> {
   try {
     const response = await fetch(url, {
       method: "POST",
@@ -51,9 +55,9 @@ export async function postJsonForJson(url: string, body: unknown): Promise<unkno
     });
     if (!response.ok) {
       await response.body?.cancel();
-      return undefined;
+      return { ok: false, text: "" };
     }
-    return await response.json();
+    return { ok: true, text: await response.text() };
   } catch {
     return undefined;
   }

@@ -12,6 +12,7 @@ import { type CliConfig, cliDefaults, validateCliConfig } from "../config.ts";
 import { type FlagSpec, type FlagValues, listFlag, stringFlag, UsageError } from "./args.ts";
 import { API_TOKEN_ENV } from "./node.ts";
 import { safe } from "./render.ts";
+import { readTextAtMost } from "../lib/bounded_text.ts";
 
 /** Exit codes of the API clients, on top of command.ts's 0 (ok), 1 (failure) and 2 (usage). */
 export const EXIT_UNAVAILABLE = 3;
@@ -219,27 +220,7 @@ async function readBounded(response: Response, bytesMax: number): Promise<string
     await response.body?.cancel();
     return undefined;
   }
-  if (response.body === null) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > bytesMax) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return new TextDecoder().decode(bytes);
+  return await readTextAtMost(response.body, bytesMax);
 }
 
 function networkReason(error: unknown, signal: AbortSignal, timeoutMs: number): string {

@@ -6,7 +6,7 @@
 
 import { assert } from "../assert.ts";
 import { hookdCommand } from "../../src/cli/self_command.ts";
-import type { LocalCluster } from "../../src/cluster/local_cluster.ts";
+import { type LocalCluster, waitUntil } from "../../src/cluster/local_cluster.ts";
 import { readLines } from "../../src/lib/lines.ts";
 
 export interface HookdRun {
@@ -90,17 +90,12 @@ export async function startSinkChild(secret: string): Promise<SinkChild> {
 }
 
 /** Polls `done` every `pollMs` until it holds or `limitMs` passes; returns whether it held. */
-export async function pollUntil(
+export function pollUntil(
   done: () => boolean | Promise<boolean>,
   limitMs: number,
   pollMs = 50,
 ): Promise<boolean> {
-  const deadline = performance.now() + limitMs;
-  while (!(await done())) {
-    if (performance.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-  }
-  return true;
+  return waitUntil(done, limitMs, pollMs);
 }
 
 /** Whether every node of `ids` has its API up and answers /readyz 200. */

@@ -6,8 +6,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { avoiding, between, ReviewCluster, VOTERS, WALL } from "./review_harness.ts";
-import { encodeMessage, encodeRecord } from "../../src/jobs/job_codec.ts";
+import { avoiding, between, ReviewCluster, WALL } from "./review_harness.ts";
 import { snapshotOf } from "../../src/jobs/job_model.ts";
 import { keyedJobId, submitBodyHash } from "../../src/jobs/replication_core.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
@@ -225,18 +224,7 @@ Deno.test("a node confirming a job votes with a SUBMIT on its own disk, not with
   c.settle(avoiding(4)); // the SKIP reaches core 2, 3 and 4's links stay quiet
   assertEquals(c.durableHolders(id), [1]);
   // Core 2 gets the job's state by a handoff from core 1 (its view changed): not yet durable.
-  const entry = c.cores[1]!.table.get(id)!;
-  c.cores[2]!.receive(
-    c.nowMs,
-    c.wallMs,
-    VOTERS[1]!,
-    encodeMessage({
-      kind: "handoff",
-      from: VOTERS[1]!,
-      records: [encodeRecord({ type: "state", state: snapshotOf(entry) })],
-    }),
-  );
-  c.collect();
+  c.handOff(2, 1, snapshotOf(c.cores[1]!.table.get(id)!));
   // The client retries on core 3; nodes 1 and 5 are out of reach.
   const retry = c.submit(2, request);
   const reach = avoiding(0, 4);
@@ -306,18 +294,7 @@ Deno.test("a handoff of a pending job that finished and was compacted here does 
   const id = c.scheduled[0]![0]!;
   const stale = snapshotOf(c.cores[1]!.table.get(id)!);
   assertEquals([stale.phase, stale.committed], ["pending", true]);
-  c.cores[0]!.reportDelivered(c.nowMs, c.wallMs, {
-    kind: "delivered",
-    jobId: id,
-    attempt: {
-      attempt: 1,
-      startedAtMs: c.wallMs,
-      latencyMs: 2,
-      outcome: "success",
-      status: 204,
-      detail: "",
-    },
-  });
+  c.delivered(0, id);
   c.tick(jobsDefaults.lazySendMs); // the DONE leaves
   c.settle();
   c.tick(jobsDefaults.lazyAppendMs); // and is written where it arrived
@@ -326,16 +303,7 @@ Deno.test("a handoff of a pending job that finished and was compacted here does 
   for (let t = 0; t < retentionMs + 500; t += 100) c.tick(100);
   c.settle();
   assertEquals(c.cores[4]!.table.get(id), undefined, "compacted after the retention");
-  c.cores[4]!.receive(
-    c.nowMs,
-    c.wallMs,
-    VOTERS[1]!,
-    encodeMessage({
-      kind: "handoff",
-      from: VOTERS[1]!,
-      records: [encodeRecord({ type: "state", state: stale })],
-    }),
-  );
+  c.handOff(4, 1, stale);
   c.settle();
   assertEquals(c.cores[4]!.table.get(id), undefined, "the stale handoff is ignored");
   assertEquals(c.scheduled[4]!.includes(id), false);

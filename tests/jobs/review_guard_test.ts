@@ -172,18 +172,7 @@ Deno.test("a node woken from a freeze stops delivering and catches up before it 
   c.settle((m) => m.from !== 0 && m.to !== 0);
   const next = VOTERS.indexOf(ownerOf(id, VOTERS, (v) => v === VOTERS[0])!);
   assertEquals(c.scheduled[next], [id], "the next owner took it over");
-  c.cores[next]!.reportDelivered(c.nowMs, c.wallMs, {
-    kind: "delivered",
-    jobId: id,
-    attempt: {
-      attempt: 1,
-      startedAtMs: c.wallMs,
-      latencyMs: 2,
-      outcome: "success",
-      status: 204,
-      detail: "",
-    },
-  });
+  c.delivered(next, id);
   c.tick(jobsDefaults.lazySendMs); // the DONE leaves
   c.settle((m) => m.from !== 0 && m.to !== 0);
   c.tick(jobsDefaults.lazyAppendMs); // and is written where it arrived (nobody waits on it)

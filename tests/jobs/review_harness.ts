@@ -17,8 +17,13 @@ import {
   ReplicationCore,
   type VoterState,
 } from "../../src/jobs/replication_core.ts";
-import { decodeMessage, decodeWalBatch } from "../../src/jobs/job_codec.ts";
-import type { JobRecord } from "../../src/jobs/job_model.ts";
+import {
+  decodeMessage,
+  decodeWalBatch,
+  encodeMessage,
+  encodeRecord,
+} from "../../src/jobs/job_codec.ts";
+import type { JobRecord, JobStateSnapshot } from "../../src/jobs/job_model.ts";
 import type { SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
 import type { JobsConfig } from "../../src/config.ts";
 
@@ -268,6 +273,38 @@ export class ReviewCluster {
     this.cores[i]!.submit(this.nowMs, this.wallMs, requestId, request);
     this.collect();
     return requestId;
+  }
+
+  /** Core `i` reports job `jobId` delivered by a first attempt answered 204. */
+  delivered(i: number, jobId: string): void {
+    this.cores[i]!.reportDelivered(this.nowMs, this.wallMs, {
+      kind: "delivered",
+      jobId,
+      attempt: {
+        attempt: 1,
+        startedAtMs: this.wallMs,
+        latencyMs: 2,
+        outcome: "success",
+        status: 204,
+        detail: "",
+      },
+    });
+    this.collect();
+  }
+
+  /** Core `to` receives a handoff of `state` from core `from`, outside `inflight`. */
+  handOff(to: number, from: number, state: JobStateSnapshot): void {
+    this.cores[to]!.receive(
+      this.nowMs,
+      this.wallMs,
+      VOTERS[from]!,
+      encodeMessage({
+        kind: "handoff",
+        from: VOTERS[from]!,
+        records: [encodeRecord({ type: "state", state })],
+      }),
+    );
+    this.collect();
   }
 
   /**
