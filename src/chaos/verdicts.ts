@@ -395,11 +395,19 @@ export function undetectedStops(
       return prior !== undefined && dead(prior.event);
     });
     if (!detected) {
+      // What every node said of the subject around the stop, so the miss can be traced.
+      const said = notices
+        .filter((n) =>
+          n.subject === subject && n.atMs >= e.startedAtMs - 2_000 && n.atMs <= e.endedAtMs
+        )
+        .map((n) => `${n.observer} ${n.event} at +${Math.round(n.atMs - e.startedAtMs)} ms`);
       out.push({
         fault: e,
-        why: `${describeFault(e.fault)}: no live node declared ${subject} dead during the ${
-          Math.round(e.endedAtMs - e.startedAtMs)
-        } ms stop`,
+        why:
+          `${describeFault(e.fault)}: no live node declared ${subject} dead during the ${
+            Math.round(e.endedAtMs - e.startedAtMs)
+          } ms stop (judged by ${observers.join(", ")}, the nodes neither killed nor stopped ` +
+          `meanwhile; said of ${subject} from 2 s before: ${said.join("; ") || "nothing"})`,
       });
     }
   }
