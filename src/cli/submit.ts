@@ -43,6 +43,7 @@ import { decodeJobJson, followJob, type JobJson, type JobRead } from "./job_foll
 import { describeAttempt, describeFinal, describeProgress, formatDuration } from "./render.ts";
 import { apiDefaults, deliveryDefaults, jobsDefaults } from "../config.ts";
 import { realRuntime } from "../lib/runtime.ts";
+import { readTextAtMost } from "../lib/bounded_text.ts";
 
 /** Where `--secret` is read from when the flag is absent. */
 export const WEBHOOK_SECRET_ENV = "HOOKD_WEBHOOK_SECRET";
@@ -316,20 +317,9 @@ async function readPayloadFile(path: string): Promise<string> {
 }
 
 async function readStdin(bytesMax: number): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of Deno.stdin.readable) {
-    total += chunk.length;
-    if (total > bytesMax) throw new UsageError("hookd submit: stdin holds more than a node takes");
-    chunks.push(chunk);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return new TextDecoder().decode(bytes);
+  const text = await readTextAtMost(Deno.stdin.readable, bytesMax);
+  if (text === undefined) throw new UsageError("hookd submit: stdin holds more than a node takes");
+  return text;
 }
 
 function idOf(json: unknown): string | undefined {

@@ -1,6 +1,7 @@
 /**
- * Reads a body stream as text, up to a bound: the one place a small HTTP client or server of
- * ours (the CLI's API client, the bench sink) reads a body it does not trust to be small.
+ * Reads a byte stream as text, up to a bound: the one place our small clients and servers (the
+ * CLI's API client and `hookd submit`'s stdin, the bench sink) read a stream they do not trust
+ * to be small.
  *
  * Owns only the read. The API's own request bodies (src/api/body.ts: timeouts, memory budget)
  * and the delivery engine's response excerpts (truncated, not refused) read differently.
