@@ -60,6 +60,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/review_found_test.ts"],
   },
   {
+    name: "jobs-finished-stub-dropped",
+    breaks: "a job whose DONE came before its SUBMIT is not revived by the late SUBMIT",
+    file: "src/jobs/job_table.ts",
+    from: "        if (isStub(entry)) continue;",
+    to: "",
+    tests: ["tests/jobs/job_table_test.ts"],
+  },
+  {
     name: "transport-no-retransmit",
     breaks: "a reliable message whose datagram was lost is sent again",
     file: "src/transport/sender.ts",

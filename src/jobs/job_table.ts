@@ -259,6 +259,8 @@ export class JobTable {
       if (wasStub && !isStub(entry)) {
         this.#stubs--;
         this.#stubExpiry.delete(jobId);
+        // A finished stub skipped the finished-retention queue; it joins it now.
+        if (entry.phase !== "pending") this.#afterPhase(entry, entry.phase);
       }
     }
     return { effect, entry, previousPhase, previousCommitted };
@@ -333,6 +335,11 @@ export class JobTable {
       for (const jobId of queue.due(nowWallMs)) {
         const entry = this.#entries.get(jobId);
         if (entry === undefined || entry.phase !== phase) continue;
+        // A finished stub (its DONE or DEAD came before its SUBMIT, from another origin by
+        // anti-entropy) waits for its SUBMIT under the stub retention instead: dropped now, the
+        // SUBMIT arriving a moment later would bring the job back pending, for ever (sim seed
+        // 101). Once the SUBMIT merges, the job is queued here again (`apply`).
+        if (isStub(entry)) continue;
         if (entry.finishedAtMs + retentionMs > nowWallMs) {
           // Its time moved later since it was queued: wait for that (at the back, where the
           // walk stops).

@@ -115,3 +115,22 @@ Deno.test("an uncommitted job comes up after its retention and is dropped withou
   assertEquals(t.size, 0);
   assertEquals(t.keyTombstone("u"), undefined, "a never-acknowledged job leaves no key");
 });
+
+Deno.test("JobTable keeps a finished stub until its SUBMIT comes, so a late SUBMIT cannot revive the job", () => {
+  // Sim seed 101: a node cut off by a partition got a job's DONE (one origin) by anti-entropy
+  // before its SUBMIT (another origin). The DONE made a delivered stub, which the finished
+  // retention dropped (its finishedAtMs was long past); the SUBMIT then made the job anew,
+  // pending for ever on that node. Mutation: drop finished stubs by finished retention (remove
+  // the `isStub` skip in `expire`) and the job comes back pending.
+  const t = table();
+  t.apply({ type: "done", stamp: stamp(), jobId: "late", gen: 0, finishedAtMs: T0 }, T0 + HOUR);
+  assertEquals(t.get("late")?.phase, "delivered");
+  assertEquals(t.expire(T0 + HOUR + 10), [], "the stub waits for its SUBMIT");
+  t.apply({ type: "submit", stamp: stamp(), spec: spec("late") }, T0 + HOUR + 20);
+  assertEquals(t.get("late")?.phase, "delivered", "the late SUBMIT joins the finished job");
+  assertEquals(t.expire(T0 + HOUR + 30), ["late"], "and the job then leaves with its retention");
+  // A finished stub whose SUBMIT never comes leaves with the stub retention.
+  t.apply({ type: "done", stamp: stamp(), jobId: "orphan", gen: 0, finishedAtMs: T0 }, T0 + HOUR);
+  assertEquals(t.expire(T0 + 2 * HOUR - 1), []);
+  assertEquals(t.expire(T0 + 2 * HOUR + 1), ["orphan"]);
+});
