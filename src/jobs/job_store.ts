@@ -538,12 +538,12 @@ export class JobStore implements JobService, DeliveryStore {
     if (this.#closed) return;
     this.#flushing = true;
     try {
-      this.core.flush();
+      this.core.flush(this.#runtime.nowMs());
       for (;;) {
         const outputs = this.core.takeOutputs();
         if (outputs.length === 0) break;
         for (const output of outputs) this.#carryOut(output);
-        this.core.flush();
+        this.core.flush(this.#runtime.nowMs());
       }
     } finally {
       this.#flushing = false;

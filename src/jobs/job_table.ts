@@ -260,7 +260,7 @@ export class JobTable {
         this.#stubs--;
         this.#stubExpiry.delete(jobId);
         // A finished stub skipped the finished-retention queue; it joins it now.
-        if (entry.phase !== "pending") this.#afterPhase(entry, entry.phase);
+        if (entry.phase !== "pending") this.#afterPhase(entry, undefined);
       }
     }
     return { effect, entry, previousPhase, previousCommitted };

@@ -128,11 +128,8 @@ interface AppendBatch {
   ownRecords: number;
   /** Held summaries to merge once durable (snapshot catch-up). */
   readonly heldMerges: JobRecord[];
-  /**
-   * Something waits on this batch's fsync: a vote, an ACK, the engine, a catch-up. A batch of
-   * only COMMITs and DONEs is not: it waits up to `lazyAppendMs` for one that is.
-   */
-  urgent: boolean;
+  /** Holds a record other than a COMMIT or DONE (see `#waitedOn`). */
+  awaitedRecords: boolean;
 }
 
 type ProposalKind = "submit" | "confirm" | "revive";
@@ -469,10 +466,8 @@ export class ReplicationCore {
   #batch: AppendBatch | undefined;
   /** When the batch being built is written even if nothing waits on it (`lazyAppendMs`). */
   #appendDueMs = Infinity;
-  /** Write the batch being built at the next flush, urgent or not. */
+  /** Write the batch being built at the next flush, waited on or not. */
   #appendDue = false;
-  /** The latest `nowMs` an input brought: the lazy append's window starts from it. */
-  #nowMs = 0;
   readonly #pendingAppends = new Map<number, AppendBatch>();
   /** Records applied but whose append is not yet durable: stamp key → token. */
   readonly #notDurable = new StampTokens();
@@ -763,7 +758,6 @@ export class ReplicationCore {
 
   /** A client submit (already validated). Answered by a `submit-done` output, never hangs. */
   submit(nowMs: number, wallMs: number, requestId: number, request: SubmitRequest): void {
-    this.#nowMs = Math.max(this.#nowMs, nowMs);
     this.#wallMs = wallMs;
     const refusal = this.#admission(nowMs);
     if (refusal !== undefined) {
@@ -1075,11 +1069,7 @@ export class ReplicationCore {
     if (localStored && this.tracker.has(stamp.origin, stamp.seq)) proposal.votes.add(this.self);
     else if (localStored) {
       const token = this.#notDurable.get(stamp);
-      const batch = token === undefined ? undefined : this.#batchFor(token);
-      if (batch !== undefined) {
-        batch.votes.push(key);
-        batch.urgent = true;
-      }
+      if (token !== undefined) this.#batchFor(token)?.votes.push(key);
     }
     return proposal;
   }
@@ -1175,10 +1165,7 @@ export class ReplicationCore {
     const batch = this.#addToBatch(bytes, record);
     batch.ownRecords++;
     this.#ownPending++;
-    if (voteKey !== undefined) {
-      batch.votes.push(voteKey);
-      batch.urgent = true;
-    }
+    if (voteKey !== undefined) batch.votes.push(voteKey);
     this.log.add(record.stamp.origin, record.stamp.seq, bytes);
     for (const peer of this.#peers) {
       if (this.isDown(peer)) continue;
@@ -1213,7 +1200,7 @@ export class ReplicationCore {
       votes: [],
       ownRecords: 0,
       heldMerges: [],
-      urgent: false,
+      awaitedRecords: false,
     };
     return this.#batch;
   }
@@ -1223,10 +1210,10 @@ export class ReplicationCore {
     let batch = this.#appendBatch();
     // One WAL append must stay under the WAL's record bound: start a new batch when full.
     if (batch.bytes + bytes.length + 64 > this.#walRecordBytesMax && batch.records.length > 0) {
-      this.#emitAppend(true);
+      this.#emitAppend();
       batch = this.#appendBatch();
     }
-    if (record.type !== "commit" && record.type !== "done") batch.urgent = true;
+    if (record.type !== "commit" && record.type !== "done") batch.awaitedRecords = true;
     batch.records.push(bytes);
     batch.bytes += bytes.length + 4;
     if ("stamp" in record) {
@@ -1258,7 +1245,6 @@ export class ReplicationCore {
 
   /** A message from a peer voter or a client, on JOBS_CHANNEL. */
   receive(nowMs: number, wallMs: number, fromAddress: string, bytes: Uint8Array): void {
-    this.#nowMs = Math.max(this.#nowMs, nowMs);
     this.#wallMs = wallMs;
     const decoded = decodeMessage(bytes);
     if (!decoded.ok) {
@@ -1421,7 +1407,6 @@ export class ReplicationCore {
       batch.acks.set(to, list);
     }
     list.push(entry);
-    batch.urgent = true;
   }
 
   #sendAcks(to: string, entries: AckEntry[]): void {
@@ -1480,7 +1465,6 @@ export class ReplicationCore {
 
   /** The WAL made a batch durable. Tokens complete in issue order. */
   persisted(nowMs: number, token: number): void {
-    this.#nowMs = Math.max(this.#nowMs, nowMs);
     const batch = this.#pendingAppends.get(token);
     if (batch === undefined) return;
     this.#pendingAppends.delete(token);
@@ -1590,7 +1574,6 @@ export class ReplicationCore {
     wallMs: number,
     report: Extract<DeliveryReport, { kind: "delivered" }>,
   ): void {
-    this.#nowMs = Math.max(this.#nowMs, nowMs);
     this.#report(nowMs, wallMs, report.jobId, (stamp, gen) => ({
       type: "done",
       stamp,
@@ -1803,9 +1786,7 @@ export class ReplicationCore {
     // Our own vote is the SUBMIT written again, counted once that append is durable. A seq
     // the tracker counts does not prove the job is on this disk (a restart's SKIP voids seqs
     // a minority holds), and the job itself may have come by a handoff still being written.
-    const batch = this.#addToBatch(bytes, record);
-    batch.votes.push(proposal.key);
-    batch.urgent = true;
+    this.#addToBatch(bytes, record).votes.push(proposal.key);
     for (const peer of this.#peers) if (!this.isDown(peer)) this.#queueRecord(peer, bytes);
     this.#evaluate(nowMs, proposal);
   }
@@ -2123,9 +2104,7 @@ export class ReplicationCore {
       this.#metrics.finishedElsewhere.inc(finished.length);
       this.#log("finished-elsewhere", { jobs: finished.length });
     }
-    const batch = this.#appendBatch();
-    batch.heldMerges.push({ type: "meta", nextOwnSeq: 0, held });
-    batch.urgent = true;
+    this.#appendBatch().heldMerges.push({ type: "meta", nextOwnSeq: 0, held });
     for (const h of held) {
       const top = h.above.length > 0 ? h.above[h.above.length - 1]![1] : h.contiguous;
       this.log.raiseFloor(h.origin, top);
@@ -2169,7 +2148,6 @@ export class ReplicationCore {
   // -------------------------------------------------------------------------------------------
 
   tick(nowMs: number, wallMs: number): void {
-    this.#nowMs = Math.max(this.#nowMs, nowMs);
     this.#wallMs = wallMs;
     for (;;) {
       const top = this.#timers.peek();
@@ -2236,8 +2214,11 @@ export class ReplicationCore {
     return t;
   }
 
-  /** Emits this turn's work: one WAL append, one replication message (or a few) per peer. */
-  flush(): void {
+  /**
+   * Emits this turn's work: one WAL append, one replication message (or a few) per peer. An
+   * append nobody waits on may stay for up to `lazyAppendMs` from `nowMs`.
+   */
+  flush(nowMs: number): void {
     for (const [peer, lazy] of this.#lazyOutbox) {
       if (!this.#lazyDue && !this.#outbox.has(peer) && !this.#sentTo.has(peer)) continue;
       for (const bytes of lazy) this.#queueRecord(peer, bytes);
@@ -2256,11 +2237,24 @@ export class ReplicationCore {
       );
     }
     this.#outbox.clear();
-    this.#emitAppend();
+    this.#emitAppend(nowMs);
   }
 
-  /** Hands the batch being built to the WAL; one nobody waits on may stay (`lazyAppendMs`). */
-  #emitAppend(force = false): void {
+  /**
+   * Whether something waits on `batch`'s fsync: a vote, an ACK, a held summary to merge, or a
+   * record other than a COMMIT or DONE (a SUBMIT to vote for, a retry the engine awaits). A
+   * batch of only COMMITs and DONEs is not waited on: it may wait for one that is.
+   */
+  #waitedOn(batch: AppendBatch): boolean {
+    return batch.awaitedRecords || batch.votes.length > 0 || batch.acks.size > 0 ||
+      batch.heldMerges.length > 0;
+  }
+
+  /**
+   * Hands the batch being built to the WAL; at `nowMs`, one nobody waits on may stay until
+   * `lazyAppendMs` later. Without `nowMs` (the batch is full) it goes now.
+   */
+  #emitAppend(nowMs?: number): void {
     const batch = this.#batch;
     if (batch === undefined) return;
     if (
@@ -2270,8 +2264,11 @@ export class ReplicationCore {
       this.#batch = undefined;
       return;
     }
-    if (!force && !batch.urgent && !this.#appendDue && this.config.lazyAppendMs > 0) {
-      this.#appendDueMs = Math.min(this.#appendDueMs, this.#nowMs + this.config.lazyAppendMs);
+    if (
+      nowMs !== undefined && !this.#waitedOn(batch) && !this.#appendDue &&
+      this.config.lazyAppendMs > 0
+    ) {
+      this.#appendDueMs = Math.min(this.#appendDueMs, nowMs + this.config.lazyAppendMs);
       return;
     }
     this.#batch = undefined;

@@ -46,7 +46,7 @@ export function heldKey(jobId: string, bodyHash: string): string {
  * What a stamped record says, to compare two records under one stamp: the same record
  * (re-encoded or not) gives the same text, two different records of one seq do not.
  */
-function identityOf(record: JobRecord): string | undefined {
+export function recordIdentity(record: JobRecord): string | undefined {
   switch (record.type) {
     case "submit":
       return `submit ${record.spec.id} ${record.spec.bodyHash} ${record.spec.payload}`;
@@ -65,7 +65,7 @@ function identityOf(record: JobRecord): string | undefined {
 const STAMP_CONFLICTS_MAX = 5;
 
 /** The (id, body) keys a record proves the job is held by (none for most records). */
-function keysOf(record: JobRecord): string[] {
+export function heldKeysOf(record: JobRecord): string[] {
   switch (record.type) {
     case "submit":
       return [heldKey(record.spec.id, record.spec.bodyHash)];
@@ -182,8 +182,8 @@ export class DurabilityProbe {
             break;
           }
           for (const { record } of batch.value) {
-            unit.push(...keysOf(record));
-            const identity = identityOf(record);
+            unit.push(...heldKeysOf(record));
+            const identity = recordIdentity(record);
             if (identity !== undefined && "stamp" in record) {
               unitStamps.push([`${record.stamp.origin}/${record.stamp.seq}`, identity]);
             }

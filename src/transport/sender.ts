@@ -484,8 +484,8 @@ export class SessionSender {
     }
     // Bound the id span the receiver must track for duplicate suppression.
     if (this.#nextMsgId >= this.#lowestUnackedId + this.#cfg.windowMessages) return undefined;
-    const next = this.#pending[this.#pendingHead]!;
-    const len = next.bytes.length;
+    const m = this.#pending[this.#pendingHead]!;
+    const len = m.bytes.length;
     const whole = MSG_FRAME_OVERHEAD_BYTES + len <= this.#chunkBytesMax + FRAG_FRAME_OVERHEAD_BYTES;
     // Flow control for the peer's reassembly memory (reassemblyBytesMax, taken to be ours): it
     // reserves a fragmented message's whole size at its first fragment and refuses, with no
@@ -498,7 +498,6 @@ export class SessionSender {
       !whole && this.#fragmentedBytesUnacked > 0 &&
       this.#fragmentedBytesUnacked + len > this.#cfg.reassemblyBytesMax
     ) return undefined;
-    const m = next;
     this.#pendingHead++;
     m.id = this.#nextMsgId++;
     this.#unackedById.set(m.id, m);

@@ -39,7 +39,7 @@ class Net {
 
   collect(): void {
     for (const [i, core] of this.cores.entries()) {
-      core.flush();
+      core.flush(this.nowMs);
       for (const out of core.takeOutputs()) {
         if (out.type === "append") this.appends[i]!.push(out.token);
         else if (out.type === "submit-done") this.answers.set(out.requestId, out.outcome);

@@ -73,7 +73,7 @@ class Harness {
   /** Collects every core's outputs: sends to the inbox, appends to the pending list. */
   collect(): void {
     for (const [i, core] of this.cores.entries()) {
-      core.flush();
+      core.flush(this.nowMs);
       for (const out of core.takeOutputs()) this.#take(i, out);
     }
   }

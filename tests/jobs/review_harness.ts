@@ -26,6 +26,7 @@ import {
 import type { JobRecord, JobStateSnapshot } from "../../src/jobs/job_model.ts";
 import type { SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
 import type { JobsConfig } from "../../src/config.ts";
+import { heldKey, heldKeysOf, recordIdentity } from "../../src/sim/durability_probe.ts";
 
 export const VOTERS: readonly string[] = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
 export const WALL = 1_800_000_000_000;
@@ -101,7 +102,7 @@ export class ReviewCluster {
   collect(): void {
     for (const [i, core] of this.cores.entries()) {
       if (this.down.has(i)) continue;
-      core.flush();
+      core.flush(this.nowMs);
       for (const out of core.takeOutputs()) this.#take(i, out);
     }
   }
@@ -321,7 +322,7 @@ export class ReviewCluster {
         for (const { record } of d.value) {
           if (!("stamp" in record)) continue;
           const key = `${record.stamp.origin}/${record.stamp.seq}`;
-          const identity = recordIdentity(record);
+          const identity = recordIdentity(record) ?? record.type;
           const earlier = seen.get(key);
           if (earlier === undefined) seen.set(key, identity);
           else if (earlier !== identity) out.push(`${key}: ${earlier} | core ${i}: ${identity}`);
@@ -345,41 +346,11 @@ export class ReviewCluster {
   }
 }
 
-/**
- * What a stamped record says, for comparing two records under one stamp: the same record
- * (re-encoded or not) gives the same text, two different records of one seq do not.
- */
-export function recordIdentity(record: JobRecord): string {
-  switch (record.type) {
-    case "submit":
-      return `submit ${record.spec.id} ${record.spec.bodyHash} ${record.spec.payload}`;
-    case "skip":
-      return "skip";
-    case "state":
-    case "key":
-    case "meta":
-      return record.type;
-    default:
-      return `${record.type} ${record.jobId}`;
-  }
-}
-
+/** Whether `record` proves job `jobId` is held (with `bodyHash`, when given). */
 function holdsJob(record: JobRecord, jobId: string, bodyHash: string | undefined): boolean {
-  const matches = (id: string, hash: string) =>
-    id === jobId && (bodyHash === undefined || hash === bodyHash);
-  switch (record.type) {
-    case "submit":
-      return matches(record.spec.id, record.spec.bodyHash);
-    case "commit":
-      return record.spec !== undefined && matches(record.spec.id, record.spec.bodyHash);
-    case "state":
-      return record.state.spec !== undefined &&
-        matches(record.state.jobId, record.state.spec.bodyHash);
-    case "key":
-      return matches(record.key.jobId, record.key.bodyHash);
-    default:
-      return false;
-  }
+  return heldKeysOf(record).some((k) =>
+    bodyHash === undefined ? k.startsWith(heldKey(jobId, "")) : k === heldKey(jobId, bodyHash)
+  );
 }
 
 /** Picks messages by sender, receiver and kind (undefined: any). */

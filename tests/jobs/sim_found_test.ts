@@ -35,6 +35,8 @@ class HeldNetwork {
   readonly appends = new Map<number, number[]>();
   readonly answers = new Map<number, SubmitOutcome>();
   readonly scheduled = new Map<number, string[]>();
+  /** The latest time a core was ticked at; every other input comes at 0. */
+  nowMs = 0;
 
   constructor() {
     this.cores = VOTERS.map((self, i) =>
@@ -55,7 +57,7 @@ class HeldNetwork {
 
   collect(): void {
     for (const [i, core] of this.cores.entries()) {
-      core.flush();
+      core.flush(this.nowMs);
       for (const out of core.takeOutputs()) {
         if (out.type === "append") this.appends.get(i)!.push(out.token);
         else if (out.type === "submit-done") this.answers.set(out.requestId, out.outcome);
@@ -95,7 +97,8 @@ class HeldNetwork {
     for (let round = 0; round < 5; round++) {
       this.pass();
       for (let i = 0; i < 5; i++) this.persist(i);
-      for (const core of this.cores) core.tick(round + 1, WALL);
+      this.nowMs = round + 1;
+      for (const core of this.cores) core.tick(this.nowMs, WALL);
     }
     for (const core of this.cores) assertEquals(core.phase, "ready");
   }

@@ -25,20 +25,20 @@ Deno.test("submits are refused as overloaded while the oldest waiting submit is 
   });
   const answers = new Map<number, SubmitOutcome>();
   const appends: number[] = [];
-  const collect = () => {
-    core.flush();
+  const collect = (nowMs: number) => {
+    core.flush(nowMs);
     for (const out of core.takeOutputs() as CoreOutput[]) {
       if (out.type === "append") appends.push(out.token);
       if (out.type === "submit-done") answers.set(out.requestId, out.outcome);
     }
   };
   core.recovered(0, WALL);
-  collect();
+  collect(0);
   assertEquals(core.phase, "ready");
   const limit = jobsDefaults.submitQueueAgeMaxMs;
   const submit = (nowMs: number, requestId: number) => {
     core.submit(nowMs, WALL + nowMs, requestId, { url: "http://h/x", payload: "{}" });
-    collect();
+    collect(nowMs);
   };
   // The log is slow: nothing is persisted yet.
   submit(0, 1);
@@ -52,11 +52,11 @@ Deno.test("submits are refused as overloaded while the oldest waiting submit is 
   );
   // The log catches up: the waiting submits are answered and new ones taken again.
   for (const token of appends.splice(0)) core.persisted(limit + 1, token);
-  collect();
+  collect(limit + 1);
   assertEquals(answers.get(1)?.ok, true);
   assertEquals(answers.get(2)?.ok, true);
   submit(limit + 2, 4);
   for (const token of appends.splice(0)) core.persisted(limit + 3, token);
-  collect();
+  collect(limit + 3);
   assertEquals(answers.get(4)?.ok, true, "taken again once the queue moved");
 });
