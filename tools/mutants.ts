@@ -116,6 +116,22 @@ const MUTANTS: Mutant[] = [
     to: "    return timingSafeEqual(digest(match[1]!), expected) || true;",
     tests: ["tests/api/server_test.ts", "tests/api/routes_test.ts"],
   },
+  {
+    name: "jobs-vote-forged-sender",
+    breaks: "a vote counts only from the voter the transport authenticated it from",
+    file: "src/jobs/replication_core.ts",
+    from: "if (m.from !== fromAddress || !this.#peers.includes(m.from)) {",
+    to: "if (!this.#peers.includes(m.from)) {",
+    tests: ["tests/jobs/forged_sender_test.ts"],
+  },
+  {
+    name: "swim-foreign-sender",
+    breaks: "only the voters' authenticated addresses speak SWIM",
+    file: "src/membership/membership_service.ts",
+    from: "if (this.#senders !== undefined && !this.#senders.has(m.fromAddress)) {",
+    to: "if (this.#senders !== undefined && this.#senders.size < 0) {",
+    tests: ["tests/membership/membership_service_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

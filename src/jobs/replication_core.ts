@@ -310,6 +310,7 @@ interface CoreMetrics {
   replRecords: Counter;
   acksSent: Counter;
   decodeErrors: Counter;
+  forgedSenders: Counter;
   handoffsSent: Counter;
   handoffsReceived: Counter;
   catchupRecords: Counter;
@@ -355,6 +356,11 @@ function registerMetrics(m: MetricsRegistry): CoreMetrics {
       "Records sent to peers in replication messages",
     ),
     acksSent: m.counter("hookd_jobs_acks_sent_total", "ACK messages sent to proposers"),
+    forgedSenders: m.counter(
+      "hookd_jobs_forged_senders_total",
+      "Voter messages dropped: the sender they name is not a peer voter or not the address " +
+        "the transport authenticated them from",
+    ),
     decodeErrors: m.counter(
       "hookd_jobs_decode_errors_total",
       "Job-store messages or WAL batches that failed to decode (dropped)",
@@ -1257,9 +1263,12 @@ export class ReplicationCore {
       return;
     }
     if (m.kind === "client-result") return;
-    // Voter messages name their sender; anything else from a non-voter is ignored.
-    if (!this.#peers.includes(m.from)) {
-      this.#metrics.decodeErrors.inc();
+    // Voter messages name their sender, and the name must be the address the transport
+    // authenticated the datagram from: any holder of the cluster key (a UDP submit client is
+    // one) could otherwise cast ACKs in four voters' names and get a submit acknowledged while
+    // it is on one disk. Anything else from a non-voter is ignored.
+    if (m.from !== fromAddress || !this.#peers.includes(m.from)) {
+      this.#metrics.forgedSenders.inc();
       return;
     }
     switch (m.kind) {

@@ -38,6 +38,15 @@ export interface MembershipServiceOptions {
   runtime?: Runtime;
   /** Where the refused-sends counter goes (the node's registry). @default a private one */
   metrics?: MetricsRegistry;
+  /**
+   * The only addresses SWIM packets are taken from (a node passes its configured voters). Every
+   * holder of the cluster key can seal a datagram — the UDP submit client is one — so without
+   * this any of them could speak for a member: accuse, refute, or gossip a death. A packet from
+   * another authenticated address is dropped and counted. Rumours a voter relays still name
+   * their originator (SWIM gossips them on), which one shared key cannot bind further.
+   * @default every address (a cluster whose membership is open)
+   */
+  senders?: ReadonlySet<string>;
 }
 
 export class MembershipService {
@@ -58,6 +67,8 @@ export class MembershipService {
    */
   readonly #refusedByReason = new Map<string, Counter>();
   readonly #metrics: MetricsRegistry;
+  readonly #senders: ReadonlySet<string> | undefined;
+  readonly #foreignPackets: Counter;
 
   constructor(options: MembershipServiceOptions) {
     this.core = options.core;
@@ -66,6 +77,16 @@ export class MembershipService {
     this.#runtime = options.runtime ?? realRuntime;
     this.#timer = new DeadlineTimer(this.#runtime, () => this.#step({ type: "tick" }));
     this.#metrics = options.metrics ?? new MetricsRegistry();
+    this.#senders = options.senders;
+    this.#foreignPackets = this.#metrics.counter(
+      "hookd_swim_foreign_packets_total",
+      "SWIM packets dropped because their authenticated sender is not a configured voter",
+    );
+  }
+
+  /** SWIM packets dropped because their sender is not one of `senders`. */
+  get foreignPackets(): number {
+    return this.#foreignPackets.value;
   }
 
   /** Sends refused by the transport so far, all reasons. */
@@ -83,6 +104,10 @@ export class MembershipService {
   start(): void {
     this.#unsubscribe = this.#transport.onMessage((m) => {
       if (m.channel !== MEMBERSHIP_CHANNEL && m.channel !== PIGGYBACK_CHANNEL) return;
+      if (this.#senders !== undefined && !this.#senders.has(m.fromAddress)) {
+        this.#foreignPackets.inc();
+        return;
+      }
       this.#step({ type: "packet", fromAddress: m.fromAddress, bytes: m.bytes });
     });
     this.#transport.setPiggyback((peer, spaceBytes) =>

@@ -354,7 +354,9 @@ function startMembership(
     metrics,
     config: { ...options.membership, packetBytesMax },
   });
-  const service = new MembershipService({ core, transport, metrics, onEvent });
+  // Membership is the voter set: only voters' authenticated addresses may speak SWIM.
+  const senders = new Set([...seeds, advertise]);
+  const service = new MembershipService({ core, transport, metrics, onEvent, senders });
   service.start();
   return service;
 }

@@ -453,6 +453,7 @@ export class ClusterSim {
       nodeId: slot.nodeId,
       address: slot.address,
       seeds: this.#slots.slice(0, 3).map((s) => s.address),
+      voters: this.#slots.map((s) => s.address),
       scheduler: this.scheduler,
       network: this.network,
       clusterKey: CLUSTER_KEY,

@@ -32,6 +32,11 @@ export interface SimNodeStackOptions {
   address: string;
   /** Seed addresses (any subset of the cluster). */
   seeds: readonly string[];
+  /**
+   * The voters' addresses: SWIM packets from any other address are dropped, as `hookd node`
+   * does (`MembershipServiceOptions.senders`). @default any address
+   */
+  voters?: readonly string[];
   scheduler: SimScheduler;
   network: SimNetwork<Uint8Array>;
   clusterKey: string;
@@ -100,6 +105,8 @@ export class SimNodeStack {
       core,
       transport,
       runtime: this.runtime,
+      // As src/node/node.ts: only the voters' authenticated addresses may speak SWIM.
+      ...(options.voters !== undefined ? { senders: new Set(options.voters) } : {}),
       onEvent: (event) => {
         // src/node/node.ts releases the transport's queue to a peer membership holds gone.
         if (event.type === "member-dead" || event.type === "member-left") {

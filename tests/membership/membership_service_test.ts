@@ -50,9 +50,9 @@ class FakeTransport implements MembershipTransport {
   setPiggyback(provider: PiggybackProvider | null): void {
     this.piggyback = provider;
   }
-  deliver(channel: number, bytes: Uint8Array): void {
+  deliver(channel: number, bytes: Uint8Array, fromAddress = "10.0.0.2:1"): void {
     this.handler?.({
-      fromAddress: "10.0.0.2:1",
+      fromAddress,
       fromNodeId: "n2",
       channel,
       reliable: false,
@@ -66,6 +66,7 @@ function makeService(
   events: MemberEvent[],
   metrics?: MetricsRegistry,
   runtime?: Runtime,
+  senders?: ReadonlySet<string>,
 ): MembershipService {
   const core = new SwimCore({
     nodeId: "n1",
@@ -80,6 +81,7 @@ function makeService(
     onEvent: (e) => events.push(e),
     ...(metrics !== undefined ? { metrics } : {}),
     ...(runtime !== undefined ? { runtime } : {}),
+    ...(senders !== undefined ? { senders } : {}),
   });
 }
 
@@ -204,6 +206,31 @@ Deno.test("MembershipService piggybacks gossip only on datagrams to members, not
       decoded.value.some((m) => m.type === "alive" && m.nodeId === "n3"),
       "n3's alive reaches n2",
     );
+  } finally {
+    service.close();
+  }
+});
+
+Deno.test("MembershipService takes SWIM packets only from the voters' addresses", () => {
+  // Any holder of the cluster key seals datagrams the transport authenticates (a UDP submit
+  // client is one); only the voters may speak for members (issue 17, section 3).
+  const transport = new FakeTransport();
+  const events: MemberEvent[] = [];
+  const voters = new Set(["10.0.0.1:1", "10.0.0.2:1", "10.0.0.3:1"]);
+  const service = makeService(transport, events, undefined, undefined, voters);
+  try {
+    service.start();
+    // A non-voter gossips that voter n3 is dead, and announces a member of its own.
+    transport.deliver(
+      MEMBERSHIP_CHANNEL,
+      encodePacket([alive("n3", "10.0.0.3:1", 1), alive("n9", "10.0.0.9:1", 1)]),
+      "10.0.0.9:1",
+    );
+    assertEquals(events.length, 0, "nothing taken from a non-voter");
+    assertEquals(service.foreignPackets, 1);
+    // The same packet from a voter is taken.
+    transport.deliver(MEMBERSHIP_CHANNEL, encodePacket([alive("n3", "10.0.0.3:1", 1)]));
+    assertEquals(events.map((e) => e.nodeId), ["n3"]);
   } finally {
     service.close();
   }
