@@ -40,6 +40,8 @@ export interface StartNodesOptions {
   readonly clusterKey: string;
   /** Extra `hookd node` flags for every node. */
   readonly extraArgs: readonly string[];
+  /** Flags for every node's Deno runtime (`--cpu-prof …`; uncompiled only). */
+  readonly runtimeArgs?: readonly string[];
   /** Where the data directories go (kept: the harness reads and removes them). */
   readonly dataRoot: string;
   readonly log: (line: string) => void;
@@ -56,6 +58,7 @@ export async function startBenchNodes(options: StartNodesOptions): Promise<Bench
     clusterKey: options.clusterKey,
     dataRoot: options.dataRoot,
     extraArgs: () => [...options.extraArgs],
+    ...(options.runtimeArgs !== undefined ? { runtimeArgs: options.runtimeArgs } : {}),
     onStderr: (id, line) => options.log(`[${id}] ${line}`),
     onUnexpectedExit: (id, status) => {
       unexpectedExits.push(`${id} exited with code ${status.code} signal ${status.signal}`);
@@ -147,6 +150,8 @@ export interface ClusterCounters {
   datagramsIn: number;
   retransmits: number;
   dropsInjected: number;
+  /** Timer wake-ups the nodes' shells asked for (`hookd_runtime_timers_total{event="fired"}`). */
+  timersFired: number;
 }
 
 export function clusterCounters(scrape: readonly Samples[]): ClusterCounters {
@@ -157,6 +162,7 @@ export function clusterCounters(scrape: readonly Samples[]): ClusterCounters {
     datagramsIn: total(scrape, "hookd_transport_datagrams_total", { direction: "in" }),
     retransmits: total(scrape, "hookd_transport_retransmits_total"),
     dropsInjected: total(scrape, "hookd_transport_drops_injected_total"),
+    timersFired: total(scrape, "hookd_runtime_timers_total", { event: "fired" }),
   };
 }
 
@@ -168,6 +174,7 @@ export function counterDelta(before: ClusterCounters, after: ClusterCounters): C
     datagramsIn: after.datagramsIn - before.datagramsIn,
     retransmits: after.retransmits - before.retransmits,
     dropsInjected: after.dropsInjected - before.dropsInjected,
+    timersFired: after.timersFired - before.timersFired,
   };
 }
 

@@ -99,6 +99,8 @@ export interface SweepRow {
   /** Cluster-wide over the step's window, per accepted job. */
   fsyncs_per_job: number | null;
   datagrams_per_job: number | null;
+  /** Timer wake-ups the nodes' shells asked for, cluster-wide, per accepted job. */
+  timer_wakeups_per_job: number | null;
   /** All processes (nodes, sink, generator) over the step's window, per accepted job. */
   cpu_ms_per_job: number | null;
   /** Accepted jobs received per second of the step (completed / duration). */
@@ -229,6 +231,11 @@ export interface SweepOptions {
   payloadBytes: number;
   inFlight: number;
   datagramBytes?: number;
+  /**
+   * Run every node under `deno run --cpu-prof`, its profile written here when it stops
+   * (`hookd bench cost`). Uncompiled only.
+   */
+  cpuProfileDir?: string;
 }
 
 export const sweepCommand: LeafCommand = {
@@ -368,6 +375,9 @@ async function runCluster(
           : []),
       ],
       log,
+      ...(options.cpuProfileDir !== undefined
+        ? { runtimeArgs: ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] }
+        : {}),
     });
     generator = GeneratorProcess.start(
       [
@@ -612,6 +622,7 @@ export function sweepRow(
     max_ms: has ? round(latency.summary().max, 2) : null,
     fsyncs_per_job: per(s.counters.fsyncs, 3),
     datagrams_per_job: per(s.counters.datagramsOut, 2),
+    timer_wakeups_per_job: per(s.counters.timersFired, 2),
     cpu_ms_per_job: per(cpuTotal, 3),
     goodput_per_s: round(completed / options.durationS, 1)!,
     ack_p99_ms: s.report.ack_p99_ms,

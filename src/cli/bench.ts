@@ -14,6 +14,7 @@ import { floodBenchCommand } from "../bench/flood_bench.ts";
 import { replicationBenchCommand } from "../bench/replication_bench.ts";
 import { generatorCommand } from "../bench/load_generator.ts";
 import { sweepCommand } from "../bench/sweep.ts";
+import { costBenchCommand } from "../bench/cost_bench.ts";
 
 export const benchCommand: Command = {
   spec: {
@@ -28,6 +29,7 @@ export const benchCommand: Command = {
     transportBenchCommand,
     floodBenchCommand,
     replicationBenchCommand,
+    costBenchCommand,
     sweepCommand,
     generatorCommand,
   ],

@@ -24,11 +24,21 @@ export interface Runtime {
   setTimer(delayMs: number, fn: () => void): () => void;
 }
 
+/**
+ * Timers armed and fired through `realRuntime` in this process: every fire is a wake-up of the
+ * event loop that some shell asked for, which `hookd bench cost` counts per job.
+ */
+export const realTimerCounts = { armed: 0, fired: 0 };
+
 export const realRuntime: Runtime = Object.freeze({
   nowMs: () => performance.now(),
   wallMs: () => Date.now(),
   setTimer(delayMs: number, fn: () => void): () => void {
-    const handle = setTimeout(fn, clampDelayMs(delayMs));
+    realTimerCounts.armed++;
+    const handle = setTimeout(() => {
+      realTimerCounts.fired++;
+      fn();
+    }, clampDelayMs(delayMs));
     return () => clearTimeout(handle);
   },
 });

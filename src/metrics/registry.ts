@@ -35,6 +35,15 @@ export class MetricsRegistry {
   readonly #entries: Entry[] = [];
   readonly #keys = new Map<string, Entry>();
   readonly #kinds = new Map<string, MetricKind>();
+  readonly #collectors: Array<() => void> = [];
+
+  /**
+   * `collect` runs before every render and snapshot: for figures kept outside the registry
+   * (process-wide counts such as timer wake-ups) that are copied into a metric only when read.
+   */
+  onCollect(collect: () => void): void {
+    this.#collectors.push(collect);
+  }
 
   counter(name: string, help: string, labels: Labels = {}): Counter {
     return this.#register(name, help, labels, "counter", () => new Counter()) as Counter;
@@ -83,6 +92,7 @@ export class MetricsRegistry {
    * names were first registered.
    */
   renderPrometheus(): string {
+    for (const collect of this.#collectors) collect();
     const lines: string[] = [];
     const families = new Map<string, Entry[]>();
     for (const entry of this.#entries) {
@@ -114,6 +124,7 @@ export class MetricsRegistry {
 
   /** A flat JSON-friendly snapshot: `name{labels}` to a number or a histogram summary. */
   snapshot(): Record<string, number | HistogramSummary> {
+    for (const collect of this.#collectors) collect();
     const out: Record<string, number | HistogramSummary> = {};
     for (const { name, labels, metric } of this.#entries) {
       out[`${name}${renderLabels(labels)}`] = metric instanceof Histogram

@@ -33,7 +33,7 @@ import { DashboardRecorder } from "../dashboard/recorder.ts";
 import { type ApiServer, type ApiTls, serveApi } from "../api/mod.ts";
 import { type HostPort, parseAddress } from "../transport/address.ts";
 import { bindUdpSocket } from "../transport/datagram_socket.ts";
-import { realRuntime } from "../lib/runtime.ts";
+import { realRuntime, realTimerCounts } from "../lib/runtime.ts";
 import { denoWalFs } from "../wal/wal_fs.ts";
 import { type DataDirLock, lockDataDir } from "../jobs/data_dir_lock.ts";
 import type { DeliveryJob, DeliveryReport } from "../delivery/types.ts";
@@ -120,6 +120,20 @@ export class Node {
   /** Binds the socket, opens the WAL, joins the cluster and serves the API. */
   static async start(options: NodeOptions): Promise<Node> {
     const metrics = new MetricsRegistry();
+    const timersArmed = metrics.counter(
+      "hookd_runtime_timers_total",
+      "Timers the node's shells armed and fired (each fire wakes the event loop)",
+      { event: "armed" },
+    );
+    const timersFired = metrics.counter(
+      "hookd_runtime_timers_total",
+      "Timers the node's shells armed and fired (each fire wakes the event loop)",
+      { event: "fired" },
+    );
+    metrics.onCollect(() => {
+      timersArmed.value = realTimerCounts.armed;
+      timersFired.value = realTimerCounts.fired;
+    });
     const injector = options.faultInjection === true
       ? new FaultInjector({ runtime: realRuntime, rng: randomRng(), metrics })
       : undefined;

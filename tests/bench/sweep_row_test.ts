@@ -78,6 +78,7 @@ function record(n: number, fields: Partial<StepReport> = {}): StepRecord {
       datagramsIn: 4_000,
       retransmits: 0,
       dropsInjected: 0,
+      timersFired: 1_000,
     },
     cpuMs: { generator: 100, sink: 50, n1: 200, n2: 200, n3: 200, n4: 200, n5: 50 },
     undrained: 0,

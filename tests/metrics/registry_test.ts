@@ -49,3 +49,15 @@ Deno.test("Histogram keeps sub-millisecond values and ignores non-finite ones", 
   h.reset();
   assertEquals(h.summary().count, 0);
 });
+
+Deno.test("onCollect copies outside figures into metrics before every render and snapshot", () => {
+  const registry = new MetricsRegistry();
+  const fired = registry.counter("t_total", "help");
+  let outside = 3;
+  registry.onCollect(() => {
+    fired.value = outside;
+  });
+  assert(registry.renderPrometheus().includes("t_total 3"));
+  outside = 5;
+  assertEquals(registry.snapshot()["t_total"], 5);
+});

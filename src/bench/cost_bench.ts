@@ -1,0 +1,264 @@
+/**
+ * `hookd bench cost [--rates 200,1600] [--duration S] [--json]`: what a job must cost and what
+ * it costs. First the floors of the runtime primitives a job uses, measured here
+ * (cost_floors.ts); then, for each rate, a fresh five-node cluster driven open loop by the
+ * sweep's generator (sweep.ts), with every node under `deno run --cpu-prof`: CPU µs per job
+ * of each process, the nodes' CPU split per component from their profiles (cpu_profile.ts),
+ * datagrams, fsyncs and timer wake-ups per job, and beside them the necessary cost — the
+ * floors times the operations: the operations this run made, and the fewest a lone job needs.
+ *
+ * Owns the cost model and its report. Must not change how the sweep measures.
+ */
+
+import { booleanFlag, type CommandSpec, listFlag, numberFlag, UsageError } from "../cli/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+import { round } from "../lib/round.ts";
+import { transportDefaults } from "../config.ts";
+import { type Floor, measureFloors } from "./cost_floors.ts";
+import { COMPONENTS, type ComponentTimes, profileDirTimes } from "./cpu_profile.ts";
+import { machineDescription, runSweep, type SweepRow } from "./sweep.ts";
+import { loadAverage } from "./bench_cluster.ts";
+
+/** A lone job's fewest operations: the formula the "lone job" floor multiplies. */
+export const LONE_JOB_OPERATIONS = {
+  /** A SUBMIT to each of 4 peers and an ACK back from each (COMMIT rides on later traffic). */
+  datagrams: 8,
+  /** One append made durable on each of the 5 nodes (the SUBMIT; COMMIT/DONE ride later). */
+  fsyncs: 5,
+  /** The submit into the API and the delivery to the receiver: one request each. */
+  httpRequests: 2,
+} as const;
+
+export interface CostRow {
+  rate: number;
+  accepted: number;
+  p99_ms: number | null;
+  /** CPU µs per accepted job, per process (n1…n5, sink, generator) and summed over nodes. */
+  cpu_us_per_job: Record<string, number>;
+  nodes_cpu_us_per_job: number | null;
+  all_cpu_us_per_job: number | null;
+  datagrams_per_job: number | null;
+  fsyncs_per_job: number | null;
+  timer_wakeups_per_job: number | null;
+  /** The nodes' CPU per job split by component (profile shares × nodes_cpu_us_per_job). */
+  components_us_per_job: Record<string, number> | null;
+  /** Floors × the operations this run made per job (datagrams, fsyncs, HTTP), whole stack. */
+  necessary_us_as_run: number | null;
+  /** Floors × a lone job's fewest operations (LONE_JOB_OPERATIONS), whole stack. */
+  necessary_us_lone_job: number;
+  profile_files: number;
+  note: string;
+}
+
+export interface CostReport {
+  command: string;
+  machine: Record<string, string | number>;
+  load_before: number[];
+  load_after: number[];
+  floors: Floor[];
+  rows: CostRow[];
+}
+
+const spec: CommandSpec = {
+  name: "bench cost",
+  summary:
+    "The cost model: the runtime's floors beside what a job costs, per process and component",
+  flags: {
+    rates: {
+      type: "string",
+      valueName: "R1,R2,…",
+      help: "Offered jobs/s, one fresh cluster each",
+      default: "200,1600",
+    },
+    duration: { type: "string", valueName: "S", help: "Seconds of each rate", default: "10" },
+    "floor-ops": {
+      type: "string",
+      valueName: "N",
+      help: "Operations per fast primitive floor (fsync, HTTP and timers take a tenth)",
+      default: "20000",
+    },
+    "no-profile": {
+      type: "boolean",
+      help: "Do not run the nodes under --cpu-prof (a compiled hookd cannot)",
+    },
+    json: { type: "boolean", help: "Print the report as one JSON object on the last stdout line" },
+  },
+};
+
+const log = (line: string) => console.error(`bench cost: ${line}`);
+
+function floorOf(floors: readonly Floor[], name: string): number {
+  const f = floors.find((x) => x.name === name);
+  if (f === undefined) throw new Error(`no floor ${name}`);
+  return f.cpuUs;
+}
+
+/** CPU µs of one datagram end to end: send, seal, receive, open. */
+export function datagramFloorUs(floors: readonly Floor[]): number {
+  return floorOf(floors, "udp_send") + floorOf(floors, "aead_seal") +
+    floorOf(floors, "udp_receive") + floorOf(floors, "aead_open");
+}
+
+/** The floors times `ops`: whole stack CPU µs a job with those operations must spend. */
+export function necessaryUs(
+  floors: readonly Floor[],
+  ops: { datagrams: number; fsyncs: number; httpRequests: number },
+): number {
+  return round(
+    ops.datagrams * datagramFloorUs(floors) + ops.fsyncs * floorOf(floors, "fsync") +
+      ops.httpRequests * floorOf(floors, "http_request"),
+    1,
+  )!;
+}
+
+/** A sweep row and its nodes' profiles as a cost row. */
+export function costRow(
+  row: SweepRow,
+  floors: readonly Floor[],
+  profile: { times: ComponentTimes; files: number } | undefined,
+): CostRow {
+  const coresTotal = Object.values(row.cpu_cores).reduce((a, b) => a + b, 0);
+  const allUs = row.cpu_ms_per_job === null ? null : row.cpu_ms_per_job * 1000;
+  const perProcess: Record<string, number> = {};
+  let nodesUs = 0;
+  for (const [name, cores] of Object.entries(row.cpu_cores)) {
+    const us = allUs === null || coresTotal === 0 ? 0 : (allUs * cores) / coresTotal;
+    perProcess[name] = round(us, 1)!;
+    if (/^n\d+$/.test(name)) nodesUs += us;
+  }
+  let components: Record<string, number> | null = null;
+  if (profile !== undefined && allUs !== null) {
+    const sampled = COMPONENTS.reduce((a, c) => a + profile.times[c], 0);
+    if (sampled > 0) {
+      components = {};
+      for (const c of COMPONENTS) {
+        components[c] = round((nodesUs * profile.times[c]) / sampled, 1)!;
+      }
+    }
+  }
+  const asRun = row.datagrams_per_job === null || row.fsyncs_per_job === null
+    ? null
+    : necessaryUs(floors, {
+      datagrams: row.datagrams_per_job,
+      fsyncs: row.fsyncs_per_job,
+      httpRequests: LONE_JOB_OPERATIONS.httpRequests,
+    });
+  return {
+    rate: row.rate,
+    accepted: row.accepted,
+    p99_ms: row.p99_ms,
+    cpu_us_per_job: perProcess,
+    nodes_cpu_us_per_job: allUs === null ? null : round(nodesUs, 1),
+    all_cpu_us_per_job: allUs === null ? null : round(allUs, 1),
+    datagrams_per_job: row.datagrams_per_job,
+    fsyncs_per_job: row.fsyncs_per_job,
+    timer_wakeups_per_job: row.timer_wakeups_per_job,
+    components_us_per_job: components,
+    necessary_us_as_run: asRun,
+    necessary_us_lone_job: necessaryUs(floors, LONE_JOB_OPERATIONS),
+    profile_files: profile?.files ?? 0,
+    note: row.note,
+  };
+}
+
+/** The report as a markdown table, for the README and bench/results/. */
+export function costMarkdown(report: CostReport): string {
+  const lines = [
+    "| primitive | what | CPU µs | wall µs |",
+    "|---|---|---|---|",
+    ...report.floors.map((f) => `| ${f.name} | ${f.what} | ${f.cpuUs} | ${f.wallUs} |`),
+    "",
+    `| per job | ${report.rows.map((r) => `${r.rate}/s`).join(" | ")} |`,
+    `|---|${report.rows.map(() => "---").join("|")}|`,
+  ];
+  const row = (label: string, f: (r: CostRow) => number | string | null | undefined) =>
+    lines.push(`| ${label} | ${report.rows.map((r) => String(f(r) ?? "–")).join(" | ")} |`);
+  row("CPU µs, five nodes", (r) => r.nodes_cpu_us_per_job);
+  row("CPU µs, all processes", (r) => r.all_cpu_us_per_job);
+  for (const c of COMPONENTS) row(`  nodes: ${c}`, (r) => r.components_us_per_job?.[c]);
+  row("datagrams", (r) => r.datagrams_per_job);
+  row("fsyncs", (r) => r.fsyncs_per_job);
+  row("timer wake-ups", (r) => r.timer_wakeups_per_job);
+  row("necessary µs, operations as run", (r) => r.necessary_us_as_run);
+  row("necessary µs, a lone job's fewest", (r) => r.necessary_us_lone_job);
+  row("p99 ms", (r) => r.p99_ms);
+  return lines.join("\n") + "\n";
+}
+
+export const costBenchCommand: LeafCommand = {
+  spec,
+  async run(args) {
+    const v = args.values as Parameters<typeof numberFlag>[0];
+    const rates = listFlag(v, "rates").map((r) => {
+      const x = Number(r);
+      if (!Number.isFinite(x) || x < 1) throw new UsageError(`--rates: ${r} is not a rate`);
+      return x;
+    });
+    const durationS = numberFlag(v, "duration", 10, { min: 1, max: 600 });
+    const floorOps = numberFlag(v, "floor-ops", 20_000, {
+      min: 100,
+      max: 10_000_000,
+      integer: true,
+    });
+    const profile = !booleanFlag(v, "no-profile");
+    const json = booleanFlag(v, "json");
+    const loadBefore = await loadAverage();
+    const scratch = await Deno.makeTempDir({ dir: Deno.cwd(), prefix: ".hookd-cost-" });
+    try {
+      log(`floors: ${floorOps} operations each (fsync, HTTP and timers ${floorOps / 10})`);
+      const floors = await measureFloors({
+        datagramBytes: transportDefaults.datagramBytes,
+        ops: floorOps,
+        fsyncDir: scratch,
+      });
+      for (const f of floors) {
+        log(`  ${f.name}: ${f.cpuUs} µs CPU, ${f.wallUs} µs wall (${f.what})`);
+      }
+      const rows: CostRow[] = [];
+      for (const rate of rates) {
+        const dir = `${scratch}/profiles-${rate}`;
+        await Deno.mkdir(dir);
+        log(`${rate} jobs/s for ${durationS} s on a fresh cluster${profile ? ", profiled" : ""}`);
+        const [row] = await runSweep({
+          sweep: "rate",
+          rates: [rate],
+          losses: [0],
+          durationS,
+          nodes: 5,
+          via: ["http"],
+          walModes: ["batched"],
+          drainLimitS: 30,
+          graceS: 2,
+          payloadBytes: 128,
+          inFlight: 1024,
+          ...(profile ? { cpuProfileDir: dir } : {}),
+        });
+        if (row === undefined) throw new Error(`the sweep at ${rate}/s gave no row`);
+        const times = profile ? await profileDirTimes(dir) : undefined;
+        rows.push(
+          costRow(
+            row,
+            floors,
+            times === undefined ? undefined : { times: times.times, files: times.files.length },
+          ),
+        );
+      }
+      const report: CostReport = {
+        command: `hookd bench cost ${Deno.args.slice(2).join(" ")}`.trim(),
+        machine: await machineDescription(),
+        load_before: loadBefore,
+        load_after: await loadAverage(),
+        floors,
+        rows,
+      };
+      console.error(costMarkdown(report));
+      if (json) console.log(JSON.stringify(report));
+      return rows.every((r) => r.accepted > 0) ? EXIT_OK : EXIT_FAILURE;
+    } catch (error) {
+      log(`failed: ${error instanceof Error ? error.stack : String(error)}`);
+      return EXIT_FAILURE;
+    } finally {
+      await Deno.remove(scratch, { recursive: true }).catch(() => {});
+    }
+  },
+};

@@ -1,0 +1,90 @@
+/**
+ * The cost model's pure parts: a V8 profile split per component (a sample is charged to the
+ * first frame from the leaf up that a rule names), and a sweep row turned into a cost row.
+ * The floors themselves are measurements, run by `hookd bench cost`, not asserted here.
+ */
+
+import { assertEquals } from "../assert.ts";
+import { componentTimes, parseCpuProfile } from "../../src/bench/cpu_profile.ts";
+import { costRow, LONE_JOB_OPERATIONS, necessaryUs } from "../../src/bench/cost_bench.ts";
+import type { Floor } from "../../src/bench/cost_floors.ts";
+import type { SweepRow } from "../../src/bench/sweep.ts";
+
+const SRC = "file:///x/src";
+
+function frame(id: number, functionName: string, url: string, children: number[] = []) {
+  return { id, callFrame: { functionName, url }, children };
+}
+
+Deno.test("componentTimes charges each sample to the nearest frame a rule names", () => {
+  const profile = parseCpuProfile(JSON.stringify({
+    nodes: [
+      frame(1, "(root)", "", [2, 6, 7, 8]),
+      frame(2, "onMessage", `${SRC}/jobs/replication_core.ts`, [3, 5]),
+      frame(3, "sealDatagram", `${SRC}/transport/datagram_crypto.ts`, [4]),
+      frame(4, "update", "ext:deno_node/internal/crypto/cipher.ts"),
+      // A lib helper is charged to its caller (the job store).
+      frame(5, "round", `${SRC}/lib/round.ts`),
+      frame(6, "(garbage collector)", ""),
+      frame(7, "(idle)", ""),
+      frame(8, "(program)", ""),
+    ],
+    samples: [4, 5, 6, 7, 8, 2],
+    timeDeltas: [10, 20, 30, 1000, 5, 7],
+    startTime: 0,
+    endTime: 1072,
+  }));
+  const t = componentTimes(profile);
+  assertEquals(t.aead, 10);
+  assertEquals(t.job_store, 27);
+  assertEquals(t.gc, 30);
+  assertEquals(t.runtime_other, 5);
+  const total = Object.values(t).reduce((a, b) => a + b, 0);
+  assertEquals(total, 72, "idle is left out");
+});
+
+const FLOORS: Floor[] = [
+  ["udp_send", 3],
+  ["udp_receive", 3],
+  ["aead_seal", 11],
+  ["aead_open", 10],
+  ["fsync", 20],
+  ["http_request", 100],
+  ["timer_wakeup", 5],
+].map(([name, cpuUs]) => ({
+  name: name as string,
+  what: "",
+  ops: 1,
+  cpuUs: cpuUs as number,
+  wallUs: 1,
+}));
+
+Deno.test("the necessary cost is the floors times the operations", () => {
+  // 8 × (3 + 11 + 3 + 10) + 5 × 20 + 2 × 100
+  assertEquals(necessaryUs(FLOORS, LONE_JOB_OPERATIONS), 8 * 27 + 100 + 200);
+});
+
+Deno.test("costRow splits the CPU per process and the nodes' share per component", () => {
+  const row = {
+    rate: 200,
+    accepted: 2000,
+    p99_ms: 9,
+    cpu_ms_per_job: 2,
+    cpu_cores: { n1: 0.3, n2: 0.1, generator: 0.1 },
+    datagrams_per_job: 4,
+    fsyncs_per_job: 1,
+    timer_wakeups_per_job: 3,
+    note: "",
+  } as unknown as SweepRow;
+  const times = Object.fromEntries(
+    ["http_api", "validation", "job_store", "codecs", "transport", "aead", "udp_syscalls", "wal"]
+      .concat(["delivery", "membership", "metrics", "timers", "gc", "runtime_other"])
+      .map((c) => [c, c === "aead" ? 3 : c === "job_store" ? 1 : 0]),
+  ) as ReturnType<typeof componentTimes>;
+  const cost = costRow(row, FLOORS, { times, files: 2 });
+  assertEquals(cost.cpu_us_per_job, { n1: 1200, n2: 400, generator: 400 });
+  assertEquals(cost.nodes_cpu_us_per_job, 1600);
+  assertEquals(cost.components_us_per_job?.aead, 1200);
+  assertEquals(cost.components_us_per_job?.job_store, 400);
+  assertEquals(cost.necessary_us_as_run, 4 * 27 + 20 + 200);
+});
