@@ -40,8 +40,6 @@ export interface StartNodesOptions {
   readonly clusterKey: string;
   /** Extra `hookd node` flags for every node. */
   readonly extraArgs: readonly string[];
-  /** Flags for every node's Deno runtime (`--cpu-prof …`; uncompiled only). */
-  readonly runtimeArgs?: readonly string[];
   /** Where the data directories go (kept: the harness reads and removes them). */
   readonly dataRoot: string;
   readonly log: (line: string) => void;
@@ -58,7 +56,6 @@ export async function startBenchNodes(options: StartNodesOptions): Promise<Bench
     clusterKey: options.clusterKey,
     dataRoot: options.dataRoot,
     extraArgs: () => [...options.extraArgs],
-    ...(options.runtimeArgs !== undefined ? { runtimeArgs: options.runtimeArgs } : {}),
     onStderr: (id, line) => options.log(`[${id}] ${line}`),
     onUnexpectedExit: (id, status) => {
       unexpectedExits.push(`${id} exited with code ${status.code} signal ${status.signal}`);

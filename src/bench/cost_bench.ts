@@ -2,7 +2,8 @@
  * `hookd bench cost [--rates 200,1600] [--duration S] [--json]`: what a job must cost and what
  * it costs. First the floors of the runtime primitives a job uses, measured here
  * (cost_floors.ts); then, for each rate, a fresh five-node cluster driven open loop by the
- * sweep's generator (sweep.ts), with every node under `deno run --cpu-prof`: CPU µs per job
+ * sweep's generator (sweep.ts), every node profiled over the step's window (`hookd node
+ * --cpu-profile-dir`, toggled by SIGUSR2): CPU µs per job
  * of each process, the nodes' CPU split per component from their profiles (cpu_profile.ts),
  * datagrams, fsyncs and timer wake-ups per job, and beside them the necessary cost — the
  * floors times the operations: the operations this run made, and the fewest a lone job needs.
@@ -10,7 +11,14 @@
  * Owns the cost model and its report. Must not change how the sweep measures.
  */
 
-import { booleanFlag, type CommandSpec, listFlag, numberFlag, UsageError } from "../cli/args.ts";
+import {
+  booleanFlag,
+  type CommandSpec,
+  listFlag,
+  numberFlag,
+  stringFlag,
+  UsageError,
+} from "../cli/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
 import { round } from "../lib/round.ts";
 import { transportDefaults } from "../config.ts";
@@ -79,7 +87,13 @@ const spec: CommandSpec = {
     },
     "no-profile": {
       type: "boolean",
-      help: "Do not run the nodes under --cpu-prof (a compiled hookd cannot)",
+      help: "Do not profile the nodes (the profiler costs some CPU while it samples)",
+    },
+    "profiles-out": {
+      type: "string",
+      valueName: "DIR",
+      help:
+        "Keep the nodes' .cpuprofile files here, one folder per rate (Chrome DevTools opens them)",
     },
     json: { type: "boolean", help: "Print the report as one JSON object on the last stdout line" },
   },
@@ -201,6 +215,7 @@ export const costBenchCommand: LeafCommand = {
       integer: true,
     });
     const profile = !booleanFlag(v, "no-profile");
+    const profilesOut = stringFlag(v, "profiles-out");
     const json = booleanFlag(v, "json");
     const loadBefore = await loadAverage();
     const scratch = await Deno.makeTempDir({ dir: Deno.cwd(), prefix: ".hookd-cost-" });
@@ -216,8 +231,8 @@ export const costBenchCommand: LeafCommand = {
       }
       const rows: CostRow[] = [];
       for (const rate of rates) {
-        const dir = `${scratch}/profiles-${rate}`;
-        await Deno.mkdir(dir);
+        const dir = `${profilesOut ?? scratch}/profiles-${rate}`;
+        await Deno.mkdir(dir, { recursive: true });
         log(`${rate} jobs/s for ${durationS} s on a fresh cluster${profile ? ", profiled" : ""}`);
         const [row] = await runSweep({
           sweep: "rate",

@@ -69,7 +69,10 @@ export function componentOfFrame(frame: CallFrame): Component | undefined {
   if (url.includes("/src/jobs/")) return "job_store";
   if (url.includes("/src/delivery/") || url.includes("ext:deno_fetch/")) return "delivery";
   if (url.includes("/src/metrics/")) return "metrics";
-  if (url.includes("ext:deno_web/02_timers") || url.includes("/src/lib/deadline_timer")) {
+  if (
+    url.includes("/02_timers.js") || url.includes("/src/lib/deadline_timer") ||
+    url.includes("/src/lib/runtime.ts")
+  ) {
     return "timers";
   }
   return undefined;
@@ -115,7 +118,8 @@ export function componentTimes(profile: CpuProfile): ComponentTimes {
       path.push(at);
       const frame = byId.get(at)?.callFrame;
       if (frame === undefined) break;
-      if (frame.functionName === "(idle)") {
+      // The profiler's own start and stop (node:inspector's post) are not the node's work.
+      if (frame.functionName === "(idle)" || frame.url.includes("ext:deno_node/inspector")) {
         found = "idle";
         break;
       }

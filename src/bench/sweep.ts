@@ -51,6 +51,34 @@ import { generatorRuntime } from "./load_generator.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import { writeSweepReports } from "./sweep_report.ts";
 
+/** Starts or stops every node's CPU profile (`hookd node --cpu-profile-dir`: SIGUSR2). */
+function toggleProfiles(nodes: BenchNodes): void {
+  for (const id of nodes.ids) {
+    const pid = nodes.cluster.pid(id);
+    if (pid === undefined) continue;
+    try {
+      Deno.kill(pid, "SIGUSR2");
+    } catch (error) {
+      log(`could not signal ${id} (pid ${pid}) to toggle its profile: ${error}`);
+    }
+  }
+}
+
+/** Waits (at most 30 s) until `count` profiles are in `dir`: each node writes its own. */
+async function waitForProfiles(dir: string, count: number): Promise<void> {
+  const deadline = performance.now() + 30_000;
+  for (;;) {
+    let n = 0;
+    for await (const e of Deno.readDir(dir)) if (e.name.endsWith(".cpuprofile")) n++;
+    if (n >= count) return;
+    if (performance.now() > deadline) {
+      log(`only ${n} of ${count} CPU profiles were written within 30 s`);
+      return;
+    }
+    await sleep(100);
+  }
+}
+
 /** One step of a sweep, as `--json` prints it and the CSV holds it. */
 export interface SweepRow {
   /** Which sweep: "rate" or "loss". */
@@ -232,8 +260,9 @@ export interface SweepOptions {
   inFlight: number;
   datagramBytes?: number;
   /**
-   * Run every node under `deno run --cpu-prof`, its profile written here when it stops
-   * (`hookd bench cost`). Uncompiled only.
+   * Profile every node over each step's window (start to drained: what its CPU figures
+   * cover), one `.cpuprofile` per node and step written here (`hookd node --cpu-profile-dir`,
+   * toggled by SIGUSR2; `hookd bench cost`).
    */
   cpuProfileDir?: string;
 }
@@ -373,11 +402,11 @@ async function runCluster(
         ...(options.datagramBytes !== undefined
           ? ["--datagram-bytes", String(options.datagramBytes)]
           : []),
+        ...(options.cpuProfileDir !== undefined
+          ? ["--cpu-profile-dir", options.cpuProfileDir]
+          : []),
       ],
       log,
-      ...(options.cpuProfileDir !== undefined
-        ? { runtimeArgs: ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] }
-        : {}),
     });
     generator = GeneratorProcess.start(
       [
@@ -412,6 +441,7 @@ async function runCluster(
       const step = `s${index + 1}-r${rate}`;
       log(`${label}: step ${index + 1}/${rates.length}: ${rate} jobs/s for ${options.durationS} s`);
       const scrape0 = await scrapeAll(nodes.httpUrls);
+      if (options.cpuProfileDir !== undefined) toggleProfiles(nodes);
       const cpu0 = await cpuMsOf(Object.values(pids));
       const startMs = wallNow();
       const report = await generator.run(
@@ -447,6 +477,10 @@ async function runCluster(
         nodes.ids,
       );
       const cpu1 = await cpuMsOf(Object.values(pids));
+      if (options.cpuProfileDir !== undefined) {
+        toggleProfiles(nodes);
+        await waitForProfiles(options.cpuProfileDir, nodes.ids.length * (index + 1));
+      }
       const cpuMs: Record<string, number> = {};
       for (const [name, pid] of Object.entries(pids)) {
         const a = cpu0.get(pid);

@@ -5,6 +5,7 @@
  * Owns flag parsing and the signal wiring only; the node itself is src/node/node.ts.
  */
 
+import { listenForProfileSignal } from "../node/cpu_profiler.ts";
 import { transportFlags, transportOptionsFromFlags } from "./transport_flags.ts";
 import {
   booleanFlag,
@@ -104,6 +105,11 @@ export const nodeCommand: LeafCommand = {
         help: "TEST-ONLY: serve a loopback control port that partitions this node, drops its " +
           "ingress or fails its WAL (chaos runs); also logs every attempt",
       },
+      "cpu-profile-dir": {
+        type: "string",
+        valueName: "DIR",
+        help: "Each SIGUSR2 starts or stops a V8 CPU profile, written to DIR/<id>-<n>.cpuprofile",
+      },
       "submits-in-flight-max": {
         type: "string",
         help: "Submit requests inside the API at once; past it a submit is answered 503 at once",
@@ -115,6 +121,7 @@ export const nodeCommand: LeafCommand = {
   },
   async run(args) {
     const { tlsPaths, ...options } = nodeOptionsFromFlags(args.values);
+    const profileDir = stringFlag(args.values, "cpu-profile-dir");
     let tls: ApiTls | undefined;
     if (tlsPaths !== undefined) {
       try {
@@ -189,7 +196,17 @@ export const nodeCommand: LeafCommand = {
       ...(node.api !== undefined ? { http: node.api.url } : {}),
       ...(node.faults !== undefined ? { faults: node.faults.control.url, pid: Deno.pid } : {}),
     });
+    const profiling = profileDir === undefined
+      ? undefined
+      : listenForProfileSignal(profileDir, options.nodeId, (event, fields) =>
+        printJsonLine({
+          event,
+          ...fields,
+          observer: options.nodeId,
+          time: new Date().toISOString(),
+        }));
     const signal = await stop.received;
+    profiling?.dispose();
     // Listening until stopped: a Ctrl-C reaches the whole terminal group, so a node under
     // `hookd cluster` (or `deno task`) gets a second signal (the supervisor's SIGTERM, the
     // task runner's forwarded SIGINT) while it drains, and with no listener that second

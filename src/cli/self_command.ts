@@ -26,28 +26,14 @@ function isUncompiled(): boolean {
   return /^deno(\.exe)?$/.test(exe);
 }
 
-/**
- * The program and arguments that run `hookd <args>`. `runtimeArgs` are flags for the Deno
- * runtime itself (`--cpu-prof`): only `deno run` takes them, so they need the uncompiled form.
- */
-export function hookdArgv(
-  args: readonly string[],
-  runtimeArgs: readonly string[] = [],
-): { program: string; args: string[] } {
-  if (!isUncompiled()) {
-    if (runtimeArgs.length > 0) {
-      throw new Error(
-        `runtime flags (${runtimeArgs.join(" ")}) need hookd run uncompiled: deno task hookd …`,
-      );
-    }
-    return { program: Deno.execPath(), args: [...args] };
-  }
+/** The program and arguments that run `hookd <args>`. */
+export function hookdArgv(args: readonly string[]): { program: string; args: string[] } {
+  if (!isUncompiled()) return { program: Deno.execPath(), args: [...args] };
   return {
     program: Deno.execPath(),
     args: [
       "run",
       "--quiet",
-      ...runtimeArgs,
       `--config=${fromFileUrl(new URL("deno.json", projectRoot))}`,
       ...HOOKD_PERMISSIONS,
       fromFileUrl(new URL("main.ts", projectRoot)),
@@ -76,9 +62,8 @@ export function hookdShellWords(): string[] {
 export function hookdCommand(
   args: readonly string[],
   options: Omit<Deno.CommandOptions, "args"> = {},
-  runtimeArgs: readonly string[] = [],
 ): Deno.Command {
-  const argv = hookdArgv(args, runtimeArgs);
+  const argv = hookdArgv(args);
   return new Deno.Command(argv.program, {
     stdin: "null",
     stdout: "piped",

@@ -36,8 +36,6 @@ export interface LocalClusterOptions {
   dataRoot?: string;
   /** Extra `hookd node` flags per node (e.g. `--loss`). */
   extraArgs?: (node: LocalNodeSpec) => string[];
-  /** Flags for the Deno runtime of every node (`--cpu-prof`; uncompiled only). */
-  runtimeArgs?: readonly string[];
   onEvent?: (line: NodeEventLine) => void;
   /** A node's stderr line; defaults to this process's stderr, prefixed with the node id. */
   onStderr?: (nodeId: string, line: string) => void;
@@ -144,11 +142,8 @@ export class LocalCluster {
     this.httpUrls.delete(id);
     // A new process starts with an empty view (membership events can precede "listening").
     this.views.set(id, new Map());
-    const child = hookdCommand(
-      args,
-      { env: { HOOKD_CLUSTER_KEY: this.#options.clusterKey } },
-      this.#options.runtimeArgs,
-    ).spawn();
+    const child = hookdCommand(args, { env: { HOOKD_CLUSTER_KEY: this.#options.clusterKey } })
+      .spawn();
     const running: RunningNode = {
       spec,
       child,
