@@ -68,6 +68,22 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/job_table_test.ts"],
   },
   {
+    name: "jobs-dead-listed-before-durable",
+    breaks: "a job is listed as a dead letter only once its DEAD record is durable here",
+    file: "src/jobs/job_table.ts",
+    from: "      if (!listed(id)) continue;\n",
+    to: "",
+    tests: ["tests/jobs/contracts_test.ts"],
+  },
+  {
+    name: "jobs-dead-revived-before-durable",
+    breaks: "a dead letter is retried by hand only once its DEAD record is durable here",
+    file: "src/jobs/replication_core.ts",
+    from: 'entry.phase !== "dead" ||\n      this.#deadNotDurable.has(jobId)',
+    to: 'entry.phase !== "dead"',
+    tests: ["tests/jobs/contracts_test.ts"],
+  },
+  {
     name: "transport-no-retransmit",
     breaks: "a reliable message whose datagram was lost is sent again",
     file: "src/transport/sender.ts",

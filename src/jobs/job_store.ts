@@ -315,7 +315,7 @@ export class JobStore implements JobService, DeliveryStore {
     const after = cursor !== undefined && /^d\d{1,15}$/.test(cursor)
       ? Number(cursor.slice(1))
       : undefined;
-    const page = this.core.table.deadLetters(limit, after);
+    const page = this.core.deadLetters(limit, after);
     const items = page.items.map((e) => this.#view(e));
     return page.more && page.next !== undefined
       ? { items, nextCursor: `d${page.next}` }
@@ -472,7 +472,7 @@ export class JobStore implements JobService, DeliveryStore {
   }
 
   listDead(limit: number): readonly DeadLetter[] {
-    return this.core.table.deadLetters(limit).items.map((e) => ({
+    return this.core.deadLetters(limit).items.map((e) => ({
       job: {
         id: e.jobId,
         url: e.spec!.url,
