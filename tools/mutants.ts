@@ -132,6 +132,14 @@ const MUTANTS: Mutant[] = [
     to: "    return timingSafeEqual(digest(match[1]!), expected) || true;",
     tests: ["tests/api/server_test.ts", "tests/api/routes_test.ts"],
   },
+  {
+    name: "api-metrics-open",
+    breaks: "with --api-token, /metrics (whose labels name receivers) needs the bearer token",
+    file: "src/api/handler.ts",
+    from: ' ||\n      url.pathname === "/metrics";',
+    to: ";",
+    tests: ["tests/api/routes_test.ts", "tests/api/openapi_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

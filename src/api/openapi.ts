@@ -93,8 +93,9 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
         'request. Errors are JSON {"error": {code, message, field?, retryAfterS?}}. A path ' +
         "the API does not have answers 404 (route_not_found); a method a path does not take " +
         "answers 405 (method_not_allowed) with an Allow header. With an API token configured, " +
-        "every /v1/ path needs `Authorization: Bearer <token>` (else 401 with " +
-        "WWW-Authenticate: Bearer); /healthz, /readyz and /metrics stay open. Submits past " +
+        "every /v1/ path and /metrics need `Authorization: Bearer <token>` (else 401 with " +
+        "WWW-Authenticate: Bearer): /metrics names receivers. /healthz, /readyz and the " +
+        "dashboard page stay open. Submits past " +
         `the node's in-flight bound (${config.submitsInFlightMax}) answer 503 at once with ` +
         "Retry-After. Request bodies must be `Content-Type: application/json`, at most " +
         `${config.bodyBytesMax} bytes (413) and complete within ${config.bodyReadTimeoutMs} ms ` +
@@ -309,13 +310,16 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       "/metrics": {
         get: {
           operationId: "metrics",
-          summary: "Prometheus text exposition format.",
-          security: open,
+          summary: "Prometheus text exposition format. Needs the API token when the node " +
+            "has one (its labels name receiver origins); a Prometheus scrape config sends it " +
+            "with `authorization: {credentials_file: …}`.",
+          security: bearer,
           responses: {
             "200": {
               description: "Metrics",
               content: { "text/plain": { schema: { type: "string" } } },
             },
+            "401": response("Unauthorized"),
             "500": response("Internal"),
           },
         },
