@@ -539,10 +539,13 @@ function jobJson(view: JobView, full: boolean): Record<string, unknown> {
     submittedAtMs: view.submittedAtMs,
     attemptsMade: view.attemptsMade,
     maxAttempts: view.maxAttempts,
+    retry: view.retry,
+    attemptsTotal: view.attemptsTotal,
     owner: view.owner,
     attempts: attempts.map((a) => {
       const attempt: Record<string, unknown> = {
         attempt: a.attempt,
+        retry: a.retry,
         startedAtMs: a.startedAtMs,
         latencyMs: a.latencyMs,
         outcome: a.outcome,

@@ -446,10 +446,20 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
         },
         Attempt: {
           type: "object",
-          required: ["attempt", "startedAtMs", "latencyMs", "outcome", "detail", "node"],
+          required: ["attempt", "retry", "startedAtMs", "latencyMs", "outcome", "detail", "node"],
           additionalProperties: false,
           properties: {
-            attempt: { type: "integer", minimum: 1 },
+            attempt: {
+              type: "integer",
+              minimum: 1,
+              description: "Numbered across manual retries: a retry continues the count.",
+            },
+            retry: {
+              type: "integer",
+              minimum: 0,
+              description: "The round it belongs to: 0 for the job's own attempts, n for the " +
+                "n-th manual retry.",
+            },
             startedAtMs: { type: "number", description: "Epoch ms" },
             latencyMs: { type: "number" },
             outcome: {
@@ -470,6 +480,8 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             "submittedAtMs",
             "attemptsMade",
             "maxAttempts",
+            "retry",
+            "attemptsTotal",
             "owner",
             "attempts",
           ],
@@ -480,8 +492,27 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             url: { type: "string" },
             submittedAtMs: { type: "number" },
             finishedAtMs: { type: "number" },
-            attemptsMade: { type: "integer", minimum: 0 },
-            maxAttempts: { type: "integer", minimum: 1 },
+            attemptsMade: {
+              type: "integer",
+              minimum: 0,
+              description: "Attempts in the current round (since the latest manual retry), " +
+                "out of maxAttempts.",
+            },
+            maxAttempts: {
+              type: "integer",
+              minimum: 1,
+              description: "Attempt budget of each round: a manual retry gets a fresh one.",
+            },
+            retry: {
+              type: "integer",
+              minimum: 0,
+              description: "Manual retries so far (0: never retried); the current round.",
+            },
+            attemptsTotal: {
+              type: "integer",
+              minimum: 0,
+              description: "Attempts in all rounds: what the attempts' numbers count up to.",
+            },
             nextAttemptAtMs: { type: "number" },
             owner: { type: "string" },
             deadReason: { type: "string" },

@@ -1584,7 +1584,7 @@ export class ReplicationCore {
       gen,
       attemptsMade: report.attemptsMade,
       nextAttemptAtMs: report.nextAttemptAtMs,
-      attempt: this.#attempt(report.attempt),
+      attempt: this.#attempt(report.attempt, gen),
     }));
   }
 
@@ -1601,7 +1601,7 @@ export class ReplicationCore {
       attemptsMade: report.attemptsMade,
       finishedAtMs: wallMs,
       reason: report.reason,
-      ...(report.attempt !== undefined ? { attempt: this.#attempt(report.attempt) } : {}),
+      ...(report.attempt !== undefined ? { attempt: this.#attempt(report.attempt, gen) } : {}),
     }));
   }
 
@@ -1616,7 +1616,7 @@ export class ReplicationCore {
       jobId: report.jobId,
       gen,
       finishedAtMs: wallMs,
-      attempt: this.#attempt(report.attempt),
+      attempt: this.#attempt(report.attempt, gen),
     }));
   }
 
@@ -1650,9 +1650,12 @@ export class ReplicationCore {
       status?: number;
       detail: string;
     },
+    /** The job's generation: the manual-retry round the attempt belongs to. */
+    gen: number,
   ): AttemptEntry {
     return {
       attempt: a.attempt,
+      ...(gen > 0 ? { retry: gen } : {}),
       startedAtMs: a.startedAtMs,
       latencyMs: a.latencyMs,
       outcome: a.outcome as AttemptEntry["outcome"],

@@ -251,6 +251,7 @@ Deno.test("lists carry each job's newest attempt only: 1,000 dead letters of 100
   const api = makeApi();
   const attempts = Array.from({ length: 100 }, (_, i) => ({
     attempt: i + 1,
+    retry: 0,
     startedAtMs: 1_700_000_000_000 + i,
     latencyMs: 5,
     outcome: "http_error",

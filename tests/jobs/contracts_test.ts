@@ -7,6 +7,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { ReviewCluster } from "./review_harness.ts";
 import { jobsDefaults } from "../../src/config.ts";
+import { numberAttempts } from "../../src/jobs/job_model.ts";
 
 /** A committed job core 0 owns (the node that takes a submit mints ids it ranks first for). */
 function committedJob(c: ReviewCluster): string {
@@ -67,4 +68,28 @@ Deno.test("a replica lists a dead letter only once the DEAD it received is on it
   assertEquals(listed(c, 1), [], "the replica's copy is not durable yet");
   c.persist(1);
   assertEquals(listed(c, 1), [id]);
+});
+
+Deno.test("a manual retry's attempts say which retry they belong to and continue the numbering", () => {
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = committedJob(c);
+  reportDead(c, 0, id);
+  c.persist(0);
+  const requestId = 9_002;
+  c.cores[0]!.revive(c.nowMs, c.wallMs, requestId, id);
+  c.settle((m) => m.kind !== "sync-req" && m.kind !== "sync-reply");
+  assertEquals(c.reviveAnswers.get(requestId), { ok: true });
+  c.tick(1);
+  c.delivered(0, id); // the retry's first attempt, numbered 1 in its round by the engine
+  const entry = c.cores[0]!.table.get(id)!;
+  assertEquals(entry.phase, "delivered");
+  assertEquals(entry.history.map((h) => [h.attempt, h.retry ?? 0]), [[1, 0], [1, 1]]);
+  const numbered = numberAttempts(entry);
+  assertEquals(numbered.numbers, [1, 2]);
+  assertEquals(numbered.total, 2);
+  // The record carries the round to the replicas.
+  c.tick(jobsDefaults.lazySendMs);
+  c.settle((m) => m.kind !== "sync-req" && m.kind !== "sync-reply");
+  assertEquals(c.cores[1]!.table.get(id)!.history.map((h) => h.retry ?? 0), [0, 1]);
 });
