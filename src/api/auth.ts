@@ -1,5 +1,5 @@
 /**
- * Bearer-token check for the `/v1/` routes.
+ * Bearer-token check for the `/v1/` routes and `/metrics`.
  *
  * Owns the comparison only. Both sides are hashed to SHA-256 first and the digests compared
  * with `timingSafeEqual`: equal lengths whatever was presented, so neither the token's bytes

@@ -78,7 +78,10 @@ export interface ApiOptions {
    * dashboard's); absent: both answer empty.
    */
   readonly dashboard?: DashboardSource;
-  /** When set, every `/v1/` route needs `Authorization: Bearer <apiToken>` (>= 16 chars). */
+  /**
+   * When set, every `/v1/` route and `/metrics` need `Authorization: Bearer <apiToken>`
+   * (>= 16 chars).
+   */
   readonly apiToken?: string;
   /** Where 500s' causes go. @default console.error */
   readonly log?: (line: string) => void;
@@ -431,9 +434,16 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   ): Promise<{ label: string; response: Response }> {
     const match = matchRoute(request.method, url.pathname);
     const label = match.kind === "route" ? match.route.id : match.kind;
-    const v1 = url.pathname === "/v1" || url.pathname.startsWith("/v1/");
+    // /metrics names every receiver origin whose breaker opened: with a token configured it
+    // needs the token like /v1/ (a Prometheus scrape config sends one as
+    // `authorization: {credentials_file: …}`). /healthz and /readyz name nothing and stay
+    // open for probes that cannot carry a secret.
+    const guarded = url.pathname === "/v1" || url.pathname.startsWith("/v1/") ||
+      url.pathname === "/metrics";
     // Before routing's verdict: without the token, /v1/ does not even say which paths exist.
-    if (v1 && authorized !== undefined && !authorized(request.headers.get("authorization"))) {
+    if (
+      guarded && authorized !== undefined && !authorized(request.headers.get("authorization"))
+    ) {
       return {
         label,
         response: errorResponse(
@@ -529,10 +539,13 @@ function jobJson(view: JobView, full: boolean): Record<string, unknown> {
     submittedAtMs: view.submittedAtMs,
     attemptsMade: view.attemptsMade,
     maxAttempts: view.maxAttempts,
+    retry: view.retry,
+    attemptsTotal: view.attemptsTotal,
     owner: view.owner,
     attempts: attempts.map((a) => {
       const attempt: Record<string, unknown> = {
         attempt: a.attempt,
+        retry: a.retry,
         startedAtMs: a.startedAtMs,
         latencyMs: a.latencyMs,
         outcome: a.outcome,

@@ -93,8 +93,9 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
         'request. Errors are JSON {"error": {code, message, field?, retryAfterS?}}. A path ' +
         "the API does not have answers 404 (route_not_found); a method a path does not take " +
         "answers 405 (method_not_allowed) with an Allow header. With an API token configured, " +
-        "every /v1/ path needs `Authorization: Bearer <token>` (else 401 with " +
-        "WWW-Authenticate: Bearer); /healthz, /readyz and /metrics stay open. Submits past " +
+        "every /v1/ path and /metrics need `Authorization: Bearer <token>` (else 401 with " +
+        "WWW-Authenticate: Bearer): /metrics names receivers. /healthz, /readyz and the " +
+        "dashboard page stay open. Submits past " +
         `the node's in-flight bound (${config.submitsInFlightMax}) answer 503 at once with ` +
         "Retry-After. Request bodies must be `Content-Type: application/json`, at most " +
         `${config.bodyBytesMax} bytes (413) and complete within ${config.bodyReadTimeoutMs} ms ` +
@@ -309,13 +310,16 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       "/metrics": {
         get: {
           operationId: "metrics",
-          summary: "Prometheus text exposition format.",
-          security: open,
+          summary: "Prometheus text exposition format. Needs the API token when the node " +
+            "has one (its labels name receiver origins); a Prometheus scrape config sends it " +
+            "with `authorization: {credentials_file: …}`.",
+          security: bearer,
           responses: {
             "200": {
               description: "Metrics",
               content: { "text/plain": { schema: { type: "string" } } },
             },
+            "401": response("Unauthorized"),
             "500": response("Internal"),
           },
         },
@@ -442,10 +446,20 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
         },
         Attempt: {
           type: "object",
-          required: ["attempt", "startedAtMs", "latencyMs", "outcome", "detail", "node"],
+          required: ["attempt", "retry", "startedAtMs", "latencyMs", "outcome", "detail", "node"],
           additionalProperties: false,
           properties: {
-            attempt: { type: "integer", minimum: 1 },
+            attempt: {
+              type: "integer",
+              minimum: 1,
+              description: "Numbered across manual retries: a retry continues the count.",
+            },
+            retry: {
+              type: "integer",
+              minimum: 0,
+              description: "The round it belongs to: 0 for the job's own attempts, n for the " +
+                "n-th manual retry.",
+            },
             startedAtMs: { type: "number", description: "Epoch ms" },
             latencyMs: { type: "number" },
             outcome: {
@@ -466,6 +480,8 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             "submittedAtMs",
             "attemptsMade",
             "maxAttempts",
+            "retry",
+            "attemptsTotal",
             "owner",
             "attempts",
           ],
@@ -476,8 +492,27 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             url: { type: "string" },
             submittedAtMs: { type: "number" },
             finishedAtMs: { type: "number" },
-            attemptsMade: { type: "integer", minimum: 0 },
-            maxAttempts: { type: "integer", minimum: 1 },
+            attemptsMade: {
+              type: "integer",
+              minimum: 0,
+              description: "Attempts in the current round (since the latest manual retry), " +
+                "out of maxAttempts.",
+            },
+            maxAttempts: {
+              type: "integer",
+              minimum: 1,
+              description: "Attempt budget of each round: a manual retry gets a fresh one.",
+            },
+            retry: {
+              type: "integer",
+              minimum: 0,
+              description: "Manual retries so far (0: never retried); the current round.",
+            },
+            attemptsTotal: {
+              type: "integer",
+              minimum: 0,
+              description: "Attempts in all rounds: what the attempts' numbers count up to.",
+            },
             nextAttemptAtMs: { type: "number" },
             owner: { type: "string" },
             deadReason: { type: "string" },

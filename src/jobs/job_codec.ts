@@ -133,21 +133,46 @@ function readSpec(r: ByteReader): JobSpec {
   };
 }
 
+/**
+ * Set on an attempt's outcome byte when a u32 retry round follows it. Attempts of the first
+ * round (retry 0) are written as before the field existed, so older logs and peers read the
+ * same bytes and a node reads what older nodes wrote.
+ */
+const ATTEMPT_RETRY_FLAG = 0x80;
+
 function writeAttempt(w: ByteWriter, a: AttemptEntry): void {
-  w.u16(a.attempt).f64(a.startedAtMs).f64(a.latencyMs).u8(ATTEMPT_OUTCOMES.indexOf(a.outcome))
-    .u16(a.status).str(a.detail).str(a.node);
+  const retry = a.retry ?? 0;
+  const outcome = ATTEMPT_OUTCOMES.indexOf(a.outcome);
+  w.u16(a.attempt).f64(a.startedAtMs).f64(a.latencyMs);
+  if (retry > 0) w.u8(outcome | ATTEMPT_RETRY_FLAG).u32(retry);
+  else w.u8(outcome);
+  w.u16(a.status).str(a.detail).str(a.node);
 }
 
 function readAttempt(r: ByteReader): AttemptEntry {
   const attempt = r.u16();
   const startedAtMs = r.f64();
   const latencyMs = r.f64();
-  const outcome = ATTEMPT_OUTCOMES[r.u8()];
+  const code = r.u8();
+  const outcome = ATTEMPT_OUTCOMES[code & ~ATTEMPT_RETRY_FLAG];
   if (outcome === undefined) throw new DecodeError("unknown attempt outcome");
+  const retry = (code & ATTEMPT_RETRY_FLAG) !== 0 ? r.u32() : 0;
+  if ((code & ATTEMPT_RETRY_FLAG) !== 0 && retry === 0) {
+    throw new DecodeError("a flagged retry round must be >= 1");
+  }
   const status = r.u16();
   const detail = r.str(CODEC_LIMITS.detailBytesMax);
   const node = r.str(CODEC_LIMITS.addressBytesMax);
-  return { attempt, startedAtMs, latencyMs, outcome, status, detail, node };
+  return {
+    attempt,
+    startedAtMs,
+    latencyMs,
+    outcome,
+    ...(retry > 0 ? { retry } : {}),
+    status,
+    detail,
+    node,
+  };
 }
 
 function writeOptAttempt(w: ByteWriter, a: AttemptEntry | undefined): void {

@@ -62,7 +62,13 @@ export const ATTEMPT_OUTCOMES: readonly AttemptOutcomeCode[] = [
 
 /** One attempt in a job's history. */
 export interface AttemptEntry {
+  /** 1-based within its round (the retry policy's count): a manual retry starts again at 1. */
   readonly attempt: number;
+  /**
+   * The round it belongs to: 0 for the job's own, n for the n-th manual retry (the job's
+   * generation). Absent: 0. `numberAttempts` numbers attempts across rounds for display.
+   */
+  readonly retry?: number;
   readonly startedAtMs: number;
   readonly latencyMs: number;
   readonly outcome: AttemptOutcomeCode;
@@ -232,10 +238,11 @@ export function withoutPayload(spec: JobSpec): JobSpec {
 function addHistory(entry: JobEntry, attempt: AttemptEntry | undefined, historyMax: number): void {
   if (attempt === undefined) return;
   for (const h of entry.history) {
-    // One node's attempt n started at t is one event; repeats of its record are dropped.
+    // One node's attempt n of round r started at t is one event; repeats of its record are
+    // dropped (each manual retry numbers its attempts from 1 again).
     if (
       h.attempt === attempt.attempt && h.startedAtMs === attempt.startedAtMs &&
-      h.node === attempt.node
+      h.node === attempt.node && (h.retry ?? 0) === (attempt.retry ?? 0)
     ) return;
   }
   entry.history.push(attempt);
@@ -506,4 +513,32 @@ export function snapshotOf(entry: JobEntry): JobStateSnapshot {
     deadReason: entry.deadReason,
     history: entry.history,
   };
+}
+
+/**
+ * Numbers a job's attempts across manual retries, for display: a retry continues the count
+ * ("Attempts 3 (retry 1: 1 of 2)") where the records count within the round. Round r made as
+ * many attempts as the highest number of its attempts in the history (the current round: at
+ * least `attemptsMade`), so `numbers[i]` is history[i]'s attempt plus every earlier round's.
+ * The history keeps the newest `historyMax` attempts: a round it dropped whole is not counted
+ * (it would take a per-round count in the records; 20 attempts of history cover the default
+ * budgets several times over).
+ */
+export function numberAttempts(
+  entry: Pick<JobEntry, "gen" | "attemptsMade" | "history">,
+): { readonly numbers: number[]; readonly total: number } {
+  const made = new Map<number, number>();
+  for (const h of entry.history) {
+    const round = h.retry ?? 0;
+    made.set(round, Math.max(made.get(round) ?? 0, h.attempt));
+  }
+  made.set(entry.gen, Math.max(made.get(entry.gen) ?? 0, entry.attemptsMade));
+  const before = new Map<number, number>();
+  let total = 0;
+  for (const round of [...made.keys()].sort((a, b) => a - b)) {
+    before.set(round, total);
+    total += made.get(round)!;
+  }
+  const numbers = entry.history.map((h) => before.get(h.retry ?? 0)! + h.attempt);
+  return { numbers, total };
 }

@@ -33,7 +33,7 @@ import { Wal } from "../wal/wal.ts";
 import type { WalFs } from "../wal/wal_fs.ts";
 import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/types.ts";
 import { JOBS_CHANNEL } from "./job_codec.ts";
-import type { JobEntry, JobStateSnapshot } from "./job_model.ts";
+import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
 import { type CoreOutput, ReplicationCore, type VoterState } from "./replication_core.ts";
 import type {
   AttemptView,
@@ -315,7 +315,7 @@ export class JobStore implements JobService, DeliveryStore {
     const after = cursor !== undefined && /^d\d{1,15}$/.test(cursor)
       ? Number(cursor.slice(1))
       : undefined;
-    const page = this.core.table.deadLetters(limit, after);
+    const page = this.core.deadLetters(limit, after);
     const items = page.items.map((e) => this.#view(e));
     return page.more && page.next !== undefined
       ? { items, nextCursor: `d${page.next}` }
@@ -398,6 +398,7 @@ export class JobStore implements JobService, DeliveryStore {
 
   #view(entry: JobEntry): JobView {
     const spec = entry.spec!;
+    const numbered = numberAttempts(entry);
     const inFlight = this.core.isScheduled(entry.jobId) &&
       (this.#engine?.isInflight(entry.jobId) ?? false);
     const state: JobState = entry.phase === "pending"
@@ -411,13 +412,17 @@ export class JobStore implements JobService, DeliveryStore {
       ...(entry.phase !== "pending" ? { finishedAtMs: entry.finishedAtMs } : {}),
       attemptsMade: entry.attemptsMade,
       maxAttempts: spec.maxAttempts,
+      retry: entry.gen,
+      attemptsTotal: numbered.total,
       ...(entry.phase === "pending" && entry.nextAttemptAtMs > 0
         ? { nextAttemptAtMs: entry.nextAttemptAtMs }
         : {}),
       owner: this.#ownerName(entry.jobId),
       ...(entry.phase === "dead" ? { deadReason: entry.deadReason } : {}),
-      attempts: entry.history.map((h): AttemptView => ({
+      attempts: entry.history.map((h, i): AttemptView => ({
         ...h,
+        attempt: numbered.numbers[i]!,
+        retry: h.retry ?? 0,
         ...(h.status === 0 ? { status: undefined } : {}),
       }))
         .map(stripUndefined),
@@ -472,7 +477,7 @@ export class JobStore implements JobService, DeliveryStore {
   }
 
   listDead(limit: number): readonly DeadLetter[] {
-    return this.core.table.deadLetters(limit).items.map((e) => ({
+    return this.core.deadLetters(limit).items.map((e) => ({
       job: {
         id: e.jobId,
         url: e.spec!.url,

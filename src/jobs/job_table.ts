@@ -304,16 +304,19 @@ export class JobTable {
 
   /**
    * Dead letters oldest first, after place `after` (the `next` a previous page returned).
-   * `next` is the place of the last item of this page when more follow.
+   * `next` is the place of the last item of this page when more follow. `listed` leaves out
+   * the jobs it says no to (the core's: dead letters whose DEAD is not durable yet).
    */
   deadLetters(
     limit: number,
     after?: number,
+    listed: (jobId: string) => boolean = () => true,
   ): { items: JobEntry[]; more: boolean; next: number | undefined } {
     const items: JobEntry[] = [];
     let last: number | undefined;
     for (const [id, place] of this.#dead) {
       if (after !== undefined && place <= after) continue;
+      if (!listed(id)) continue;
       if (items.length >= limit) return { items, more: true, next: last };
       const entry = this.#entries.get(id);
       if (entry !== undefined) {

@@ -126,6 +126,8 @@ interface AppendBatch {
   readonly votes: string[];
   /** Own-origin records in the batch (released from the pending bound when durable). */
   ownRecords: number;
+  /** Jobs made dead by a record in the batch: listed as dead letters once it is durable. */
+  readonly deadJobs: string[];
   /** Held summaries to merge once durable (snapshot catch-up). */
   readonly heldMerges: JobRecord[];
   /** Holds a record other than a COMMIT or DONE (see `#waitedOn`). */
@@ -477,6 +479,12 @@ export class ReplicationCore {
   readonly #pendingAppends = new Map<number, AppendBatch>();
   /** Records applied but whose append is not yet durable: stamp key → token. */
   readonly #notDurable = new StampTokens();
+  /**
+   * Jobs a DEAD record (or a dead state) made dead here whose append is not yet durable → the
+   * token of that append. They are not listed as dead letters nor revived until it is: the
+   * contract of src/delivery/types.ts (a `dead` report is durable before the job is listed).
+   */
+  readonly #deadNotDurable = new Map<string, number>();
   /** Per-peer records to send this flush. */
   readonly #outbox = new Map<string, Uint8Array[]>();
   readonly #proposals = new Map<string, Proposal>();
@@ -856,7 +864,10 @@ export class ReplicationCore {
       return;
     }
     const entry = this.table.get(jobId);
-    if (entry === undefined || entry.spec === undefined || entry.phase !== "dead") {
+    if (
+      entry === undefined || entry.spec === undefined || entry.phase !== "dead" ||
+      this.#deadNotDurable.has(jobId)
+    ) {
       this.#outputs.push({
         type: "revive-done",
         requestId,
@@ -876,6 +887,17 @@ export class ReplicationCore {
     this.#originate(record, proposal.key);
     this.#reconsider(nowMs, entry);
     this.#evaluate(nowMs, proposal);
+  }
+
+  /**
+   * Dead letters oldest first, after place `after`: only those whose DEAD is durable here
+   * (the `dead` contract of src/delivery/types.ts).
+   */
+  deadLetters(
+    limit: number,
+    after?: number,
+  ): { items: JobEntry[]; more: boolean; next: number | undefined } {
+    return this.table.deadLetters(limit, after, (jobId) => !this.#deadNotDurable.has(jobId));
   }
 
   /** Looks a job up here, or asks the peers when this node does not hold it. */
@@ -1205,6 +1227,7 @@ export class ReplicationCore {
       acks: new Map(),
       votes: [],
       ownRecords: 0,
+      deadJobs: [],
       heldMerges: [],
       awaitedRecords: false,
     };
@@ -1222,6 +1245,15 @@ export class ReplicationCore {
     if (record.type !== "commit" && record.type !== "done") batch.awaitedRecords = true;
     batch.records.push(bytes);
     batch.bytes += bytes.length + 4;
+    const deadJobId = record.type === "dead"
+      ? record.jobId
+      : record.type === "state" && record.state.phase === "dead"
+      ? record.state.jobId
+      : undefined;
+    if (deadJobId !== undefined) {
+      batch.deadJobs.push(deadJobId);
+      this.#deadNotDurable.set(deadJobId, this.#nextToken);
+    }
     if ("stamp" in record) {
       batch.stamps.push(record.stamp);
       this.#notDurable.set(record.stamp, this.#nextToken);
@@ -1482,6 +1514,10 @@ export class ReplicationCore {
       this.#notDurable.deleteIf(s, token);
     }
     for (const s of batch.skips) this.tracker.addRange(s.origin, s.from, s.to);
+    // Only the job's latest DEAD counts: an earlier one may be of an earlier generation.
+    for (const jobId of batch.deadJobs) {
+      if (this.#deadNotDurable.get(jobId) === token) this.#deadNotDurable.delete(jobId);
+    }
     for (const r of batch.heldMerges) {
       if (r.type === "meta") this.tracker.merge(r.held);
     }
@@ -1557,7 +1593,7 @@ export class ReplicationCore {
       gen,
       attemptsMade: report.attemptsMade,
       nextAttemptAtMs: report.nextAttemptAtMs,
-      attempt: this.#attempt(report.attempt),
+      attempt: this.#attempt(report.attempt, gen),
     }));
   }
 
@@ -1574,7 +1610,7 @@ export class ReplicationCore {
       attemptsMade: report.attemptsMade,
       finishedAtMs: wallMs,
       reason: report.reason,
-      ...(report.attempt !== undefined ? { attempt: this.#attempt(report.attempt) } : {}),
+      ...(report.attempt !== undefined ? { attempt: this.#attempt(report.attempt, gen) } : {}),
     }));
   }
 
@@ -1589,7 +1625,7 @@ export class ReplicationCore {
       jobId: report.jobId,
       gen,
       finishedAtMs: wallMs,
-      attempt: this.#attempt(report.attempt),
+      attempt: this.#attempt(report.attempt, gen),
     }));
   }
 
@@ -1623,9 +1659,12 @@ export class ReplicationCore {
       status?: number;
       detail: string;
     },
+    /** The job's generation: the manual-retry round the attempt belongs to. */
+    gen: number,
   ): AttemptEntry {
     return {
       attempt: a.attempt,
+      ...(gen > 0 ? { retry: gen } : {}),
       startedAtMs: a.startedAtMs,
       latencyMs: a.latencyMs,
       outcome: a.outcome as AttemptEntry["outcome"],

@@ -76,8 +76,10 @@ export type JobState =
   | "dead";
 
 export interface AttemptView {
-  /** 1-based attempt number. */
+  /** 1-based, numbered across manual retries: a retry continues the count. */
   readonly attempt: number;
+  /** The round it belongs to: 0 for the job's own attempts, n for the n-th manual retry. */
+  readonly retry: number;
   /** When it started, epoch ms. */
   readonly startedAtMs: number;
   readonly latencyMs: number;
@@ -98,8 +100,14 @@ export interface JobView {
   readonly submittedAtMs: number;
   /** When it was delivered or dead-lettered. */
   readonly finishedAtMs?: number;
+  /** Attempts in the current round (since the latest manual retry); out of `maxAttempts`. */
   readonly attemptsMade: number;
+  /** Attempt budget of each round: a manual retry gets a fresh one. */
   readonly maxAttempts: number;
+  /** Manual retries of this job so far: the current round (0: never retried). */
+  readonly retry: number;
+  /** Attempts in all rounds (what the attempts' numbers count up to). */
+  readonly attemptsTotal: number;
   /** When the next attempt is due, for pending jobs. */
   readonly nextAttemptAtMs?: number;
   /** The node that delivers it, as this node's membership view says. */

@@ -149,6 +149,7 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   "GET /v1/openapi.json 401": unauthorized(get("/v1/openapi.json")),
 
   "GET /metrics 200": () => makeApi().handler(get("/metrics")),
+  "GET /metrics 401": unauthorized(get("/metrics")),
   "GET /metrics 500": () =>
     makeApi({
       metrics: () => {
@@ -240,12 +241,21 @@ Deno.test("openapi: every listed status is produced in its situation, with the l
   assertEquals(stale, [], "scenarios produce statuses the document does not list");
 });
 
-Deno.test("openapi: /v1/ operations require the bearer scheme and the open ones say so", async () => {
+Deno.test("openapi: /v1/ operations and /metrics require the bearer scheme and the open ones say so", async () => {
   const doc = await servedDocument();
+  const api = makeApi({ apiToken: TOKEN });
   for (const [method, path, op] of operations(doc)) {
-    const v1 = path.startsWith("/v1/");
-    assertEquals(op.security, v1 ? [{ bearer: [] }] : [], `${method} ${path}`);
-    assertEquals("401" in op.responses, v1, `${method} ${path} lists 401`);
+    // /metrics names receiver origins (breaker gauges): it is guarded like /v1/.
+    const guarded = path.startsWith("/v1/") || path === "/metrics";
+    assertEquals(op.security, guarded ? [{ bearer: [] }] : [], `${method} ${path}`);
+    assertEquals("401" in op.responses, guarded, `${method} ${path} lists 401`);
+    // And the node does what the document says: without the token, 401 exactly there.
+    const concrete = path.replace("{id}", "some-id").replace("{file}", "app.js");
+    const answer = await api.handler(
+      new Request(`${BASE}${concrete}`, { method: method.toUpperCase() }),
+    );
+    await answer.body?.cancel();
+    assertEquals(answer.status === 401, guarded, `${method} ${path} answered ${answer.status}`);
   }
 });
 

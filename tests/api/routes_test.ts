@@ -162,7 +162,7 @@ Deno.test("matchRoute prefers the literal /v1/jobs/batch for POST and the {id} r
   assertEquals(get.kind === "route" && get.route.id, "getJob");
 });
 
-Deno.test("with an API token every /v1/ route needs the bearer token; health, readiness and metrics stay open", async () => {
+Deno.test("with an API token every /v1/ route and /metrics need the bearer token; health and readiness stay open", async () => {
   const api = makeApi({ apiToken: TOKEN });
   const v1: Request[] = [
     post("/v1/jobs", VALID_JOB),
@@ -174,6 +174,7 @@ Deno.test("with an API token every /v1/ route needs the bearer token; health, re
     get("/v1/cluster"),
     get("/v1/openapi.json"),
     get("/v1/nonexistent"),
+    get("/metrics"),
   ];
   const wrong = [
     undefined,
@@ -194,19 +195,23 @@ Deno.test("with an API token every /v1/ route needs the bearer token; health, re
     }
   }
   assertEquals(api.service.submitted.length, 0);
-  for (const path of ["/healthz", "/readyz", "/metrics"]) {
+  for (const path of ["/healthz", "/readyz"]) {
     assertEquals((await call(api, get(path))).status, 200, path);
   }
+  const scraped = await call(api, get("/metrics", { authorization: `Bearer ${TOKEN}` }));
+  assertEquals(scraped.status, 200);
+  assert(scraped.text.includes("hookd_api_jobs_total"), scraped.text);
   const ok = await call(api, post("/v1/jobs", VALID_JOB, { authorization: `Bearer ${TOKEN}` }));
   assertEquals(ok.status, 202);
   const lower = await call(api, get("/v1/cluster", { authorization: `bearer  ${TOKEN}` }));
   assertEquals(lower.status, 200);
 });
 
-Deno.test("without an API token /v1/ routes need no Authorization header", async () => {
+Deno.test("without an API token /v1/ routes and /metrics need no Authorization header", async () => {
   const api = makeApi();
   assertEquals((await call(api, post("/v1/jobs", VALID_JOB))).status, 202);
   assertEquals((await call(api, get("/v1/cluster"))).status, 200);
+  assertEquals((await call(api, get("/metrics"))).status, 200);
 });
 
 Deno.test("createApiHandler refuses a short or non-ASCII API token at start-up", () => {
@@ -246,6 +251,7 @@ Deno.test("lists carry each job's newest attempt only: 1,000 dead letters of 100
   const api = makeApi();
   const attempts = Array.from({ length: 100 }, (_, i) => ({
     attempt: i + 1,
+    retry: 0,
     startedAtMs: 1_700_000_000_000 + i,
     latencyMs: 5,
     outcome: "http_error",

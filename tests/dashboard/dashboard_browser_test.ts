@@ -252,6 +252,15 @@ Deno.test({
         { what: "the retried job gone from the dead letters" },
       );
       assertEquals(flaky.state.successes, 1, "the receiver got the retried job once");
+      // Its attempts count on across the retry, and the retry's attempt says so.
+      const retriedAttempts = await page.evaluate<string[]>(
+        `[...document.querySelectorAll("#job-attempts tbody tr")].map((r) => r.cells[0].innerText)`,
+      );
+      assertEquals(retriedAttempts, ["1", "2", "3 (retry 1)"]);
+      const attemptsField = await page.evaluate<string>(
+        `document.getElementById("job-detail-fields").innerText`,
+      );
+      assert(attemptsField.includes("3 (retry 1: 1 of 2)"), attemptsField);
       assertEquals(sink.stats().unique, GOOD_JOBS);
 
       // The charts drew the deliveries (a line, not a flat start).

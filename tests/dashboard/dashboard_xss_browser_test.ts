@@ -31,9 +31,12 @@ function hostileJob(id: string, state: "dead" | "pending"): JobView {
     ...(state === "dead" ? { finishedAtMs: Date.now() - 1000, deadReason: MARK("dead") } : {}),
     attemptsMade: 1,
     maxAttempts: 1,
+    retry: 0,
+    attemptsTotal: 1,
     owner: MARK("owner"),
     attempts: [{
       attempt: 1,
+      retry: 0,
       startedAtMs: Date.now() - 2000,
       latencyMs: 12,
       outcome: MARK("outcome"),

@@ -11,6 +11,8 @@ import { BASE, call, get, makeApi, TOKEN } from "../api/harness.ts";
 import { dashboardAssetNames } from "../../src/dashboard/assets.ts";
 import { chartPaths, niceCeiling } from "../../src/dashboard/static/chart.js";
 import {
+  attemptNumber,
+  attemptsLabel,
   formatMs,
   formatPercent,
   formatRate,
@@ -148,5 +150,24 @@ Deno.test("format: states read without colour, rates and durations at sensible p
       5,
       2.5,
     ],
+  );
+});
+
+Deno.test("format: a retried job's attempts count across retries and show the retry", () => {
+  assertEquals(
+    attemptsLabel({ attemptsMade: 1, maxAttempts: 2, retry: 0, attemptsTotal: 1 }),
+    "1 of 2",
+  );
+  // Two attempts, dead, retried by hand, one attempt of the retry: not "Attempts 1 of 2"
+  // above three attempt rows.
+  assertEquals(
+    attemptsLabel({ attemptsMade: 1, maxAttempts: 2, retry: 1, attemptsTotal: 3 }),
+    "3 (retry 1: 1 of 2)",
+  );
+  assertEquals(
+    [{ attempt: 1, retry: 0 }, { attempt: 2, retry: 0 }, { attempt: 3, retry: 1 }].map(
+      attemptNumber,
+    ),
+    ["1", "2", "3 (retry 1)"],
   );
 });

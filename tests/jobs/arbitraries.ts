@@ -45,13 +45,15 @@ export function specArb(id: fc.Arbitrary<string> = fc.constant("job_1")): fc.Arb
 
 export const attemptArb: fc.Arbitrary<AttemptEntry> = rec({
   attempt: fc.integer({ min: 1, max: 20 }),
+  retry: fc.integer({ min: 0, max: 3 }),
   startedAtMs: wallArb,
   latencyMs: fc.double({ min: 0, max: 60_000, noNaN: true }),
   outcome: fc.constantFrom(...ATTEMPT_OUTCOMES),
   status: fc.integer({ min: 0, max: 599 }),
   detail: fc.string({ maxLength: 40 }),
   node: fc.constantFrom(...ORIGINS),
-});
+  // The first round's attempts carry no retry field (the codec writes them as before it).
+}).map(({ retry, ...rest }) => retry === 0 ? rest : { ...rest, retry });
 
 /** Records about one job ("job_1"), as a cluster might write them. */
 export function jobRecordArb(

@@ -9,6 +9,7 @@ import {
   encodeWalBatch,
 } from "../../src/jobs/job_codec.ts";
 import { anyRecordArb, jobRecordArb, ORIGINS, stampArb } from "./arbitraries.ts";
+import type { AttemptEntry, JobRecord } from "../../src/jobs/job_model.ts";
 
 Deno.test("job records round-trip through the codec", () => {
   fc.assert(
@@ -191,4 +192,38 @@ Deno.test("decodeMessage rejects wrong magic, versions, trailing bytes and non-r
     key: { key: "k", jobId: "j", bodyHash: "", expiresAtMs: 1 },
   });
   assert(!decodeMessage(encodeMessage({ kind: "repl", from: ORIGINS[0]!, records: [state] })).ok);
+});
+
+Deno.test("an attempt's retry round round-trips; a first-round attempt keeps the bytes it had before the field", () => {
+  const attempt: AttemptEntry = {
+    attempt: 1,
+    startedAtMs: 1_800_000_000_000,
+    latencyMs: 4,
+    outcome: "http_error",
+    status: 500,
+    detail: "down",
+    node: ORIGINS[0]!,
+  };
+  const dead = (a: AttemptEntry): JobRecord => ({
+    type: "dead",
+    stamp: { origin: ORIGINS[0]!, seq: 7 },
+    jobId: "job_1",
+    gen: 2,
+    attemptsMade: 1,
+    finishedAtMs: 1_800_000_000_100,
+    reason: "attempts exhausted",
+    attempt: a,
+  });
+  const retried = dead({ ...attempt, retry: 2 });
+  const decoded = decodeRecord(encodeRecord(retried));
+  assert(decoded.ok, decoded.ok ? "" : decoded.reason);
+  assertEquals(decoded.value, retried);
+  // Round 0: no retry field and the same layout as records written before it existed (the
+  // outcome byte is the outcome's index, no flag, no u32 after it).
+  const first = encodeRecord(dead(attempt));
+  assertEquals(first.length, encodeRecord(retried).length - 4);
+  const back = decodeRecord(first);
+  assert(back.ok);
+  assertEquals(back.value, dead(attempt));
+  assertEquals("retry" in (back.value as { attempt: AttemptEntry }).attempt, false);
 });

@@ -6,6 +6,7 @@ import {
   type JobRecord,
   type JobSpec,
   newEntry,
+  numberAttempts,
   snapshotOf,
   type Stamp,
 } from "../../src/jobs/job_model.ts";
@@ -233,4 +234,34 @@ Deno.test("updates before the SUBMIT make a stub that the SUBMIT fills", () => {
     2,
     77,
   ]);
+});
+
+Deno.test("numberAttempts counts across manual retries from each round's highest attempt", () => {
+  const at = (attempt: number, retry: number, startedAtMs: number): AttemptEntry => ({
+    attempt,
+    ...(retry > 0 ? { retry } : {}),
+    startedAtMs,
+    latencyMs: 1,
+    outcome: "http_error",
+    status: 500,
+    detail: "",
+    node: "n1",
+  });
+  // Two attempts, dead; retried: one more attempt, dead again; retried and now pending with
+  // one attempt made whose record is not in this history yet.
+  const history = [at(1, 0, 10), at(2, 0, 20), at(1, 1, 30)];
+  assertEquals(numberAttempts({ gen: 1, attemptsMade: 1, history }), {
+    numbers: [1, 2, 3],
+    total: 3,
+  });
+  assertEquals(numberAttempts({ gen: 2, attemptsMade: 1, history }), {
+    numbers: [1, 2, 3],
+    total: 4,
+  });
+  // History trimmed to the newest: a round's highest attempt still numbers it.
+  assertEquals(numberAttempts({ gen: 1, attemptsMade: 2, history: [at(2, 0, 20), at(2, 1, 40)] }), {
+    numbers: [2, 4],
+    total: 4,
+  });
+  assertEquals(numberAttempts({ gen: 0, attemptsMade: 0, history: [] }), { numbers: [], total: 0 });
 });

@@ -8,7 +8,9 @@
 import { ApiError, NodeApi, Unauthorized } from "./api.js";
 import { chartPaths } from "./chart.js";
 import {
+  attemptNumber,
   attemptResult,
+  attemptsLabel,
   breakerLabel,
   formatClock,
   formatMs,
@@ -364,7 +366,7 @@ function renderJob(/** @type {any} */ job) {
     ["URL", job.url],
     ["Owner", job.owner === "" ? "–" : job.owner],
     ["Submitted", `${formatClock(job.submittedAtMs)} (${formatRelative(job.submittedAtMs, now)})`],
-    ["Attempts", `${job.attemptsMade} of ${job.maxAttempts}`],
+    ["Attempts", attemptsLabel(job)],
   ];
   if (job.finishedAtMs !== undefined) {
     fields.push([
@@ -390,7 +392,7 @@ function renderJob(/** @type {any} */ job) {
     $("job-attempts"),
     job.attempts.map((/** @type {any} */ a) => {
       const tr = row([
-        [a.attempt, "num"],
+        [attemptNumber(a), "num"],
         formatClock(a.startedAtMs),
         [attemptResult(a), "result"],
         [formatMs(a.latencyMs), "num"],

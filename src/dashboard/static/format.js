@@ -116,6 +116,28 @@ export function attemptResult(attempt) {
 }
 
 /**
+ * A job's attempts: "1 of 2", or after a manual retry the count across retries and the
+ * current round's own, "3 (retry 1: 1 of 2)": each retry gets a fresh `maxAttempts`, so "3 of
+ * 2" would read as a broken budget. Fields absent (an older node): the round's count alone.
+ * @param {{attemptsMade: number, maxAttempts: number, retry?: number, attemptsTotal?: number}} job
+ */
+export function attemptsLabel(job) {
+  const round = `${job.attemptsMade} of ${job.maxAttempts}`;
+  const retry = job.retry ?? 0;
+  return retry > 0 ? `${job.attemptsTotal ?? job.attemptsMade} (retry ${retry}: ${round})` : round;
+}
+
+/**
+ * An attempt's number, counted across manual retries; a retry's attempts say which retry
+ * they belong to: "3 (retry 1)".
+ * @param {{attempt: number, retry?: number}} attempt
+ */
+export function attemptNumber(attempt) {
+  const retry = attempt.retry ?? 0;
+  return retry > 0 ? `${attempt.attempt} (retry ${retry})` : String(attempt.attempt);
+}
+
+/**
  * Per-second rates of one series field, one per point (counts over each point's span).
  * @param {Record<string, number>[]} points each with its `spanMs` @param {string} field
  * @returns {number[]}
