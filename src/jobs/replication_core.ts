@@ -56,6 +56,7 @@ import {
   snapshotOf,
   type Stamp,
 } from "./job_model.ts";
+import { checkJobLimits } from "./job_limits.ts";
 import { JobTable } from "./job_table.ts";
 import { ownerOf } from "./preference.ts";
 import { missingRanges, SeqTracker, summaryHas } from "./seq_tracker.ts";
@@ -1564,7 +1565,8 @@ export class ReplicationCore {
       gen,
       attemptsMade: report.attemptsMade,
       finishedAtMs: wallMs,
-      reason: report.reason,
+      // Bounded like an attempt's detail: the codec refuses a reason past reasonBytesMax.
+      reason: report.reason.length > 2048 ? report.reason.slice(0, 2048) : report.reason,
       ...(report.attempt !== undefined ? { attempt: this.#attempt(report.attempt) } : {}),
     }));
   }
@@ -2411,6 +2413,10 @@ function validateClientSubmit(
   config: JobsConfig,
   payloadBytesMax: number,
 ): string | undefined {
+  // First what the job codec can carry (the API makes the same check): a request past it
+  // would be a SUBMIT every peer refuses to decode.
+  const limited = checkJobLimits(request);
+  if (limited !== undefined) return `${limited.field}: ${limited.message}`;
   let url: URL;
   try {
     url = new URL(request.url);

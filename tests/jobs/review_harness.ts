@@ -73,8 +73,16 @@ export class ReviewCluster {
   nowMs = 0;
   #nextRequestId = 1;
 
-  constructor(config: Partial<JobsConfig> = {}, voters: readonly string[] = VOTERS) {
+  /** Each core's WAL record bound (`wal.recordBytesMax`). */
+  readonly walRecordBytesMax: number;
+
+  constructor(
+    config: Partial<JobsConfig> = {},
+    voters: readonly string[] = VOTERS,
+    walRecordBytesMax = 1 << 20,
+  ) {
     this.config = config;
+    this.walRecordBytesMax = walRecordBytesMax;
     this.cores = voters.map((self, i) => this.#newCore(self, voters, i + 1));
     this.pending = voters.map(() => []);
     this.disk = voters.map(() => []);
@@ -93,7 +101,7 @@ export class ReviewCluster {
       config: this.config,
       rng: new Sfc32(seed),
       metrics: new MetricsRegistry(),
-      walRecordBytesMax: 1 << 20,
+      walRecordBytesMax: this.walRecordBytesMax,
       payloadBytesMax: 1 << 20,
     });
   }
