@@ -38,6 +38,7 @@ import {
   type AckStatus,
   type ClientOutcome,
   decodeMessage,
+  decodeWalBatch,
   encodeMessage,
   encodeRecord,
   encodeWalBatch,
@@ -597,25 +598,34 @@ export class ReplicationCore {
   // -------------------------------------------------------------------------------------------
 
   /** Replays one WAL payload (a batch of records), in log order, before `recovered`. */
-  replay(kind: "snapshot" | "data", payload: Uint8Array, wallMs: number): boolean {
+  /**
+   * One WAL record, at open. Returns why it could not be decoded, or undefined. Nothing of an
+   * undecodable batch is applied, and the caller must not go on: the batch was durable (the
+   * WAL replays only complete batches), so it may hold acknowledged jobs of other clients,
+   * and skipping it once lost one that then lived on only two disks (issue 17).
+   */
+  replay(kind: "snapshot" | "data", payload: Uint8Array, wallMs: number): string | undefined {
     assert(this.#phase === "recovering", "replay happens before recovery ends");
     if (kind === "snapshot") {
       // Checkpoint records are written one record per WAL record, not batched.
-      const item = decodeSingle(payload);
-      if (item === undefined) {
+      const decoded = decodeWalBatch(payload);
+      if (!decoded.ok || decoded.value.length !== 1) {
         this.#metrics.decodeErrors.inc();
-        return false;
+        return decoded.ok
+          ? `a checkpoint record holds ${decoded.value.length} records, not 1`
+          : decoded.reason;
       }
+      const item = decoded.value[0]!;
       this.#replayRecord(item.record, item.bytes, wallMs, true);
-      return true;
+      return undefined;
     }
-    const decoded = decodeBatchPayload(payload);
-    if (decoded === undefined) {
+    const decoded = decodeWalBatch(payload);
+    if (!decoded.ok) {
       this.#metrics.decodeErrors.inc();
-      return false;
+      return decoded.reason;
     }
-    for (const item of decoded) this.#replayRecord(item.record, item.bytes, wallMs, false);
-    return true;
+    for (const item of decoded.value) this.#replayRecord(item.record, item.bytes, wallMs, false);
+    return undefined;
   }
 
   #replayRecord(record: JobRecord, bytes: Uint8Array, wallMs: number, fromSnapshot: boolean): void {
@@ -2436,25 +2446,4 @@ function validateClientSubmit(
 
 function encodeSingle(record: JobRecord): Uint8Array {
   return encodeWalBatch([encodeRecord(record)]);
-}
-
-function decodeSingle(payload: Uint8Array): { record: JobRecord; bytes: Uint8Array } | undefined {
-  const items = decodeBatchPayload(payload);
-  return items !== undefined && items.length === 1 ? items[0] : undefined;
-}
-
-function decodeBatchPayload(
-  payload: Uint8Array,
-): Array<{ record: JobRecord; bytes: Uint8Array }> | undefined {
-  const decoded = decodeWalBatchSafe(payload);
-  return decoded;
-}
-
-import { decodeWalBatch } from "./job_codec.ts";
-
-function decodeWalBatchSafe(
-  payload: Uint8Array,
-): Array<{ record: JobRecord; bytes: Uint8Array }> | undefined {
-  const r = decodeWalBatch(payload);
-  return r.ok ? r.value : undefined;
 }
