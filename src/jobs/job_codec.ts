@@ -473,19 +473,37 @@ function writeRecordList(w: ByteWriter, records: readonly Uint8Array[]): void {
 function readRecordList(
   r: ByteReader,
   copy: boolean,
+  skipped?: Skipped,
 ): Array<{ record: JobRecord; bytes: Uint8Array }> {
   const n = r.u32();
   if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many records");
   const out: Array<{ record: JobRecord; bytes: Uint8Array }> = [];
   for (let i = 0; i < n; i++) {
+    // The list's framing (each record's length) is checked whatever happens: past a bad
+    // length nothing can be trusted, so the whole list fails.
     const view = r.bytes(CODEC_LIMITS.recordBytesMax);
     const bytes = copy ? view.slice() : view;
     const inner = new ByteReader(bytes);
-    const record = readRecord(inner);
-    inner.end();
-    out.push({ record, bytes });
+    try {
+      const record = readRecord(inner);
+      inner.end();
+      out.push({ record, bytes });
+    } catch (e) {
+      // In a message, one record a peer cannot decode costs that record, not the votes,
+      // COMMITs and DONEs riding with it (issue 17); the caller counts and logs it.
+      if (skipped === undefined || !(e instanceof DecodeError)) throw e;
+      skipped.count++;
+      skipped.reason ??= e.message;
+    }
   }
   return out;
+}
+
+/** Records of a message that did not decode and were left out (see `readRecordList`). */
+export interface Skipped {
+  count: number;
+  /** Why the first one did not decode. */
+  reason: string | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -591,6 +609,8 @@ export type JobsMessage =
     readonly from: string;
     /** Replicas answer SUBMIT/REVIVE records with an ACK once durable. */
     readonly records: readonly { record: ReplicatedRecord; bytes: Uint8Array }[];
+    /** Records left out because they did not decode (decoded messages only). */
+    readonly undecodable?: Skipped;
   }
   | { readonly kind: "ack"; readonly from: string; readonly entries: readonly AckEntry[] }
   | {
@@ -633,11 +653,13 @@ export type JobsMessage =
     readonly yourSeqMax: number;
     readonly held: readonly HeldRanges[];
     readonly records: readonly { record: JobRecord; bytes: Uint8Array }[];
+    readonly undecodable?: Skipped;
   }
   | {
     readonly kind: "handoff";
     readonly from: string;
     readonly records: readonly { record: JobRecord; bytes: Uint8Array }[];
+    readonly undecodable?: Skipped;
   }
   | {
     readonly kind: "query";
@@ -815,7 +837,9 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
     switch (code) {
       case MESSAGE_CODES.repl: {
         const from = r.str(CODEC_LIMITS.addressBytesMax);
-        m = { kind: "repl", from, records: onlyReplicated(readRecordList(r, false)) };
+        const undecodable: Skipped = { count: 0, reason: undefined };
+        const records = onlyReplicated(readRecordList(r, false, undecodable));
+        m = { kind: "repl", from, records, ...(undecodable.count > 0 ? { undecodable } : {}) };
         break;
       }
       case MESSAGE_CODES.ack: {
@@ -855,7 +879,8 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
         const cursor = readCursor(r);
         const yourSeqMax = r.u53();
         const held = readHeld(r);
-        const records = readRecordList(r, false);
+        const undecodable: Skipped = { count: 0, reason: undefined };
+        const records = readRecordList(r, false, undecodable);
         if (!snapshot) onlyReplicated(records);
         m = {
           kind: "sync-reply",
@@ -871,16 +896,18 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
           yourSeqMax,
           held,
           records,
+          ...(undecodable.count > 0 ? { undecodable } : {}),
         };
         break;
       }
       case MESSAGE_CODES.handoff: {
         const from = r.str(CODEC_LIMITS.addressBytesMax);
-        const records = readRecordList(r, false);
+        const undecodable: Skipped = { count: 0, reason: undefined };
+        const records = readRecordList(r, false, undecodable);
         for (const item of records) {
           if (item.record.type !== "state") throw new DecodeError("handoff carries state records");
         }
-        m = { kind: "handoff", from, records };
+        m = { kind: "handoff", from, records, ...(undecodable.count > 0 ? { undecodable } : {}) };
         break;
       }
       case MESSAGE_CODES.query: {

@@ -44,6 +44,7 @@ import {
   encodeWalBatch,
   type JobsMessage,
   type OutgoingMessage,
+  type Skipped,
   type SyncCursor,
 } from "./job_codec.ts";
 import {
@@ -312,6 +313,7 @@ interface CoreMetrics {
   replRecords: Counter;
   acksSent: Counter;
   decodeErrors: Counter;
+  recordsUndecodable: Counter;
   handoffsSent: Counter;
   handoffsReceived: Counter;
   catchupRecords: Counter;
@@ -360,6 +362,10 @@ function registerMetrics(m: MetricsRegistry): CoreMetrics {
     decodeErrors: m.counter(
       "hookd_jobs_decode_errors_total",
       "Job-store messages or WAL batches that failed to decode (dropped)",
+    ),
+    recordsUndecodable: m.counter(
+      "hookd_jobs_records_undecodable_total",
+      "Records in a peer's message that did not decode: left out, the rest of it applied",
     ),
     handoffsSent: m.counter(
       "hookd_jobs_handoffs_total",
@@ -484,6 +490,8 @@ export class ReplicationCore {
   #deferredAtMs = Infinity;
   readonly #timers = new MinHeap<TimerItem>((a, b) => a.atMs < b.atMs);
   readonly #confirmDue = new Map<string, number>();
+  /** A peer's record failed to decode and was logged (see `#undecodable`). */
+  #undecodableLogged = false;
   readonly #queries = new Map<number, QueryState>();
   readonly #clientBatches = new Map<number, ClientBatch>();
   /** Internal submit request ids that belong to a UDP client batch: id → (batch, index). */
@@ -1273,6 +1281,7 @@ export class ReplicationCore {
       this.#metrics.decodeErrors.inc();
       return;
     }
+    if ("undecodable" in m && m.undecodable !== undefined) this.#undecodable(m.from, m.undecodable);
     switch (m.kind) {
       case "repl":
         this.#onRecords(nowMs, wallMs, m.from, m.records, true);
@@ -1303,6 +1312,18 @@ export class ReplicationCore {
         this.#onQueryReply(m.from, m.requestId, m.state);
         return;
     }
+  }
+
+  /**
+   * Records a peer sent that this node cannot decode (a peer with other limits, or a bug):
+   * left out and counted, logged once per node lifetime (a peer that keeps sending one must
+   * not flood the log), and the rest of their message applied.
+   */
+  #undecodable(from: string, skipped: Skipped): void {
+    this.#metrics.recordsUndecodable.inc(skipped.count);
+    if (this.#undecodableLogged) return;
+    this.#undecodableLogged = true;
+    this.#log("records-undecodable", { from, count: skipped.count, reason: skipped.reason });
   }
 
   #clientSubmit(
