@@ -64,6 +64,9 @@ import { ownerOf } from "./preference.ts";
 import { missingRanges, SeqTracker, summaryHas } from "./seq_tracker.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
 
+/** Room a WAL batch needs besides its records' bytes (its header, each record's length). */
+const WAL_BATCH_SLACK_BYTES = 64;
+
 export type CorePhase = "recovering" | "catching_up" | "ready" | "stopping" | "failed";
 
 /** How this node sees a voter (from membership). Unknown voters count as alive. */
@@ -843,6 +846,18 @@ export class ReplicationCore {
       ...(keyed ? { idempotencyKey: request.idempotencyKey! } : {}),
       bodyHash,
     };
+    // A job must fit one WAL append alone, here and at every peer (same wal.recordBytesMax),
+    // or no replica can ever store it: refuse it for good now, not "retry" after a timeout.
+    const recordBytes = this.#submitBytesBound(spec);
+    if (recordBytes + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {
+      return this.#refuse(
+        requestId,
+        "invalid",
+        `the job is ${recordBytes} bytes as a record; a WAL record holds at most ` +
+          `${this.#walRecordBytesMax - WAL_BATCH_SLACK_BYTES} (wal.recordBytesMax): send a ` +
+          "smaller payload",
+      );
+    }
     const stamp = this.#ownStamp();
     const record: ReplicatedRecord = { type: "submit", stamp, spec };
     const result = this.table.apply(record, wallMs);
@@ -858,6 +873,21 @@ export class ReplicationCore {
     proposal.requests.push({ requestId, existing: false });
     this.#originate(record, proposal.localStored ? proposal.key : undefined);
     this.#evaluate(nowMs, proposal);
+  }
+
+  /**
+   * The size of `spec`'s SUBMIT record: a bound from string lengths (3 UTF-8 bytes per UTF-16
+   * unit at most) when that is clearly small enough, the exact encoding only when not, so the
+   * usual small job is not encoded twice.
+   */
+  #submitBytesBound(spec: JobSpec): number {
+    let units = spec.url.length + spec.payload.length + (spec.idempotencyKey?.length ?? 0);
+    for (const [name, value] of Object.entries(spec.headers)) units += name.length + value.length;
+    for (const secret of spec.secrets) units += secret.length;
+    const headersCount = Object.keys(spec.headers).length;
+    const bound = 3 * units + 8 * headersCount + 4 * spec.secrets.length + 1024;
+    if (bound + WAL_BATCH_SLACK_BYTES <= this.#walRecordBytesMax) return bound;
+    return encodeRecord({ type: "submit", stamp: { origin: this.self, seq: 1 }, spec }).length;
   }
 
   /** Retries a dead letter by hand: a REVIVE record durable on a majority. */
@@ -1228,7 +1258,10 @@ export class ReplicationCore {
   #addToBatch(bytes: Uint8Array, record: JobRecord): AppendBatch {
     let batch = this.#appendBatch();
     // One WAL append must stay under the WAL's record bound: start a new batch when full.
-    if (batch.bytes + bytes.length + 64 > this.#walRecordBytesMax && batch.records.length > 0) {
+    if (
+      batch.bytes + bytes.length + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax &&
+      batch.records.length > 0
+    ) {
       this.#emitAppend();
       batch = this.#appendBatch();
     }
@@ -1365,6 +1398,12 @@ export class ReplicationCore {
   ): void {
     const immediate: AckEntry[] = [];
     for (const { record, bytes } of records) {
+      // A record this node's WAL cannot hold (a peer with a larger wal.recordBytesMax) would
+      // fail the append and stop this node: it is left out like one that does not decode.
+      if (bytes.length + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {
+        this.#undecodable(from, { count: 1, reason: "record larger than wal.recordBytesMax" });
+        continue;
+      }
       const wantsAck = ack && (record.type === "submit" || record.type === "revive");
       if (
         this.tracker.has(record.stamp.origin, record.stamp.seq) &&

@@ -276,3 +276,19 @@ Deno.test("a replication message carrying a job at every limit decodes", () => {
   );
   assert(decoded.ok, decoded.ok ? "" : decoded.reason);
 });
+
+Deno.test("a submit too large for one WAL record is refused for good (invalid), not left to time out", () => {
+  const cluster = new ReviewCluster({}, undefined, 8192);
+  cluster.startAll();
+  const requestId = cluster.submit(0, { url: "https://h.test/", payload: "x".repeat(9000) });
+  const outcome = cluster.answers.get(requestId);
+  assert(outcome !== undefined && !outcome.ok, JSON.stringify(outcome));
+  assertEquals(outcome.code, "invalid");
+  assert(outcome.message.includes("wal.recordBytesMax"), outcome.message);
+  assertEquals(cluster.inflight.filter((m) => m.kind === "repl").length, 0, "nothing sent");
+  assertEquals(cluster.pending[0]!.length, 0, "nothing written");
+  // A job that fits still goes through.
+  const fits = cluster.submit(0, { url: "https://h.test/", payload: "x".repeat(4000) });
+  cluster.settle();
+  assertEquals(cluster.answers.get(fits)?.ok, true);
+});
