@@ -20,6 +20,70 @@
 export const LINE_CHARS_MAX = 1_048_576;
 
 // ---------------------------------------------------------------------------------------------
+// Job limits: what one job may hold (src/jobs/job_limits.ts enforces them, the job codec
+// decodes by them, the API and the UDP client path refuse past them)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The bounds of one job's fields, in the units the job codec counts (UTF-8 bytes of each
+ * string, numbers of items). They are part of the wire and WAL formats: every node must agree
+ * on them, so they are constants, not per-node options. Each is enforced in three places from
+ * this one object: the API and the UDP client path refuse a submit past one (400 naming the
+ * field and the limit), the encoders assert them (a job past one is our bug, caught where it is
+ * made), and the decoders refuse bytes past them (hostile or corrupt input). Before they were
+ * one object, the API counted a URL in characters and the codec in bytes: a URL of 5,000 "é"
+ * passed the API, and every peer then dropped the replication message carrying it.
+ *
+ * Per-node options may only be stricter: `delivery.payloadBytesMax`,
+ * `delivery.jobHeadersBytesMax` and `api.idempotencyKeyCharsMax` are checked against these.
+ */
+export const JOB_LIMITS = Object.freeze({
+  /**
+   * Job id, bytes. Ids are minted by hookd (hex, or a hash of the idempotency key: 64 chars at
+   * most), so this only stops hostile bytes; it also fits the `webhook-id` header.
+   */
+  idBytesMax: 128,
+  /**
+   * Target URL, UTF-8 bytes: the common 8 KiB request-line limit of servers. In bytes, not
+   * characters, because the codec stores UTF-8 and a receiver's server counts bytes too.
+   */
+  urlBytesMax: 8192,
+  /**
+   * Payload, UTF-8 bytes: the ceiling `delivery.payloadBytesMax` (the limit a node enforces,
+   * 1 MiB by default) may be raised to. It bounds what a decoder allocates for one field.
+   */
+  payloadBytesMax: 16 * 1024 * 1024,
+  /**
+   * A job's own headers, count. 256 is far above what a webhook needs (a tenant, a trace id),
+   * and bounds the per-header framing (8 bytes each) a record carries.
+   */
+  headersMax: 256,
+  /**
+   * One header name or one header value, UTF-8 bytes. Twice `delivery.jobHeadersBytesMax`
+   * (counted in characters, Latin-1 values: at most 2 UTF-8 bytes each), so any job the
+   * delivery check allows fits.
+   */
+  headerBytesMax: 16 * 1024,
+  /** All header names and values of one job together, UTF-8 bytes (same reason). */
+  headersBytesMax: 16 * 1024,
+  /**
+   * Signing secrets of one job (current and old ones during rotation); the delivery check
+   * allows 8, the codec's u8 count could carry 255.
+   */
+  secretsMax: 16,
+  /**
+   * One signing secret, UTF-8 bytes. A Standard Webhooks secret is `whsec_` and the base64 of
+   * at most 64 bytes (94 characters); 1 KiB leaves room for a longer scheme later.
+   */
+  secretBytesMax: 1024,
+  /**
+   * Idempotency key, bytes (printable ASCII, so characters). The API's own bound
+   * (`api.idempotencyKeyCharsMax`, 256) may not exceed it.
+   */
+  idempotencyKeyBytesMax: 1024,
+});
+
+// ---------------------------------------------------------------------------------------------
 // Write-ahead log (src/wal/)
 // ---------------------------------------------------------------------------------------------
 
@@ -265,6 +329,22 @@ export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
   );
   positiveInteger("delivery.payloadBytesMax", config.payloadBytesMax);
   positiveInteger("delivery.jobHeadersBytesMax", config.jobHeadersBytesMax);
+  // A job this node accepts must fit the job codec's bounds, which every node shares.
+  relation(
+    "delivery.payloadBytesMax",
+    config.payloadBytesMax,
+    "<=",
+    "JOB_LIMITS.payloadBytesMax",
+    JOB_LIMITS.payloadBytesMax,
+  );
+  // Header sizes are counted in characters here, Latin-1 values: at most 2 UTF-8 bytes each.
+  relation(
+    "2 * delivery.jobHeadersBytesMax",
+    2 * config.jobHeadersBytesMax,
+    "<=",
+    "JOB_LIMITS.headersBytesMax",
+    JOB_LIMITS.headersBytesMax,
+  );
   nonNegative("delivery.responseBodyBytesMax", config.responseBodyBytesMax);
   positiveInteger("delivery.breakerFailureThreshold", config.breakerFailureThreshold);
   positiveInteger("delivery.breakerOpenMs", config.breakerOpenMs);
@@ -872,8 +952,6 @@ export interface ApiConfig {
    * @default 256
    */
   idempotencyKeyCharsMax: number;
-  /** Longest target URL, characters: the common 8 KiB request-line limit of servers. @default 8192 */
-  urlCharsMax: number;
   /** Largest `maxAttempts` a job may ask for. @default 100 */
   jobAttemptsMax: number;
   /** Jobs listed when a list request gives no `limit`. @default 50 */
@@ -895,7 +973,6 @@ export const apiDefaults: Readonly<ApiConfig> = Object.freeze({
   submitsInFlightMax: 256,
   batchJobsMax: 1000,
   idempotencyKeyCharsMax: 256,
-  urlCharsMax: 8192,
   jobAttemptsMax: 100,
   listLimitDefault: 50,
   listLimitMax: 1000,
@@ -911,7 +988,6 @@ export function validateApiConfig(config: ApiConfig): ApiConfig {
       "submitsInFlightMax",
       "batchJobsMax",
       "idempotencyKeyCharsMax",
-      "urlCharsMax",
       "jobAttemptsMax",
       "listLimitDefault",
       "listLimitMax",
@@ -924,6 +1000,14 @@ export function validateApiConfig(config: ApiConfig): ApiConfig {
     "<=",
     "api.bodyBytesHeldMax",
     config.bodyBytesHeldMax,
+  );
+  // A key the API takes must fit the job codec, or every peer would refuse its record.
+  relation(
+    "api.idempotencyKeyCharsMax",
+    config.idempotencyKeyCharsMax,
+    "<=",
+    "JOB_LIMITS.idempotencyKeyBytesMax",
+    JOB_LIMITS.idempotencyKeyBytesMax,
   );
   relation(
     "api.listLimitDefault",

@@ -180,6 +180,63 @@ const MUTANTS: Mutant[] = [
     to: ";",
     tests: ["tests/api/routes_test.ts", "tests/api/openapi_test.ts"],
   },
+  {
+    name: "limits-api-unchecked",
+    breaks: "the API refuses a job the codec cannot carry (300 headers) with 400, issue 17",
+    file: "src/api/validate.ts",
+    from: "if (limited !== undefined) return invalid(limited.field, limited.message);",
+    to:
+      "if (limited !== undefined && Date.now() < 0) return invalid(limited.field, limited.message);",
+    tests: ["tests/jobs/job_limits_test.ts"],
+  },
+  {
+    name: "limits-url-in-chars",
+    breaks: "job limits count a URL in UTF-8 bytes, as the codec does, not in characters",
+    file: "src/jobs/job_limits.ts",
+    from: "if (!fitsUtf8(request.url, L.urlBytesMax)) {",
+    to: "if (request.url.length > L.urlBytesMax) {",
+    tests: ["tests/jobs/job_limits_test.ts", "tests/jobs/udp_client_test.ts"],
+  },
+  {
+    name: "limits-header-count",
+    breaks: "job limits bound the number of headers the codec can carry",
+    file: "src/jobs/job_limits.ts",
+    from: "if (headers.length > L.headersMax) {",
+    to: "if (headers.length > L.headersMax * 2) {",
+    tests: ["tests/jobs/job_limits_test.ts", "tests/jobs/udp_client_test.ts"],
+  },
+  {
+    name: "limits-encoder-unasserted",
+    breaks: "an encoder asserts a string's bound instead of writing bytes every peer refuses",
+    file: "src/lib/bytes.ts",
+    from: "bytesMax === undefined || written <= bytesMax,",
+    to: "bytesMax === undefined || written <= bytesMax || true,",
+    tests: ["tests/jobs/job_limits_test.ts"],
+  },
+  {
+    name: "replay-skips-undecodable",
+    breaks: "an undecodable WAL batch stops recovery instead of being skipped, issue 17",
+    file: "src/jobs/job_store.ts",
+    from: "if (problem !== undefined) {",
+    to: 'if (problem === "skipped silently") {',
+    tests: ["tests/jobs/store_replay_test.ts"],
+  },
+  {
+    name: "peer-drops-whole-message",
+    breaks: "an undecodable record costs that record, not the rest of its message, issue 17",
+    file: "src/jobs/job_codec.ts",
+    from: "if (skipped === undefined || !(e instanceof DecodeError)) throw e;",
+    to: 'if (skipped === undefined || !(e instanceof DecodeError) || e.message !== "") throw e;',
+    tests: ["tests/jobs/record_tolerance_test.ts"],
+  },
+  {
+    name: "submit-larger-than-wal-record",
+    breaks: "a submit no WAL record can hold is refused as invalid, not left to time out",
+    file: "src/jobs/replication_core.ts",
+    from: "if (recordBytes + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {",
+    to: "if (recordBytes < 0) {",
+    tests: ["tests/jobs/job_limits_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

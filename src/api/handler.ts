@@ -97,7 +97,6 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   const config = validateApiConfig({ ...(options.config ?? apiDefaults) });
   const jobLimits = options.jobLimits ?? deliveryDefaults;
   const limits: SubmitLimits = {
-    urlCharsMax: config.urlCharsMax,
     payloadBytesMax: jobLimits.payloadBytesMax,
     jobHeadersBytesMax: jobLimits.jobHeadersBytesMax,
     jobAttemptsMax: config.jobAttemptsMax,

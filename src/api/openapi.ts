@@ -7,7 +7,7 @@
  * checked against its schema; every route in routes.ts must be listed. Change both together.
  */
 
-import type { ApiConfig } from "../config.ts";
+import { type ApiConfig, JOB_LIMITS } from "../config.ts";
 import { API_ERROR_CODES } from "./errors.ts";
 import type { SubmitLimits } from "./validate.ts";
 
@@ -31,9 +31,10 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
     url: {
       type: "string",
       format: "uri",
-      maxLength: limits.urlCharsMax,
+      maxLength: JOB_LIMITS.urlBytesMax,
       description: "http(s) URL the job is POSTed to; no user:password@ in it, and no spaces " +
-        "or control characters (percent-encode them).",
+        `or control characters (percent-encode them). At most ${JOB_LIMITS.urlBytesMax} ` +
+        "bytes as UTF-8.",
     },
     payload: {
       description: `Any JSON value; sent as the request body, re-serialised without ` +
@@ -44,7 +45,8 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       type: "object",
       additionalProperties: { type: "string" },
       description: "Extra request headers: valid names, Latin-1 values without CR/LF, " +
-        `${limits.jobHeadersBytesMax} bytes in all; not hookd's own webhook-* headers.`,
+        `${limits.jobHeadersBytesMax} bytes in all, at most ${JOB_LIMITS.headersMax} of ` +
+        "them; not hookd's own webhook-* headers.",
     },
     secret: {
       type: "string",

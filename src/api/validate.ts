@@ -10,14 +10,15 @@
  * never throws on hostile input.
  */
 
+import { JOB_LIMITS } from "../config.ts";
 import { checkJob } from "../delivery/job_check.ts";
+import { checkJobLimits, fitsUtf8, utf8Bytes } from "../jobs/job_limits.ts";
 import type { DeliveryJob } from "../delivery/types.ts";
 import type { SubmitRequest } from "../jobs/service.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import { type NumberTexts, stringifyKept } from "./json_text.ts";
 
 export interface SubmitLimits {
-  readonly urlCharsMax: number;
   /** UTF-8 bytes of the payload's JSON text. */
   readonly payloadBytesMax: number;
   readonly jobHeadersBytesMax: number;
@@ -179,14 +180,23 @@ function decodeJob(
     if (!key.ok) return key;
     request.idempotencyKey = key.value;
   }
+  // What the job codec can carry (JOB_LIMITS), the check the UDP client path makes too. Most
+  // bounds above are stricter; the header count is only bounded here.
+  const limited = checkJobLimits(request);
+  if (limited !== undefined) return invalid(limited.field, limited.message);
   return ok(request);
 }
 
 function decodeUrl(raw: unknown, present: boolean, limits: SubmitLimits): Decoded<string> {
   if (!present) return invalid("url", "url is required (the http(s) URL the job is POSTed to)");
   if (typeof raw !== "string") return invalid("url", `url must be a string, not ${describe(raw)}`);
-  if (raw.length > limits.urlCharsMax) {
-    return invalid("url", `url is longer than ${limits.urlCharsMax} characters`);
+  // Bytes, as the job codec counts them: a URL of 5,000 "é" is 5,016 characters but 10,016
+  // bytes, and accepted by characters it was a job no peer could decode.
+  if (!fitsUtf8(raw, JOB_LIMITS.urlBytesMax)) {
+    return invalid(
+      "url",
+      `url is ${utf8Bytes(raw)} bytes as UTF-8; at most ${JOB_LIMITS.urlBytesMax} bytes`,
+    );
   }
   // A URL parser percent-encodes these, but the raw text is what the node keeps and shows
   // (hookd status, the dashboard), where an ESC or a C1 CSI would drive a terminal.

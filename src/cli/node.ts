@@ -23,6 +23,7 @@ import { parseAddress } from "../transport/address.ts";
 import { apiDefaults, jobsDefaults } from "../config.ts";
 import { DataDirLockedError } from "../jobs/data_dir_lock.ts";
 import { WalCorruptionError } from "../wal/recovery.ts";
+import { JobLogReplayError } from "../jobs/job_store.ts";
 import type { DeliveryReport } from "../delivery/types.ts";
 
 /** Environment variable holding the API bearer token (instead of `--api-token`). */
@@ -178,7 +179,10 @@ export const nodeCommand: LeafCommand = {
     } catch (error) {
       stop.dispose();
       if (error instanceof RangeError) throw new UsageError(`hookd node: ${error.message}`);
-      if (error instanceof DataDirLockedError || error instanceof WalCorruptionError) {
+      if (
+        error instanceof DataDirLockedError || error instanceof WalCorruptionError ||
+        error instanceof JobLogReplayError
+      ) {
         console.error(`hookd node: ${error.message}`);
         return EXIT_FAILURE;
       }

@@ -11,7 +11,8 @@
 
 import { ByteReader, ByteWriter, DecodeError } from "../lib/bytes.ts";
 import { err, ok, type Result } from "../lib/result.ts";
-import { unreachable } from "../lib/assert.ts";
+import { assert, unreachable } from "../lib/assert.ts";
+import { JOB_LIMITS } from "../config.ts";
 import {
   ATTEMPT_OUTCOMES,
   type AttemptEntry,
@@ -34,16 +35,21 @@ const WAL_BATCH_VERSION = 1;
 const MESSAGE_MAGIC = 0x6a; // "j"
 const MESSAGE_VERSION = 1;
 
-/** Decode bounds: generous next to the config limits, tight enough to stop a hostile size. */
+/**
+ * Decode bounds, which the encoders assert too. A job's fields are `JOB_LIMITS` (config.ts),
+ * the one source the API and the UDP client path validate by; the rest bound what only nodes
+ * write (addresses, hashes, reasons) tightly enough to stop a hostile size.
+ */
 export const CODEC_LIMITS = Object.freeze({
-  idBytesMax: 128,
-  urlBytesMax: 8192,
-  payloadBytesMax: 16 * 1024 * 1024,
-  headerBytesMax: 16 * 1024,
-  headersMax: 256,
-  secretsMax: 16,
-  secretBytesMax: 1024,
-  keyBytesMax: 1024,
+  idBytesMax: JOB_LIMITS.idBytesMax,
+  urlBytesMax: JOB_LIMITS.urlBytesMax,
+  payloadBytesMax: JOB_LIMITS.payloadBytesMax,
+  headerBytesMax: JOB_LIMITS.headerBytesMax,
+  headersBytesMax: JOB_LIMITS.headersBytesMax,
+  headersMax: JOB_LIMITS.headersMax,
+  secretsMax: JOB_LIMITS.secretsMax,
+  secretBytesMax: JOB_LIMITS.secretBytesMax,
+  keyBytesMax: JOB_LIMITS.idempotencyKeyBytesMax,
   hashBytesMax: 128,
   addressBytesMax: 300,
   detailBytesMax: 8192,
@@ -75,7 +81,39 @@ const PHASES: readonly JobPhase[] = ["pending", "dead", "delivered"];
 // ---------------------------------------------------------------------------------------------
 
 function writeStamp(w: ByteWriter, s: Stamp): void {
-  w.str(s.origin).u53(s.seq);
+  w.str(s.origin, CODEC_LIMITS.addressBytesMax).u53(s.seq);
+}
+
+/**
+ * A job's headers: a count, then names and values. Asserts the count and the total, as
+ * `readHeaders` checks them (each string's own bound is asserted by `str`).
+ */
+function writeHeaders(w: ByteWriter, headers: Readonly<Record<string, string>>): void {
+  const names = Object.keys(headers);
+  assert(names.length <= CODEC_LIMITS.headersMax, `${names.length} headers exceed headersMax`);
+  w.u16(names.length);
+  const start = w.length;
+  for (const name of names) {
+    w.str(name, CODEC_LIMITS.headerBytesMax).str(headers[name]!, CODEC_LIMITS.headerBytesMax);
+  }
+  // Each string's 4-byte length prefix is not part of the headers' bytes.
+  const bytes = w.length - start - 8 * names.length;
+  assert(bytes <= CODEC_LIMITS.headersBytesMax, `headers of ${bytes} bytes exceed headersBytesMax`);
+}
+
+function readHeaders(r: ByteReader): Record<string, string> {
+  const count = r.u16();
+  if (count > CODEC_LIMITS.headersMax) throw new DecodeError("too many headers");
+  const headers: Record<string, string> = {};
+  const start = r.offset;
+  for (let i = 0; i < count; i++) {
+    const name = r.str(CODEC_LIMITS.headerBytesMax);
+    headers[name] = r.str(CODEC_LIMITS.headerBytesMax);
+  }
+  if (r.offset - start - 8 * count > CODEC_LIMITS.headersBytesMax) {
+    throw new DecodeError("headers too large");
+  }
+  return headers;
 }
 
 function readStamp(r: ByteReader): Stamp {
@@ -86,28 +124,24 @@ function readStamp(r: ByteReader): Stamp {
 }
 
 function writeSpec(w: ByteWriter, s: JobSpec): void {
-  w.str(s.id).str(s.url).str(s.payload);
-  const names = Object.keys(s.headers);
-  w.u16(names.length);
-  for (const name of names) w.str(name).str(s.headers[name]!);
-  w.u8(s.secrets.length);
-  for (const secret of s.secrets) w.str(secret);
-  w.u32(s.timeoutMs).u16(s.maxAttempts).f64(s.submittedAtMs).optStr(s.idempotencyKey).str(
-    s.bodyHash,
+  w.str(s.id, CODEC_LIMITS.idBytesMax).str(s.url, CODEC_LIMITS.urlBytesMax);
+  w.str(s.payload, CODEC_LIMITS.payloadBytesMax);
+  writeHeaders(w, s.headers);
+  assert(
+    s.secrets.length <= CODEC_LIMITS.secretsMax,
+    `${s.secrets.length} secrets exceed secretsMax`,
   );
+  w.u8(s.secrets.length);
+  for (const secret of s.secrets) w.str(secret, CODEC_LIMITS.secretBytesMax);
+  w.u32(s.timeoutMs).u16(s.maxAttempts).f64(s.submittedAtMs);
+  w.optStr(s.idempotencyKey, CODEC_LIMITS.keyBytesMax).str(s.bodyHash, CODEC_LIMITS.hashBytesMax);
 }
 
 function readSpec(r: ByteReader): JobSpec {
   const id = r.str(CODEC_LIMITS.idBytesMax);
   const url = r.str(CODEC_LIMITS.urlBytesMax);
   const payload = r.str(CODEC_LIMITS.payloadBytesMax);
-  const headerCount = r.u16();
-  if (headerCount > CODEC_LIMITS.headersMax) throw new DecodeError("too many headers");
-  const headers: Record<string, string> = {};
-  for (let i = 0; i < headerCount; i++) {
-    const name = r.str(CODEC_LIMITS.headerBytesMax);
-    headers[name] = r.str(CODEC_LIMITS.headerBytesMax);
-  }
+  const headers = readHeaders(r);
   const secretCount = r.u8();
   if (secretCount > CODEC_LIMITS.secretsMax) throw new DecodeError("too many secrets");
   const secrets: string[] = [];
@@ -146,7 +180,10 @@ function writeAttempt(w: ByteWriter, a: AttemptEntry): void {
   w.u16(a.attempt).f64(a.startedAtMs).f64(a.latencyMs);
   if (retry > 0) w.u8(outcome | ATTEMPT_RETRY_FLAG).u32(retry);
   else w.u8(outcome);
-  w.u16(a.status).str(a.detail).str(a.node);
+  w.u16(a.status).str(a.detail, CODEC_LIMITS.detailBytesMax).str(
+    a.node,
+    CODEC_LIMITS.addressBytesMax,
+  );
 }
 
 function readAttempt(r: ByteReader): AttemptEntry {
@@ -207,7 +244,7 @@ function readRanges(r: ByteReader): Array<[number, number]> {
 function writeHeld(w: ByteWriter, held: readonly HeldRanges[]): void {
   w.u32(held.length);
   for (const h of held) {
-    w.str(h.origin).u53(h.contiguous);
+    w.str(h.origin, CODEC_LIMITS.addressBytesMax).u53(h.contiguous);
     writeRanges(w, h.above);
   }
 }
@@ -229,13 +266,15 @@ function readHeld(r: ByteReader): HeldRanges[] {
 }
 
 function writeState(w: ByteWriter, s: JobStateSnapshot): void {
-  w.str(s.jobId);
+  w.str(s.jobId, CODEC_LIMITS.idBytesMax);
   w.bool(s.spec !== undefined);
   if (s.spec !== undefined) writeSpec(w, s.spec);
   w.bool(s.submitStamp !== undefined);
   if (s.submitStamp !== undefined) writeStamp(w, s.submitStamp);
-  w.str(s.bodyHash).bool(s.committed).u32(s.gen).u8(PHASES.indexOf(s.phase)).u16(s.attemptsMade)
-    .f64(s.nextAttemptAtMs).f64(s.finishedAtMs).str(s.deadReason);
+  w.str(s.bodyHash, CODEC_LIMITS.hashBytesMax).bool(s.committed).u32(s.gen)
+    .u8(PHASES.indexOf(s.phase)).u16(s.attemptsMade).f64(s.nextAttemptAtMs).f64(s.finishedAtMs)
+    .str(s.deadReason, CODEC_LIMITS.reasonBytesMax);
+  assert(s.history.length <= CODEC_LIMITS.historyMax, "history exceeds historyMax");
   w.u16(s.history.length);
   for (const h of s.history) writeAttempt(w, h);
 }
@@ -284,28 +323,30 @@ export function writeRecord(w: ByteWriter, record: JobRecord): void {
       return;
     case "commit":
       writeStamp(w, record.stamp);
-      w.str(record.jobId).str(record.bodyHash).bool(record.spec !== undefined);
+      w.str(record.jobId, CODEC_LIMITS.idBytesMax).str(record.bodyHash, CODEC_LIMITS.hashBytesMax);
+      w.bool(record.spec !== undefined);
       if (record.spec !== undefined) writeSpec(w, record.spec);
       return;
     case "retry":
       writeStamp(w, record.stamp);
-      w.str(record.jobId).u32(record.gen).u16(record.attemptsMade).f64(record.nextAttemptAtMs);
+      w.str(record.jobId, CODEC_LIMITS.idBytesMax).u32(record.gen).u16(record.attemptsMade);
+      w.f64(record.nextAttemptAtMs);
       writeAttempt(w, record.attempt);
       return;
     case "done":
       writeStamp(w, record.stamp);
-      w.str(record.jobId).u32(record.gen).f64(record.finishedAtMs);
+      w.str(record.jobId, CODEC_LIMITS.idBytesMax).u32(record.gen).f64(record.finishedAtMs);
       writeOptAttempt(w, record.attempt);
       return;
     case "dead":
       writeStamp(w, record.stamp);
-      w.str(record.jobId).u32(record.gen).u16(record.attemptsMade).f64(record.finishedAtMs)
-        .str(record.reason);
+      w.str(record.jobId, CODEC_LIMITS.idBytesMax).u32(record.gen).u16(record.attemptsMade)
+        .f64(record.finishedAtMs).str(record.reason, CODEC_LIMITS.reasonBytesMax);
       writeOptAttempt(w, record.attempt);
       return;
     case "revive":
       writeStamp(w, record.stamp);
-      w.str(record.jobId).u32(record.gen);
+      w.str(record.jobId, CODEC_LIMITS.idBytesMax).u32(record.gen);
       return;
     case "skip":
       writeStamp(w, record.stamp);
@@ -315,9 +356,8 @@ export function writeRecord(w: ByteWriter, record: JobRecord): void {
       writeState(w, record.state);
       return;
     case "key":
-      w.str(record.key.key).str(record.key.jobId).str(record.key.bodyHash).f64(
-        record.key.expiresAtMs,
-      );
+      w.str(record.key.key, CODEC_LIMITS.keyBytesMax).str(record.key.jobId, CODEC_LIMITS.idBytesMax)
+        .str(record.key.bodyHash, CODEC_LIMITS.hashBytesMax).f64(record.key.expiresAtMs);
       return;
     case "meta":
       w.u53(record.nextOwnSeq);
@@ -441,8 +481,12 @@ export function decodeRecord(bytes: Uint8Array): Result<JobRecord> {
 
 /** A list of already-encoded records, length-prefixed. */
 function writeRecordList(w: ByteWriter, records: readonly Uint8Array[]): void {
+  assert(records.length <= CODEC_LIMITS.recordsMax, "record list exceeds recordsMax");
   w.u32(records.length);
-  for (const bytes of records) w.bytes(bytes);
+  for (const bytes of records) {
+    assert(bytes.length <= CODEC_LIMITS.recordBytesMax, "record exceeds recordBytesMax");
+    w.bytes(bytes);
+  }
 }
 
 /**
@@ -454,19 +498,37 @@ function writeRecordList(w: ByteWriter, records: readonly Uint8Array[]): void {
 function readRecordList(
   r: ByteReader,
   copy: boolean,
+  skipped?: Skipped,
 ): Array<{ record: JobRecord; bytes: Uint8Array }> {
   const n = r.u32();
   if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many records");
   const out: Array<{ record: JobRecord; bytes: Uint8Array }> = [];
   for (let i = 0; i < n; i++) {
+    // The list's framing (each record's length) is checked whatever happens: past a bad
+    // length nothing can be trusted, so the whole list fails.
     const view = r.bytes(CODEC_LIMITS.recordBytesMax);
     const bytes = copy ? view.slice() : view;
     const inner = new ByteReader(bytes);
-    const record = readRecord(inner);
-    inner.end();
-    out.push({ record, bytes });
+    try {
+      const record = readRecord(inner);
+      inner.end();
+      out.push({ record, bytes });
+    } catch (e) {
+      // In a message, one record a peer cannot decode costs that record, not the votes,
+      // COMMITs and DONEs riding with it (issue 17); the caller counts and logs it.
+      if (skipped === undefined || !(e instanceof DecodeError)) throw e;
+      skipped.count++;
+      skipped.reason ??= e.message;
+    }
   }
   return out;
+}
+
+/** Records of a message that did not decode and were left out (see `readRecordList`). */
+export interface Skipped {
+  count: number;
+  /** Why the first one did not decode. */
+  reason: string | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -546,7 +608,7 @@ const CURSOR_CODES = { start: 0, records: 1, snapshot: 2 } as const;
 
 function writeCursor(w: ByteWriter, c: SyncCursor): void {
   w.u8(CURSOR_CODES[c.kind]);
-  if (c.kind === "records") w.str(c.origin).u53(c.seq);
+  if (c.kind === "records") w.str(c.origin, CODEC_LIMITS.addressBytesMax).u53(c.seq);
   else if (c.kind === "snapshot") w.u32(c.session);
 }
 
@@ -572,6 +634,8 @@ export type JobsMessage =
     readonly from: string;
     /** Replicas answer SUBMIT/REVIVE records with an ACK once durable. */
     readonly records: readonly { record: ReplicatedRecord; bytes: Uint8Array }[];
+    /** Records left out because they did not decode (decoded messages only). */
+    readonly undecodable?: Skipped;
   }
   | { readonly kind: "ack"; readonly from: string; readonly entries: readonly AckEntry[] }
   | {
@@ -614,11 +678,13 @@ export type JobsMessage =
     readonly yourSeqMax: number;
     readonly held: readonly HeldRanges[];
     readonly records: readonly { record: JobRecord; bytes: Uint8Array }[];
+    readonly undecodable?: Skipped;
   }
   | {
     readonly kind: "handoff";
     readonly from: string;
     readonly records: readonly { record: JobRecord; bytes: Uint8Array }[];
+    readonly undecodable?: Skipped;
   }
   | {
     readonly kind: "query";
@@ -677,23 +743,17 @@ export type OutgoingMessage =
   | { readonly kind: "handoff"; readonly from: string; readonly records: readonly Uint8Array[] };
 
 function writeSubmitRequest(w: ByteWriter, q: SubmitRequest): void {
-  w.str(q.url).str(q.payload);
-  const names = Object.keys(q.headers ?? {});
-  w.u16(names.length);
-  for (const name of names) w.str(name).str(q.headers![name]!);
-  w.optStr(q.secret).u16(q.maxAttempts ?? 0).u32(q.timeoutMs ?? 0).optStr(q.idempotencyKey);
+  w.str(q.url, CODEC_LIMITS.urlBytesMax).str(q.payload, CODEC_LIMITS.payloadBytesMax);
+  writeHeaders(w, q.headers ?? {});
+  w.optStr(q.secret, CODEC_LIMITS.secretBytesMax).u16(q.maxAttempts ?? 0).u32(q.timeoutMs ?? 0);
+  w.optStr(q.idempotencyKey, CODEC_LIMITS.keyBytesMax);
 }
 
 function readSubmitRequest(r: ByteReader): SubmitRequest {
   const url = r.str(CODEC_LIMITS.urlBytesMax);
   const payload = r.str(CODEC_LIMITS.payloadBytesMax);
-  const n = r.u16();
-  if (n > CODEC_LIMITS.headersMax) throw new DecodeError("too many headers");
-  const headers: Record<string, string> = {};
-  for (let i = 0; i < n; i++) {
-    const name = r.str(CODEC_LIMITS.headerBytesMax);
-    headers[name] = r.str(CODEC_LIMITS.headerBytesMax);
-  }
+  const headers = readHeaders(r);
+  const n = Object.keys(headers).length;
   const secret = r.optStr(CODEC_LIMITS.secretBytesMax);
   const maxAttempts = r.u16();
   const timeoutMs = r.u32();
@@ -716,24 +776,26 @@ export function encodeMessage(m: OutgoingMessage): Uint8Array {
   w.u8(MESSAGE_MAGIC).u8(MESSAGE_VERSION).u8(MESSAGE_CODES[m.kind]);
   switch (m.kind) {
     case "repl":
-      w.str(m.from);
+      w.str(m.from, CODEC_LIMITS.addressBytesMax);
       writeRecordList(w, m.records);
       break;
     case "ack":
-      w.str(m.from).u32(m.entries.length);
+      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.entries.length);
       for (const e of m.entries) {
         writeStamp(w, e.stamp);
-        w.u8(ACK_STATUSES.indexOf(e.status)).str(e.bodyHash);
+        w.u8(ACK_STATUSES.indexOf(e.status)).str(e.bodyHash, CODEC_LIMITS.hashBytesMax);
       }
       break;
     case "sync-req":
-      w.str(m.from).u32(m.requestId).bool(m.catchup).u32(m.page);
+      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.requestId).bool(m.catchup).u32(m.page);
       writeCursor(w, m.cursor);
       w.u53(m.ask);
       writeHeld(w, m.held);
       break;
     case "sync-reply":
-      w.str(m.from).u32(m.requestId).u32(m.page).u53(m.ask).u32(m.part).u32(m.parts);
+      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.requestId).u32(m.page).u53(m.ask).u32(
+        m.part,
+      ).u32(m.parts);
       w.bool(m.snapshot);
       w.bool(m.more);
       writeCursor(w, m.cursor);
@@ -742,14 +804,17 @@ export function encodeMessage(m: OutgoingMessage): Uint8Array {
       writeRecordList(w, m.records);
       break;
     case "handoff":
-      w.str(m.from);
+      w.str(m.from, CODEC_LIMITS.addressBytesMax);
       writeRecordList(w, m.records);
       break;
     case "query":
-      w.str(m.from).u32(m.requestId).str(m.jobId);
+      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.requestId).str(
+        m.jobId,
+        CODEC_LIMITS.idBytesMax,
+      );
       break;
     case "query-reply":
-      w.str(m.from).u32(m.requestId).bool(m.state !== undefined);
+      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.requestId).bool(m.state !== undefined);
       if (m.state !== undefined) writeState(w, m.state);
       break;
     case "client-submit":
@@ -760,8 +825,13 @@ export function encodeMessage(m: OutgoingMessage): Uint8Array {
       w.u32(m.requestId).u32(m.outcomes.length);
       for (const o of m.outcomes) {
         w.bool(o.ok);
-        if (o.ok) w.str(o.id).bool(o.existing);
-        else w.str(o.code).str(o.message);
+        if (o.ok) w.str(o.id, CODEC_LIMITS.idBytesMax).bool(o.existing);
+        else {
+          w.str(o.code, CODEC_LIMITS.messageCodeBytesMax).str(
+            o.message,
+            CODEC_LIMITS.reasonBytesMax,
+          );
+        }
       }
       break;
     default:
@@ -792,7 +862,9 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
     switch (code) {
       case MESSAGE_CODES.repl: {
         const from = r.str(CODEC_LIMITS.addressBytesMax);
-        m = { kind: "repl", from, records: onlyReplicated(readRecordList(r, false)) };
+        const undecodable: Skipped = { count: 0, reason: undefined };
+        const records = onlyReplicated(readRecordList(r, false, undecodable));
+        m = { kind: "repl", from, records, ...(undecodable.count > 0 ? { undecodable } : {}) };
         break;
       }
       case MESSAGE_CODES.ack: {
@@ -832,7 +904,8 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
         const cursor = readCursor(r);
         const yourSeqMax = r.u53();
         const held = readHeld(r);
-        const records = readRecordList(r, false);
+        const undecodable: Skipped = { count: 0, reason: undefined };
+        const records = readRecordList(r, false, undecodable);
         if (!snapshot) onlyReplicated(records);
         m = {
           kind: "sync-reply",
@@ -848,16 +921,18 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
           yourSeqMax,
           held,
           records,
+          ...(undecodable.count > 0 ? { undecodable } : {}),
         };
         break;
       }
       case MESSAGE_CODES.handoff: {
         const from = r.str(CODEC_LIMITS.addressBytesMax);
-        const records = readRecordList(r, false);
+        const undecodable: Skipped = { count: 0, reason: undefined };
+        const records = readRecordList(r, false, undecodable);
         for (const item of records) {
           if (item.record.type !== "state") throw new DecodeError("handoff carries state records");
         }
-        m = { kind: "handoff", from, records };
+        m = { kind: "handoff", from, records, ...(undecodable.count > 0 ? { undecodable } : {}) };
         break;
       }
       case MESSAGE_CODES.query: {

@@ -50,6 +50,30 @@ import type {
 } from "./service.ts";
 import { type DataDirLock, lockDataDir } from "./data_dir_lock.ts";
 
+/**
+ * The WAL holds a complete (durable) batch this node cannot decode: recovery stops, and the
+ * node does not start. Skipping it would drop whatever it holds — acknowledged jobs of other
+ * clients among them — from this disk without a trace, so the operator decides.
+ */
+export class JobLogReplayError extends Error {
+  override name = "JobLogReplayError";
+  constructor(
+    readonly dataDir: string,
+    readonly segment: string,
+    readonly offset: number,
+    readonly reason: string,
+  ) {
+    super(
+      `cannot recover the job log: WAL segment ${segment} in ${dataDir}, the record at byte ` +
+        `offset ${offset}, is a complete batch this node cannot decode (${reason}). ` +
+        "Skipping it could lose acknowledged jobs it holds, so the node refuses to start. " +
+        `To proceed: keep ${dataDir} aside for diagnosis (move it away), start the node with ` +
+        "an empty data directory and let it catch up from its peers (a majority holds every " +
+        "acknowledged job); or restore that directory from a backup.",
+    );
+  }
+}
+
 /** What the store needs from the transport (`UdpTransport` has it). */
 export interface JobsTransport {
   send(address: string, channel: number, bytes: Uint8Array): SendResult;
@@ -190,7 +214,12 @@ export class JobStore implements JobService, DeliveryStore {
         metrics: options.metrics,
         ...(options.fs !== undefined ? { fs: options.fs } : {}),
         rng: options.rng,
-        replay: (record) => void core.replay(record.kind, record.payload, runtime.wallMs()),
+        replay: (record) => {
+          const problem = core.replay(record.kind, record.payload, runtime.wallMs());
+          if (problem !== undefined) {
+            throw new JobLogReplayError(options.dataDir, record.segment, record.offset, problem);
+          }
+        },
       });
       wal = opened.wal;
       if (opened.report.truncated !== undefined) {

@@ -38,11 +38,13 @@ import {
   type AckStatus,
   type ClientOutcome,
   decodeMessage,
+  decodeWalBatch,
   encodeMessage,
   encodeRecord,
   encodeWalBatch,
   type JobsMessage,
   type OutgoingMessage,
+  type Skipped,
   type SyncCursor,
 } from "./job_codec.ts";
 import {
@@ -56,10 +58,14 @@ import {
   snapshotOf,
   type Stamp,
 } from "./job_model.ts";
+import { checkJobLimits } from "./job_limits.ts";
 import { JobTable } from "./job_table.ts";
 import { ownerOf } from "./preference.ts";
 import { missingRanges, SeqTracker, summaryHas } from "./seq_tracker.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
+
+/** Room a WAL batch needs besides its records' bytes (its header, each record's length). */
+const WAL_BATCH_SLACK_BYTES = 64;
 
 export type CorePhase = "recovering" | "catching_up" | "ready" | "stopping" | "failed";
 
@@ -313,6 +319,7 @@ interface CoreMetrics {
   acksSent: Counter;
   decodeErrors: Counter;
   forgedSenders: Counter;
+  recordsUndecodable: Counter;
   handoffsSent: Counter;
   handoffsReceived: Counter;
   catchupRecords: Counter;
@@ -366,6 +373,10 @@ function registerMetrics(m: MetricsRegistry): CoreMetrics {
     decodeErrors: m.counter(
       "hookd_jobs_decode_errors_total",
       "Job-store messages or WAL batches that failed to decode (dropped)",
+    ),
+    recordsUndecodable: m.counter(
+      "hookd_jobs_records_undecodable_total",
+      "Records in a peer's message that did not decode: left out, the rest of it applied",
     ),
     handoffsSent: m.counter(
       "hookd_jobs_handoffs_total",
@@ -496,6 +507,8 @@ export class ReplicationCore {
   #deferredAtMs = Infinity;
   readonly #timers = new MinHeap<TimerItem>((a, b) => a.atMs < b.atMs);
   readonly #confirmDue = new Map<string, number>();
+  /** A peer's record failed to decode and was logged (see `#undecodable`). */
+  #undecodableLogged = false;
   readonly #queries = new Map<number, QueryState>();
   readonly #clientBatches = new Map<number, ClientBatch>();
   /** Internal submit request ids that belong to a UDP client batch: id → (batch, index). */
@@ -610,25 +623,34 @@ export class ReplicationCore {
   // -------------------------------------------------------------------------------------------
 
   /** Replays one WAL payload (a batch of records), in log order, before `recovered`. */
-  replay(kind: "snapshot" | "data", payload: Uint8Array, wallMs: number): boolean {
+  /**
+   * One WAL record, at open. Returns why it could not be decoded, or undefined. Nothing of an
+   * undecodable batch is applied, and the caller must not go on: the batch was durable (the
+   * WAL replays only complete batches), so it may hold acknowledged jobs of other clients,
+   * and skipping it once lost one that then lived on only two disks (issue 17).
+   */
+  replay(kind: "snapshot" | "data", payload: Uint8Array, wallMs: number): string | undefined {
     assert(this.#phase === "recovering", "replay happens before recovery ends");
     if (kind === "snapshot") {
       // Checkpoint records are written one record per WAL record, not batched.
-      const item = decodeSingle(payload);
-      if (item === undefined) {
+      const decoded = decodeWalBatch(payload);
+      if (!decoded.ok || decoded.value.length !== 1) {
         this.#metrics.decodeErrors.inc();
-        return false;
+        return decoded.ok
+          ? `a checkpoint record holds ${decoded.value.length} records, not 1`
+          : decoded.reason;
       }
+      const item = decoded.value[0]!;
       this.#replayRecord(item.record, item.bytes, wallMs, true);
-      return true;
+      return undefined;
     }
-    const decoded = decodeBatchPayload(payload);
-    if (decoded === undefined) {
+    const decoded = decodeWalBatch(payload);
+    if (!decoded.ok) {
       this.#metrics.decodeErrors.inc();
-      return false;
+      return decoded.reason;
     }
-    for (const item of decoded) this.#replayRecord(item.record, item.bytes, wallMs, false);
-    return true;
+    for (const item of decoded.value) this.#replayRecord(item.record, item.bytes, wallMs, false);
+    return undefined;
   }
 
   #replayRecord(record: JobRecord, bytes: Uint8Array, wallMs: number, fromSnapshot: boolean): void {
@@ -838,6 +860,18 @@ export class ReplicationCore {
       ...(keyed ? { idempotencyKey: request.idempotencyKey! } : {}),
       bodyHash,
     };
+    // A job must fit one WAL append alone, here and at every peer (same wal.recordBytesMax),
+    // or no replica can ever store it: refuse it for good now, not "retry" after a timeout.
+    const recordBytes = this.#submitBytesBound(spec);
+    if (recordBytes + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {
+      return this.#refuse(
+        requestId,
+        "invalid",
+        `the job is ${recordBytes} bytes as a record; a WAL record holds at most ` +
+          `${this.#walRecordBytesMax - WAL_BATCH_SLACK_BYTES} (wal.recordBytesMax): send a ` +
+          "smaller payload",
+      );
+    }
     const stamp = this.#ownStamp();
     const record: ReplicatedRecord = { type: "submit", stamp, spec };
     const result = this.table.apply(record, wallMs);
@@ -853,6 +887,21 @@ export class ReplicationCore {
     proposal.requests.push({ requestId, existing: false });
     this.#originate(record, proposal.localStored ? proposal.key : undefined);
     this.#evaluate(nowMs, proposal);
+  }
+
+  /**
+   * The size of `spec`'s SUBMIT record: a bound from string lengths (3 UTF-8 bytes per UTF-16
+   * unit at most) when that is clearly small enough, the exact encoding only when not, so the
+   * usual small job is not encoded twice.
+   */
+  #submitBytesBound(spec: JobSpec): number {
+    let units = spec.url.length + spec.payload.length + (spec.idempotencyKey?.length ?? 0);
+    for (const [name, value] of Object.entries(spec.headers)) units += name.length + value.length;
+    for (const secret of spec.secrets) units += secret.length;
+    const headersCount = Object.keys(spec.headers).length;
+    const bound = 3 * units + 8 * headersCount + 4 * spec.secrets.length + 1024;
+    if (bound + WAL_BATCH_SLACK_BYTES <= this.#walRecordBytesMax) return bound;
+    return encodeRecord({ type: "submit", stamp: { origin: this.self, seq: 1 }, spec }).length;
   }
 
   /** Retries a dead letter by hand: a REVIVE record durable on a majority. */
@@ -1238,7 +1287,10 @@ export class ReplicationCore {
   #addToBatch(bytes: Uint8Array, record: JobRecord): AppendBatch {
     let batch = this.#appendBatch();
     // One WAL append must stay under the WAL's record bound: start a new batch when full.
-    if (batch.bytes + bytes.length + 64 > this.#walRecordBytesMax && batch.records.length > 0) {
+    if (
+      batch.bytes + bytes.length + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax &&
+      batch.records.length > 0
+    ) {
       this.#emitAppend();
       batch = this.#appendBatch();
     }
@@ -1303,6 +1355,7 @@ export class ReplicationCore {
       this.#metrics.forgedSenders.inc();
       return;
     }
+    if ("undecodable" in m && m.undecodable !== undefined) this.#undecodable(m.from, m.undecodable);
     switch (m.kind) {
       case "repl":
         this.#onRecords(nowMs, wallMs, m.from, m.records, true);
@@ -1333,6 +1386,18 @@ export class ReplicationCore {
         this.#onQueryReply(m.from, m.requestId, m.state);
         return;
     }
+  }
+
+  /**
+   * Records a peer sent that this node cannot decode (a peer with other limits, or a bug):
+   * left out and counted, logged once per node lifetime (a peer that keeps sending one must
+   * not flood the log), and the rest of their message applied.
+   */
+  #undecodable(from: string, skipped: Skipped): void {
+    this.#metrics.recordsUndecodable.inc(skipped.count);
+    if (this.#undecodableLogged) return;
+    this.#undecodableLogged = true;
+    this.#log("records-undecodable", { from, count: skipped.count, reason: skipped.reason });
   }
 
   #clientSubmit(
@@ -1374,6 +1439,12 @@ export class ReplicationCore {
   ): void {
     const immediate: AckEntry[] = [];
     for (const { record, bytes } of records) {
+      // A record this node's WAL cannot hold (a peer with a larger wal.recordBytesMax) would
+      // fail the append and stop this node: it is left out like one that does not decode.
+      if (bytes.length + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {
+        this.#undecodable(from, { count: 1, reason: "record larger than wal.recordBytesMax" });
+        continue;
+      }
       const wantsAck = ack && (record.type === "submit" || record.type === "revive");
       if (
         this.tracker.has(record.stamp.origin, record.stamp.seq) &&
@@ -1609,7 +1680,8 @@ export class ReplicationCore {
       gen,
       attemptsMade: report.attemptsMade,
       finishedAtMs: wallMs,
-      reason: report.reason,
+      // Bounded like an attempt's detail: the codec refuses a reason past reasonBytesMax.
+      reason: report.reason.length > 2048 ? report.reason.slice(0, 2048) : report.reason,
       ...(report.attempt !== undefined ? { attempt: this.#attempt(report.attempt, gen) } : {}),
     }));
   }
@@ -2459,6 +2531,10 @@ function validateClientSubmit(
   config: JobsConfig,
   payloadBytesMax: number,
 ): string | undefined {
+  // First what the job codec can carry (the API makes the same check): a request past it
+  // would be a SUBMIT every peer refuses to decode.
+  const limited = checkJobLimits(request);
+  if (limited !== undefined) return `${limited.field}: ${limited.message}`;
   let url: URL;
   try {
     url = new URL(request.url);
@@ -2478,25 +2554,4 @@ function validateClientSubmit(
 
 function encodeSingle(record: JobRecord): Uint8Array {
   return encodeWalBatch([encodeRecord(record)]);
-}
-
-function decodeSingle(payload: Uint8Array): { record: JobRecord; bytes: Uint8Array } | undefined {
-  const items = decodeBatchPayload(payload);
-  return items !== undefined && items.length === 1 ? items[0] : undefined;
-}
-
-function decodeBatchPayload(
-  payload: Uint8Array,
-): Array<{ record: JobRecord; bytes: Uint8Array }> | undefined {
-  const decoded = decodeWalBatchSafe(payload);
-  return decoded;
-}
-
-import { decodeWalBatch } from "./job_codec.ts";
-
-function decodeWalBatchSafe(
-  payload: Uint8Array,
-): Array<{ record: JobRecord; bytes: Uint8Array }> | undefined {
-  const r = decodeWalBatch(payload);
-  return r.ok ? r.value : undefined;
 }

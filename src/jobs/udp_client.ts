@@ -23,6 +23,7 @@ import type { DatagramSocket } from "../transport/datagram_socket.ts";
 import { UdpTransport } from "../transport/udp_transport.ts";
 import type { DeliveredMessage } from "../transport/types.ts";
 import { type ClientOutcome, decodeMessage, encodeMessage, JOBS_CHANNEL } from "./job_codec.ts";
+import { checkJobLimits } from "./job_limits.ts";
 import type { SubmitRequest } from "./service.ts";
 
 /** What a UDP submit comes to: the node's answer, or why the client has none. */
@@ -124,6 +125,16 @@ export class UdpJobsClient {
    */
   submit(nodeAddress: string, request: SubmitRequest): Promise<UdpSubmitOutcome> {
     if (this.#closed) return Promise.resolve(refusal("closed", "the client is closed"));
+    // A request past the job limits can never be stored: say so now, as the node would, and
+    // send nothing (the encoder refuses it, and a node would drop the whole message).
+    const limited = checkJobLimits(request);
+    if (limited !== undefined) {
+      return Promise.resolve({
+        ok: false,
+        code: "bad_request",
+        message: `${limited.field}: ${limited.message}`,
+      });
+    }
     if (this.#submitsOutstanding >= this.config.submitsOutstandingMax) {
       return Promise.resolve(
         refusal(

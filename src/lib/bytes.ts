@@ -6,6 +6,8 @@
  * an error value (decoders never throw on hostile bytes).
  */
 
+import { assert } from "./assert.ts";
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -106,8 +108,12 @@ export class ByteWriter {
     return this;
   }
 
-  /** UTF-8 with a u32 length prefix. */
-  str(v: string): this {
+  /**
+   * UTF-8 with a u32 length prefix. With `bytesMax` (the bound the matching `ByteReader.str`
+   * decodes with), asserts the string fits: bytes every reader would refuse are a bug where
+   * they are made, not a message every peer drops.
+   */
+  str(v: string, bytesMax?: number): this {
     // Room for one byte per UTF-16 unit first (ASCII, the usual case); only a string that did
     // not fit gets the worst case (3 bytes per unit), so a large payload is not tripled.
     this.#room(4 + v.length);
@@ -116,16 +122,20 @@ export class ByteWriter {
       this.#room(4 + v.length * 3);
       ({ read, written } = encoder.encodeInto(v, this.#bytes.subarray(this.#offset + 4)));
     }
+    assert(
+      bytesMax === undefined || written <= bytesMax,
+      `a string of ${written} UTF-8 bytes exceeds its field's ${bytesMax}`,
+    );
     this.#view.setUint32(this.#offset, written, false);
     this.#offset += 4 + written;
     return this;
   }
 
-  /** An optional string: a presence byte, then `str`. */
-  optStr(v: string | undefined): this {
+  /** An optional string: a presence byte, then `str` (with its `bytesMax`). */
+  optStr(v: string | undefined, bytesMax?: number): this {
     if (v === undefined) return this.u8(0);
     this.u8(1);
-    return this.str(v);
+    return this.str(v, bytesMax);
   }
 
   /**

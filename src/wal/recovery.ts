@@ -38,6 +38,9 @@ export interface ReplayedRecord {
   payload: Uint8Array;
   /** For data records: the LSN `append` returned. For snapshot records: the LSN they precede. */
   lsn: number;
+  /** The segment file holding the record, and the byte offset of its frame there. */
+  segment: string;
+  offset: number;
 }
 
 export interface TruncationReport {
@@ -260,6 +263,8 @@ export async function recoverWal(
             kind: "data",
             payload: frame.payload.slice(),
             lsn: nextLsn + pendingDataRecords,
+            segment: segment.name,
+            offset,
           });
           pendingDataRecords++;
           break;
@@ -274,7 +279,13 @@ export async function recoverWal(
               "snapshot record outside a checkpoint",
             );
           }
-          pending.push({ kind: "snapshot", payload: frame.payload.slice(), lsn: nextLsn });
+          pending.push({
+            kind: "snapshot",
+            payload: frame.payload.slice(),
+            lsn: nextLsn,
+            segment: segment.name,
+            offset,
+          });
           break;
         case RecordType.SnapshotEnd:
           inCheckpoint = false;

@@ -73,8 +73,20 @@ export class ReviewCluster {
   nowMs = 0;
   #nextRequestId = 1;
 
-  constructor(config: Partial<JobsConfig> = {}, voters: readonly string[] = VOTERS) {
+  /** Each core's metrics, by its address (a restarted core gets a new one). */
+  readonly registries = new Map<string, MetricsRegistry>();
+  /** The `log` outputs of every core, in order. */
+  readonly logs: Array<{ core: number; event: string; fields: Record<string, unknown> }> = [];
+  /** Each core's WAL record bound (`wal.recordBytesMax`). */
+  readonly walRecordBytesMax: number;
+
+  constructor(
+    config: Partial<JobsConfig> = {},
+    voters: readonly string[] = VOTERS,
+    walRecordBytesMax = 1 << 20,
+  ) {
     this.config = config;
+    this.walRecordBytesMax = walRecordBytesMax;
     this.cores = voters.map((self, i) => this.#newCore(self, voters, i + 1));
     this.pending = voters.map(() => []);
     this.disk = voters.map(() => []);
@@ -87,13 +99,15 @@ export class ReviewCluster {
   }
 
   #newCore(self: string, voters: readonly string[], seed: number): ReplicationCore {
+    const metrics = new MetricsRegistry();
+    this.registries.set(self, metrics);
     return new ReplicationCore({
       self,
       voters,
       config: this.config,
       rng: new Sfc32(seed),
-      metrics: new MetricsRegistry(),
-      walRecordBytesMax: 1 << 20,
+      metrics,
+      walRecordBytesMax: this.walRecordBytesMax,
       payloadBytesMax: 1 << 20,
     });
   }
@@ -146,6 +160,9 @@ export class ReviewCluster {
         return;
       case "cancel":
         this.cancelled[i]!.push(out.jobId);
+        return;
+      case "log":
+        this.logs.push({ core: i, event: out.event, fields: out.fields });
         return;
       default:
         return;

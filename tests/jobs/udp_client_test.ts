@@ -164,3 +164,22 @@ Deno.test("UdpJobsClient treats an answer with the wrong number of outcomes as b
   await client.close();
   await node.transport.close();
 });
+
+Deno.test("UdpJobsClient answers a submit past the job limits bad_request at once and sends nothing", async () => {
+  const { scheduler, node, client } = setup();
+  const headers = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`x-h${i}`, "v"]));
+  const outcomes = await Promise.all([
+    client.submit(NODE, { url: "https://host/?q=" + "\u00e9".repeat(5000), payload: "{}" }),
+    client.submit(NODE, { url: "https://h.test/", payload: "{}", headers }),
+  ]);
+  for (const o of outcomes) {
+    assert(!o.ok && o.code === "bad_request", JSON.stringify(o));
+  }
+  assert(!outcomes[0]!.ok && outcomes[0]!.message.startsWith("url: "));
+  assert(!outcomes[1]!.ok && outcomes[1]!.message.startsWith("headers: "));
+  await scheduler.runUntilAsync(100, () => false);
+  assertEquals(node.state.messages, 0);
+  assertEquals(client.submitsOutstanding, 0);
+  await client.close();
+  await node.transport.close();
+});
