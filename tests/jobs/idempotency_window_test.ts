@@ -174,3 +174,38 @@ Deno.test("a retry whose first try saw no majority, in the previous epoch, moves
     assertEquals(core.table.get(newId), undefined, `core ${i + 1} holds no second job`);
   }
 });
+
+Deno.test("a retry near the end of the window, stamped by a slower clock, still finds the job where faster clocks passed the window", () => {
+  // Keys are kept `idempotencyClockSkewMs` past their window. Cores 1-4 run 5 s ahead; core 5,
+  // on time, missed the first submit and takes a retry 2 s before the window ends by the
+  // submit stamps. Without the margin the others had dropped the key, and the retry was
+  // taken for a first submit: a new job under the old job's id (same epoch), whose records
+  // a replay would fuse with the old job's DONE.
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS, finishedRetentionMs: 1_000 });
+  c.skewMs = [5_000, 5_000, 5_000, 5_000, 0];
+  c.startAll();
+  for (const i of [0, 1, 2, 3]) c.view(i, { 4: "dead" });
+  c.tick(6_000 - c.nowMs);
+  assertEquals(c.wallOf(0), WALL + WINDOW_MS + 1_000, "the first stamp: 1 s into an epoch");
+  const away = avoiding(4);
+  const first = c.submit(0, FIRST);
+  c.settle(away);
+  const { id } = ok(c.answers.get(first));
+  const owner = c.cores.findIndex((core, i) => i !== 4 && core.ownerOf(id) === core.self);
+  c.delivered(owner, id);
+  c.tick(50);
+  c.settle(away);
+  c.tick(2_000);
+  c.settle(away);
+  assertEquals(c.cores[0]!.table.get(id), undefined, "compacted, its key kept");
+  c.tick(19_000 - c.nowMs);
+  c.settle(away);
+  for (const i of [0, 1, 2, 3]) {
+    assert(c.wallOf(i) >= WALL + WINDOW_MS + 1_000 + WINDOW_MS, "past the window by their clocks");
+    assert(c.cores[i]!.table.keyTombstone(id) !== undefined, `core ${i + 1} keeps the key`);
+  }
+  c.drop((m) => m.to === 4 || m.from === 4);
+  const retry = c.submit(4, FIRST);
+  c.settle();
+  assertEquals(ok(c.answers.get(retry)), { id, existing: true });
+});
