@@ -144,9 +144,8 @@ const MUTANTS: Mutant[] = [
     name: "idem-key-skew-margin",
     breaks: "a key is kept past its window by the clock skew between nodes",
     file: "src/jobs/job_table.ts",
-    from:
-      "key !== undefined && key.expiresAtMs + this.#options.idempotencyClockSkewMs <= nowWallMs",
-    to: "key !== undefined && key.expiresAtMs <= nowWallMs",
+    from: "return expiresAtMs + this.#options.idempotencyClockSkewMs;",
+    to: "return expiresAtMs;",
     tests: ["tests/jobs/idempotency_window_test.ts"],
   },
 ];

@@ -237,10 +237,7 @@ export class JobTable {
         const held = removed !== undefined ? undefined : this.#keys.get(record.key.jobId);
         if (held === undefined || held.expiresAtMs < record.key.expiresAtMs) {
           this.#keys.set(record.key.jobId, record.key);
-          this.#keyExpiry.push(
-            record.key.jobId,
-            record.key.expiresAtMs + this.#options.idempotencyClockSkewMs,
-          );
+          this.#keyExpiry.push(record.key.jobId, this.#keyKeptUntil(record.key.expiresAtMs));
         }
         return {
           effect: "changed",
@@ -449,10 +446,19 @@ export class JobTable {
       // Kept past its window by the clock skew: a node whose clock runs ahead must still
       // answer for the key while a submit stamped by a slower clock is within the window.
       if (
-        key !== undefined && key.expiresAtMs + this.#options.idempotencyClockSkewMs <= nowWallMs
+        key !== undefined && this.#keyKeptUntil(key.expiresAtMs) <= nowWallMs
       ) this.#keys.delete(jobId);
     }
     return dropped;
+  }
+
+  /**
+   * When a key whose window ends at `expiresAtMs` is forgotten here: the clock skew later, so
+   * a node whose clock runs ahead still answers for it while a submit stamped by a slower
+   * clock is within the window.
+   */
+  #keyKeptUntil(expiresAtMs: number): number {
+    return expiresAtMs + this.#options.idempotencyClockSkewMs;
   }
 
   /** Removes a job; a keyed one leaves its key behind unless `keepKey` is false. */
@@ -475,14 +481,14 @@ export class JobTable {
     assert(this.#counts[entry.phase] >= 0, "job counts never go negative");
     if (keepKey && spec?.idempotencyKey !== undefined) {
       const expiresAtMs = spec.submittedAtMs + this.#options.idempotencyWindowMs;
-      if (expiresAtMs + this.#options.idempotencyClockSkewMs > entry.finishedAtMs) {
+      if (this.#keyKeptUntil(expiresAtMs) > entry.finishedAtMs) {
         this.#keys.set(entry.jobId, {
           key: spec.idempotencyKey,
           jobId: entry.jobId,
           bodyHash: entry.bodyHash,
           expiresAtMs,
         });
-        this.#keyExpiry.push(entry.jobId, expiresAtMs + this.#options.idempotencyClockSkewMs);
+        this.#keyExpiry.push(entry.jobId, this.#keyKeptUntil(expiresAtMs));
       }
     }
   }
