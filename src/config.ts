@@ -1221,11 +1221,22 @@ export interface JobsConfig {
   /** Most dead letters kept; the oldest go first past it. @default 100_000 */
   deadLettersMax: number;
   /**
-   * An idempotency key is remembered this long after its submit, also after its job left the
-   * table: a retry within the window returns the same id instead of a second job.
+   * An idempotency key is remembered this long after its first submit, also after its job left
+   * the table: a retry within the window returns the same id instead of a second job; a submit
+   * after it makes a new job with a new id (and so a new `webhook-id`). Measured on the clock
+   * of the node that takes each submit, and it also slices time into the epochs keyed ids
+   * derive from (src/jobs/keyed_id.ts): every node must use the same value.
    * @default 86_400_000 (24 h)
    */
   idempotencyWindowMs: number;
+  /**
+   * How far apart two nodes' wall clocks may be, as idempotency keys see it: a node keeps a key
+   * this long past its window, so that while a submit stamped by a slower clock is still
+   * within the window, every node that held the key still answers for it. Past this skew a
+   * key reused at the very end of its window may be taken for a new job.
+   * @default 600_000 (10 min)
+   */
+  idempotencyClockSkewMs: number;
   /** Attempts kept in a job's history (the oldest go first). @default 20 */
   historyMax: number;
   /**
@@ -1278,6 +1289,7 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   deadRetentionMs: 7 * 24 * 3_600_000,
   deadLettersMax: 100_000,
   idempotencyWindowMs: 24 * 3_600_000,
+  idempotencyClockSkewMs: 600_000,
   historyMax: 20,
   stubRetentionMs: 3_600_000,
   uncommittedRetentionMs: 86_400_000,
@@ -1309,6 +1321,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "historyMax",
       "expireIntervalMs",
       "checkpointBytes",
+      "idempotencyWindowMs",
       "maxAttemptsDefault",
       "maxAttemptsMax",
       "scheduleRetryMs",
@@ -1318,7 +1331,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
     const name of [
       "finishedRetentionMs",
       "deadRetentionMs",
-      "idempotencyWindowMs",
+      "idempotencyClockSkewMs",
       "stubRetentionMs",
       "uncommittedRetentionMs",
       "lazyAppendMs",

@@ -237,6 +237,38 @@ const MUTANTS: Mutant[] = [
     to: "if (recordBytes < 0) {",
     tests: ["tests/jobs/job_limits_test.ts"],
   },
+  {
+    name: "idem-id-of-key-alone",
+    breaks: "incarnations of an idempotency key get distinct ids (and webhook-ids)",
+    file: "src/jobs/keyed_id.ts",
+    from: "update(`${epoch}\\u0000${key}`)",
+    to: "update(key)",
+    tests: ["tests/jobs/idempotency_window_test.ts"],
+  },
+  {
+    name: "idem-window-never-ends",
+    breaks: "a key used after its window makes a new job instead of answering with the old one",
+    file: "src/jobs/keyed_id.ts",
+    from: "return Math.abs(wallMs - submittedAtMs) < windowMs;",
+    to: "return Math.abs(wallMs - submittedAtMs) < windowMs || true;",
+    tests: ["tests/jobs/idempotency_window_test.ts"],
+  },
+  {
+    name: "idem-replica-ignores-other-incarnation",
+    breaks: "a replica answers a keyed submit with the key's live incarnation, not a vote",
+    file: "src/jobs/replication_core.ts",
+    from: 'status: other.settled ? "other_settled" : "other_live",',
+    to: 'status: "ok",',
+    tests: ["tests/jobs/idempotency_window_test.ts"],
+  },
+  {
+    name: "idem-key-skew-margin",
+    breaks: "a key is kept past its window by the clock skew between nodes",
+    file: "src/jobs/job_table.ts",
+    from: "return expiresAtMs + this.#options.idempotencyClockSkewMs;",
+    to: "return expiresAtMs;",
+    tests: ["tests/jobs/idempotency_window_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -7,7 +7,7 @@
  * checked against its schema; every route in routes.ts must be listed. Change both together.
  */
 
-import { type ApiConfig, JOB_LIMITS } from "../config.ts";
+import { type ApiConfig, JOB_LIMITS, jobsDefaults } from "../config.ts";
 import { API_ERROR_CODES } from "./errors.ts";
 import type { SubmitLimits } from "./validate.ts";
 
@@ -24,6 +24,14 @@ function errorResponse(description: string, headers?: JsonObject): JsonObject {
   const out: JsonObject = { description, content: jsonContent(ref("Error")) };
   if (headers !== undefined) out.headers = headers;
   return out;
+}
+
+/** A window in the largest whole unit that fits it: "24 h", "10 min", "4 s", "250 ms". */
+function formatWindow(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  if (ms % 1_000 === 0) return `${ms / 1_000} s`;
+  return `${ms} ms`;
 }
 
 export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObject {
@@ -113,8 +121,16 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             name: "Idempotency-Key",
             in: "header",
             required: false,
-            description: "The same key with the same body returns the same id (existing: " +
-              "true), on any node; with another body it is a 409.",
+            description:
+              `A key names one job for ${
+                formatWindow(jobsDefaults.idempotencyWindowMs)
+              } after the first submit that used it (the idempotencyWindowMs setting, read on ` +
+              "the clock of the node that takes each submit). Within that window the same key " +
+              "with the same body returns that job's id (existing: true), on any node, and " +
+              "with another body it is a 409. After the window the key is free again: a " +
+              "submit with it makes a new job, with a new id and so a new webhook-id, " +
+              "whatever its body; the earlier job is not changed. Node clocks differ, so " +
+              "close to the end of the window (within their skew) either answer may come.",
             schema: idempotencyKey,
           }],
           requestBody: jsonBody(ref("SubmitJob")),
@@ -425,7 +441,8 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             id: { type: "string" },
             existing: {
               type: "boolean",
-              description: "True when an idempotency key matched an earlier submit.",
+              description:
+                "True when an idempotency key matched an earlier submit within its window.",
             },
           },
         },

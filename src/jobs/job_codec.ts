@@ -574,15 +574,35 @@ export type AckStatus =
   /** This id is held here committed with another body: the submit can never win. */
   | "conflict_committed"
   /** The key's job finished and was compacted; the key is still remembered. */
-  | "finished";
+  | "finished"
+  /**
+   * Another incarnation of the key (another id) is live here for this submit, uncommitted:
+   * not stored. `incarnation` names it.
+   */
+  | "other_live"
+  /** Another incarnation of the key is live here, committed or finished: it stands. */
+  | "other_settled";
 
-const ACK_STATUSES: readonly AckStatus[] = ["ok", "conflict", "conflict_committed", "finished"];
+const ACK_STATUSES: readonly AckStatus[] = [
+  "ok",
+  "conflict",
+  "conflict_committed",
+  "finished",
+  "other_live",
+  "other_settled",
+];
 
 export interface AckEntry {
   readonly stamp: Stamp;
   readonly status: AckStatus;
-  /** For `conflict`/`finished`: the body hash held here. */
+  /** For `conflict`/`finished`/`other_*`: the body hash held here. */
   readonly bodyHash: string;
+  /** For `other_*` (and only then): the other incarnation's id and first submit time. */
+  readonly incarnation?: { readonly jobId: string; readonly submittedAtMs: number };
+}
+
+function isOtherIncarnation(status: AckStatus): boolean {
+  return status === "other_live" || status === "other_settled";
 }
 
 /** A submit as a UDP client sends it (the generator's `--submit-via udp`, bench replication). */
@@ -784,6 +804,11 @@ export function encodeMessage(m: OutgoingMessage): Uint8Array {
       for (const e of m.entries) {
         writeStamp(w, e.stamp);
         w.u8(ACK_STATUSES.indexOf(e.status)).str(e.bodyHash, CODEC_LIMITS.hashBytesMax);
+        if (isOtherIncarnation(e.status)) {
+          w.str(e.incarnation?.jobId ?? "", CODEC_LIMITS.idBytesMax).f64(
+            e.incarnation?.submittedAtMs ?? 0,
+          );
+        }
       }
       break;
     case "sync-req":
@@ -876,7 +901,15 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
           const stamp = readStamp(r);
           const status = ACK_STATUSES[r.u8()];
           if (status === undefined) throw new DecodeError("unknown ack status");
-          entries.push({ stamp, status, bodyHash: r.str(CODEC_LIMITS.hashBytesMax) });
+          const bodyHash = r.str(CODEC_LIMITS.hashBytesMax);
+          if (!isOtherIncarnation(status)) {
+            entries.push({ stamp, status, bodyHash });
+            continue;
+          }
+          const jobId = r.str(CODEC_LIMITS.idBytesMax);
+          const submittedAtMs = r.f64();
+          if (!Number.isFinite(submittedAtMs)) throw new DecodeError("bad incarnation time");
+          entries.push({ stamp, status, bodyHash, incarnation: { jobId, submittedAtMs } });
         }
         m = { kind: "ack", from, entries };
         break;

@@ -9,10 +9,17 @@
  * Memory: a delivered job keeps its metadata and history but drops its payload, headers and
  * secrets; delivered jobs leave the table `finishedRetentionMs` after they finished and dead
  * letters `deadRetentionMs` after (or when `deadLettersMax` is passed, oldest first);
- * idempotency keys outlive their jobs until `idempotencyWindowMs` after the submit.
+ * idempotency keys outlive their jobs until `idempotencyWindowMs` after the submit, and
+ * `idempotencyClockSkewMs` more (each node expires them on its own clock).
+ *
+ * Incarnations: the jobs one idempotency key makes, one per window (keyed_id.ts). A node
+ * stores a keyed SUBMIT only if it holds no other incarnation of the key live for it
+ * (`liveIncarnation`): the put-if-absent that lets at most one incarnation per window gather
+ * a majority. Records of another incarnation never touch this one: they carry another id.
  */
 
 import { assert } from "../lib/assert.ts";
+import { candidateIds, isLiveFor } from "./keyed_id.ts";
 import {
   type ApplyEffect,
   applyRecord,
@@ -31,6 +38,8 @@ export interface JobTableOptions {
   deadRetentionMs: number;
   deadLettersMax: number;
   idempotencyWindowMs: number;
+  /** How long a key is kept past its window, for the skew between nodes' wall clocks. */
+  idempotencyClockSkewMs: number;
   /** Stubs (state without a SUBMIT) older than this are dropped. */
   stubRetentionMs: number;
   /** Uncommitted jobs come up for `dueUncommitted` this long after their submit. */
@@ -79,6 +88,16 @@ class ExpiryQueue {
       yield jobId;
     }
   }
+}
+
+/** An incarnation of an idempotency key held here (a job, or the key its compacted job left). */
+export interface Incarnation {
+  readonly jobId: string;
+  readonly bodyHash: string;
+  /** Its first submit's wall time (the start of its window). */
+  readonly submittedAtMs: number;
+  /** Committed, or finished and compacted: acknowledged, so it stands. */
+  readonly settled: boolean;
 }
 
 /** Most ids kept for "recent jobs" (the dashboard's list). */
@@ -152,6 +171,42 @@ export class JobTable {
     return this.#keys.get(jobId);
   }
 
+  /**
+   * The incarnation of `key` held here that is live for a submit stamped `wallMs`, other than
+   * `exceptId`: a settled one first, then the earliest. Stubs do not count (no submit time).
+   */
+  liveIncarnation(key: string, wallMs: number, exceptId?: string): Incarnation | undefined {
+    const windowMs = this.#options.idempotencyWindowMs;
+    let best: Incarnation | undefined;
+    for (const jobId of candidateIds(key, wallMs, windowMs)) {
+      if (jobId === exceptId) continue;
+      const entry = this.#entries.get(jobId);
+      const tombstone = this.#keys.get(jobId);
+      let found: Incarnation | undefined;
+      if (entry?.spec !== undefined && entry.spec.idempotencyKey === key) {
+        found = {
+          jobId,
+          bodyHash: entry.bodyHash,
+          submittedAtMs: entry.spec.submittedAtMs,
+          settled: entry.committed,
+        };
+      } else if (entry === undefined && tombstone !== undefined && tombstone.key === key) {
+        found = {
+          jobId,
+          bodyHash: tombstone.bodyHash,
+          submittedAtMs: tombstone.expiresAtMs - windowMs,
+          settled: true,
+        };
+      }
+      if (found === undefined || !isLiveFor(found.submittedAtMs, wallMs, windowMs)) continue;
+      if (
+        best === undefined || (found.settled && !best.settled) ||
+        (found.settled === best.settled && found.submittedAtMs < best.submittedAtMs)
+      ) best = found;
+    }
+    return best;
+  }
+
   entries(): IterableIterator<JobEntry> {
     return this.#entries.values();
   }
@@ -182,7 +237,7 @@ export class JobTable {
         const held = removed !== undefined ? undefined : this.#keys.get(record.key.jobId);
         if (held === undefined || held.expiresAtMs < record.key.expiresAtMs) {
           this.#keys.set(record.key.jobId, record.key);
-          this.#keyExpiry.push(record.key.jobId, record.key.expiresAtMs);
+          this.#keyExpiry.push(record.key.jobId, this.#keyKeptUntil(record.key.expiresAtMs));
         }
         return {
           effect: "changed",
@@ -206,6 +261,22 @@ export class JobTable {
         effect: record.type === "submit" && tombstone.bodyHash !== record.spec.bodyHash
           ? "conflict"
           : "unchanged",
+        entry: undefined,
+        previousPhase: undefined,
+        previousCommitted: false,
+      };
+    }
+    if (
+      record.type === "submit" && record.spec.idempotencyKey !== undefined &&
+      !this.#entries.has(jobId) &&
+      this.liveIncarnation(record.spec.idempotencyKey, record.spec.submittedAtMs, jobId) !==
+        undefined
+    ) {
+      // Another incarnation of the key is live for this submit here: put-if-absent per key,
+      // as per id, so no two incarnations of one window both gather a majority. If this one
+      // is committed after all, its COMMIT carries the spec.
+      return {
+        effect: "conflict",
         entry: undefined,
         previousPhase: undefined,
         previousCommitted: false,
@@ -375,9 +446,22 @@ export class JobTable {
     }
     for (const jobId of this.#keyExpiry.due(nowWallMs)) {
       const key = this.#keys.get(jobId);
-      if (key !== undefined && key.expiresAtMs <= nowWallMs) this.#keys.delete(jobId);
+      // Kept past its window by the clock skew: a node whose clock runs ahead must still
+      // answer for the key while a submit stamped by a slower clock is within the window.
+      if (
+        key !== undefined && this.#keyKeptUntil(key.expiresAtMs) <= nowWallMs
+      ) this.#keys.delete(jobId);
     }
     return dropped;
+  }
+
+  /**
+   * When a key whose window ends at `expiresAtMs` is forgotten here: the clock skew later, so
+   * a node whose clock runs ahead still answers for it while a submit stamped by a slower
+   * clock is within the window.
+   */
+  #keyKeptUntil(expiresAtMs: number): number {
+    return expiresAtMs + this.#options.idempotencyClockSkewMs;
   }
 
   /** Removes a job; a keyed one leaves its key behind unless `keepKey` is false. */
@@ -400,14 +484,14 @@ export class JobTable {
     assert(this.#counts[entry.phase] >= 0, "job counts never go negative");
     if (keepKey && spec?.idempotencyKey !== undefined) {
       const expiresAtMs = spec.submittedAtMs + this.#options.idempotencyWindowMs;
-      if (expiresAtMs > entry.finishedAtMs) {
+      if (this.#keyKeptUntil(expiresAtMs) > entry.finishedAtMs) {
         this.#keys.set(entry.jobId, {
           key: spec.idempotencyKey,
           jobId: entry.jobId,
           bodyHash: entry.bodyHash,
           expiresAtMs,
         });
-        this.#keyExpiry.push(entry.jobId, expiresAtMs);
+        this.#keyExpiry.push(entry.jobId, this.#keyKeptUntil(expiresAtMs));
       }
     }
   }

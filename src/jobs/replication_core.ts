@@ -60,6 +60,7 @@ import {
 } from "./job_model.ts";
 import { checkJobLimits } from "./job_limits.ts";
 import { JobTable } from "./job_table.ts";
+import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import { ownerOf } from "./preference.ts";
 import { missingRanges, SeqTracker, summaryHas } from "./seq_tracker.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
@@ -160,6 +161,19 @@ interface Proposal {
   readonly localStored: boolean;
   /** The body proposed (submits and confirms): a keyed job's COMMIT carries it. */
   readonly spec: JobSpec | undefined;
+  /**
+   * Another incarnation of the key (another id) that a replica holds committed or finished,
+   * live for this submit: it stands, and this proposal resolves to it.
+   */
+  settledOther?: { readonly jobId: string; readonly bodyHash: string };
+  /**
+   * An earlier incarnation of the key a replica holds uncommitted, live for this submit: a
+   * client's submit moves over to it (a retry whose first try went unacknowledged, in the
+   * previous epoch), so one window makes one job.
+   */
+  earlierOther?: { readonly jobId: string; readonly submittedAtMs: number };
+  /** Voters holding another live, uncommitted incarnation this one cannot displace. */
+  readonly blocked: Set<string>;
 }
 
 interface QueryState {
@@ -443,11 +457,6 @@ export function submitBodyHash(request: SubmitRequest): string {
   return h.digest("hex").slice(0, 32);
 }
 
-/** A keyed job's id: derived from the key, so a retry on any node names the same job. */
-export function keyedJobId(key: string): string {
-  return "job_k" + createHash("sha256").update(key).digest("hex").slice(0, 32);
-}
-
 export class ReplicationCore {
   readonly self: string;
   readonly voters: readonly string[];
@@ -556,6 +565,7 @@ export class ReplicationCore {
       deadRetentionMs: this.config.deadRetentionMs,
       deadLettersMax: this.config.deadLettersMax,
       idempotencyWindowMs: this.config.idempotencyWindowMs,
+      idempotencyClockSkewMs: this.config.idempotencyClockSkewMs,
       stubRetentionMs: this.config.stubRetentionMs,
       uncommittedRetentionMs: this.config.uncommittedRetentionMs,
     });
@@ -803,8 +813,48 @@ export class ReplicationCore {
     const keyed = request.idempotencyKey !== undefined;
     const bodyHash = keyed ? submitBodyHash(request) : "";
     let jobId: string;
+    let submittedAtMs = wallMs;
     if (keyed) {
-      jobId = keyedJobId(request.idempotencyKey!);
+      // The key's incarnation live for this submit, if this node holds one; otherwise the id
+      // of a first submit now. A replica that holds a live one answers with it (`#ackFor`).
+      const live = this.table.liveIncarnation(request.idempotencyKey!, wallMs);
+      jobId = live?.jobId ??
+        keyedJobId(request.idempotencyKey!, keyEpoch(wallMs, this.config.idempotencyWindowMs));
+      submittedAtMs = live?.submittedAtMs ?? wallMs;
+    } else {
+      jobId = this.#mintOwnedId();
+    }
+    const spec: JobSpec = {
+      id: jobId,
+      url: request.url,
+      payload: request.payload,
+      headers: request.headers ?? {},
+      secrets: request.secret !== undefined ? [request.secret] : [],
+      timeoutMs: request.timeoutMs ?? 0,
+      maxAttempts: request.maxAttempts ?? this.config.maxAttemptsDefault,
+      submittedAtMs,
+      ...(keyed ? { idempotencyKey: request.idempotencyKey! } : {}),
+      bodyHash,
+    };
+    this.#submitSpec(nowMs, wallMs, { requestId, existing: false }, spec);
+  }
+
+  /**
+   * Submits `spec`, its id chosen, for one client request: answers at once from what this
+   * node holds under a keyed id, joins a proposal in flight, confirms a copy held, or
+   * proposes the SUBMIT.
+   */
+  #submitSpec(
+    nowMs: number,
+    wallMs: number,
+    request: { requestId: number; existing: boolean },
+    spec: JobSpec,
+  ): void {
+    const { requestId } = request;
+    const jobId = spec.id;
+    const bodyHash = spec.bodyHash;
+    const key = spec.idempotencyKey;
+    if (key !== undefined) {
       const held = this.table.get(jobId);
       const tombstone = this.table.keyTombstone(jobId);
       if (held?.spec !== undefined && held.committed) {
@@ -812,7 +862,7 @@ export class ReplicationCore {
         return this.#refuse(
           requestId,
           "idempotency_conflict",
-          `idempotency key ${JSON.stringify(request.idempotencyKey)} was used with another body`,
+          `idempotency key ${JSON.stringify(key)} was used with another body`,
         );
       }
       if (held === undefined && tombstone !== undefined) {
@@ -820,7 +870,7 @@ export class ReplicationCore {
         return this.#refuse(
           requestId,
           "idempotency_conflict",
-          `idempotency key ${JSON.stringify(request.idempotencyKey)} was used with another body`,
+          `idempotency key ${JSON.stringify(key)} was used with another body`,
         );
       }
       const inFlight = this.#proposalByJob.get(jobId);
@@ -833,9 +883,7 @@ export class ReplicationCore {
         return this.#refuse(
           requestId,
           "idempotency_conflict",
-          `idempotency key ${
-            JSON.stringify(request.idempotencyKey)
-          } is being submitted with another body`,
+          `idempotency key ${JSON.stringify(key)} is being submitted with another body`,
         );
       }
       if (
@@ -845,21 +893,7 @@ export class ReplicationCore {
         this.#startConfirm(nowMs, held, { requestId, existing: true });
         return;
       }
-    } else {
-      jobId = this.#mintOwnedId();
     }
-    const spec: JobSpec = {
-      id: jobId,
-      url: request.url,
-      payload: request.payload,
-      headers: request.headers ?? {},
-      secrets: request.secret !== undefined ? [request.secret] : [],
-      timeoutMs: request.timeoutMs ?? 0,
-      maxAttempts: request.maxAttempts ?? this.config.maxAttemptsDefault,
-      submittedAtMs: wallMs,
-      ...(keyed ? { idempotencyKey: request.idempotencyKey! } : {}),
-      bodyHash,
-    };
     // A job must fit one WAL append alone, here and at every peer (same wal.recordBytesMax),
     // or no replica can ever store it: refuse it for good now, not "retry" after a timeout.
     const recordBytes = this.#submitBytesBound(spec);
@@ -884,7 +918,7 @@ export class ReplicationCore {
       result.effect === "changed",
       spec,
     );
-    proposal.requests.push({ requestId, existing: false });
+    proposal.requests.push(request);
     this.#originate(record, proposal.localStored ? proposal.key : undefined);
     this.#evaluate(nowMs, proposal);
   }
@@ -1137,6 +1171,7 @@ export class ReplicationCore {
       reviveRequests: [],
       localStored,
       spec,
+      blocked: new Set(),
     };
     this.#proposals.set(key, proposal);
     if (kind === "submit") this.#submitsWaiting.set(key, nowMs);
@@ -1154,6 +1189,38 @@ export class ReplicationCore {
   /** Resolves a proposal once its outcome is certain, or leaves it waiting. */
   #evaluate(nowMs: number, p: Proposal): void {
     if (!this.#proposals.has(p.key)) return;
+    if (p.settledOther !== undefined) {
+      // Another incarnation of the key is acknowledged and live for this submit: this one can
+      // never gather a majority (the other's majority holds it and refuses this one), so the
+      // other stands, and a copy of this one held here is dropped (a confirm round of it
+      // ends here).
+      const other = p.settledOther;
+      this.#closeProposal(p);
+      this.#dropUncommittedCopy(p.jobId, undefined);
+      for (const r of p.requests) {
+        if (other.bodyHash === p.bodyHash) this.#answer(r.requestId, other.jobId, true);
+        else {
+          this.#refuse(
+            r.requestId,
+            "idempotency_conflict",
+            "idempotency key was used with another body",
+          );
+        }
+      }
+      return;
+    }
+    if (p.earlierOther !== undefined && p.kind === "submit" && p.spec !== undefined) {
+      // A replica holds an earlier incarnation, uncommitted (a first try that saw no majority,
+      // in the previous epoch): the submit moves over to it, under its id and first submit
+      // time, instead of racing it with a second job for one window. This node's own copy
+      // of the abandoned id goes (it was only ever proposed here).
+      const target = p.earlierOther;
+      this.#closeProposal(p);
+      this.#dropUncommittedCopy(p.jobId, p.stamp);
+      const spec: JobSpec = { ...p.spec, id: target.jobId, submittedAtMs: target.submittedAtMs };
+      for (const r of p.requests) this.#submitSpec(nowMs, this.#wallMs, r, spec);
+      return;
+    }
     if (p.finished.size > 0 && p.kind !== "revive") {
       // An earlier job with this key and body finished and was compacted: it stands.
       this.#closeProposal(p);
@@ -1162,6 +1229,23 @@ export class ReplicationCore {
     }
     const committedConflict = [...p.conflicts.values()].some((committed) => committed);
     const possible = this.voters.length - p.conflicts.size;
+    if (!committedConflict && possible >= this.quorum && possible - p.blocked.size < this.quorum) {
+      // Enough replicas hold another live incarnation of the key, uncommitted, that this one
+      // cannot win now: not acknowledged (503), as without a majority; whichever incarnation
+      // a majority confirms stands, and a retry then finds it.
+      this.#closeProposal(p);
+      for (const r of p.requests) {
+        this.#refuse(
+          r.requestId,
+          "no_quorum",
+          "another submit of this idempotency key is being replicated; it was not acknowledged",
+          1,
+        );
+      }
+      const entry = this.table.get(p.jobId);
+      if (entry !== undefined) this.#reconsider(nowMs, entry);
+      return;
+    }
     if (committedConflict || possible < this.quorum) {
       this.#closeProposal(p);
       for (const r of p.requests) {
@@ -1486,6 +1570,26 @@ export class ReplicationCore {
   #ackFor(record: ReplicatedRecord, conflicted = false): AckEntry {
     if (record.type !== "submit") return { stamp: record.stamp, status: "ok", bodyHash: "" };
     const entry = this.table.get(record.spec.id);
+    const key = record.spec.idempotencyKey;
+    if (key !== undefined) {
+      // Put-if-absent per key: another incarnation live for this submit (by the two submit
+      // times, not this node's clock, so every holder answers alike) is named in the answer.
+      // A settled one always wins; an uncommitted one only where this id is not held (a
+      // holder of this id votes for it, as before).
+      const other = this.table.liveIncarnation(key, record.spec.submittedAtMs, record.spec.id);
+      if (
+        other !== undefined &&
+        (other.settled ||
+          (entry?.spec === undefined && this.table.keyTombstone(record.spec.id) === undefined))
+      ) {
+        return {
+          stamp: record.stamp,
+          status: other.settled ? "other_settled" : "other_live",
+          bodyHash: other.bodyHash,
+          incarnation: { jobId: other.jobId, submittedAtMs: other.submittedAtMs },
+        };
+      }
+    }
     if (entry === undefined) {
       const tombstone = this.table.keyTombstone(record.spec.id);
       if (tombstone !== undefined) {
@@ -1546,6 +1650,27 @@ export class ReplicationCore {
         case "finished":
           p.finished.add(from);
           break;
+        case "other_settled":
+          if (e.incarnation !== undefined) {
+            p.settledOther = { jobId: e.incarnation.jobId, bodyHash: e.bodyHash };
+          }
+          break;
+        case "other_live": {
+          const other = e.incarnation;
+          const mine = p.spec?.submittedAtMs;
+          // Earlier moves a client's submit over (ties by id, so two proposers agree);
+          // anything else only blocks this replica's vote.
+          const earlier = other !== undefined && mine !== undefined && p.kind === "submit" &&
+            (other.submittedAtMs < mine ||
+              (other.submittedAtMs === mine && other.jobId < p.jobId));
+          if (
+            earlier &&
+            (p.earlierOther === undefined ||
+              other.submittedAtMs < p.earlierOther.submittedAtMs)
+          ) p.earlierOther = other;
+          else if (!earlier) p.blocked.add(from);
+          break;
+        }
       }
       this.#evaluate(nowMs, p);
     }
@@ -1883,6 +2008,22 @@ export class ReplicationCore {
   }
 
   /** Asks every voter to store (again) a SUBMIT this node holds; commits on a majority. */
+  /**
+   * Drops this node's uncommitted copy of `jobId`, one that lost to another incarnation of its
+   * key: when `stamp` is given, only the copy that SUBMIT made (a proposal's own).
+   */
+  #dropUncommittedCopy(jobId: string, stamp: Stamp | undefined): void {
+    const entry = this.table.get(jobId);
+    if (entry === undefined || entry.committed) return;
+    if (
+      stamp !== undefined &&
+      (entry.submitStamp === undefined || stampKey(entry.submitStamp) !== stampKey(stamp))
+    ) return;
+    this.table.dropUncommitted(jobId);
+    this.#cancel(jobId);
+    this.#confirmDue.delete(jobId);
+  }
+
   #startConfirm(
     nowMs: number,
     entry: JobEntry,

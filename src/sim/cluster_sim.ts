@@ -246,6 +246,16 @@ export function profileFor(seed: number): SimProfile {
     };
     profile.jobs = { ...profile.jobs, messageBytesMax: 4 * 1024, syncReplyBytesMax: 12 * 1024 };
   }
+  // Some runs shorten the idempotency window to seconds, so the workload's keyed retries,
+  // picked among every key so far, also reuse keys after their window (new incarnations, with
+  // new ids), some of them across node restarts, always with skewed clocks: key expiry runs
+  // on each node's clock. Drawn from a generator of its own, so the other seeds' profiles
+  // stay as they were.
+  const reuse = new Sfc32(seed ^ 0x1d3a_0017);
+  if (reuse.next() < 0.3) {
+    profile.jobs = { ...profile.jobs, idempotencyWindowMs: reuse.next() < 0.5 ? 4_000 : 8_000 };
+    if (profile.skewMsMax === 0) profile.skewMsMax = 2_000;
+  }
   return profile;
 }
 

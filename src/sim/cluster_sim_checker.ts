@@ -23,15 +23,21 @@
  * 5. A node whose WAL failed (an injected write, fsync or disk-full fault) acknowledges
  *    nothing afterwards.
  * Seqs: one (origin, seq) names one record on every disk (a restart never reuses a seq).
- * Idempotency: every acknowledgement for one key names one id and one body; the job of a key
- * is delivered with the body that was acknowledged.
+ * Idempotency: every acknowledgement of one id names one body, and the job is delivered with
+ * it; a keyed job's id is one of its key's incarnation ids; an incarnation answers submits for
+ * no longer than its window (plus the clock skew) after its first acknowledged submit, and a
+ * second incarnation of a key is not acknowledged while a submit is still within the first
+ * one's window (minus the skew). Every acknowledged incarnation is delivered like any job, so
+ * a reuse after the window that lost its job, or one given the old job's id (and
+ * `webhook-id`), fails the run.
  *
  * Owns judgement only: it reads the run's records and never changes a node.
  */
 
 import { signatureHeader } from "../delivery/signing.ts";
 import { jobsDefaults } from "../config.ts";
-import { keyedJobId } from "../jobs/replication_core.ts";
+import { keyedJobId, keyEpoch } from "../jobs/keyed_id.ts";
+import { SIM_WALL_EPOCH_MS } from "./sim_runtime.ts";
 import { type ClusterSim, isDeadPhase, isFinishedPhase, type SubmitLog } from "./cluster_sim.ts";
 import type { ReceivedRequest } from "./sim_receiver.ts";
 
@@ -97,6 +103,17 @@ export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
   }
 
   // Requests by job.
+  const windowMs = sim.profile.jobs.idempotencyWindowMs ?? jobsDefaults.idempotencyWindowMs;
+  /** The ids a key's incarnations can have in this run: one per epoch its node clocks saw. */
+  const incarnationIds = (key: string): Set<string> => {
+    const ids = new Set<string>();
+    const fromMs = SIM_WALL_EPOCH_MS - sim.profile.skewMsMax;
+    const toMs = SIM_WALL_EPOCH_MS + sim.scheduler.nowMs + sim.profile.skewMsMax;
+    for (let e = keyEpoch(fromMs, windowMs); e <= keyEpoch(toMs, windowMs); e++) {
+      ids.add(keyedJobId(key, e));
+    }
+    return ids;
+  };
   const byJob = new Map<string, ReceivedRequest[]>();
   for (const r of sim.receiver.requests) {
     let list = byJob.get(r.jobId);
@@ -193,7 +210,7 @@ export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
       }
       const key = body.request.idempotencyKey;
       if (key !== undefined) {
-        if (jobId !== keyedJobId(key)) {
+        if (!incarnationIds(key).has(jobId)) {
           f.add("keyed job delivered under another id", `key ${key} as ${jobId}`);
         }
       } else {
@@ -221,32 +238,59 @@ export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
     }
   }
 
-  // Idempotency: one id and one body per key among the acknowledgements.
+  // Idempotency: one body per keyed job among the acknowledgements; incarnations of a key
+  // one window apart (measured on node clocks, which differ by up to twice the skew).
   const ackedBodyOfKey = new Map<string, { id: string; bodyHash: string; serial: number }>();
+  const firstSubmitOfKey = new Map<string, SubmitLog>();
+  /** Per key: the incarnation first acknowledged, with when, and when it was first asked. */
+  const firstAckOfKey = new Map<string, { id: string; answeredAtMs: number }>();
+  const firstAskOfId = new Map<string, SubmitLog>();
+  const fuzzMs = 2 * sim.profile.skewMsMax + (sim.profile.jobs.submitTimeoutMs ??
+    jobsDefaults.submitTimeoutMs);
   for (const s of sim.submits) {
-    if (s.outcome?.ok !== true) continue;
     const body = sim.bodies[s.bodyId]!;
     const key = body.request.idempotencyKey;
     if (key === undefined) continue;
-    const earlier = ackedBodyOfKey.get(key);
+    if (!firstSubmitOfKey.has(key)) firstSubmitOfKey.set(key, s);
+    if (s.outcome?.ok !== true) continue;
+    const id = s.outcome.id;
+    const earlier = ackedBodyOfKey.get(id);
     if (earlier === undefined) {
-      ackedBodyOfKey.set(key, { id: s.outcome.id, bodyHash: body.bodyHash, serial: s.serial });
-      continue;
-    }
-    if (earlier.id !== s.outcome.id || earlier.bodyHash !== body.bodyHash) {
+      ackedBodyOfKey.set(id, { id, bodyHash: body.bodyHash, serial: s.serial });
+    } else if (earlier.bodyHash !== body.bodyHash) {
       f.add(
-        "one idempotency key acknowledged as two jobs or two bodies",
-        `key ${key}: submit #${earlier.serial} and #${s.serial}`,
+        "one keyed job acknowledged with two bodies",
+        `key ${key} job ${id}: submit #${earlier.serial} and #${s.serial}`,
+      );
+    }
+    const firstAsk = firstAskOfId.get(id);
+    if (firstAsk === undefined) firstAskOfId.set(id, s);
+    else if (s.atMs - firstAsk.atMs > windowMs + fuzzMs) {
+      f.add(
+        "a key reused after its window was answered with the old job",
+        `key ${key} job ${id}: submit #${firstAsk.serial} at ${firstAsk.atMs.toFixed(0)} ms, ` +
+          `#${s.serial} at ${s.atMs.toFixed(0)} ms (window ${windowMs} ms)`,
+      );
+    }
+    const firstAck = firstAckOfKey.get(key);
+    if (firstAck === undefined) firstAckOfKey.set(key, { id, answeredAtMs: s.answeredAtMs! });
+    else if (
+      firstAck.id !== id && s.atMs > firstAck.answeredAtMs &&
+      s.atMs - firstSubmitOfKey.get(key)!.atMs < windowMs - fuzzMs
+    ) {
+      f.add(
+        "a key made two jobs within its window",
+        `key ${key}: ${firstAck.id} and, by submit #${s.serial}, ${id}`,
       );
     }
   }
-  for (const [key, ack] of ackedBodyOfKey) {
+  for (const ack of ackedBodyOfKey.values()) {
     for (const r of byJob.get(ack.id) ?? []) {
       const bodyId = (JSON.parse(r.payload) as { body: number }).body;
       if (sim.bodies[bodyId]?.bodyHash !== ack.bodyHash) {
         f.add(
           "keyed job delivered with another body than acknowledged",
-          `key ${key}: acknowledged body of #${ack.serial}, delivered body ${bodyId}`,
+          `job ${ack.id}: acknowledged body of #${ack.serial}, delivered body ${bodyId}`,
         );
       }
     }

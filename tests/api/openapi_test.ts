@@ -7,6 +7,8 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { ROUTES } from "../../src/api/routes.ts";
+import { buildOpenApi } from "../../src/api/openapi.ts";
+import { apiDefaults, jobsDefaults } from "../../src/config.ts";
 import { BATCH_JOB_FIELDS, SUBMIT_FIELDS } from "../../src/api/validate.ts";
 import { SimScheduler } from "../../src/sim/scheduler.ts";
 import { SimRuntime } from "../../src/sim/sim_runtime.ts";
@@ -301,4 +303,20 @@ Deno.test("openapi: the request schemas name exactly the fields the validator ta
   };
   assertEquals(validate(schemas.SubmitJob!, full, doc), []);
   assertEquals((await call(makeApi(), post("/v1/jobs", full))).status, 202);
+});
+
+Deno.test("the Idempotency-Key header states the key's window and what a reuse after it does", () => {
+  // Issue 17 §2: a key reused after its window makes a new job with a new id; the document
+  // says so, with the window the nodes use.
+  const doc = buildOpenApi(apiDefaults, {
+    payloadBytesMax: 1,
+    jobHeadersBytesMax: 1,
+    jobAttemptsMax: 1,
+    attemptTimeoutMaxMs: 1,
+    idempotencyKeyCharsMax: 1,
+  });
+  const text = JSON.stringify(doc);
+  assertEquals(jobsDefaults.idempotencyWindowMs, 24 * 3_600_000);
+  assert(text.includes("A key names one job for 24 h after the first submit"), "the window");
+  assert(text.includes("a new id and so a new webhook-id"), "what a reuse after it does");
 });

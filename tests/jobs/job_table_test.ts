@@ -12,6 +12,7 @@ function table(): JobTable {
     deadRetentionMs: 24 * HOUR,
     deadLettersMax: 3,
     idempotencyWindowMs: 24 * HOUR,
+    idempotencyClockSkewMs: 0,
     stubRetentionMs: HOUR,
     uncommittedRetentionMs: 24 * 3_600_000,
   });

@@ -8,7 +8,8 @@
 import { assert, assertEquals } from "../assert.ts";
 import { avoiding, between, ReviewCluster, WALL } from "./review_harness.ts";
 import { snapshotOf } from "../../src/jobs/job_model.ts";
-import { keyedJobId, submitBodyHash } from "../../src/jobs/replication_core.ts";
+import { submitBodyHash } from "../../src/jobs/replication_core.ts";
+import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
 import { jobsDefaults } from "../../src/config.ts";
@@ -25,7 +26,7 @@ Deno.test("a node whose WAL failed never acknowledges a record that its failed a
   const c = new ReviewCluster();
   c.startAll();
   const request: SubmitRequest = { url: "http://a.test/", payload: "{}", idempotencyKey: "k-1" };
-  const id = keyedJobId(request.idempotencyKey!);
+  const id = keyedJobId(request.idempotencyKey!, keyEpoch(WALL, jobsDefaults.idempotencyWindowMs));
   // Nodes 3 and 5 are unreachable (not yet declared dead); node 4's disk fails.
   const cut = (m: { from: number; to: number }) => [2, 4].includes(m.to) || [2, 4].includes(m.from);
   const first = c.submit(0, request);
@@ -60,7 +61,7 @@ Deno.test("a replica that counts a SUBMIT's seq as held (voided by a restart's S
   const c = new ReviewCluster();
   c.startAll();
   const request: SubmitRequest = { url: "http://a.test/", payload: "{}", idempotencyKey: "k-2" };
-  const id = keyedJobId(request.idempotencyKey!);
+  const id = keyedJobId(request.idempotencyKey!, keyEpoch(WALL, jobsDefaults.idempotencyWindowMs));
   c.submit(0, request);
   c.pass(between(0, 1, "repl"));
   c.persist(1);
@@ -161,6 +162,7 @@ Deno.test("a job table's memory follows the jobs it holds, not the job rate time
     deadRetentionMs: 7 * 86_400_000,
     deadLettersMax: 10,
     idempotencyWindowMs: 86_400_000,
+    idempotencyClockSkewMs: 0,
     stubRetentionMs: 1_000,
     uncommittedRetentionMs: 86_400_000,
   });
@@ -214,7 +216,7 @@ Deno.test("a node confirming a job votes with a SUBMIT on its own disk, not with
   const c = new ReviewCluster();
   c.startAll();
   const request: SubmitRequest = { url: "http://a.test/", payload: "{}", idempotencyKey: "k-5" };
-  const id = keyedJobId(request.idempotencyKey!);
+  const id = keyedJobId(request.idempotencyKey!, keyEpoch(WALL, jobsDefaults.idempotencyWindowMs));
   c.submit(0, request);
   c.pass(between(0, 1, "repl"));
   c.persist(1);

@@ -71,6 +71,8 @@ export class ReviewCluster {
   /** Pages of sync replies sent, by kind. */
   readonly syncPages = { records: 0, snapshot: 0 };
   nowMs = 0;
+  /** Per-core wall-clock skew, ms (default 0): see `wallOf`. */
+  skewMs: number[] = [];
   #nextRequestId = 1;
 
   /** Each core's metrics, by its address (a restarted core gets a new one). */
@@ -96,6 +98,14 @@ export class ReviewCluster {
 
   get wallMs(): number {
     return WALL + this.nowMs;
+  }
+
+  /**
+   * Core i's wall clock: the cluster's plus its skew. Expiry (retention, idempotency keys)
+   * runs on each node's own clock, and nodes' clocks differ.
+   */
+  wallOf(i: number): number {
+    return this.wallMs + (this.skewMs[i] ?? 0);
   }
 
   #newCore(self: string, voters: readonly string[], seed: number): ReplicationCore {
@@ -181,7 +191,7 @@ export class ReviewCluster {
       for (const m of go) this.inflight.splice(this.inflight.indexOf(m), 1);
       for (const m of go) {
         if (this.down.has(m.to) || this.down.has(m.from)) continue;
-        this.cores[m.to]!.receive(this.nowMs, this.wallMs, this.cores[m.from]!.self, m.bytes);
+        this.cores[m.to]!.receive(this.nowMs, this.wallOf(m.to), this.cores[m.from]!.self, m.bytes);
       }
     }
     throw new Error("messages kept flowing for 100 rounds");
@@ -194,7 +204,7 @@ export class ReviewCluster {
     for (const m of go) this.inflight.splice(this.inflight.indexOf(m), 1);
     for (const m of go) {
       if (this.down.has(m.to) || this.down.has(m.from)) continue;
-      this.cores[m.to]!.receive(this.nowMs, this.wallMs, this.cores[m.from]!.self, m.bytes);
+      this.cores[m.to]!.receive(this.nowMs, this.wallOf(m.to), this.cores[m.from]!.self, m.bytes);
     }
     this.collect();
   }
@@ -240,7 +250,7 @@ export class ReviewCluster {
   tick(ms: number): void {
     this.nowMs += ms;
     for (const [i, core] of this.cores.entries()) {
-      if (!this.down.has(i)) core.tick(this.nowMs, this.wallMs);
+      if (!this.down.has(i)) core.tick(this.nowMs, this.wallOf(i));
     }
     this.collect();
   }
@@ -259,18 +269,18 @@ export class ReviewCluster {
   restart(i: number, seed = 100 + i): ReplicationCore {
     const old = this.cores[i]!;
     const core = this.#newCore(old.self, old.voters, seed);
-    for (const payload of this.disk[i]!) core.replay("data", payload, this.wallMs);
+    for (const payload of this.disk[i]!) core.replay("data", payload, this.wallOf(i));
     this.cores[i] = core;
     this.down.delete(i);
     this.pending[i] = [];
-    core.recovered(this.nowMs, this.wallMs);
+    core.recovered(this.nowMs, this.wallOf(i));
     this.collect();
     return core;
   }
 
   /** Every core recovers with an empty log and catches up with the others. */
   startAll(): void {
-    for (const core of this.cores) core.recovered(this.nowMs, this.wallMs);
+    for (const [i, core] of this.cores.entries()) core.recovered(this.nowMs, this.wallOf(i));
     for (let i = 0; i < 5; i++) {
       this.settle();
       this.tick(1);
@@ -288,19 +298,19 @@ export class ReviewCluster {
 
   submit(i: number, request: SubmitRequest): number {
     const requestId = this.#nextRequestId++;
-    this.cores[i]!.submit(this.nowMs, this.wallMs, requestId, request);
+    this.cores[i]!.submit(this.nowMs, this.wallOf(i), requestId, request);
     this.collect();
     return requestId;
   }
 
   /** Core `i` reports job `jobId` delivered by a first attempt answered 204. */
   delivered(i: number, jobId: string): void {
-    this.cores[i]!.reportDelivered(this.nowMs, this.wallMs, {
+    this.cores[i]!.reportDelivered(this.nowMs, this.wallOf(i), {
       kind: "delivered",
       jobId,
       attempt: {
         attempt: 1,
-        startedAtMs: this.wallMs,
+        startedAtMs: this.wallOf(i),
         latencyMs: 2,
         outcome: "success",
         status: 204,

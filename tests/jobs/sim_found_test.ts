@@ -8,7 +8,9 @@
 import { assert, assertEquals } from "../assert.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
-import { keyedJobId, ReplicationCore } from "../../src/jobs/replication_core.ts";
+import { ReplicationCore } from "../../src/jobs/replication_core.ts";
+import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
+import { jobsDefaults } from "../../src/config.ts";
 import { decodeMessage } from "../../src/jobs/job_codec.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
 import type { JobSpec } from "../../src/jobs/job_model.ts";
@@ -111,7 +113,7 @@ Deno.test("a keyed job's COMMIT carries its body, so a replica that answered 'co
   const net = new HeldNetwork();
   net.start();
   const key = "order-42";
-  const id = keyedJobId(key);
+  const id = keyedJobId(key, keyEpoch(WALL, jobsDefaults.idempotencyWindowMs));
   // Node 2 takes body B first; only node 3 hears of it.
   net.cores[1]!.submit(0, WALL, 1, { url: "http://a.test/", payload: "B", idempotencyKey: key });
   net.pass((m) => m.from === 1 && m.to === 2 && m.kind === "repl");
@@ -165,6 +167,7 @@ function table(): JobTable {
     deadRetentionMs: 1_000,
     deadLettersMax: 10,
     idempotencyWindowMs: 86_400_000,
+    idempotencyClockSkewMs: 0,
     stubRetentionMs: 1_000,
     uncommittedRetentionMs: 24 * 3_600_000,
   });

@@ -1,0 +1,211 @@
+/**
+ * Issue 17, section 2: an Idempotency-Key used again after its window. The key's first job
+ * and the new one are two incarnations of the key: they must never merge, never share an id
+ * (the `webhook-id`), and the new one must be delivered like any acknowledged job, with or
+ * without a restart of its owner, whatever the skew between the nodes' clocks. A retry within
+ * the window, also one straddling an epoch boundary of the ids, still names the first job.
+ * The window is shortened by config (10 s); hand-driven cores (review_harness.ts).
+ */
+
+import { assert, assertEquals, assertNotEquals } from "../assert.ts";
+import { avoiding, ReviewCluster, WALL } from "./review_harness.ts";
+import type { SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
+import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
+
+const WINDOW_MS = 10_000;
+
+function ok(outcome: SubmitOutcome | undefined): { id: string; existing: boolean } {
+  assert(outcome?.ok === true, `acknowledged, not ${JSON.stringify(outcome)}`);
+  return { id: outcome.id, existing: outcome.existing };
+}
+
+function ownerOf(c: ReviewCluster, jobId: string): number {
+  const i = c.cores.findIndex((core) => core.ownerOf(jobId) === core.self);
+  assert(i >= 0, "the job has an owner");
+  return i;
+}
+
+/** Submits on core `at`, lets it replicate, and has its owner deliver it. */
+function submitAndDeliver(c: ReviewCluster, at: number, request: SubmitRequest): string {
+  const requestId = c.submit(at, request);
+  c.settle();
+  const { id } = ok(c.answers.get(requestId));
+  c.delivered(ownerOf(c, id), id);
+  // The DONE is sent lazily (`lazySendMs`).
+  c.tick(50);
+  c.settle();
+  for (const core of c.cores) assertEquals(core.table.get(id)?.phase, "delivered");
+  return id;
+}
+
+const FIRST: SubmitRequest = { url: "http://a.test/", payload: "first", idempotencyKey: "k-17" };
+const REUSES: Record<string, SubmitRequest> = {
+  "the same body": FIRST,
+  "another body": { ...FIRST, payload: "second" },
+};
+
+for (const [what, reuse] of Object.entries(REUSES)) {
+  for (const restart of [false, true]) {
+    Deno.test(`a key reused with ${what} after its window makes a new job, delivered ${restart ? "after its owner restarts" : "by its owner"}`, () => {
+      // Before: the key's id was a hash of the key alone. The reuse was answered with the old
+      // job (`existing`, or 409 for another body) while the delivered old job was still in
+      // the table; once only its key was left, the new job took the old id, and replaying
+      // the owner's WAL fused the old SUBMIT, COMMIT and DONE with it: it came back
+      // delivered and nobody delivered it.
+      const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS, finishedRetentionMs: 2_000 });
+      c.startAll();
+      const oldId = submitAndDeliver(c, 0, FIRST);
+      c.tick(WINDOW_MS + 1_000);
+      c.settle();
+      const second = c.submit(1, reuse);
+      c.settle();
+      // The COMMIT is written lazily (`lazyAppendMs`): on disk before the crash below.
+      c.tick(50);
+      c.settle();
+      const { id, existing } = ok(c.answers.get(second));
+      assertEquals(existing, false, "a new job, not the old one");
+      assertNotEquals(id, oldId, "its own id, so its own webhook-id");
+      let owner = ownerOf(c, id);
+      if (restart) {
+        c.crash(owner);
+        c.restart(owner);
+        c.settle();
+        assertEquals(c.cores[owner]!.phase, "ready");
+        c.scheduled[owner] = [];
+        c.view(owner, {});
+        owner = ownerOf(c, id);
+        c.tick(10);
+        c.settle();
+      }
+      const entry = c.cores[owner]!.table.get(id);
+      assertEquals(
+        [entry?.committed, entry?.phase, entry?.spec?.payload],
+        [true, "pending", reuse.payload],
+        "the owner holds the new job, to deliver",
+      );
+      assert(
+        c.scheduled[owner]!.includes(id) || c.cores[owner]!.isScheduled(id),
+        "the owner delivers the new job",
+      );
+      // The old job stays what it was, wherever it is still held.
+      for (const core of c.cores) {
+        const old = core.table.get(oldId);
+        if (old !== undefined) assertEquals(old.phase, "delivered");
+      }
+    });
+  }
+}
+
+Deno.test("a key reused after its window while the new job's owner still keeps the old key (its clock behind) makes a job that owner delivers", () => {
+  // Key expiry runs on each node's clock. Every node but core 1 runs 5 s behind, so they
+  // still keep the old job's key when core 1 (on time) takes the reuse past the window.
+  // Before: the new submit had the old id; the holders of the old key answered 'finished',
+  // and the reuse was answered with the old job, which nobody delivers again.
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS, finishedRetentionMs: 1_000 });
+  c.skewMs = [-5_000, 0, -5_000, -5_000, -5_000];
+  c.startAll();
+  const oldId = submitAndDeliver(c, 0, FIRST);
+  c.tick(3_000);
+  c.settle();
+  assertEquals(c.cores[0]!.table.get(oldId), undefined, "the old job left the table");
+  assert(c.cores[0]!.table.keyTombstone(oldId) !== undefined, "its key is kept");
+  c.tick(WINDOW_MS - 1_000);
+  c.settle();
+  const second = c.submit(1, FIRST);
+  c.settle();
+  const { id, existing } = ok(c.answers.get(second));
+  assertEquals(existing, false);
+  assertNotEquals(id, oldId);
+  const owner = ownerOf(c, id);
+  assert(c.cores[owner]!.table.keyTombstone(oldId) !== undefined, "the owner keeps the old key");
+  assertEquals(c.cores[owner]!.table.get(id)?.committed, true);
+  assert(c.cores[owner]!.isScheduled(id), "and delivers the new job");
+});
+
+Deno.test("a retry within the window on a node that missed the first submit, across an epoch boundary, names the first job", () => {
+  // Ids derive from the key and the window-sized epoch of the first submit. The first submit
+  // falls 0.5 s before a boundary, the retry 0.5 s after it, on core 5, which missed it: the
+  // replicas answer with the live incarnation of the key, and the retry returns it.
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS });
+  c.startAll();
+  // WALL is a multiple of the window: an epoch starts there.
+  assertEquals(WALL % WINDOW_MS, 0);
+  c.tick(WINDOW_MS - 500 - c.nowMs);
+  const first = c.submit(0, FIRST);
+  c.settle(avoiding(4));
+  const { id } = ok(c.answers.get(first));
+  assertEquals(id, keyedJobId(FIRST.idempotencyKey!, keyEpoch(WALL, WINDOW_MS)));
+  assertEquals(c.cores[4]!.table.get(id), undefined, "core 5 missed it");
+  c.tick(1_000);
+  const retry = c.submit(4, FIRST);
+  c.pass(avoiding());
+  c.settle();
+  assertEquals(ok(c.answers.get(retry)), { id, existing: true });
+  // Another body within the window is a conflict, as before.
+  const other = c.submit(4, { ...FIRST, payload: "other" });
+  c.settle();
+  const conflict = c.answers.get(other);
+  assertEquals(conflict?.ok === false && conflict.code, "idempotency_conflict");
+});
+
+Deno.test("a retry whose first try saw no majority, in the previous epoch, moves over to it: one window makes one job", () => {
+  // The first try (core 1) reached only core 2 and was refused (no majority); the retry, on
+  // core 4 after the epoch boundary, proposes the new epoch's id; cores 1 and 2 answer with
+  // the earlier incarnation they hold, and the retry moves over to it instead of making a
+  // second job of one window.
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS });
+  c.startAll();
+  c.tick(WINDOW_MS - 500 - c.nowMs);
+  const reach = (m: { from: number; to: number }) =>
+    [0, 1].includes(m.from) && [0, 1].includes(m.to);
+  const first = c.submit(0, FIRST);
+  c.settle(reach);
+  c.tick(1_001);
+  c.settle(reach);
+  assertEquals(c.answers.get(first)?.ok, false, "no majority: refused");
+  const firstId = keyedJobId(FIRST.idempotencyKey!, keyEpoch(WALL, WINDOW_MS));
+  assertEquals(c.durableHolders(firstId), [0, 1]);
+  const retry = c.submit(3, FIRST);
+  c.settle();
+  assertEquals(ok(c.answers.get(retry)).id, firstId, "the retry names the first try's job");
+  const newId = keyedJobId(FIRST.idempotencyKey!, keyEpoch(WALL, WINDOW_MS) + 1);
+  for (const [i, core] of c.cores.entries()) {
+    assertEquals(core.table.get(firstId)?.committed, true, `core ${i + 1} holds it committed`);
+    assertEquals(core.table.get(newId), undefined, `core ${i + 1} holds no second job`);
+  }
+});
+
+Deno.test("a retry near the end of the window, stamped by a slower clock, still finds the job where faster clocks passed the window", () => {
+  // Keys are kept `idempotencyClockSkewMs` past their window. Cores 1-4 run 5 s ahead; core 5,
+  // on time, missed the first submit and takes a retry 2 s before the window ends by the
+  // submit stamps. Without the margin the others had dropped the key, and the retry was
+  // taken for a first submit: a new job under the old job's id (same epoch), whose records
+  // a replay would fuse with the old job's DONE.
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS, finishedRetentionMs: 1_000 });
+  c.skewMs = [5_000, 5_000, 5_000, 5_000, 0];
+  c.startAll();
+  for (const i of [0, 1, 2, 3]) c.view(i, { 4: "dead" });
+  c.tick(6_000 - c.nowMs);
+  assertEquals(c.wallOf(0), WALL + WINDOW_MS + 1_000, "the first stamp: 1 s into an epoch");
+  const away = avoiding(4);
+  const first = c.submit(0, FIRST);
+  c.settle(away);
+  const { id } = ok(c.answers.get(first));
+  const owner = c.cores.findIndex((core, i) => i !== 4 && core.ownerOf(id) === core.self);
+  c.delivered(owner, id);
+  c.tick(50);
+  c.settle(away);
+  c.tick(2_000);
+  c.settle(away);
+  assertEquals(c.cores[0]!.table.get(id), undefined, "compacted, its key kept");
+  c.tick(19_000 - c.nowMs);
+  c.settle(away);
+  for (const i of [0, 1, 2, 3]) {
+    assert(c.wallOf(i) >= WALL + WINDOW_MS + 1_000 + WINDOW_MS, "past the window by their clocks");
+    assert(c.cores[i]!.table.keyTombstone(id) !== undefined, `core ${i + 1} keeps the key`);
+  }
+  c.drop((m) => m.to === 4 || m.from === 4);
+  const retry = c.submit(4, FIRST);
+  c.settle();
+  assertEquals(ok(c.answers.get(retry)), { id, existing: true });
+});
