@@ -52,6 +52,7 @@ import {
   type JobRecord,
   type JobSpec,
   type JobStateSnapshot,
+  KEYED_ID_PREFIX,
   type ReplicatedRecord,
   snapshotOf,
   type Stamp,
@@ -326,6 +327,8 @@ interface CoreMetrics {
   proposals: Gauge;
   scheduled: Gauge;
   logBytes: Gauge;
+  goneTombstones: Gauge;
+  lateRecords: Gauge;
 }
 
 function registerMetrics(m: MetricsRegistry): CoreMetrics {
@@ -404,6 +407,14 @@ function registerMetrics(m: MetricsRegistry): CoreMetrics {
     proposals: m.gauge("hookd_jobs_proposals", "Submits and confirm rounds awaiting a majority"),
     scheduled: m.gauge("hookd_jobs_scheduled", "Jobs this node owns and has handed to delivery"),
     logBytes: m.gauge("hookd_jobs_catchup_log_bytes", "Bytes of records kept to serve catch-up"),
+    goneTombstones: m.gauge(
+      "hookd_jobs_gone_tombstones",
+      "Unkeyed jobs finished and compacted whose tombstone is kept (finishedTombstonesMax)",
+    ),
+    lateRecords: m.gauge(
+      "hookd_jobs_late_records",
+      "Records of a job finished and compacted here that arrived late and were dropped",
+    ),
   };
 }
 
@@ -426,7 +437,7 @@ export function submitBodyHash(request: SubmitRequest): string {
 
 /** A keyed job's id: derived from the key, so a retry on any node names the same job. */
 export function keyedJobId(key: string): string {
-  return "job_k" + createHash("sha256").update(key).digest("hex").slice(0, 32);
+  return KEYED_ID_PREFIX + createHash("sha256").update(key).digest("hex").slice(0, 32);
 }
 
 export class ReplicationCore {
@@ -531,6 +542,8 @@ export class ReplicationCore {
       idempotencyWindowMs: this.config.idempotencyWindowMs,
       stubRetentionMs: this.config.stubRetentionMs,
       uncommittedRetentionMs: this.config.uncommittedRetentionMs,
+      finishedTombstoneMs: this.config.finishedTombstoneMs,
+      finishedTombstonesMax: this.config.finishedTombstonesMax,
     });
     this.log = new CatchupLog(this.config.catchupLogBytesMax);
   }
@@ -2017,7 +2030,7 @@ export class ReplicationCore {
     if (m.snapshot) {
       if (assembling) ex.snapshotIds ??= new Set();
       for (const { record, bytes } of m.records) {
-        if (record.type !== "state" && record.type !== "key") continue;
+        if (record.type !== "state" && record.type !== "key" && record.type !== "gone") continue;
         if (assembling && record.type === "state") ex.snapshotIds!.add(record.state.jobId);
         const effect = this.#applyAndReact(nowMs, record, wallMs);
         if (effect === "changed") this.#addToBatch(bytes, record);
@@ -2358,6 +2371,8 @@ export class ReplicationCore {
     this.#metrics.proposals.set(this.#proposals.size);
     this.#metrics.scheduled.set(this.#scheduled.size);
     this.#metrics.logBytes.set(this.log.bytes);
+    this.#metrics.goneTombstones.set(this.table.goneTombstones);
+    this.#metrics.lateRecords.set(this.table.lateRecords);
   }
 }
 

@@ -14,6 +14,8 @@ function table(): JobTable {
     idempotencyWindowMs: 24 * HOUR,
     stubRetentionMs: HOUR,
     uncommittedRetentionMs: 24 * 3_600_000,
+    finishedTombstoneMs: 24 * 3_600_000,
+    finishedTombstonesMax: 1_000,
   });
 }
 

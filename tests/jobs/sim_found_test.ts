@@ -167,6 +167,8 @@ function table(): JobTable {
     idempotencyWindowMs: 86_400_000,
     stubRetentionMs: 1_000,
     uncommittedRetentionMs: 24 * 3_600_000,
+    finishedTombstoneMs: 24 * 3_600_000,
+    finishedTombstonesMax: 1_000,
   });
 }
 
