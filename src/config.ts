@@ -1169,7 +1169,7 @@ export interface JobsConfig {
   finishedTombstoneMs: number;
   /**
    * Most tombstones of finished jobs kept; the oldest go first past it, so their memory is
-   * bounded whatever the job rate: about 110 bytes each (bench/job_table_bench.ts measures
+   * bounded whatever the job rate: about 110 bytes each (bench/tombstone_memory.ts measures
    * it), so 1,000,000 is about 110 MB. At 1,000 jobs/s this keeps about 17 minutes of them
    * beyond `finishedRetentionMs`; at 100 jobs/s, 2.8 hours.
    * @default 1_000_000
