@@ -1252,6 +1252,24 @@ export interface JobsConfig {
    * @default 86_400_000 (24 h)
    */
   uncommittedRetentionMs: number;
+  /**
+   * An unkeyed job that finished and was compacted leaves a tombstone (its id) for this long:
+   * a late record of it (a SUBMIT or COMMIT that anti-entropy, a confirm round or a catch-up
+   * brings to a node that held the job only through a `state`, or a stale handoff) is dropped
+   * instead of making the job anew, pending for ever. As long as the other windows that bound
+   * old copies of a job: the uncommitted retention and the idempotency window (a keyed job's
+   * kept key is its tombstone). docs/replication.md, "Compaction", argues the horizon.
+   * @default 86_400_000 (24 h)
+   */
+  finishedTombstoneMs: number;
+  /**
+   * Most tombstones of finished jobs kept; the oldest go first past it, so their memory is
+   * bounded whatever the job rate: about 110 bytes each (bench/tombstone_memory.ts measures
+   * it), so 1,000,000 is about 110 MB. At 1,000 jobs/s this keeps about 17 minutes of them
+   * beyond `finishedRetentionMs`; at 100 jobs/s, 2.8 hours.
+   * @default 1_000_000
+   */
+  finishedTombstonesMax: number;
   /** How often retention runs. @default 1000 */
   expireIntervalMs: number;
   /**
@@ -1293,6 +1311,8 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   historyMax: 20,
   stubRetentionMs: 3_600_000,
   uncommittedRetentionMs: 86_400_000,
+  finishedTombstoneMs: 86_400_000,
+  finishedTombstonesMax: 1_000_000,
   expireIntervalMs: 1000,
   checkpointBytes: 64 * 1024 * 1024,
   maxAttemptsDefault: 7,
@@ -1318,6 +1338,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "lazySendMs",
       "queryTimeoutMs",
       "deadLettersMax",
+      "finishedTombstonesMax",
       "historyMax",
       "expireIntervalMs",
       "checkpointBytes",
@@ -1334,6 +1355,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "idempotencyClockSkewMs",
       "stubRetentionMs",
       "uncommittedRetentionMs",
+      "finishedTombstoneMs",
       "lazyAppendMs",
     ] as const
   ) nonNegative(`jobs.${name}`, config[name]);

@@ -108,6 +108,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/job_codec_test.ts"],
   },
   {
+    name: "jobs-no-gone-tombstone",
+    breaks: "a job finished and compacted here never comes back pending from a late record",
+    file: "src/jobs/job_table.ts",
+    from: "if (recordGen(record) <= (this.#goneGens.get(jobId) ?? 0)) {",
+    to: "if (recordGen(record) < 0) {",
+    tests: ["tests/jobs/review_found_test.ts", "tests/jobs/job_table_test.ts"],
+  },
+  {
     name: "transport-no-retransmit",
     breaks: "a reliable message whose datagram was lost is sent again",
     file: "src/transport/sender.ts",

@@ -72,6 +72,7 @@ const RECORD_CODES = {
   state: 20,
   key: 21,
   meta: 22,
+  gone: 23,
 } as const satisfies Record<JobRecord["type"], number>;
 
 const PHASES: readonly JobPhase[] = ["pending", "dead", "delivered"];
@@ -359,6 +360,9 @@ export function writeRecord(w: ByteWriter, record: JobRecord): void {
       w.str(record.key.key, CODEC_LIMITS.keyBytesMax).str(record.key.jobId, CODEC_LIMITS.idBytesMax)
         .str(record.key.bodyHash, CODEC_LIMITS.hashBytesMax).f64(record.key.expiresAtMs);
       return;
+    case "gone":
+      w.str(record.gone.jobId).u32(record.gone.gen).f64(record.gone.expiresAtMs);
+      return;
     case "meta":
       w.u53(record.nextOwnSeq);
       writeHeld(w, record.held);
@@ -449,6 +453,12 @@ function readRecord(r: ByteReader): JobRecord {
       const expiresAtMs = r.f64();
       const tombstone: KeyTombstone = { key, jobId, bodyHash, expiresAtMs };
       return { type: "key", key: tombstone };
+    }
+    case RECORD_CODES.gone: {
+      const jobId = r.str(CODEC_LIMITS.idBytesMax);
+      const gen = r.u32();
+      const expiresAtMs = r.f64();
+      return { type: "gone", gone: { jobId, gen, expiresAtMs } };
     }
     case RECORD_CODES.meta: {
       const nextOwnSeq = r.u53();

@@ -140,6 +140,8 @@ export type JobRecord =
   | { readonly type: "state"; readonly state: JobStateSnapshot }
   /** An idempotency key kept after its job was compacted away. */
   | { readonly type: "key"; readonly key: KeyTombstone }
+  /** An unkeyed job that finished and was compacted away (see `GoneTombstone`). */
+  | { readonly type: "gone"; readonly gone: GoneTombstone }
   /** Replication bookkeeping in a checkpoint: the next own seq and what is held per origin. */
   | { readonly type: "meta"; readonly nextOwnSeq: number; readonly held: readonly HeldRanges[] };
 
@@ -160,6 +162,21 @@ export interface KeyTombstone {
   /** Wall-clock epoch ms after which the key may be reused. */
   readonly expiresAtMs: number;
 }
+
+/**
+ * An unkeyed job finished (generation `gen` delivered or dead) and was compacted: until
+ * `expiresAtMs`, no late record of that generation or an older one makes the job anew (in
+ * checkpoints and snapshots; a keyed job's `KeyTombstone` does the same for its key's window).
+ */
+export interface GoneTombstone {
+  readonly jobId: string;
+  readonly gen: number;
+  /** Wall-clock epoch ms after which the tombstone is dropped. */
+  readonly expiresAtMs: number;
+}
+
+/** Keyed job ids start so (a hash of the key follows); minted ones are `job_` and hex. */
+export const KEYED_ID_PREFIX = "job_k";
 
 /** A job's state as one value (what `state` records carry). */
 export interface JobStateSnapshot {
@@ -357,7 +374,7 @@ function mergeProgress(
  */
 export function applyRecord(
   entry: JobEntry,
-  record: Exclude<JobRecord, { type: "skip" | "key" | "meta" }>,
+  record: Exclude<JobRecord, { type: "skip" | "key" | "gone" | "meta" }>,
   historyMax: number,
 ): ApplyEffect {
   switch (record.type) {

@@ -10,12 +10,21 @@
  * secrets; delivered jobs leave the table `finishedRetentionMs` after they finished and dead
  * letters `deadRetentionMs` after (or when `deadLettersMax` is passed, oldest first);
  * idempotency keys outlive their jobs until `idempotencyWindowMs` after the submit, and
- * `idempotencyClockSkewMs` more (each node expires them on its own clock).
+ * `idempotencyClockSkewMs` more (each node expires them on its own clock); an unkeyed finished
+ * job leaves a tombstone (its id, about 110 bytes) for `finishedTombstoneMs`, at most
+ * `finishedTombstonesMax` of them.
  *
  * Incarnations: the jobs one idempotency key makes, one per window (keyed_id.ts). A node
  * stores a keyed SUBMIT only if it holds no other incarnation of the key live for it
  * (`liveIncarnation`): the put-if-absent that lets at most one incarnation per window gather
  * a majority. Records of another incarnation never touch this one: they carry another id.
+ *
+ * The guard against zombies: a job this node finished and compacted never comes back pending
+ * from a late record. Every record reaches the table through `apply`, whatever path brought it
+ * (live replication, anti-entropy, catch-up, a confirm round's SUBMIT, a handoff or snapshot
+ * `state`, WAL replay), and `apply` drops a record of a job it does not hold when the job's
+ * tombstone (kept key or gone tombstone) says that generation is over. So the rule holds on
+ * every path at once, for as long as the tombstone is kept (docs/replication.md, Compaction).
  */
 
 import { assert } from "../lib/assert.ts";
@@ -23,10 +32,12 @@ import { candidateIds, isLiveFor } from "./keyed_id.ts";
 import {
   type ApplyEffect,
   applyRecord,
+  type GoneTombstone,
   isStub,
   type JobEntry,
   type JobPhase,
   type JobRecord,
+  KEYED_ID_PREFIX,
   type KeyTombstone,
   newEntry,
   snapshotOf,
@@ -44,6 +55,10 @@ export interface JobTableOptions {
   stubRetentionMs: number;
   /** Uncommitted jobs come up for `dueUncommitted` this long after their submit. */
   uncommittedRetentionMs: number;
+  /** An unkeyed finished job's tombstone is kept this long after it was compacted. */
+  finishedTombstoneMs: number;
+  /** Most tombstones of finished jobs kept (the oldest go first). */
+  finishedTombstonesMax: number;
 }
 
 export interface ApplyResult {
@@ -108,6 +123,14 @@ export class JobTable {
   readonly #entries = new Map<string, JobEntry>();
   /** Idempotency keys whose job was compacted, by job id (a keyed job's id derives from its key). */
   readonly #keys = new Map<string, KeyTombstone>();
+  /**
+   * Unkeyed jobs finished and compacted: job id → when the tombstone goes (wall ms). In the
+   * order they were set, which is (roughly) due order, so it is its own expiry queue and its
+   * own eviction order. A plain number value keeps an entry near 110 bytes; the generation is
+   * in `#goneGens`, only when not 0 (a dead letter retried by hand).
+   */
+  readonly #gone = new Map<string, number>();
+  readonly #goneGens = new Map<string, number>();
   /** Dead letters in the order they died (Map keeps insertion order). */
   /**
    * Dead letters in the order they died, each with its place in that order: a page cursor is
@@ -132,6 +155,10 @@ export class JobTable {
   /** Two committed bodies met for one id (a broken invariant, counted, never silent). */
   commitConflicts = 0;
   compacted = 0;
+  /** The latest wall time seen (dates tombstones set outside `expire`). */
+  #nowWallMs = 0;
+  /** Records dropped because their job finished and was compacted here (see `apply`). */
+  lateRecords = 0;
 
   constructor(options: JobTableOptions) {
     this.#options = options;
@@ -155,6 +182,17 @@ export class JobTable {
 
   get keyTombstones(): number {
     return this.#keys.size;
+  }
+
+  get goneTombstones(): number {
+    return this.#gone.size;
+  }
+
+  /** The tombstone of an unkeyed job finished and compacted here, if it is still kept. */
+  goneTombstone(jobId: string): GoneTombstone | undefined {
+    const expiresAtMs = this.#gone.get(jobId);
+    if (expiresAtMs === undefined) return undefined;
+    return { jobId, gen: this.#goneGens.get(jobId) ?? 0, expiresAtMs };
   }
 
   /** Items the retention queues hold (memory that must follow the table, not the job rate). */
@@ -217,6 +255,7 @@ export class JobTable {
    * `unchanged` when they match (the earlier job stands).
    */
   apply(record: JobRecord, nowWallMs: number): ApplyResult {
+    this.#nowWallMs = Math.max(this.#nowWallMs, nowWallMs);
     switch (record.type) {
       case "skip":
       case "meta":
@@ -247,6 +286,28 @@ export class JobTable {
           ...(removed !== undefined ? { removed } : {}),
         };
       }
+      case "gone": {
+        // From a checkpoint, or a snapshot's server: the job finished there and was compacted.
+        // A copy this replica still holds pending in that generation missed its DONE or DEAD:
+        // it is over too. A copy held finished stays until its own retention (it guards itself
+        // meanwhile), and one in a later generation (retried by hand since) is not this one.
+        const { jobId, gen } = record.gone;
+        const held = this.#entries.get(jobId);
+        const removed = held !== undefined && held.phase === "pending" && held.gen <= gen
+          ? held
+          : undefined;
+        if (removed !== undefined) this.#remove(removed);
+        if (held === undefined || removed !== undefined) {
+          this.#setGone(jobId, gen, record.gone.expiresAtMs);
+        }
+        return {
+          effect: held === undefined || removed !== undefined ? "changed" : "unchanged",
+          entry: undefined,
+          previousPhase: undefined,
+          previousCommitted: false,
+          ...(removed !== undefined ? { removed } : {}),
+        };
+      }
     }
     const jobId = record.type === "submit"
       ? record.spec.id
@@ -265,6 +326,24 @@ export class JobTable {
         previousPhase: undefined,
         previousCommitted: false,
       };
+    }
+    const goneExpiresAtMs = this.#gone.get(jobId);
+    if (goneExpiresAtMs !== undefined && !this.#entries.has(jobId)) {
+      // The job finished here and was compacted: a record of that generation (or an older one)
+      // arriving now is late, whatever path brought it, and would make the job anew, pending
+      // for ever (its DONE is held, so nothing finishes it again): sim seed 383, a SUBMIT that
+      // anti-entropy shipped to a node that had held the job only through a handoff's `state`.
+      // A later generation (a manual retry of the dead letter elsewhere) is a new life: it
+      // makes a stub, and the SUBMIT then merges into it.
+      if (recordGen(record) <= (this.#goneGens.get(jobId) ?? 0)) {
+        this.lateRecords++;
+        return {
+          effect: "unchanged",
+          entry: undefined,
+          previousPhase: undefined,
+          previousCommitted: false,
+        };
+      }
     }
     if (
       record.type === "submit" && record.spec.idempotencyKey !== undefined &&
@@ -404,6 +483,7 @@ export class JobTable {
    * keys, and the oldest dead letters past `deadLettersMax`. Returns the job ids dropped.
    */
   expire(nowWallMs: number): string[] {
+    this.#nowWallMs = Math.max(this.#nowWallMs, nowWallMs);
     const dropped: string[] = [];
     const finished = (queue: ExpiryQueue, phase: JobPhase, retentionMs: number) => {
       for (const jobId of queue.due(nowWallMs)) {
@@ -452,6 +532,13 @@ export class JobTable {
         key !== undefined && this.#keyKeptUntil(key.expiresAtMs) <= nowWallMs
       ) this.#keys.delete(jobId);
     }
+    // In (roughly) due order: stop at the first not due (one set on a skewed clock waits
+    // behind it, never longer than the skew).
+    for (const [jobId, expiresAtMs] of this.#gone) {
+      if (expiresAtMs > nowWallMs) break;
+      this.#gone.delete(jobId);
+      this.#goneGens.delete(jobId);
+    }
     return dropped;
   }
 
@@ -464,7 +551,10 @@ export class JobTable {
     return expiresAtMs + this.#options.idempotencyClockSkewMs;
   }
 
-  /** Removes a job; a keyed one leaves its key behind unless `keepKey` is false. */
+  /**
+   * Removes a job; a keyed one leaves its key behind unless `keepKey` is false, an unkeyed
+   * finished one its tombstone (a pending stub is not finished: its SUBMIT may still make it).
+   */
   #remove(entry: JobEntry, keepKey = true): void {
     const spec = entry.spec;
     this.#entries.delete(entry.jobId);
@@ -494,6 +584,29 @@ export class JobTable {
         this.#keyExpiry.push(entry.jobId, this.#keyKeptUntil(expiresAtMs));
       }
     }
+    // A keyed job's guard is its kept key (and no tombstone may outlive the key's window: a
+    // client may then reuse the key, which names the same id, for a new job).
+    const keyed = spec?.idempotencyKey !== undefined || entry.jobId.startsWith(KEYED_ID_PREFIX);
+    if (keepKey && !keyed && entry.phase !== "pending") {
+      this.#setGone(entry.jobId, entry.gen, this.#nowWallMs + this.#options.finishedTombstoneMs);
+    }
+  }
+
+  /** Keeps (or extends) job `jobId`'s tombstone, dropping the oldest past the bound. */
+  #setGone(jobId: string, gen: number, expiresAtMs: number): void {
+    const held = this.#gone.get(jobId);
+    const heldGen = this.#goneGens.get(jobId) ?? 0;
+    // Set last: the Map's order is the expiry order.
+    this.#gone.delete(jobId);
+    this.#gone.set(jobId, Math.max(held ?? 0, expiresAtMs));
+    if (Math.max(gen, heldGen) > 0) this.#goneGens.set(jobId, Math.max(gen, heldGen));
+    while (this.#gone.size > this.#options.finishedTombstonesMax) {
+      const oldest = this.#gone.keys().next();
+      if (oldest.done) break;
+      this.#gone.delete(oldest.value);
+      this.#goneGens.delete(oldest.value);
+    }
+    assert(this.#gone.size <= this.#options.finishedTombstonesMax, "tombstones stay bounded");
   }
 
   /**
@@ -528,5 +641,25 @@ export class JobTable {
       yield { type: "state", state: snapshotOf(entry) };
     }
     for (const key of this.#keys.values()) yield { type: "key", key };
+    for (const jobId of this.#gone.keys()) {
+      const gone = this.goneTombstone(jobId);
+      if (gone !== undefined) yield { type: "gone", gone };
+    }
+  }
+}
+
+/**
+ * The generation a record is about: a SUBMIT or COMMIT belongs to the job's first life (a
+ * manual retry bumps the generation with a REVIVE and never writes a SUBMIT again).
+ */
+function recordGen(record: Exclude<JobRecord, { type: "skip" | "key" | "gone" | "meta" }>): number {
+  switch (record.type) {
+    case "submit":
+    case "commit":
+      return 0;
+    case "state":
+      return record.state.gen;
+    default:
+      return record.gen;
   }
 }

@@ -17,6 +17,7 @@
 
 import { createHash } from "node:crypto";
 import { assert } from "../lib/assert.ts";
+import { KEYED_ID_PREFIX } from "./job_model.ts";
 
 /** The epoch (a window-sized slice of wall time) that `wallMs` falls in. */
 export function keyEpoch(wallMs: number, windowMs: number): number {
@@ -26,7 +27,8 @@ export function keyEpoch(wallMs: number, windowMs: number): number {
 
 /** The id of the incarnation of `key` first submitted in `epoch`. */
 export function keyedJobId(key: string, epoch: number): string {
-  return "job_k" + createHash("sha256").update(`${epoch}\u0000${key}`).digest("hex").slice(0, 32);
+  return KEYED_ID_PREFIX +
+    createHash("sha256").update(`${epoch}\u0000${key}`).digest("hex").slice(0, 32);
 }
 
 /** The ids a live incarnation of `key` at `wallMs` may have, this epoch's first. */

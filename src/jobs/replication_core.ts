@@ -350,6 +350,8 @@ interface CoreMetrics {
   proposals: Gauge;
   scheduled: Gauge;
   logBytes: Gauge;
+  goneTombstones: Gauge;
+  lateRecords: Gauge;
 }
 
 function registerMetrics(m: MetricsRegistry): CoreMetrics {
@@ -437,6 +439,14 @@ function registerMetrics(m: MetricsRegistry): CoreMetrics {
     proposals: m.gauge("hookd_jobs_proposals", "Submits and confirm rounds awaiting a majority"),
     scheduled: m.gauge("hookd_jobs_scheduled", "Jobs this node owns and has handed to delivery"),
     logBytes: m.gauge("hookd_jobs_catchup_log_bytes", "Bytes of records kept to serve catch-up"),
+    goneTombstones: m.gauge(
+      "hookd_jobs_gone_tombstones",
+      "Unkeyed jobs finished and compacted whose tombstone is kept (finishedTombstonesMax)",
+    ),
+    lateRecords: m.gauge(
+      "hookd_jobs_late_records",
+      "Records of a job finished and compacted here that arrived late and were dropped",
+    ),
   };
 }
 
@@ -568,6 +578,8 @@ export class ReplicationCore {
       idempotencyClockSkewMs: this.config.idempotencyClockSkewMs,
       stubRetentionMs: this.config.stubRetentionMs,
       uncommittedRetentionMs: this.config.uncommittedRetentionMs,
+      finishedTombstoneMs: this.config.finishedTombstoneMs,
+      finishedTombstonesMax: this.config.finishedTombstonesMax,
     });
     this.log = new CatchupLog(this.config.catchupLogBytesMax);
   }
@@ -2278,7 +2290,7 @@ export class ReplicationCore {
     if (m.snapshot) {
       if (assembling) ex.snapshotIds ??= new Set();
       for (const { record, bytes } of m.records) {
-        if (record.type !== "state" && record.type !== "key") continue;
+        if (record.type !== "state" && record.type !== "key" && record.type !== "gone") continue;
         if (assembling && record.type === "state") ex.snapshotIds!.add(record.state.jobId);
         const effect = this.#applyAndReact(nowMs, record, wallMs);
         if (effect === "changed") this.#addToBatch(bytes, record);
@@ -2619,6 +2631,8 @@ export class ReplicationCore {
     this.#metrics.proposals.set(this.#proposals.size);
     this.#metrics.scheduled.set(this.#scheduled.size);
     this.#metrics.logBytes.set(this.log.bytes);
+    this.#metrics.goneTombstones.set(this.table.goneTombstones);
+    this.#metrics.lateRecords.set(this.table.lateRecords);
   }
 }
 

@@ -10,7 +10,7 @@
  * 2. Every acknowledged job got a 2xx at the receiver or is a dead letter once the cluster
  *    healed and drained, even with nodes left down, and the cluster holds it finished; after
  *    the settle time no live node still holds a finished job pending (DONE/DEAD reached every
- *    replica).
+ *    replica), and none holds pending a job finished and compacted everywhere else (a zombie).
  * 3. Every attempt of a job carries the job's id as `webhook-id`, the body and URL the client
  *    submitted, and a signature under the secret the client gave; nothing is delivered that no
  *    client submitted; an unkeyed submit makes at most one job; a node that saw a 2xx never
@@ -52,7 +52,10 @@ export interface CheckResult {
    * that missed its COMMIT or a losing keyed body, kept as garbage (a known weakness).
    */
   readonly leftoverUncommitted: number;
-  /** Acknowledged jobs compacted where they finished but still pending on a live replica. */
+  /**
+   * Acknowledged jobs compacted where they finished but still pending on a live replica (each
+   * also a violation: the seed fails).
+   */
   readonly zombies: number;
 }
 
@@ -143,11 +146,13 @@ export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
     else f.add("acknowledged job neither delivered nor dead-lettered after the drain", describe());
     const committedPending = phases.some((p) => p.phase === "pending");
     if ((got2xx || dead) && !finished && committedPending) {
-      // Delivered and compacted where it finished, still pending on a replica that missed
-      // the DONE (restarted and caught up by snapshot, or cut off): a zombie, the known
-      // weakness of compaction, counted. Otherwise the cluster lost track of a job.
-      if (sim.compactedAfterDone(id)) zombies++;
-      else f.add("acknowledged job never finished by the cluster", describe());
+      // Delivered and compacted where it finished, still pending on a replica: a zombie. The
+      // finished-job tombstones (job_table.ts) exist so that none happens; it fails the seed.
+      // Otherwise the cluster lost track of a job.
+      if (sim.compactedAfterDone(id)) {
+        zombies++;
+        f.add("zombie: a finished, compacted job pending again on a live node", describe());
+      } else f.add("acknowledged job never finished by the cluster", describe());
     }
     if (phases.some((p) => p.phase === "uncommitted")) leftoverUncommitted++;
     const pendingOn = phases.filter((p) => p.phase === "pending").map((p) => p.node);

@@ -54,6 +54,7 @@ export function recordIdentity(record: JobRecord): string | undefined {
       return "skip";
     case "state":
     case "key":
+    case "gone":
     case "meta":
       return undefined;
     default:

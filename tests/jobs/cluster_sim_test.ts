@@ -8,6 +8,11 @@
  *
  * `HOOKD_SIM_SEED=S` runs only seed S; `HOOKD_SIM_SEEDS=A..B` runs that range. Thousands of
  * longer runs: `deno task sim --seeds 1..2000`.
+ *
+ * Besides the fixed seeds, every run tries `FRESH_SEEDS` seeds drawn at random (printed, and
+ * each failing one with its replay command): the fixed ones only ever show what they showed
+ * once, while failures one seed in a few hundred shows (the zombies of issue 17) only turn up
+ * over many runs. `HOOKD_SIM_FRESH=N` runs N of them (0 skips them, as do the variables above).
  */
 
 import { assert, assertEquals } from "../assert.ts";
@@ -16,6 +21,10 @@ import { type ClusterSimOptions, replayCommand, runClusterSim } from "../../src/
 /** Virtual ms of faults and workload per seed in CI: ~0.2 s of CPU a seed (40 s for the file). */
 const CI_CHAOS_MS = 6_000;
 const CI_SEEDS: [number, number] = [1, 200];
+/** Fresh random seeds per run: about 4 s of CPU. */
+const FRESH_SEEDS = 20;
+/** Fresh seeds are drawn above the fixed ones and `deno task sim --seeds 1..1000`. */
+const FRESH_SEED_MIN = 1_000_001;
 
 function seedRange(): [number, number] {
   const only = Deno.env.get("HOOKD_SIM_SEED");
@@ -31,17 +40,10 @@ Deno.test("the whole-cluster simulation keeps every invariant over 200 seeds", a
   let delivered = 0;
   let crashes = 0;
   for (let seed = first; seed <= last; seed++) {
-    const options: ClusterSimOptions = { seed, chaosMs: CI_CHAOS_MS };
-    const report = await runClusterSim(options);
+    const report = await runSeed(seed, failures);
     acked += report.stats.jobsAcked;
     delivered += report.stats.delivered;
     crashes += report.stats.crashes;
-    if (!report.ok) {
-      failures.push(
-        `seed ${seed}:\n    ${report.violations.join("\n    ")}\n` +
-          `  replay: ${replayCommand(options)}`,
-      );
-    }
   }
   assertEquals(failures, [], `failing seeds:\n${failures.join("\n")}`);
   // The runs did something: jobs were acknowledged and delivered, nodes crashed.
@@ -49,6 +51,42 @@ Deno.test("the whole-cluster simulation keeps every invariant over 200 seeds", a
     assert(acked > 1_000 && delivered > 1_000 && crashes > 20, `${acked} ${delivered} ${crashes}`);
   }
 });
+
+Deno.test(`the whole-cluster simulation keeps every invariant over ${FRESH_SEEDS} fresh random seeds`, async () => {
+  // A run asked for given seeds (a replay) runs those only.
+  const chosen = Deno.env.get("HOOKD_SIM_SEED") ?? Deno.env.get("HOOKD_SIM_SEEDS");
+  const count = Number(Deno.env.get("HOOKD_SIM_FRESH") ?? (chosen !== undefined ? 0 : FRESH_SEEDS));
+  const words = crypto.getRandomValues(new Uint32Array(count));
+  const seeds = [...words].map((w) => FRESH_SEED_MIN + (w % 1_000_000_000));
+  console.log(`fresh sim seeds: ${seeds.join(" ")}`);
+  const failures: string[] = [];
+  for (const seed of seeds) await runSeed(seed, failures);
+  if (failures.length > 0) {
+    console.log(`failing fresh seeds, replay each with:\n${failures.map(replayLine).join("\n")}`);
+  }
+  assertEquals(failures, [], `failing fresh seeds:\n${failures.join("\n")}`);
+});
+
+/** Runs one seed as CI does; a failure is added to `failures` with its replay command. */
+async function runSeed(
+  seed: number,
+  failures: string[],
+): Promise<Awaited<ReturnType<typeof runClusterSim>>> {
+  const options: ClusterSimOptions = { seed, chaosMs: CI_CHAOS_MS };
+  const report = await runClusterSim(options);
+  if (!report.ok) {
+    failures.push(
+      `seed ${seed}:\n    ${report.violations.join("\n    ")}\n` +
+        `  replay: ${replayCommand(options)}`,
+    );
+  }
+  return report;
+}
+
+/** The replay line of one failure. */
+function replayLine(failure: string): string {
+  return "  " + (/replay: (.*)$/.exec(failure)?.[1] ?? failure);
+}
 
 Deno.test("a seed replays exactly: the same trace, the same figures", async () => {
   const options: ClusterSimOptions = { seed: 7, chaosMs: CI_CHAOS_MS };

@@ -42,52 +42,55 @@ function attempt(gen: number, n: number): AttemptEntry {
 }
 
 /** The records a cluster could write about one job; fields are functions of their keys. */
-const recordArb: fc.Arbitrary<Exclude<JobRecord, { type: "skip" | "key" | "meta" }>> = fc.oneof(
-  fc.constant({ type: "submit" as const, stamp: stamp(0), spec: SPEC }),
-  fc.constant({ type: "commit" as const, stamp: stamp(1), jobId: "job_1", bodyHash: "" }),
-  fc.record({ gen: fc.integer({ min: 0, max: 2 }), n: fc.integer({ min: 1, max: 6 }) }).map((
-    { gen, n },
-  ) => ({
-    type: "retry" as const,
-    stamp: stamp(10 + gen * 10 + n),
-    jobId: "job_1",
-    gen,
-    attemptsMade: n,
-    nextAttemptAtMs: SPEC.submittedAtMs + gen * 100_000 + n * 1000 + 500,
-    attempt: attempt(gen, n),
-  })),
-  fc.integer({ min: 0, max: 2 }).map((gen) => ({
-    type: "done" as const,
-    stamp: stamp(50 + gen),
-    jobId: "job_1",
-    gen,
-    finishedAtMs: SPEC.submittedAtMs + gen * 100_000 + 9_000,
-    attempt: {
-      ...attempt(gen, 7),
-      startedAtMs: attempt(gen, 7).startedAtMs + 1,
-      outcome: "success" as const,
-      status: 204,
-    },
-  })),
-  fc.integer({ min: 0, max: 2 }).map((gen) => ({
-    type: "dead" as const,
-    stamp: stamp(60 + gen),
-    jobId: "job_1",
-    gen,
-    attemptsMade: 7,
-    finishedAtMs: SPEC.submittedAtMs + gen * 100_000 + 8_000,
-    reason: `gen ${gen} exhausted`,
-    attempt: attempt(gen, 7),
-  })),
-  fc.integer({ min: 1, max: 3 }).map((gen) => ({
-    type: "revive" as const,
-    stamp: stamp(70 + gen),
-    jobId: "job_1",
-    gen,
-  })),
-);
+const recordArb: fc.Arbitrary<Exclude<JobRecord, { type: "skip" | "key" | "gone" | "meta" }>> = fc
+  .oneof(
+    fc.constant({ type: "submit" as const, stamp: stamp(0), spec: SPEC }),
+    fc.constant({ type: "commit" as const, stamp: stamp(1), jobId: "job_1", bodyHash: "" }),
+    fc.record({ gen: fc.integer({ min: 0, max: 2 }), n: fc.integer({ min: 1, max: 6 }) }).map((
+      { gen, n },
+    ) => ({
+      type: "retry" as const,
+      stamp: stamp(10 + gen * 10 + n),
+      jobId: "job_1",
+      gen,
+      attemptsMade: n,
+      nextAttemptAtMs: SPEC.submittedAtMs + gen * 100_000 + n * 1000 + 500,
+      attempt: attempt(gen, n),
+    })),
+    fc.integer({ min: 0, max: 2 }).map((gen) => ({
+      type: "done" as const,
+      stamp: stamp(50 + gen),
+      jobId: "job_1",
+      gen,
+      finishedAtMs: SPEC.submittedAtMs + gen * 100_000 + 9_000,
+      attempt: {
+        ...attempt(gen, 7),
+        startedAtMs: attempt(gen, 7).startedAtMs + 1,
+        outcome: "success" as const,
+        status: 204,
+      },
+    })),
+    fc.integer({ min: 0, max: 2 }).map((gen) => ({
+      type: "dead" as const,
+      stamp: stamp(60 + gen),
+      jobId: "job_1",
+      gen,
+      attemptsMade: 7,
+      finishedAtMs: SPEC.submittedAtMs + gen * 100_000 + 8_000,
+      reason: `gen ${gen} exhausted`,
+      attempt: attempt(gen, 7),
+    })),
+    fc.integer({ min: 1, max: 3 }).map((gen) => ({
+      type: "revive" as const,
+      stamp: stamp(70 + gen),
+      jobId: "job_1",
+      gen,
+    })),
+  );
 
-function finalState(records: readonly Exclude<JobRecord, { type: "skip" | "key" | "meta" }>[]) {
+function finalState(
+  records: readonly Exclude<JobRecord, { type: "skip" | "key" | "gone" | "meta" }>[],
+) {
   const entry = newEntry("job_1");
   for (const r of records) applyRecord(entry, r, HISTORY_MAX);
   return snapshotOf(entry);

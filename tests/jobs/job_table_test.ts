@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
-import type { JobSpec } from "../../src/jobs/job_model.ts";
+import type { JobRecord, JobSpec } from "../../src/jobs/job_model.ts";
+import { decodeRecord, encodeRecord } from "../../src/jobs/job_codec.ts";
 
 const HOUR = 3_600_000;
 const T0 = 1_800_000_000_000;
@@ -15,6 +16,8 @@ function table(): JobTable {
     idempotencyClockSkewMs: 0,
     stubRetentionMs: HOUR,
     uncommittedRetentionMs: 24 * 3_600_000,
+    finishedTombstoneMs: 24 * 3_600_000,
+    finishedTombstonesMax: 1_000,
   });
 }
 
@@ -135,3 +138,107 @@ Deno.test("JobTable keeps a finished stub until its SUBMIT comes, so a late SUBM
   assertEquals(t.expire(T0 + 2 * HOUR - 1), []);
   assertEquals(t.expire(T0 + 2 * HOUR + 1), ["orphan"]);
 });
+
+Deno.test("a finished, compacted job leaves a tombstone that drops every late record of it, on every path", () => {
+  // The general zombie guard (issue 17, sim seed 383): whatever brings a record late (live
+  // replication, anti-entropy, catch-up, a confirm round's SUBMIT, a handoff or snapshot
+  // `state`, WAL replay), it reaches the table through `apply`, which drops it.
+  const t = table();
+  const s = spec("job_0a");
+  t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
+  t.apply({ type: "done", stamp: stamp(), jobId: s.id, gen: 0, finishedAtMs: T0 }, T0);
+  assertEquals(t.expire(T0 + HOUR + 1), [s.id]);
+  assertEquals(t.goneTombstone(s.id)?.gen, 0);
+  const pendingState = {
+    jobId: s.id,
+    spec: s,
+    submitStamp: stamp(),
+    bodyHash: "",
+    committed: true,
+    gen: 0,
+    phase: "pending" as const,
+    attemptsMade: 1,
+    nextAttemptAtMs: T0,
+    finishedAtMs: 0,
+    deadReason: "",
+    history: [],
+  };
+  const late: JobRecord[] = [
+    { type: "submit", stamp: stamp(), spec: s },
+    { type: "commit", stamp: stamp(), jobId: s.id, bodyHash: "" },
+    {
+      type: "retry",
+      stamp: stamp(),
+      jobId: s.id,
+      gen: 0,
+      attemptsMade: 1,
+      nextAttemptAtMs: T0,
+      attempt: {
+        attempt: 1,
+        startedAtMs: T0,
+        latencyMs: 1,
+        outcome: "timeout",
+        status: 0,
+        detail: "",
+        node: "n1",
+      },
+    },
+    { type: "state", state: pendingState },
+  ];
+  for (const record of late) {
+    assertEquals(t.apply(record, T0 + 2 * HOUR).effect, "unchanged", record.type);
+    assertEquals(t.get(s.id), undefined, `a late ${record.type} does not make the job anew`);
+  }
+  assertEquals(t.lateRecords, late.length);
+  // A manual retry of the dead letter elsewhere (generation 1) is a new life: it is not late.
+  t.apply({ type: "revive", stamp: stamp(), jobId: s.id, gen: 1 }, T0 + 2 * HOUR);
+  t.apply({ type: "submit", stamp: stamp(), spec: s }, T0 + 2 * HOUR);
+  assertEquals([t.get(s.id)?.phase, t.get(s.id)?.gen], ["pending", 1]);
+  // Kept for finishedTombstoneMs after the compaction, then forgotten.
+  const u = spec("job_0b");
+  t.apply({ type: "submit", stamp: stamp(), spec: u }, T0);
+  t.apply({ type: "done", stamp: stamp(), jobId: u.id, gen: 0, finishedAtMs: T0 }, T0);
+  t.expire(T0 + 3 * HOUR);
+  t.expire(T0 + 3 * HOUR + 24 * HOUR - 1);
+  assert(t.goneTombstone(u.id) !== undefined, "kept for the whole window");
+  t.expire(T0 + 3 * HOUR + 24 * HOUR);
+  assertEquals(t.goneTombstone(u.id), undefined);
+});
+
+Deno.test("finished-job tombstones are bounded, go to checkpoints and snapshots, and a keyed job keeps its key instead", () => {
+  const t = table(); // finishedTombstonesMax: 1,000
+  const ids: string[] = [];
+  for (let i = 0; i < 1_500; i++) {
+    const s = spec(`job_${i.toString(16).padStart(32, "0")}`);
+    ids.push(s.id);
+    t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
+    t.apply({ type: "done", stamp: stamp(), jobId: s.id, gen: 0, finishedAtMs: T0 }, T0);
+  }
+  t.apply({ type: "submit", stamp: stamp(), spec: spec("job_k1", "order-1") }, T0);
+  t.apply({ type: "done", stamp: stamp(), jobId: "job_k1", gen: 0, finishedAtMs: T0 }, T0);
+  t.expire(T0 + HOUR + 1);
+  assertEquals(t.size, 0);
+  assertEquals(t.goneTombstones, 1_000, "the oldest go past finishedTombstonesMax");
+  assertEquals(t.goneTombstone(ids[0]!), undefined);
+  assert(t.goneTombstone(ids[1_499]!) !== undefined);
+  assertEquals(t.goneTombstone("job_k1"), undefined, "a keyed job's guard is its key");
+  assert(t.keyTombstone("job_k1") !== undefined);
+  // A checkpoint (or a snapshot) carries them; a copy still pending where it arrives is over.
+  const other = table();
+  const held = spec(ids[1_499]!);
+  other.apply({ type: "submit", stamp: stamp(), spec: held }, T0);
+  const removed: string[] = [];
+  for (const record of t.snapshotRecords()) {
+    const r = other.apply(decode(encodeRecord(record)), T0 + HOUR);
+    if (r.removed !== undefined) removed.push(r.removed.jobId);
+  }
+  assertEquals(removed, [held.id], "the pending copy that missed the DONE is over");
+  assertEquals(other.goneTombstones, 1_000);
+  assertEquals(other.apply({ type: "submit", stamp: stamp(), spec: held }, T0).effect, "unchanged");
+});
+
+function decode(bytes: Uint8Array): JobRecord {
+  const d = decodeRecord(bytes);
+  assert(d.ok, "a tombstone decodes");
+  return d.value;
+}

@@ -165,6 +165,8 @@ Deno.test("a job table's memory follows the jobs it holds, not the job rate time
     idempotencyClockSkewMs: 0,
     stubRetentionMs: 1_000,
     uncommittedRetentionMs: 86_400_000,
+    finishedTombstoneMs: 24 * 3_600_000,
+    finishedTombstonesMax: 1_000,
   });
   const jobs = 2_000;
   for (let n = 0; n < jobs; n++) {
@@ -308,5 +310,49 @@ Deno.test("a handoff of a pending job that finished and was compacted here does 
   c.handOff(4, 1, stale);
   c.settle();
   assertEquals(c.cores[4]!.table.get(id), undefined, "the stale handoff is ignored");
+  assertEquals(c.scheduled[4]!.includes(id), false);
+});
+
+Deno.test("a job held only through a handoff's state and compacted is not made anew by its SUBMIT arriving late", () => {
+  // Found by sim seed 383: node 5 missed a job's SUBMIT and COMMIT and learnt of the job from a
+  // handoff `state`, which carries no stamp of the records it sums up, so node 5 never counted
+  // them as held. It saw the DONE, compacted the job after the retention, and then an
+  // anti-entropy round shipped it the SUBMIT and COMMIT it still lacked: the job was made
+  // anew, pending for ever there (its DONE is held, so nothing ever finished it again).
+  // Mutation: no finished-job tombstone (`jobs-no-gone-tombstone`) and this test fails.
+  const retentionMs = 1_000;
+  const c = new ReviewCluster({ finishedRetentionMs: retentionMs, expireIntervalMs: 100 });
+  c.startAll();
+  const request: SubmitRequest = { url: "http://a.test/", payload: "{}" };
+  c.submit(0, request);
+  c.drop(between(0, 4)); // node 5 misses the SUBMIT
+  c.settle(avoiding(4));
+  c.tick(jobsDefaults.lazySendMs); // the COMMIT leaves
+  c.drop(between(0, 4)); // and node 5 misses it too
+  c.settle(avoiding(4));
+  const id = c.scheduled[0]![0]!;
+  assertEquals(c.cores[4]!.table.get(id), undefined, "node 5 never got the job's records");
+  c.handOff(4, 1, snapshotOf(c.cores[1]!.table.get(id)!));
+  c.settle(avoiding(4));
+  assertEquals(c.cores[4]!.table.get(id)?.phase, "pending", "node 5 holds the job by its state");
+  c.delivered(0, id);
+  c.tick(jobsDefaults.lazySendMs); // the DONE leaves, node 5 gets it this time
+  c.settle((m) => m.kind !== "sync-req");
+  c.tick(jobsDefaults.lazyAppendMs);
+  c.settle((m) => m.kind !== "sync-req");
+  assertEquals(c.cores[4]!.table.get(id)?.phase, "delivered");
+  for (let t = 0; t < retentionMs + 500; t += 100) {
+    c.tick(100);
+    c.drop((m) => m.kind === "sync-req"); // no anti-entropy round brings the SUBMIT yet
+  }
+  c.settle((m) => m.kind !== "sync-req");
+  assertEquals(c.cores[4]!.table.get(id), undefined, "compacted after the retention");
+  // Anti-entropy rounds now ship node 5 the SUBMIT and COMMIT it still lacks.
+  for (let t = 0; t < 4 * jobsDefaults.antiEntropyIntervalMs; t += 100) {
+    c.tick(100);
+    c.settle();
+  }
+  const back = c.cores[4]!.table.get(id);
+  assertEquals(back?.phase, undefined, `the job came back ${back?.phase} on node 5`);
   assertEquals(c.scheduled[4]!.includes(id), false);
 });

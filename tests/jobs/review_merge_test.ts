@@ -18,7 +18,7 @@ import {
   type Stamp,
 } from "../../src/jobs/job_model.ts";
 
-type JobUpdate = Exclude<JobRecord, { type: "skip" | "key" | "meta" }>;
+type JobUpdate = Exclude<JobRecord, { type: "skip" | "key" | "gone" | "meta" }>;
 
 const HISTORY_MAX = 4;
 const T0 = 1_700_000_000_000;

@@ -170,6 +170,8 @@ function table(): JobTable {
     idempotencyClockSkewMs: 0,
     stubRetentionMs: 1_000,
     uncommittedRetentionMs: 24 * 3_600_000,
+    finishedTombstoneMs: 24 * 3_600_000,
+    finishedTombstonesMax: 1_000,
   });
 }
 
