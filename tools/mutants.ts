@@ -277,6 +277,24 @@ const MUTANTS: Mutant[] = [
     to: "return expiresAtMs;",
     tests: ["tests/jobs/idempotency_window_test.ts"],
   },
+  {
+    name: "jobs-snapshot-finished-as-delivered",
+    breaks: "a job a snapshot shows finished elsewhere is compacted, not called delivered",
+    file: "src/jobs/replication_core.ts",
+    from: `      const record: JobRecord = {
+        type: "gone",
+        gone: {
+          jobId: entry.jobId,
+          gen: entry.gen,
+          expiresAtMs: wallMs + this.config.finishedTombstoneMs,
+        },
+      };`,
+    to: `      const record: JobRecord = {
+        type: "state",
+        state: { ...snapshotOf(entry), phase: "delivered", finishedAtMs: wallMs, history: [] },
+      };`,
+    tests: ["tests/jobs/contracts_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -2350,8 +2350,8 @@ export class ReplicationCore {
    * A whole snapshot arrived: its states are merged, so what the server held is now held here
    * (once this append is durable) and out of reach of our log. A pending job we hold whose
    * SUBMIT the server held, but which is not in its table, finished there and was compacted
-   * (its DONE or DEAD is among what we now count as held, though we never got it): mark it
-   * finished here too, or it would wait pending, and be delivered again, for ever.
+   * (its DONE or DEAD is among what we now count as held, though we never got it): compact it
+   * here too, or it would wait pending, and be delivered again, for ever.
    */
   #afterSnapshot(
     nowMs: number,
@@ -2366,9 +2366,17 @@ export class ReplicationCore {
       if (stamp !== undefined && summaryHas(held, stamp.origin, stamp.seq)) finished.push(entry);
     }
     for (const entry of finished) {
+      // The server compacted the job, tombstone and all, so nothing says whether it was
+      // delivered or died: do as it did — compact it here and keep a tombstone against late
+      // records — rather than call it delivered (a dead letter would then show delivered for
+      // an hour and could not be retried through this node).
       const record: JobRecord = {
-        type: "state",
-        state: { ...snapshotOf(entry), phase: "delivered", finishedAtMs: wallMs, history: [] },
+        type: "gone",
+        gone: {
+          jobId: entry.jobId,
+          gen: entry.gen,
+          expiresAtMs: wallMs + this.config.finishedTombstoneMs,
+        },
       };
       this.#applyAndReact(nowMs, record, wallMs);
       this.#addToBatch(encodeRecord(record), record);

@@ -93,3 +93,47 @@ Deno.test("a manual retry's attempts say which retry they belong to and continue
   c.settle((m) => m.kind !== "sync-req" && m.kind !== "sync-reply");
   assertEquals(c.cores[1]!.table.get(id)!.history.map((h) => h.retry ?? 0), [0, 1]);
 });
+
+Deno.test("a node that learns by snapshot that a compacted job ended does not call it delivered", () => {
+  // Core 5 was away while its pending copy of a job died elsewhere and was compacted there,
+  // tombstone and all (deadLettersMax and finishedTombstonesMax of 1, two later dead letters).
+  // Its snapshot catch-up then saw the job gone from the server's table with the job's SUBMIT
+  // covered by the server's held summary: finished, but not how. The node made it `delivered`
+  // (shown so, for an hour, and it could not be retried there) although it died. Now it does
+  // as the server did: it compacts the job and keeps a tombstone against late records.
+  const c = new ReviewCluster({
+    catchupLogBytesMax: 1,
+    deadLettersMax: 1,
+    finishedTombstonesMax: 1,
+  });
+  c.startAll();
+  const died = committedJob(c);
+  c.crash(4);
+  reportDead(c, 0, died);
+  c.settle();
+  for (let n = 0; n < 2; n++) {
+    const later = committedJob(c);
+    reportDead(c, 0, later);
+    c.settle();
+  }
+  c.tick(60_000);
+  c.settle();
+  assertEquals(c.cores[0]!.table.get(died), undefined, "compacted on the server");
+  assertEquals(c.cores[0]!.table.goneTombstone(died), undefined, "its tombstone evicted");
+  const restarted = c.restart(4);
+  assertEquals(restarted.table.get(died)?.phase, "pending", "held pending before catch-up");
+  for (let round = 0; round < 50 && restarted.phase !== "ready"; round++) {
+    c.settle();
+    c.tick(100);
+  }
+  assertEquals(restarted.phase, "ready");
+  assert(
+    restarted.table.get(died)?.phase !== "delivered",
+    `a job that died is shown ${restarted.table.get(died)?.phase}`,
+  );
+  assertEquals(restarted.table.get(died), undefined, "compacted here too");
+  assert(
+    restarted.table.goneTombstone(died) !== undefined,
+    "with a tombstone against late records",
+  );
+});
