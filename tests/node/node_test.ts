@@ -1,5 +1,6 @@
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { Node, type NodeOptions } from "../../src/node/node.ts";
+import { freeUdpPortRange } from "../../src/cluster/local_cluster.ts";
 
 const CLUSTER_KEY = "node-test-cluster-key-0123456789";
 
@@ -52,10 +53,13 @@ Deno.test("Node refuses a datagram size too small for membership packets", async
 });
 
 Deno.test("Node releases the transport's queue to a peer once membership holds it dead", async () => {
-  const start = (nodeId: string, peers: string[]) =>
-    startNode({ nodeId, listen: "127.0.0.1:0", peers, clusterKey: CLUSTER_KEY });
-  const n1 = await start("n1", []);
-  const n2 = await start("n2", [n1.address]);
+  // Both name both as voters: a node takes SWIM packets only from its voters' addresses.
+  const base = freeUdpPortRange(2);
+  const peers = [`127.0.0.1:${base}`, `127.0.0.1:${base + 1}`];
+  const start = (nodeId: string, listen: string) =>
+    startNode({ nodeId, listen, peers, clusterKey: CLUSTER_KEY });
+  const n1 = await start("n1", peers[0]!);
+  const n2 = await start("n2", peers[1]!);
   const until = async (done: () => boolean, limitMs: number) => {
     for (const deadline = performance.now() + limitMs; !done() && performance.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 20));
