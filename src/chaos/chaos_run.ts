@@ -44,6 +44,8 @@ import {
   judgeDuplicate,
   LISTED_MAX,
   type MemberNotice,
+  ownershipChanged,
+  type OwnershipSplit,
   ownersOverTime,
   stopFigures,
   stopsNoticed,
@@ -95,6 +97,16 @@ export interface ChaosReport {
   duplicates_unexplained: number;
   /** Duplicated jobs per kind of fault around them (one job may count under several). */
   duplicate_causes: Record<string, number>;
+  /**
+   * Duplicated jobs per kind of fault around them (and `lost_answer`, `unexplained`), split by
+   * whether an ownership change preceded them (`ownershipChanged`: a member-dead, member-left or
+   * return about a node that could own the job, in any node's view).
+   */
+  duplicate_causes_by_ownership: Record<string, OwnershipSplit>;
+  /** Extra receipts of acknowledged jobs after an ownership change. */
+  duplicates_after_ownership_change: number;
+  /** Extra receipts of acknowledged jobs no ownership change preceded. */
+  duplicates_no_ownership_change: number;
   /** Receipts after the first of jobs whose submit was never acknowledged (not judged). */
   duplicates_of_unacked: number;
   unacked_but_delivered: number;
@@ -560,13 +572,28 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // Duplicates: the failovers and outages around each one.
     let unexplained = 0;
     const causes: Record<string, number> = {};
+    const causesByOwnership: Record<string, OwnershipSplit> = {};
+    const extraByOwnership: OwnershipSplit = { after_ownership_change: 0, no_ownership_change: 0 };
+    const noticesInOrder = [...notices].sort((a, b) => a.atMs - b.atMs);
     for (const [index, [id, receipt]] of duplicateJobs.entries()) {
       const tries = attempts.get(id) ?? [];
       const prefs = preferenceList(id, voters).map((a) => idOfAddress.get(a) ?? a);
       const judged = judgeDuplicate(receipt, tries, prefs, faultLogs);
       if (judged.lostAnswer) causes.lost_answer = (causes.lost_answer ?? 0) + 1;
-      for (const kind of new Set(judged.around.map((e) => e.fault.kind))) {
-        causes[kind] = (causes[kind] ?? 0) + 1;
+      const kinds = new Set(judged.around.map((e) => e.fault.kind));
+      for (const kind of kinds) causes[kind] = (causes[kind] ?? 0) + 1;
+      const changed = ownershipChanged(receipt, tries, prefs, noticesInOrder);
+      const side = changed ? "after_ownership_change" : "no_ownership_change";
+      extraByOwnership[side] += receipt.duplicates;
+      const keys: string[] = [...kinds];
+      if (judged.lostAnswer) keys.push("lost_answer");
+      if (!judged.explained) keys.push("unexplained");
+      for (const key of keys) {
+        const split = causesByOwnership[key] ??= {
+          after_ownership_change: 0,
+          no_ownership_change: 0,
+        };
+        split[side]++;
       }
       if (!judged.explained) {
         unexplained++;
@@ -596,6 +623,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
     if (duplicateJobs.length > 0) {
       log(`chaos: duplicates by the faults around them: ${JSON.stringify(causes)}`);
+      log(`chaos: duplicates by ownership change: ${JSON.stringify(causesByOwnership)}`);
     }
 
     // Detection and false deaths.
@@ -660,6 +688,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       duplicate_jobs: duplicateJobs.length,
       duplicates_unexplained: unexplained,
       duplicate_causes: causes,
+      duplicate_causes_by_ownership: causesByOwnership,
+      duplicates_after_ownership_change: extraByOwnership.after_ownership_change,
+      duplicates_no_ownership_change: extraByOwnership.no_ownership_change,
       duplicates_of_unacked: Math.max(0, Number(stats.duplicates ?? 0) - verdict.duplicates),
       unacked_but_delivered: Math.max(0, Number(stats.unique ?? 0) - verdict.delivered),
       faults: counts,

@@ -172,6 +172,51 @@ export function explainsDuplicate(
   }
 }
 
+/**
+ * Whether an ownership change preceded a duplicate: some node's view of a voter that could own
+ * the job (one that attempted it, or ranks at or above the last that did: `explainsDuplicate`'s
+ * `involved`) changed from `DUPLICATE_LOOKBACK_MS` before its first attempt or receipt to
+ * `DUPLICATE_LOOKAHEAD_MS` after its last: a `member-dead` or `member-left` (rightly or not),
+ * or a `member-alive` after the same observer held it dead (it came back). Without one, every
+ * node agreed on the owner all along, and only the owner itself (a retry after a lost answer,
+ * a restart that lost a lazily written `done`) or a bug can have delivered it twice.
+ * `notices` must be in time order.
+ */
+export function ownershipChanged(
+  receipt: Receipt,
+  tries: readonly Attempt[],
+  prefs: readonly string[],
+  notices: readonly MemberNotice[],
+): boolean {
+  const nodes = [...new Set(tries.map((a) => a.node))];
+  const lastOwner = nodes.length === 0
+    ? prefs.length
+    : Math.max(...nodes.map((n) => prefs.indexOf(n)));
+  const involved = (n: string) => nodes.includes(n) || prefs.indexOf(n) <= lastOwner;
+  const first = Math.min(receipt.at, ...tries.map((a) => a.startedAtMs));
+  const last = Math.max(receipt.at, ...tries.map((a) => a.startedAtMs + a.latencyMs));
+  const fromMs = first - DUPLICATE_LOOKBACK_MS;
+  const toMs = last + DUPLICATE_LOOKAHEAD_MS;
+  const down = (event: string) => event === "member-dead" || event === "member-left";
+  /** Per observer and subject: whether the observer held the subject down. */
+  const held = new Map<string, boolean>();
+  for (const n of notices) {
+    if (n.atMs > toMs) break;
+    const key = `${n.observer}>${n.subject}`;
+    const wasDown = held.get(key) === true;
+    held.set(key, down(n.event));
+    if (n.atMs < fromMs || !involved(n.subject)) continue;
+    if (down(n.event) || (n.event === "member-alive" && wasDown)) return true;
+  }
+  return false;
+}
+
+/** Duplicates of one kind: jobs after an ownership change, and jobs with none. */
+export interface OwnershipSplit {
+  after_ownership_change: number;
+  no_ownership_change: number;
+}
+
 /** Who owned the job as the schedule impaired its preferred nodes (membership lags this). */
 export function ownersOverTime(
   prefs: readonly string[],
