@@ -132,6 +132,30 @@ const MUTANTS: Mutant[] = [
     to: "if (this.#senders !== undefined && this.#senders.size < 0) {",
     tests: ["tests/membership/membership_service_test.ts"],
   },
+  {
+    name: "dups-retry-while-listening",
+    breaks: "a retry waits for the answer of its timed-out request still open (issue 17 §6)",
+    file: "src/delivery/delivery_core.ts",
+    from: "if (entry.listeningUntilMs > nowMs) {",
+    to: "if (entry.listeningUntilMs < 0) {",
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
+  {
+    name: "dups-late-2xx-ignored",
+    breaks: "a 2xx heard after the timeout ends the job instead of a retry (issue 17 §6)",
+    file: "src/delivery/delivery_core.ts",
+    from: 'if (result.kind === "response" && result.status >= 200 && result.status < 300) {',
+    to: 'if (result.kind === "response" && result.status < 0) {',
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
+  {
+    name: "dups-http-aborts-at-timeout",
+    breaks: "the HTTP transport keeps a timed-out request open to hear its late answer",
+    file: "src/delivery/http_transport.ts",
+    from: "request.timeoutMs + listenMs,",
+    to: "request.timeoutMs,",
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

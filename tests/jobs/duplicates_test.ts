@@ -1,0 +1,126 @@
+/**
+ * Duplicates no ownership change explains (issue 17, section 6), removed: hand-driven cores.
+ *
+ * The simulator's checker (`deno task sim`) found one cause of duplicate deliveries with no
+ * ownership change in any node's view: a receiver slower than the attempt's timeout handles
+ * the request, the node counts a timeout and retries, and the retry delivers the job again
+ * (`retry_after_timeout`, 1,260 of 2,388 duplicates over seeds 1..30). The fix keeps the
+ * timed-out request open for `lateAnswerWaitMs`, holds the job's next attempt until that answer
+ * (or the end of the wait), and ends the job on a late 2xx. These tests drive `DeliveryCore`
+ * by hand, as the engine does: a `listening` timeout, then `lateAnswer`.
+ */
+
+import { assertEquals } from "../assert.ts";
+import { job, makeCore, split, status } from "../delivery/core_harness.ts";
+import { deliveryDefaults } from "../../src/config.ts";
+import { Sfc32 } from "../../src/lib/rng.ts";
+import { DeliveryEngine } from "../../src/delivery/engine.ts";
+import { MemoryDeliveryStore } from "../../src/delivery/memory_store.ts";
+import type { DeliveryReport } from "../../src/delivery/types.ts";
+
+const WAIT_MS = 2_000;
+
+/** A job whose first attempt timed out with its request still open: the core after it. */
+function timedOutListening() {
+  const { core, registry } = makeCore({ lateAnswerWaitMs: WAIT_MS });
+  core.schedule(0, job("j1"));
+  const first = split(core.takeOutputs());
+  assertEquals(first.attempts.map((a) => a.attempt), [1]);
+  core.attemptDone(1_000, "j1", { kind: "timeout", latencyMs: 1_000, listening: true });
+  const retry = split(core.takeOutputs()).reports;
+  assertEquals(retry.map((r) => r.kind), ["retry"]);
+  // The retry record is durable; its delay (100 ms) has passed.
+  core.persisted(1_001, "j1", true);
+  core.tick(1_200);
+  return { core, registry };
+}
+
+Deno.test("a retry waits for the answer of a timed-out request still open, and a late 2xx ends the job", () => {
+  const { core, registry } = timedOutListening();
+  // Without the wait the retry would reach a receiver still handling the first request.
+  assertEquals(split(core.takeOutputs()).attempts, []);
+  core.lateAnswer(1_500, "j1", { ...status(200), latencyMs: 1_500 });
+  const after = split(core.takeOutputs());
+  assertEquals(after.attempts, []);
+  assertEquals(after.reports.map((r) => r.kind), ["delivered"]);
+  assertEquals(core.jobCount, 0);
+  core.tick(10_000);
+  assertEquals(split(core.takeOutputs()).attempts, [], "no attempt after the late 2xx");
+  assertEquals(
+    registry.renderPrometheus().includes("hookd_delivery_late_answers_total 1"),
+    true,
+    "the late answer is counted",
+  );
+});
+
+Deno.test("a late failure, or no late answer at all, lets the retry go ahead (at-least-once kept)", () => {
+  const failed = timedOutListening().core;
+  assertEquals(split(failed.takeOutputs()).attempts, []);
+  failed.lateAnswer(1_500, "j1", status(500));
+  assertEquals(split(failed.takeOutputs()).attempts.map((a) => a.attempt), [2]);
+
+  const silent = timedOutListening().core;
+  assertEquals(split(silent.takeOutputs()).attempts, []);
+  // The transport never calls back: the retry starts once the wait is over.
+  silent.tick(1_000 + WAIT_MS);
+  assertEquals(split(silent.takeOutputs()).attempts.map((a) => a.attempt), [2]);
+});
+
+Deno.test("a late 2xx while the retry record is still being written ends the job once it is durable", () => {
+  const { core } = makeCore({ lateAnswerWaitMs: WAIT_MS });
+  core.schedule(0, job("j1"));
+  core.takeOutputs();
+  core.attemptDone(1_000, "j1", { kind: "timeout", latencyMs: 1_000, listening: true });
+  core.takeOutputs();
+  core.lateAnswer(1_050, "j1", status(204));
+  assertEquals(split(core.takeOutputs()).reports.map((r) => r.kind), ["delivered"]);
+  core.persisted(1_060, "j1", true);
+  core.tick(5_000);
+  assertEquals(split(core.takeOutputs()).attempts, []);
+  assertEquals(core.jobCount, 0);
+});
+
+Deno.test("over real HTTP, a receiver slower than the timeout gets the job once, and it is delivered", async () => {
+  const requests: number[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    await req.text();
+    requests.push(performance.now());
+    await new Promise((r) => setTimeout(r, 400));
+    return new Response("late", { status: 200 });
+  });
+  const store = new MemoryDeliveryStore();
+  const reports: DeliveryReport[] = [];
+  let done: () => void = () => {};
+  const delivered = new Promise<void>((resolve) => done = resolve);
+  const engine = new DeliveryEngine({
+    config: {
+      ...deliveryDefaults,
+      retryScheduleMs: [20, 20, 20],
+      attemptsMax: 4,
+      attemptTimeoutMs: 150,
+      lateAnswerWaitMs: 2_000,
+      allowPrivateTargets: true,
+    },
+    store,
+    rng: new Sfc32(1),
+    onReport: (report) => {
+      reports.push(report);
+      if (report.kind === "delivered") done();
+    },
+  });
+  try {
+    engine.schedule({
+      id: "job_late",
+      url: `http://127.0.0.1:${server.addr.port}/hook`,
+      payload: "{}",
+      secrets: [],
+    });
+    const limit = new Promise((r) => setTimeout(r, 5_000));
+    await Promise.race([delivered, limit]);
+    assertEquals(reports.map((r) => r.kind), ["retry", "delivered"]);
+    assertEquals(requests.length, 1, "the retry did not reach the receiver again");
+  } finally {
+    await engine.close();
+    await server.shutdown();
+  }
+});
