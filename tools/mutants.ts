@@ -156,6 +156,14 @@ const MUTANTS: Mutant[] = [
     to: "request.timeoutMs,",
     tests: ["tests/jobs/duplicates_test.ts"],
   },
+  {
+    name: "dups-freeze-while-catching-up",
+    breaks: "a node frozen while catching up catches up again before it turns ready",
+    file: "src/jobs/replication_core.ts",
+    from: 'if (this.#phase !== "ready" && this.#phase !== "catching_up") return;',
+    to: 'if (this.#phase !== "ready") return;',
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

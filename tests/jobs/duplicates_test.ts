@@ -10,7 +10,8 @@
  * by hand, as the engine does: a `listening` timeout, then `lateAnswer`.
  */
 
-import { assertEquals } from "../assert.ts";
+import { assert, assertEquals } from "../assert.ts";
+import { avoiding, type InFlight, ReviewCluster } from "./review_harness.ts";
 import { job, makeCore, split, status } from "../delivery/core_harness.ts";
 import { deliveryDefaults } from "../../src/config.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
@@ -123,4 +124,45 @@ Deno.test("over real HTTP, a receiver slower than the timeout gets the job once,
     await engine.close();
     await server.shutdown();
   }
+});
+
+Deno.test("a node frozen while it catches up starts over: it never turns ready on answers from before the freeze", () => {
+  const c = new ReviewCluster();
+  c.startAll();
+  const requestId = c.submit(0, { url: "http://a.test/", payload: "{}" });
+  c.settle();
+  const answer = c.answers.get(requestId);
+  assert(answer?.ok === true, "acknowledged");
+  const id = answer.id;
+  // Node 0 restarts and asks the others what it missed; they answer at once, but it is frozen
+  // (SIGSTOP) before it reads their answers.
+  c.crash(0);
+  c.restart(0);
+  c.scheduled[0]!.length = 0;
+  const sync = (m: InFlight) => m.kind === "sync-req" || m.kind === "sync-reply";
+  c.step((m) => m.kind === "sync-req" && m.from === 0);
+  assert(c.inflight.some((m) => m.kind === "sync-reply" && m.to === 0), "answers on their way");
+  // Meanwhile the others hold it dead, its replacement takes the job over and delivers it; the DONE
+  // goes only to the members held alive.
+  for (const i of [1, 2, 3, 4]) c.view(i, { 0: "dead" });
+  const owner = c.cores.findIndex((core) => core.self === c.cores[1]!.ownerOf(id));
+  assert(owner > 0, "a replacement owns the job");
+  c.delivered(owner, id);
+  // The DONE is written lazily (`lazyAppendMs`): let it reach the others' disks.
+  for (let i = 0; i < 3; i++) {
+    c.tick(100);
+    c.settle(avoiding(0));
+  }
+  // SIGCONT: the freeze monitor tells node 0 before anything can be scheduled.
+  c.cores[0]!.stalled(c.nowMs, c.wallMs, 14_000);
+  c.collect();
+  // The answers from before the freeze arrive; then the catch-up asked afresh runs its course.
+  c.step((m) => m.kind === "sync-reply" && m.to === 0);
+  for (let i = 0; i < 5; i++) {
+    c.settle(sync);
+    c.tick(1_000);
+  }
+  assertEquals(c.cores[0]!.phase, "ready");
+  assertEquals(c.cores[0]!.table.get(id)?.phase, "delivered");
+  assertEquals(c.scheduled[0]!.filter((j) => j === id), [], "not attempted again by node 0");
 });
