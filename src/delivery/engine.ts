@@ -99,6 +99,7 @@ export class DeliveryEngine {
     this.#transport = options.transport ?? new HttpTransport({
       allowPrivateTargets: config.allowPrivateTargets,
       responseBodyBytesMax: config.responseBodyBytesMax,
+      listeningMax: config.concurrentDeliveriesMax,
       ...(options.resolve !== undefined ? { resolve: options.resolve } : {}),
     });
   }

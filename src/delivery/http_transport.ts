@@ -52,6 +52,13 @@ export interface HttpTransportOptions {
    * @default Date.now
    */
   wallClockMs?: () => number;
+  /**
+   * Timed-out requests kept open at once to hear a late answer (`AttemptRequest.lateAnswerMs`);
+   * past it a timed-out request is aborted as before. Bounds the sockets a hung receiver can
+   * hold beyond the attempts in flight. @default 256 (the engine passes its
+   * `concurrentDeliveriesMax`)
+   */
+  listeningMax?: number;
   /** DNS for the SSRF guard. @default Deno.resolveDns (A and AAAA) */
   resolve?: Resolver;
   /** How long a host's SSRF verdict is reused, ms. @default 30_000 */
@@ -74,6 +81,9 @@ type GuardVerdict =
   | { readonly ok: true; readonly address: string | undefined };
 const SUBMITTED_AT_HEADER = "hookd-submitted-at";
 
+/** `HttpTransportOptions.listeningMax` when none is given. */
+const LISTENING_MAX_DEFAULT = 256;
+
 class TimeoutSignal extends Error {
   override name = "TimeoutSignal";
 }
@@ -91,6 +101,8 @@ export class HttpTransport implements AttemptTransport {
   readonly #relay: PinnedRelay;
   readonly #dial: (address: string, port: number) => RelayTarget;
   readonly #inflight = new Set<AbortController>();
+  /** Timed-out requests still open for their late answer. */
+  #listening = 0;
   readonly #verdicts = new Map<
     string,
     { untilMs: number; refusal?: string; address: string | undefined }
@@ -143,6 +155,12 @@ export class HttpTransport implements AttemptTransport {
     return new Promise<AttemptResult>((resolve) => {
       let timedOut = false;
       const soft = setTimeout(() => {
+        if (this.#listening >= (this.#options.listeningMax ?? LISTENING_MAX_DEFAULT)) {
+          // Enough requests held open already: this one times out as it always did.
+          controller.abort(new TimeoutSignal());
+          return;
+        }
+        this.#listening++;
         timedOut = true;
         resolve({ kind: "timeout", latencyMs: latency(), listening: true });
       }, request.timeoutMs);
@@ -151,6 +169,7 @@ export class HttpTransport implements AttemptTransport {
           clearTimeout(soft);
           resolve(result);
         } else {
+          this.#listening--;
           onLate(result);
         }
       });

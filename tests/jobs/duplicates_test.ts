@@ -17,7 +17,8 @@ import { deliveryDefaults } from "../../src/config.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { DeliveryEngine } from "../../src/delivery/engine.ts";
 import { MemoryDeliveryStore } from "../../src/delivery/memory_store.ts";
-import type { DeliveryReport } from "../../src/delivery/types.ts";
+import type { AttemptResult, DeliveryReport } from "../../src/delivery/types.ts";
+import { HttpTransport } from "../../src/delivery/http_transport.ts";
 
 const WAIT_MS = 2_000;
 
@@ -134,6 +135,10 @@ Deno.test("a node frozen while it catches up starts over: it never turns ready o
   const answer = c.answers.get(requestId);
   assert(answer?.ok === true, "acknowledged");
   const id = answer.id;
+  // The lazy COMMIT reaches every disk: node 0 holds the job committed, its to deliver.
+  c.tick(100);
+  c.settle();
+  assertEquals(c.scheduled[0]!.includes(id), true);
   // Node 0 restarts and asks the others what it missed; they answer at once, but it is frozen
   // (SIGSTOP) before it reads their answers.
   c.crash(0);
@@ -148,15 +153,17 @@ Deno.test("a node frozen while it catches up starts over: it never turns ready o
   const owner = c.cores.findIndex((core) => core.self === c.cores[1]!.ownerOf(id));
   assert(owner > 0, "a replacement owns the job");
   c.delivered(owner, id);
-  // The DONE is written lazily (`lazyAppendMs`): let it reach the others' disks.
-  for (let i = 0; i < 3; i++) {
-    c.tick(100);
+  // The DONE is written lazily (`lazyAppendMs`): let it reach the others' disks. Node 0 is
+  // frozen: its clock does not tick (its catch-up does not ask again meanwhile).
+  for (let round = 0; round < 3; round++) {
+    c.nowMs += 100;
+    for (const i of [1, 2, 3, 4]) c.cores[i]!.tick(c.nowMs, c.wallMs);
     c.settle(avoiding(0));
   }
-  // SIGCONT: the freeze monitor tells node 0 before anything can be scheduled.
+  // SIGCONT: the freeze monitor's beat fires first and tells node 0 (once), then the answers
+  // from before the freeze are read; the catch-up asked afresh runs its course after them.
   c.cores[0]!.stalled(c.nowMs, c.wallMs, 14_000);
   c.collect();
-  // The answers from before the freeze arrive; then the catch-up asked afresh runs its course.
   c.step((m) => m.kind === "sync-reply" && m.to === 0);
   for (let i = 0; i < 5; i++) {
     c.settle(sync);
@@ -165,4 +172,42 @@ Deno.test("a node frozen while it catches up starts over: it never turns ready o
   assertEquals(c.cores[0]!.phase, "ready");
   assertEquals(c.cores[0]!.table.get(id)?.phase, "delivered");
   assertEquals(c.scheduled[0]!.filter((j) => j === id), [], "not attempted again by node 0");
+});
+
+Deno.test("the HTTP transport holds at most listeningMax timed-out requests open", async () => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    await req.text();
+    await new Promise((r) => setTimeout(r, 300));
+    return new Response("late", { status: 200 });
+  });
+  const url = `http://127.0.0.1:${server.addr.port}/hook`;
+  const late: AttemptResult[] = [];
+  const request = (id: string) => ({
+    job: { id, url, payload: "{}", secrets: [] },
+    attempt: 1,
+    timeoutMs: 100,
+    lateAnswerMs: 2_000,
+    onLateAnswer: (r: AttemptResult) => late.push(r),
+  });
+  const transport = new HttpTransport({
+    allowPrivateTargets: true,
+    responseBodyBytesMax: 100,
+    listeningMax: 1,
+  });
+  try {
+    const [a, b] = await Promise.all([
+      transport.send(request("j1")),
+      transport.send(request("j2")),
+    ]);
+    // One listens; the other, past the bound, is aborted at its timeout as before.
+    assertEquals([a, b].map((r) => r.kind === "timeout" && r.listening === true).sort(), [
+      false,
+      true,
+    ]);
+    await new Promise((r) => setTimeout(r, 500));
+    assertEquals(late.map((r) => r.kind === "response" ? r.status : r.kind), [200]);
+  } finally {
+    transport.close();
+    await server.shutdown();
+  }
 });
