@@ -409,9 +409,10 @@ export interface StopMiss {
 
 /**
  * Stops no live node detected: a SIGSTOP is meant to last until the others declare the node
- * dead and take its jobs over. Detected means a live observer (not itself down meanwhile) sent
- * a member-dead or member-left about it during the stop, or already held it dead (a partition
- * just before). A stop with no other live node is not judged.
+ * dead and take its jobs over. Detected means a node sent a member-dead or member-left about
+ * it during the stop while itself up (not killed or stopped at that instant), or a node up the
+ * whole stop already held it dead (a partition just before). A stop with no other node up the
+ * whole time is not judged.
  */
 export function undetectedStops(
   faultLogs: readonly FaultLog[],
@@ -431,11 +432,25 @@ export function undetectedStops(
     );
     if (observers.length === 0) continue;
     const dead = (event: string) => event === "member-dead" || event === "member-left";
-    const detected = observers.some((o) => {
+    const downAt = (node: string, atMs: number) =>
+      faultLogs.some((k) =>
+        (k.fault.kind === "kill" || k.fault.kind === "stop") && k.fault.node === node &&
+        k.startedAtMs <= atMs && atMs < k.endedAtMs
+      );
+    // A node killed or stopped later in the stop judges too while it is up: its member-dead
+    // is a takeover all the same (the 12.4-s miss of the first long run counted only the one
+    // node that stayed up, itself restarted 1.8 s before, not the two that were up for the
+    // stop's first 6 s). Only a node up the whole stop makes the stop judged.
+    const detected = ids.filter((o) => o !== subject).some((o) => {
       const about = notices.filter((n) => n.observer === o && n.subject === subject);
-      if (about.some((n) => dead(n.event) && n.atMs >= e.startedAtMs && n.atMs <= e.endedAtMs)) {
+      if (
+        about.some((n) =>
+          dead(n.event) && n.atMs >= e.startedAtMs && n.atMs <= e.endedAtMs && !downAt(o, n.atMs)
+        )
+      ) {
         return true;
       }
+      if (!observers.includes(o)) return false;
       const prior = about.filter((n) => n.atMs < e.startedAtMs).at(-1);
       return prior !== undefined && dead(prior.event);
     });

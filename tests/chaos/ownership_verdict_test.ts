@@ -9,8 +9,10 @@ import { assertEquals } from "../assert.ts";
 import {
   type Attempt,
   DUPLICATE_LOOKBACK_MS,
+  type FaultLog,
   type MemberNotice,
   ownershipChanged,
+  undetectedStops,
 } from "../../src/chaos/verdicts.ts";
 
 const PREFS = ["n1", "n2", "n3", "n4", "n5"];
@@ -68,4 +70,31 @@ Deno.test("ownershipChanged: deaths, departures and returns of a possible owner 
     ownershipChanged(receipt, tries, PREFS, [notice("member-alive", "n1", 99_500)]),
     false,
   );
+});
+
+Deno.test("undetectedStops: a node killed later in the stop detects it while it is up", () => {
+  const ids = ["n1", "n2", "n3", "n4", "n5"];
+  const f = (fault: FaultLog["fault"], from: number, to: number): FaultLog => ({
+    fault,
+    startedAtMs: from,
+    endedAtMs: to,
+  });
+  const stop = f({ kind: "stop", atMs: 0, endMs: 12_000, node: "n3" }, 0, 12_000);
+  // n2 and n4 are up for the stop's first 6 s; n1 is down the whole stop; only n5 stays up.
+  const faults = [
+    stop,
+    f({ kind: "kill", atMs: 6_000, endMs: 9_000, node: "n4" }, 6_000, 9_000),
+    f({ kind: "kill", atMs: 9_000, endMs: 12_500, node: "n2" }, 9_000, 12_500),
+    f({ kind: "kill", atMs: -3_000, endMs: 13_000, node: "n1" }, -3_000, 13_000),
+  ];
+  const deadBy = (observer: string, atMs: number): MemberNotice => ({
+    observer,
+    subject: "n3",
+    event: "member-dead",
+    atMs,
+  });
+  assertEquals(undetectedStops(faults, [deadBy("n4", 2_000)], ids), []);
+  // A notice stamped while its node was down (killed) does not count.
+  assertEquals(undetectedStops(faults, [deadBy("n4", 7_000)], ids).length, 1);
+  assertEquals(undetectedStops(faults, [], ids).length, 1);
 });
