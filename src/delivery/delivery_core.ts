@@ -458,20 +458,21 @@ export class DeliveryCore {
   /**
    * The answer to a timed-out attempt's request came after all (`listening` timeout), or the
    * transport gave up on it. A 2xx ends the job: it is reported delivered instead of being
-   * attempted again (the retry record already written only counted the attempt). Anything
-   * else lets the retry go ahead when due. Ignored once the job left the engine or another
-   * attempt of it started: that attempt decides.
+   * attempted again (the retry record already written only counted the attempt), also when the
+   * job left the engine meanwhile (ownership moved: the store's DONE then stops whoever holds
+   * it) or another attempt of it is in flight (its outcome follows; nothing comes after it).
+   * Anything else lets the job's retry go ahead when due.
    */
-  lateAnswer(nowMs: number, jobId: string, result: AttemptResult): void {
-    const entry = this.#jobs.get(jobId);
-    if (entry === undefined || entry.listeningUntilMs === 0 || entry.phase === "inflight") return;
-    entry.listeningUntilMs = 0;
+  lateAnswer(nowMs: number, job: DeliveryJob, attempt: number, result: AttemptResult): void {
+    const entry = this.#jobs.get(job.id);
+    const held = entry !== undefined && entry.listeningUntilMs !== 0 && entry.phase !== "inflight";
+    if (held) entry.listeningUntilMs = 0;
     if (result.kind === "response" && result.status >= 200 && result.status < 300) {
       this.#metrics.lateAnswers.inc();
       this.#metrics.delivered.inc();
       const record: AttemptRecord = {
-        attempt: entry.attemptsMade,
-        startedAtMs: entry.attemptStartedMs,
+        attempt,
+        startedAtMs: nowMs - result.latencyMs,
         latencyMs: result.latencyMs,
         outcome: "success",
         status: result.status,
@@ -479,15 +480,17 @@ export class DeliveryCore {
       };
       this.#outputs.push({
         type: "report",
-        job: entry.job,
-        report: { kind: "delivered", jobId, attempt: record },
+        job,
+        report: { kind: "delivered", jobId: job.id, attempt: record },
       });
-      // A retry record still being written is forgotten once durable (`persisted`).
-      if (entry.phase === "persisting") entry.cancelled = true;
-      else this.#forget(entry);
-      return;
+      if (entry !== undefined) {
+        // A retry record still being written, or another attempt in flight, ends with it.
+        if (entry.phase === "persisting" || entry.phase === "inflight") entry.cancelled = true;
+        else this.#forget(entry);
+      }
+    } else if (held && entry.phase === "waiting") {
+      this.#wait(nowMs, entry);
     }
-    if (entry.phase === "waiting") this.#wait(nowMs, entry);
     this.#pump(nowMs);
   }
 

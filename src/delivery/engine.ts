@@ -201,14 +201,13 @@ export class DeliveryEngine {
       // A closed or draining engine starts nothing new; the store still holds the job for its
       // next owner.
       if (this.#closed || this.#draining) return;
-      const jobId = output.job.id;
       const request = this.#lateAnswerWaitMs > 0
         ? {
           ...output,
           lateAnswerMs: this.#lateAnswerWaitMs,
           onLateAnswer: (result: AttemptResult) => {
             if (this.#closed) return;
-            this.#core.lateAnswer(this.#clock(), jobId, result);
+            this.#core.lateAnswer(this.#clock(), output.job, output.attempt, result);
             this.#flush();
           },
         }

@@ -41,7 +41,7 @@ Deno.test("a retry waits for the answer of a timed-out request still open, and a
   const { core, registry } = timedOutListening();
   // Without the wait the retry would reach a receiver still handling the first request.
   assertEquals(split(core.takeOutputs()).attempts, []);
-  core.lateAnswer(1_500, "j1", { ...status(200), latencyMs: 1_500 });
+  core.lateAnswer(1_500, job("j1"), 1, { ...status(200), latencyMs: 1_500 });
   const after = split(core.takeOutputs());
   assertEquals(after.attempts, []);
   assertEquals(after.reports.map((r) => r.kind), ["delivered"]);
@@ -58,7 +58,7 @@ Deno.test("a retry waits for the answer of a timed-out request still open, and a
 Deno.test("a late failure, or no late answer at all, lets the retry go ahead (at-least-once kept)", () => {
   const failed = timedOutListening().core;
   assertEquals(split(failed.takeOutputs()).attempts, []);
-  failed.lateAnswer(1_500, "j1", status(500));
+  failed.lateAnswer(1_500, job("j1"), 1, status(500));
   assertEquals(split(failed.takeOutputs()).attempts.map((a) => a.attempt), [2]);
 
   const silent = timedOutListening().core;
@@ -68,13 +68,37 @@ Deno.test("a late failure, or no late answer at all, lets the retry go ahead (at
   assertEquals(split(silent.takeOutputs()).attempts.map((a) => a.attempt), [2]);
 });
 
+Deno.test("a late 2xx after the job left the engine, or with another attempt in flight, still ends it", () => {
+  // Ownership moved away (cancel) while the request was open: the 2xx is still news the store
+  // needs, or the next owner (or this node, when ownership returns) delivers the job again.
+  const gone = timedOutListening().core;
+  gone.cancel(1_300, "j1");
+  gone.takeOutputs();
+  gone.lateAnswer(1_500, job("j1"), 1, status(200));
+  assertEquals(split(gone.takeOutputs()).reports.map((r) => r.kind), ["delivered"]);
+
+  // Rescheduled afresh meanwhile and attempted again: the late 2xx ends it after that attempt.
+  const again = timedOutListening().core;
+  again.cancel(1_300, "j1");
+  again.schedule(1_400, job("j1"), { attemptsMade: 1, nextAttemptAtMs: 1_400 });
+  assertEquals(split(again.takeOutputs()).attempts.map((a) => a.attempt), [2]);
+  again.lateAnswer(1_500, job("j1"), 1, status(200));
+  assertEquals(split(again.takeOutputs()).reports.map((r) => r.kind), ["delivered"]);
+  again.attemptDone(1_600, "j1", status(500));
+  again.takeOutputs();
+  again.persisted(1_601, "j1", true);
+  again.tick(20_000);
+  assertEquals(split(again.takeOutputs()).attempts, [], "nothing after the attempt in flight");
+  assertEquals(again.jobCount, 0);
+});
+
 Deno.test("a late 2xx while the retry record is still being written ends the job once it is durable", () => {
   const { core } = makeCore({ lateAnswerWaitMs: WAIT_MS });
   core.schedule(0, job("j1"));
   core.takeOutputs();
   core.attemptDone(1_000, "j1", { kind: "timeout", latencyMs: 1_000, listening: true });
   core.takeOutputs();
-  core.lateAnswer(1_050, "j1", status(204));
+  core.lateAnswer(1_050, job("j1"), 1, status(204));
   assertEquals(split(core.takeOutputs()).reports.map((r) => r.kind), ["delivered"]);
   core.persisted(1_060, "j1", true);
   core.tick(5_000);
