@@ -149,6 +149,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/duplicates_test.ts"],
   },
   {
+    name: "dups-late-2xx-after-cancel-ignored",
+    breaks: "a late 2xx ends the job also after ownership moved it out of the engine",
+    file: "src/delivery/delivery_core.ts",
+    from: "    if (held) entry.listeningUntilMs = 0;",
+    to: "    if (entry === undefined) return;\n    if (held) entry.listeningUntilMs = 0;",
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
+  {
     name: "dups-http-aborts-at-timeout",
     breaks: "the HTTP transport keeps a timed-out request open to hear its late answer",
     file: "src/delivery/http_transport.ts",
