@@ -281,7 +281,13 @@ export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
   for (const l of sim.lives) lifeEnd.set(`${l.node}/${l.life}`, l.endMs);
   const duplicateOwnership: Record<string, OwnershipSplit> = {};
   const duplicateDetails: string[] = [];
-  const history = new OwnershipHistory(sim.voters, sim.lives, sim.readyLog, sim.memberLog);
+  const history = new OwnershipHistory(
+    sim.voters,
+    sim.nodeIds(),
+    sim.lives,
+    sim.readyLog,
+    sim.memberLog,
+  );
   const retentionMs = sim.profile.jobs.finishedRetentionMs ?? jobsDefaults.finishedRetentionMs;
   for (const [jobId, requests] of byJob) {
     const ok = requests.filter(is2xx);
