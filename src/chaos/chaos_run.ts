@@ -220,6 +220,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
       case "stalled":
       case "resynced":
+      // A node frozen while it caught up after a restart ends that catch-up with `caught-up`.
+      case "caught-up":
         resyncs.push({ node: line.observer, event: line.event, fields: line });
         log(`chaos: ${line.observer} ${line.event} ${JSON.stringify(line)}`);
         return;
@@ -459,6 +461,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         case "kill":
           active.delete(fault);
           cluster.start(fault.node);
+          // The fault ends here, not once the node has printed `listening` and taken its
+          // faults: on a loaded host that can take seconds, and the verdicts read the end as
+          // the moment the node runs again.
+          if (entry !== undefined) entry.endedAtMs = wallNow();
           // Its control port is known once it prints `listening`; then it gets its faults.
           await waitUntil(() => control.has(fault.node), 30_000);
           await pushNodeFaults(fault.node);
@@ -467,6 +473,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           active.delete(fault);
           const pid = control.get(fault.node)?.pid;
           if (pid !== undefined) signal(pid, "SIGCONT");
+          // The stop ends at SIGCONT, not after the push below: on a loaded host the resumed
+          // node answers it seconds later, and its `stalled` line, logged meanwhile, then fell
+          // before the end and counted as "never logged a freeze" (the long run of 8320918).
+          if (entry !== undefined) entry.endedAtMs = wallNow();
           stopped.delete(fault.node);
           await pushNodeFaults(fault.node);
           break;
@@ -487,7 +497,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           await pushAll();
         }
       }
-      if (entry !== undefined) entry.endedAtMs = wallNow();
+      if (entry !== undefined && entry.endedAtMs === Infinity) entry.endedAtMs = wallNow();
       log(`chaos: - ${describeFault(fault)}: effect ${entry?.effect ?? "not measured"}`);
     };
     const faultsDone = Promise.all(faults.map(async (fault) => {

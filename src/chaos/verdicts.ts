@@ -356,8 +356,11 @@ export function stopFigures(
     const untilMs = faultLogs.find((k) =>
       k.fault.kind === "kill" && k.fault.node === node && k.startedAtMs >= e.endedAtMs - 1_000
     )?.startedAtMs ?? Infinity;
+    // Caught up again: `resynced`, or `caught-up` when it was frozen while catching up after a
+    // restart (that catch-up starts over and ends as a restart's).
     const resyncedAtMs = resyncs.find((r) =>
-      r.node === node && r.event === "resynced" && r.atMs >= e.endedAtMs - 1_000
+      r.node === node && (r.event === "resynced" || r.event === "caught-up") &&
+      r.atMs >= e.endedAtMs - 1_000
     )?.atMs ?? Infinity;
     for (const [jobId, list] of attempts) {
       const takenOver = list.some((a) =>

@@ -12,6 +12,7 @@ import {
   type FaultLog,
   type MemberNotice,
   ownershipChanged,
+  stopFigures,
   undetectedStops,
 } from "../../src/chaos/verdicts.ts";
 
@@ -97,4 +98,23 @@ Deno.test("undetectedStops: a node killed later in the stop detects it while it 
   // A notice stamped while its node was down (killed) does not count.
   assertEquals(undetectedStops(faults, [deadBy("n4", 7_000)], ids).length, 1);
   assertEquals(undetectedStops(faults, [], ids).length, 1);
+});
+
+Deno.test("stopFigures: a node frozen while catching up after a restart is caught up at caught-up", () => {
+  const stop: FaultLog = {
+    fault: { kind: "stop", atMs: 0, endMs: 10_000, node: "n1" },
+    startedAtMs: 0,
+    endedAtMs: 10_000,
+  };
+  const attempts = new Map<string, Attempt[]>([["j", [
+    { node: "n2", kind: "first", startedAtMs: 5_000, latencyMs: 5, outcome: "success" },
+    { node: "n1", kind: "first", startedAtMs: 12_000, latencyMs: 5, outcome: "success" },
+  ]]]);
+  const receivedAt = new Map([["j", { at: 5_005 }]]);
+  const caughtUp = [{ node: "n1", event: "caught-up", atMs: 11_500 }];
+  const judged = stopFigures([stop], attempts, receivedAt, caughtUp);
+  assertEquals([judged.stale, judged.afterResync], [0, 1]);
+  // Before it caught up, the same attempt is stale.
+  const early = stopFigures([stop], attempts, receivedAt, [{ ...caughtUp[0]!, atMs: 12_500 }]);
+  assertEquals([early.stale, early.afterResync], [1, 0]);
 });
