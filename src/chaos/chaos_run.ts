@@ -585,6 +585,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const causesByOwnership: Record<string, OwnershipSplit> = {};
     const extraByOwnership: OwnershipSplit = { after_ownership_change: 0, no_ownership_change: 0 };
     const noticesInOrder = [...notices].sort((a, b) => a.atMs - b.atMs);
+    let noOwnershipListed = 0;
     for (const [index, [id, receipt]] of duplicateJobs.entries()) {
       const tries = attempts.get(id) ?? [];
       const prefs = preferenceList(id, voters).map((a) => idOfAddress.get(a) ?? a);
@@ -594,6 +595,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       for (const kind of kinds) causes[kind] = (causes[kind] ?? 0) + 1;
       const changed = ownershipChanged(receipt, tries, prefs, noticesInOrder);
       const side = changed ? "after_ownership_change" : "no_ownership_change";
+      if (!changed && noOwnershipListed++ < LISTED_MAX) {
+        // What every node said of the nodes that could own it, so the duplicate can be traced.
+        const first = Math.min(receipt.at, ...tries.map((a) => a.startedAtMs));
+        const said = noticesInOrder.filter((n) =>
+          prefs.includes(n.subject) && n.atMs >= first - 30_000 && n.atMs <= first + 30_000
+        ).map((n) => `${n.observer} ${n.event} ${n.subject} at ${rel(n.atMs)}`);
+        log(
+          `duplicate ${id} with no ownership change: preference ${prefs.join(">")}; attempts ` +
+            tries.map((a) => `${a.node}@${rel(a.startedAtMs)} ${a.kind}/${a.outcome}`).join(", ") +
+            `; receipt ${rel(receipt.at)}; said within 30 s: ${said.join("; ") || "nothing"}`,
+        );
+      }
       extraByOwnership[side] += receipt.duplicates;
       const keys: string[] = [...kinds];
       if (judged.lostAnswer) keys.push("lost_answer");
