@@ -207,6 +207,17 @@ export interface DeliveryConfig {
   /** Largest per-job timeout a job may ask for, ms. @default 60_000 */
   attemptTimeoutMaxMs: number;
   /**
+   * How long past its timeout an attempt's request stays open to hear a late answer, ms (0:
+   * abort at the timeout). A receiver slower than the timeout usually still handles the
+   * request; the attempt counts as a timeout, but the job's next attempt waits for that answer
+   * (up to this long), and a late 2xx ends the job instead of a retry delivering it twice
+   * (issue 17: most duplicates with no ownership change were such retries). 5 s is the first
+   * delay of the default retry schedule, so by default it delays no retry; it also bounds the
+   * requests held open past their timeout (they no longer count against the concurrency
+   * limits). @default 5_000
+   */
+  lateAnswerWaitMs: number;
+  /**
    * Attempts in flight on this node at once. Bounds sockets, memory and the event loop's work;
    * 256 is several times the ~64 concurrent requests at which fetch saturates this machine.
    * @default 256
@@ -270,6 +281,7 @@ export const deliveryDefaults: Readonly<DeliveryConfig> = Object.freeze({
   retryAfterMaxMs: 7_200_000,
   attemptTimeoutMs: 15_000,
   attemptTimeoutMaxMs: 60_000,
+  lateAnswerWaitMs: 5_000,
   concurrentDeliveriesMax: 256,
   originConcurrencyMax: 64,
   jobsMax: 100_000,
@@ -301,6 +313,7 @@ export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
   );
   positiveInteger("delivery.attemptTimeoutMs", config.attemptTimeoutMs);
   positiveInteger("delivery.attemptTimeoutMaxMs", config.attemptTimeoutMaxMs);
+  nonNegative("delivery.lateAnswerWaitMs", config.lateAnswerWaitMs);
   relation(
     "delivery.attemptTimeoutMs",
     config.attemptTimeoutMs,

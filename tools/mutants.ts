@@ -295,6 +295,46 @@ const MUTANTS: Mutant[] = [
       };`,
     tests: ["tests/jobs/contracts_test.ts"],
   },
+  {
+    name: "dups-retry-while-listening",
+    breaks: "a retry waits for the answer of its timed-out request still open (issue 17 §6)",
+    file: "src/delivery/delivery_core.ts",
+    from: "if (entry.listeningUntilMs > nowMs) {",
+    to: "if (entry.listeningUntilMs < 0) {",
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
+  {
+    name: "dups-late-2xx-ignored",
+    breaks: "a 2xx heard after the timeout ends the job instead of a retry (issue 17 §6)",
+    file: "src/delivery/delivery_core.ts",
+    from: 'if (result.kind === "response" && result.status >= 200 && result.status < 300) {',
+    to: 'if (result.kind === "response" && result.status < 0) {',
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
+  {
+    name: "dups-late-2xx-after-cancel-ignored",
+    breaks: "a late 2xx ends the job also after ownership moved it out of the engine",
+    file: "src/delivery/delivery_core.ts",
+    from: "    if (held) entry.listeningUntilMs = 0;",
+    to: "    if (entry === undefined) return;\n    if (held) entry.listeningUntilMs = 0;",
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
+  {
+    name: "dups-http-aborts-at-timeout",
+    breaks: "the HTTP transport keeps a timed-out request open to hear its late answer",
+    file: "src/delivery/http_transport.ts",
+    from: "request.timeoutMs + listenMs,",
+    to: "request.timeoutMs,",
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
+  {
+    name: "dups-freeze-while-catching-up",
+    breaks: "a node frozen while catching up catches up again before it turns ready",
+    file: "src/jobs/replication_core.ts",
+    from: 'if (this.#phase !== "ready" && this.#phase !== "catching_up") return;',
+    to: 'if (this.#phase !== "ready") return;',
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -44,6 +44,8 @@ import {
   judgeDuplicate,
   LISTED_MAX,
   type MemberNotice,
+  ownershipChanged,
+  type OwnershipSplit,
   ownersOverTime,
   stopFigures,
   stopsNoticed,
@@ -95,6 +97,16 @@ export interface ChaosReport {
   duplicates_unexplained: number;
   /** Duplicated jobs per kind of fault around them (one job may count under several). */
   duplicate_causes: Record<string, number>;
+  /**
+   * Duplicated jobs per kind of fault around them (and `lost_answer`, `unexplained`), split by
+   * whether an ownership change preceded them (`ownershipChanged`: a member-dead, member-left or
+   * return about a node that could own the job, in any node's view).
+   */
+  duplicate_causes_by_ownership: Record<string, OwnershipSplit>;
+  /** Extra receipts of acknowledged jobs after an ownership change. */
+  duplicates_after_ownership_change: number;
+  /** Extra receipts of acknowledged jobs no ownership change preceded. */
+  duplicates_no_ownership_change: number;
   /** Receipts after the first of jobs whose submit was never acknowledged (not judged). */
   duplicates_of_unacked: number;
   unacked_but_delivered: number;
@@ -208,6 +220,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
       case "stalled":
       case "resynced":
+      // A node frozen while it caught up after a restart ends that catch-up with `caught-up`.
+      case "caught-up":
         resyncs.push({ node: line.observer, event: line.event, fields: line });
         log(`chaos: ${line.observer} ${line.event} ${JSON.stringify(line)}`);
         return;
@@ -447,6 +461,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         case "kill":
           active.delete(fault);
           cluster.start(fault.node);
+          // The fault ends here, not once the node has printed `listening` and taken its
+          // faults: on a loaded host that can take seconds, and the verdicts read the end as
+          // the moment the node runs again.
+          if (entry !== undefined) entry.endedAtMs = wallNow();
           // Its control port is known once it prints `listening`; then it gets its faults.
           await waitUntil(() => control.has(fault.node), 30_000);
           await pushNodeFaults(fault.node);
@@ -455,6 +473,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           active.delete(fault);
           const pid = control.get(fault.node)?.pid;
           if (pid !== undefined) signal(pid, "SIGCONT");
+          // The stop ends at SIGCONT, not after the push below: on a loaded host the resumed
+          // node answers it seconds later, and its `stalled` line, logged meanwhile, then fell
+          // before the end and counted as "never logged a freeze" (the long run of 8320918).
+          if (entry !== undefined) entry.endedAtMs = wallNow();
           stopped.delete(fault.node);
           await pushNodeFaults(fault.node);
           break;
@@ -475,7 +497,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           await pushAll();
         }
       }
-      if (entry !== undefined) entry.endedAtMs = wallNow();
+      if (entry !== undefined && entry.endedAtMs === Infinity) entry.endedAtMs = wallNow();
       log(`chaos: - ${describeFault(fault)}: effect ${entry?.effect ?? "not measured"}`);
     };
     const faultsDone = Promise.all(faults.map(async (fault) => {
@@ -560,13 +582,41 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // Duplicates: the failovers and outages around each one.
     let unexplained = 0;
     const causes: Record<string, number> = {};
+    const causesByOwnership: Record<string, OwnershipSplit> = {};
+    const extraByOwnership: OwnershipSplit = { after_ownership_change: 0, no_ownership_change: 0 };
+    const noticesInOrder = [...notices].sort((a, b) => a.atMs - b.atMs);
+    let noOwnershipListed = 0;
     for (const [index, [id, receipt]] of duplicateJobs.entries()) {
       const tries = attempts.get(id) ?? [];
       const prefs = preferenceList(id, voters).map((a) => idOfAddress.get(a) ?? a);
       const judged = judgeDuplicate(receipt, tries, prefs, faultLogs);
       if (judged.lostAnswer) causes.lost_answer = (causes.lost_answer ?? 0) + 1;
-      for (const kind of new Set(judged.around.map((e) => e.fault.kind))) {
-        causes[kind] = (causes[kind] ?? 0) + 1;
+      const kinds = new Set(judged.around.map((e) => e.fault.kind));
+      for (const kind of kinds) causes[kind] = (causes[kind] ?? 0) + 1;
+      const changed = ownershipChanged(receipt, tries, prefs, noticesInOrder);
+      const side = changed ? "after_ownership_change" : "no_ownership_change";
+      if (!changed && noOwnershipListed++ < LISTED_MAX) {
+        // What every node said of the nodes that could own it, so the duplicate can be traced.
+        const first = Math.min(receipt.at, ...tries.map((a) => a.startedAtMs));
+        const said = noticesInOrder.filter((n) =>
+          prefs.includes(n.subject) && n.atMs >= first - 30_000 && n.atMs <= first + 30_000
+        ).map((n) => `${n.observer} ${n.event} ${n.subject} at ${rel(n.atMs)}`);
+        log(
+          `duplicate ${id} with no ownership change: preference ${prefs.join(">")}; attempts ` +
+            tries.map((a) => `${a.node}@${rel(a.startedAtMs)} ${a.kind}/${a.outcome}`).join(", ") +
+            `; receipt ${rel(receipt.at)}; said within 30 s: ${said.join("; ") || "nothing"}`,
+        );
+      }
+      extraByOwnership[side] += receipt.duplicates;
+      const keys: string[] = [...kinds];
+      if (judged.lostAnswer) keys.push("lost_answer");
+      if (!judged.explained) keys.push("unexplained");
+      for (const key of keys) {
+        const split = causesByOwnership[key] ??= {
+          after_ownership_change: 0,
+          no_ownership_change: 0,
+        };
+        split[side]++;
       }
       if (!judged.explained) {
         unexplained++;
@@ -596,6 +646,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
     if (duplicateJobs.length > 0) {
       log(`chaos: duplicates by the faults around them: ${JSON.stringify(causes)}`);
+      log(`chaos: duplicates by ownership change: ${JSON.stringify(causesByOwnership)}`);
     }
 
     // Detection and false deaths.
@@ -660,6 +711,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       duplicate_jobs: duplicateJobs.length,
       duplicates_unexplained: unexplained,
       duplicate_causes: causes,
+      duplicate_causes_by_ownership: causesByOwnership,
+      duplicates_after_ownership_change: extraByOwnership.after_ownership_change,
+      duplicates_no_ownership_change: extraByOwnership.no_ownership_change,
       duplicates_of_unacked: Math.max(0, Number(stats.duplicates ?? 0) - verdict.duplicates),
       unacked_but_delivered: Math.max(0, Number(stats.unique ?? 0) - verdict.delivered),
       faults: counts,

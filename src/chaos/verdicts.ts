@@ -172,6 +172,51 @@ export function explainsDuplicate(
   }
 }
 
+/**
+ * Whether an ownership change preceded a duplicate: some node's view of a voter that could own
+ * the job (one that attempted it, or ranks at or above the last that did: `explainsDuplicate`'s
+ * `involved`) changed from `DUPLICATE_LOOKBACK_MS` before its first attempt or receipt to
+ * `DUPLICATE_LOOKAHEAD_MS` after its last: a `member-dead` or `member-left` (rightly or not),
+ * or a `member-alive` after the same observer held it dead (it came back). Without one, every
+ * node agreed on the owner all along, and only the owner itself (a retry after a lost answer,
+ * a restart that lost a lazily written `done`) or a bug can have delivered it twice.
+ * `notices` must be in time order.
+ */
+export function ownershipChanged(
+  receipt: Receipt,
+  tries: readonly Attempt[],
+  prefs: readonly string[],
+  notices: readonly MemberNotice[],
+): boolean {
+  const nodes = [...new Set(tries.map((a) => a.node))];
+  const lastOwner = nodes.length === 0
+    ? prefs.length
+    : Math.max(...nodes.map((n) => prefs.indexOf(n)));
+  const involved = (n: string) => nodes.includes(n) || prefs.indexOf(n) <= lastOwner;
+  const first = Math.min(receipt.at, ...tries.map((a) => a.startedAtMs));
+  const last = Math.max(receipt.at, ...tries.map((a) => a.startedAtMs + a.latencyMs));
+  const fromMs = first - DUPLICATE_LOOKBACK_MS;
+  const toMs = last + DUPLICATE_LOOKAHEAD_MS;
+  const down = (event: string) => event === "member-dead" || event === "member-left";
+  /** Per observer and subject: whether the observer held the subject down. */
+  const held = new Map<string, boolean>();
+  for (const n of notices) {
+    if (n.atMs > toMs) break;
+    const key = `${n.observer}>${n.subject}`;
+    const wasDown = held.get(key) === true;
+    held.set(key, down(n.event));
+    if (n.atMs < fromMs || !involved(n.subject)) continue;
+    if (down(n.event) || (n.event === "member-alive" && wasDown)) return true;
+  }
+  return false;
+}
+
+/** Duplicates of one kind: jobs after an ownership change, and jobs with none. */
+export interface OwnershipSplit {
+  after_ownership_change: number;
+  no_ownership_change: number;
+}
+
 /** Who owned the job as the schedule impaired its preferred nodes (membership lags this). */
 export function ownersOverTime(
   prefs: readonly string[],
@@ -311,8 +356,11 @@ export function stopFigures(
     const untilMs = faultLogs.find((k) =>
       k.fault.kind === "kill" && k.fault.node === node && k.startedAtMs >= e.endedAtMs - 1_000
     )?.startedAtMs ?? Infinity;
+    // Caught up again: `resynced`, or `caught-up` when it was frozen while catching up after a
+    // restart (that catch-up starts over and ends as a restart's).
     const resyncedAtMs = resyncs.find((r) =>
-      r.node === node && r.event === "resynced" && r.atMs >= e.endedAtMs - 1_000
+      r.node === node && (r.event === "resynced" || r.event === "caught-up") &&
+      r.atMs >= e.endedAtMs - 1_000
     )?.atMs ?? Infinity;
     for (const [jobId, list] of attempts) {
       const takenOver = list.some((a) =>
@@ -364,9 +412,10 @@ export interface StopMiss {
 
 /**
  * Stops no live node detected: a SIGSTOP is meant to last until the others declare the node
- * dead and take its jobs over. Detected means a live observer (not itself down meanwhile) sent
- * a member-dead or member-left about it during the stop, or already held it dead (a partition
- * just before). A stop with no other live node is not judged.
+ * dead and take its jobs over. Detected means a node sent a member-dead or member-left about
+ * it during the stop while itself up (not killed or stopped at that instant), or a node up the
+ * whole stop already held it dead (a partition just before). A stop with no other node up the
+ * whole time is not judged.
  */
 export function undetectedStops(
   faultLogs: readonly FaultLog[],
@@ -386,11 +435,25 @@ export function undetectedStops(
     );
     if (observers.length === 0) continue;
     const dead = (event: string) => event === "member-dead" || event === "member-left";
-    const detected = observers.some((o) => {
+    const downAt = (node: string, atMs: number) =>
+      faultLogs.some((k) =>
+        (k.fault.kind === "kill" || k.fault.kind === "stop") && k.fault.node === node &&
+        k.startedAtMs <= atMs && atMs < k.endedAtMs
+      );
+    // A node killed or stopped later in the stop judges too while it is up: its member-dead
+    // is a takeover all the same (the 12.4-s miss of the first long run counted only the one
+    // node that stayed up, itself restarted 1.8 s before, not the two that were up for the
+    // stop's first 6 s). Only a node up the whole stop makes the stop judged.
+    const detected = ids.filter((o) => o !== subject).some((o) => {
       const about = notices.filter((n) => n.observer === o && n.subject === subject);
-      if (about.some((n) => dead(n.event) && n.atMs >= e.startedAtMs && n.atMs <= e.endedAtMs)) {
+      if (
+        about.some((n) =>
+          dead(n.event) && n.atMs >= e.startedAtMs && n.atMs <= e.endedAtMs && !downAt(o, n.atMs)
+        )
+      ) {
         return true;
       }
+      if (!observers.includes(o)) return false;
       const prior = about.filter((n) => n.atMs < e.startedAtMs).at(-1);
       return prior !== undefined && dead(prior.event);
     });

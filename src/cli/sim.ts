@@ -78,6 +78,10 @@ export const simCommand: LeafCommand = {
     const json = booleanFlag(args.values, "json");
     const failed: Array<{ seed: number; replay: string; violations: readonly string[] }> = [];
     const duplicates: Record<string, number> = {};
+    const ownership: Record<
+      string,
+      { after_ownership_change: number; no_ownership_change: number }
+    > = {};
     const totals = {
       acked: 0,
       delivered: 0,
@@ -107,10 +111,20 @@ export const simCommand: LeafCommand = {
       for (const [cause, n] of Object.entries(s.duplicates)) {
         duplicates[cause] = (duplicates[cause] ?? 0) + n;
       }
+      for (const [cause, split] of Object.entries(s.duplicateOwnership)) {
+        const sum = ownership[cause] ??= { after_ownership_change: 0, no_ownership_change: 0 };
+        sum.after_ownership_change += split.after_ownership_change;
+        sum.no_ownership_change += split.no_ownership_change;
+      }
+      if (trace) {
+        for (const d of s.duplicateDetails) console.log(`duplicate, no ownership change: ${d}`);
+      }
       console.error(
         `seed ${seed}: ${report.ok ? "ok" : "FAILED"} ` +
           `(${s.jobsAcked} jobs acked, ${s.delivered} delivered, ${s.deadLettered} dead, ` +
-          `${s.duplicates.total ?? 0} duplicates, ${s.crashes} crashes, ` +
+          `${s.duplicates.total ?? 0} duplicates ` +
+          `(${s.duplicateOwnership.total?.no_ownership_change ?? 0} with no ownership change), ` +
+          `${s.crashes} crashes, ` +
           (s.zombies > 0 ? `${s.zombies} zombies, ` : "") +
           (s.leftoverUncommitted > 0 ? `${s.leftoverUncommitted} uncommitted leftovers, ` : "") +
           `${(s.virtualMs / 1000).toFixed(0)} s simulated in ${
@@ -143,6 +157,7 @@ export const simCommand: LeafCommand = {
         dead_lettered: totals.deadLettered,
         attempts: totals.attempts,
         duplicates,
+        duplicates_by_ownership: ownership,
         zombies: totals.zombies,
         leftover_uncommitted: totals.leftoverUncommitted,
       });

@@ -76,6 +76,11 @@ interface JobEntry {
   cancelled: boolean;
   attemptStartedMs: number;
   isTrial: boolean;
+  /**
+   * Until when (epoch ms) the request of its last, timed-out attempt stays open for a late
+   * answer (`lateAnswer`); 0 when none is open. The next attempt waits for that answer.
+   */
+  listeningUntilMs: number;
 }
 
 interface OriginState {
@@ -123,6 +128,7 @@ export type CoreConfig = Pick<
   | "retryAfterMaxMs"
   | "attemptTimeoutMs"
   | "attemptTimeoutMaxMs"
+  | "lateAnswerWaitMs"
   | "concurrentDeliveriesMax"
   | "originConcurrencyMax"
   | "jobsMax"
@@ -297,6 +303,7 @@ export class DeliveryCore {
       cancelled: false,
       attemptStartedMs: 0,
       isTrial: false,
+      listeningUntilMs: 0,
     };
     this.#jobs.set(job.id, entry);
     this.#heldPayloadBytes += heldBytes(job);
@@ -376,6 +383,9 @@ export class DeliveryCore {
     }
     this.#updateBreakerGauge(origin);
 
+    entry.listeningUntilMs = result.kind === "timeout" && result.listening === true
+      ? nowMs + this.#config.lateAnswerWaitMs
+      : 0;
     const outcome = classifyAttempt(result);
     this.#metrics.attempts[outcome].inc();
     this.#metrics.attemptLatencyMs.record(result.latencyMs);
@@ -442,6 +452,45 @@ export class DeliveryCore {
     }
     this.#markRunnable(nowMs, origin);
     this.#maybeDropOrigin(origin);
+    this.#pump(nowMs);
+  }
+
+  /**
+   * The answer to a timed-out attempt's request came after all (`listening` timeout), or the
+   * transport gave up on it. A 2xx ends the job: it is reported delivered instead of being
+   * attempted again (the retry record already written only counted the attempt), also when the
+   * job left the engine meanwhile (ownership moved: the store's DONE then stops whoever holds
+   * it) or another attempt of it is in flight (its outcome follows; nothing comes after it).
+   * Anything else lets the job's retry go ahead when due.
+   */
+  lateAnswer(nowMs: number, job: DeliveryJob, attempt: number, result: AttemptResult): void {
+    const entry = this.#jobs.get(job.id);
+    const held = entry !== undefined && entry.listeningUntilMs !== 0 && entry.phase !== "inflight";
+    if (held) entry.listeningUntilMs = 0;
+    if (result.kind === "response" && result.status >= 200 && result.status < 300) {
+      this.#metrics.lateAnswers.inc();
+      this.#metrics.delivered.inc();
+      const record: AttemptRecord = {
+        attempt,
+        startedAtMs: nowMs - result.latencyMs,
+        latencyMs: result.latencyMs,
+        outcome: "success",
+        status: result.status,
+        detail: result.body.slice(0, this.#config.responseBodyBytesMax),
+      };
+      this.#outputs.push({
+        type: "report",
+        job,
+        report: { kind: "delivered", jobId: job.id, attempt: record },
+      });
+      if (entry !== undefined) {
+        // A retry record still being written, or another attempt in flight, ends with it.
+        if (entry.phase === "persisting" || entry.phase === "inflight") entry.cancelled = true;
+        else this.#forget(entry);
+      }
+    } else if (held && entry.phase === "waiting") {
+      this.#wait(nowMs, entry);
+    }
     this.#pump(nowMs);
   }
 
@@ -523,6 +572,15 @@ export class DeliveryCore {
   }
 
   #makeReady(nowMs: number, entry: JobEntry): void {
+    if (entry.listeningUntilMs > nowMs) {
+      // The last attempt's request is still open: a retry now would reach a receiver that
+      // may be handling it, and deliver the job twice. Wait for its answer (`lateAnswer`),
+      // at most until the transport gives up on it.
+      entry.phase = "waiting";
+      entry.timerSeq = ++this.#seq;
+      this.#pushTimer({ atMs: entry.listeningUntilMs, seq: entry.timerSeq, entry });
+      return;
+    }
     entry.phase = "ready";
     entry.origin.ready.push(entry);
     this.#markRunnable(nowMs, entry.origin);

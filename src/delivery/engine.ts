@@ -19,6 +19,7 @@ import { type AttemptTransport, HttpTransport } from "./http_transport.ts";
 import { DeliveryMetrics } from "./metrics.ts";
 import type { Resolver } from "./ssrf_guard.ts";
 import type {
+  AttemptResult,
   DeadLetter,
   DeliveryJob,
   DeliveryReport,
@@ -71,6 +72,7 @@ export class DeliveryEngine {
   readonly #storeFailures: Counter;
   readonly #runtime: Runtime;
   readonly #timer: DeadlineTimer;
+  readonly #lateAnswerWaitMs: number;
   #closed = false;
   /** Draining: attempts in flight finish, no new one starts. */
   #draining = false;
@@ -78,6 +80,7 @@ export class DeliveryEngine {
   constructor(options: DeliveryEngineOptions) {
     const config = validateDeliveryConfig(options.config);
     this.#store = options.store;
+    this.#lateAnswerWaitMs = config.lateAnswerWaitMs;
     const runtime = options.runtime ?? realRuntime;
     this.#runtime = runtime;
     const anchorMs = runtime.wallMs() - runtime.nowMs();
@@ -96,6 +99,7 @@ export class DeliveryEngine {
     this.#transport = options.transport ?? new HttpTransport({
       allowPrivateTargets: config.allowPrivateTargets,
       responseBodyBytesMax: config.responseBodyBytesMax,
+      listeningMax: config.concurrentDeliveriesMax,
       ...(options.resolve !== undefined ? { resolve: options.resolve } : {}),
     });
   }
@@ -197,8 +201,19 @@ export class DeliveryEngine {
       // A closed or draining engine starts nothing new; the store still holds the job for its
       // next owner.
       if (this.#closed || this.#draining) return;
+      const request = this.#lateAnswerWaitMs > 0
+        ? {
+          ...output,
+          lateAnswerMs: this.#lateAnswerWaitMs,
+          onLateAnswer: (result: AttemptResult) => {
+            if (this.#closed) return;
+            this.#core.lateAnswer(this.#clock(), output.job, output.attempt, result);
+            this.#flush();
+          },
+        }
+        : output;
       this.#track(
-        this.#transport.send(output).then(
+        this.#transport.send(request).then(
           (result) => {
             if (this.#closed && result.kind !== "response") return;
             this.#beforeStep();

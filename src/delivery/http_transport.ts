@@ -24,6 +24,14 @@ export interface AttemptRequest {
   /** 1-based attempt number. */
   readonly attempt: number;
   readonly timeoutMs: number;
+  /**
+   * How long past `timeoutMs` the request stays open to hear a late answer (0: abort at the
+   * timeout). Only with `onLateAnswer`: the attempt is then reported as a `listening` timeout
+   * at `timeoutMs`, and `onLateAnswer` gets, exactly once, the answer that came later, or a
+   * timeout or error when none did.
+   */
+  readonly lateAnswerMs?: number;
+  readonly onLateAnswer?: (result: AttemptResult) => void;
 }
 
 /** What the engine needs from a transport; tests and the simulator supply their own. */
@@ -44,6 +52,13 @@ export interface HttpTransportOptions {
    * @default Date.now
    */
   wallClockMs?: () => number;
+  /**
+   * Timed-out requests kept open at once to hear a late answer (`AttemptRequest.lateAnswerMs`);
+   * past it a timed-out request is aborted as before. Bounds the sockets a hung receiver can
+   * hold beyond the attempts in flight. @default 256 (the engine passes its
+   * `concurrentDeliveriesMax`)
+   */
+  listeningMax?: number;
   /** DNS for the SSRF guard. @default Deno.resolveDns (A and AAAA) */
   resolve?: Resolver;
   /** How long a host's SSRF verdict is reused, ms. @default 30_000 */
@@ -66,6 +81,9 @@ type GuardVerdict =
   | { readonly ok: true; readonly address: string | undefined };
 const SUBMITTED_AT_HEADER = "hookd-submitted-at";
 
+/** `HttpTransportOptions.listeningMax` when none is given. */
+const LISTENING_MAX_DEFAULT = 256;
+
 class TimeoutSignal extends Error {
   override name = "TimeoutSignal";
 }
@@ -83,6 +101,8 @@ export class HttpTransport implements AttemptTransport {
   readonly #relay: PinnedRelay;
   readonly #dial: (address: string, port: number) => RelayTarget;
   readonly #inflight = new Set<AbortController>();
+  /** Timed-out requests still open for their late answer. */
+  #listening = 0;
   readonly #verdicts = new Map<
     string,
     { untilMs: number; refusal?: string; address: string | undefined }
@@ -108,17 +128,60 @@ export class HttpTransport implements AttemptTransport {
     });
   }
 
-  async send(request: AttemptRequest): Promise<AttemptResult> {
+  send(request: AttemptRequest): Promise<AttemptResult> {
     const startMs = performance.now();
     const latency = () => performance.now() - startMs;
-    const { job } = request;
-    if (this.#closed) return { kind: "network_error", message: "transport closed", latencyMs: 0 };
-
+    if (this.#closed) {
+      return Promise.resolve({ kind: "network_error", message: "transport closed", latencyMs: 0 });
+    }
+    const onLate = request.onLateAnswer;
+    const listenMs = onLate !== undefined ? Math.max(0, request.lateAnswerMs ?? 0) : 0;
     // The timeout covers the guard's DNS lookup too: a resolver that hangs must not hold a
     // delivery slot past the attempt's timeout.
     const controller = new AbortController();
     this.#inflight.add(controller);
-    const timer = setTimeout(() => controller.abort(new TimeoutSignal()), request.timeoutMs);
+    const timer = setTimeout(
+      () => controller.abort(new TimeoutSignal()),
+      request.timeoutMs + listenMs,
+    );
+    const exchange = this.#exchange(request, controller, latency).finally(() => {
+      clearTimeout(timer);
+      this.#inflight.delete(controller);
+    });
+    if (onLate === undefined || listenMs === 0) return exchange;
+    // A receiver slower than the timeout usually still handles the request: the attempt is a
+    // timeout for the retry policy, but its answer is still heard (and a 2xx then ends the job
+    // instead of a retry delivering it twice).
+    return new Promise<AttemptResult>((resolve) => {
+      let timedOut = false;
+      const soft = setTimeout(() => {
+        if (this.#listening >= (this.#options.listeningMax ?? LISTENING_MAX_DEFAULT)) {
+          // Enough requests held open already: this one times out as it always did.
+          controller.abort(new TimeoutSignal());
+          return;
+        }
+        this.#listening++;
+        timedOut = true;
+        resolve({ kind: "timeout", latencyMs: latency(), listening: true });
+      }, request.timeoutMs);
+      void exchange.then((result) => {
+        if (!timedOut) {
+          clearTimeout(soft);
+          resolve(result);
+        } else {
+          this.#listening--;
+          onLate(result);
+        }
+      });
+    });
+  }
+
+  async #exchange(
+    request: AttemptRequest,
+    controller: AbortController,
+    latency: () => number,
+  ): Promise<AttemptResult> {
+    const { job } = request;
     try {
       const verdict = await this.#guard(job.url, controller.signal);
       if (controller.signal.reason instanceof TimeoutSignal) {
@@ -165,9 +228,6 @@ export class HttpTransport implements AttemptTransport {
       }
       const message = error instanceof Error ? error.message : String(error);
       return { kind: "network_error", message: message.slice(0, 500), latencyMs: latency() };
-    } finally {
-      clearTimeout(timer);
-      this.#inflight.delete(controller);
     }
   }
 

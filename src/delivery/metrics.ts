@@ -36,6 +36,8 @@ export class DeliveryMetrics {
   readonly retriesScheduled: Counter;
   readonly deadLetters: Counter;
   readonly delivered: Counter;
+  /** Jobs delivered by an answer heard after the attempt's timeout (no retry needed). */
+  readonly lateAnswers: Counter;
   readonly rejectedFull: Counter;
   readonly storeFailures: Counter;
   readonly inflight: Gauge;
@@ -70,6 +72,10 @@ export class DeliveryMetrics {
       "Jobs that became dead letters",
     );
     this.delivered = registry.counter("hookd_delivery_delivered_total", "Jobs delivered (2xx)");
+    this.lateAnswers = registry.counter(
+      "hookd_delivery_late_answers_total",
+      "Jobs delivered by a 2xx heard after the attempt's timeout, instead of a retry",
+    );
     this.rejectedFull = registry.counter(
       "hookd_delivery_rejected_full_total",
       "schedule() refused because the engine held jobsMax jobs",

@@ -63,7 +63,15 @@ export type AttemptResult =
     readonly body: string;
     readonly latencyMs: number;
   }
-  | { readonly kind: "timeout"; readonly latencyMs: number }
+  | {
+    readonly kind: "timeout";
+    readonly latencyMs: number;
+    /**
+     * The transport keeps the request open past the timeout (`lateAnswerWaitMs`) and will
+     * report what it gets through the request's `onLateAnswer`: the next attempt waits for it.
+     */
+    readonly listening?: boolean;
+  }
   | { readonly kind: "network_error"; readonly message: string; readonly latencyMs: number }
   /** Refused before sending: bad scheme, private address with the guard on, payload too big. */
   | { readonly kind: "refused"; readonly message: string; readonly latencyMs: number };

@@ -734,10 +734,15 @@ export class ReplicationCore {
    * Nothing was lost from its own log (no crash), so unlike a restart no seq is voided.
    */
   stalled(nowMs: number, wallMs: number, gapMs: number): void {
-    if (this.#phase !== "ready") return;
+    // Frozen while catching up (after a restart, or after an earlier freeze): the answers it
+    // was collecting describe the cluster before the freeze, and finishing on them would make
+    // it ready, and deliver, on a table that misses what the others did meanwhile (found by
+    // a 60-s chaos run: a node stopped 14 s while catching up never logged the freeze). So
+    // the catch-up starts over; after a restart it stays a restart's (seqs still voided).
+    if (this.#phase !== "ready" && this.#phase !== "catching_up") return;
     this.#wallMs = wallMs;
+    if (this.#phase === "ready") this.#resyncing = true;
     this.#phase = "catching_up";
-    this.#resyncing = true;
     for (const jobId of [...this.#scheduled.keys()]) this.#cancel(jobId);
     this.#catchupDone.clear();
     for (const [id, ex] of this.#exchanges) if (ex.catchup) this.#exchanges.delete(id);

@@ -40,7 +40,7 @@ import { SimNetwork } from "./network.ts";
 import { SimScheduler } from "./scheduler.ts";
 import { SimNodeStack } from "./sim_node_stack.ts";
 import { type ReceiverMode, SimReceiver } from "./sim_receiver.ts";
-import { type CheckResult, checkRun } from "./cluster_sim_checker.ts";
+import { type CheckResult, checkRun, type OwnershipSplit } from "./cluster_sim_checker.ts";
 
 export const SIM_NODES = 5;
 const CLUSTER_KEY = "cluster-sim-key-0123456789abcdef";
@@ -127,6 +127,10 @@ export interface SimStats {
   deadLettered: number;
   attempts: number;
   duplicates: Record<string, number>;
+  /** Duplicates per cause split by whether an ownership change preceded them. */
+  duplicateOwnership: Record<string, OwnershipSplit>;
+  /** The first duplicates no ownership change explains, described. */
+  duplicateDetails: string[];
   /** Acknowledged jobs a live node still held uncommitted at the end (garbage). */
   leftoverUncommitted: number;
   /** Acknowledged jobs compacted where they finished yet still pending on a live replica. */
@@ -178,6 +182,17 @@ export interface LifeLog {
   readonly life: number;
   readonly startMs: number;
   endMs: number | undefined;
+}
+
+/** One membership event as a node's SWIM core reported it (the node's own view changing). */
+export interface MemberLog {
+  /** The observer: the node whose view changed, and its life. */
+  readonly node: string;
+  readonly life: number;
+  readonly atMs: number;
+  readonly type: MemberEvent["type"];
+  /** The voter address the event is about. */
+  readonly subject: string;
 }
 
 export interface StallLog {
@@ -342,6 +357,10 @@ export class ClusterSim {
   readonly submits: SubmitLog[] = [];
   readonly lives: LifeLog[] = [];
   readonly stallLog: StallLog[] = [];
+  /** Every node's membership events: the views from which the checker derives ownership. */
+  readonly memberLog: MemberLog[] = [];
+  /** When each life's store became ready (caught up after its start): it delivers from then. */
+  readonly readyLog: Array<{ node: string; life: number; atMs: number }> = [];
   /** When a node's WAL failed (an injected disk fault): it must acknowledge nothing after. */
   readonly walFailures: Array<{ node: string; life: number; atMs: number }> = [];
   readonly violations: string[] = [];
@@ -472,6 +491,13 @@ export class ClusterSim {
       transport: this.profile.transport,
       onEvent: (event: MemberEvent) => {
         this.#traceLine(`member ${slot.nodeId}/${life} ${event.type} ${event.nodeId}`);
+        this.memberLog.push({
+          node: slot.nodeId,
+          life,
+          atMs: this.scheduler.nowMs,
+          type: event.type,
+          subject: event.address,
+        });
         if (slot.life === life) slot.store?.membershipChanged();
       },
     });
@@ -506,6 +532,9 @@ export class ClusterSim {
       onLog: (event, fields) => {
         if (event === "caught-up" || event === "wal-failed" || event === "wal-truncated") {
           this.#traceLine(`log ${slot.nodeId}/${life} ${event} ${JSON.stringify(fields)}`);
+        }
+        if (event === "caught-up") {
+          this.readyLog.push({ node: slot.nodeId, life, atMs: this.scheduler.nowMs });
         }
         if (event === "wal-failed") this.#walFailed(slot, life, stack, fields);
       },
@@ -1039,6 +1068,8 @@ export class ClusterSim {
       delivered: 0,
       deadLettered: 0,
       duplicates: {},
+      duplicateOwnership: {},
+      duplicateDetails: [],
       leftoverUncommitted: 0,
       zombies: 0,
     };
@@ -1073,6 +1104,8 @@ export class ClusterSim {
         deadLettered: result.deadLettered,
         attempts: this.receiver.requests.length,
         duplicates: result.duplicates,
+        duplicateOwnership: result.duplicateOwnership,
+        duplicateDetails: result.duplicateDetails,
         leftoverUncommitted: result.leftoverUncommitted,
         zombies: result.zombies,
         ...this.#stats,

@@ -40,6 +40,16 @@ import { keyedJobId, keyEpoch } from "../jobs/keyed_id.ts";
 import { SIM_WALL_EPOCH_MS } from "./sim_runtime.ts";
 import { type ClusterSim, isDeadPhase, isFinishedPhase, type SubmitLog } from "./cluster_sim.ts";
 import type { ReceivedRequest } from "./sim_receiver.ts";
+import { OwnershipHistory } from "./ownership_history.ts";
+
+/** Duplicates of one cause: after an ownership change, or with none. */
+export interface OwnershipSplit {
+  after_ownership_change: number;
+  no_ownership_change: number;
+}
+
+/** Duplicates described in `duplicateDetails`. */
+const DUPLICATE_DETAILS_MAX = 20;
 
 export interface CheckResult {
   readonly violations: string[];
@@ -47,6 +57,14 @@ export interface CheckResult {
   readonly delivered: number;
   readonly deadLettered: number;
   readonly duplicates: Record<string, number>;
+  /**
+   * The same duplicates per cause, split by whether an ownership change preceded them
+   * (`ownership_history.ts`: some node's owner of the job changed, or two nodes disagreed on
+   * it, between the job's first 2xx and the duplicate); `total` sums every cause.
+   */
+  readonly duplicateOwnership: Record<string, OwnershipSplit>;
+  /** The first duplicates no ownership change explains, described (for `hookd sim --trace`). */
+  readonly duplicateDetails: string[];
   /**
    * Acknowledged jobs some live node still holds uncommitted after the settle time: a copy
    * that missed its COMMIT or a losing keyed body, kept as garbage (a known weakness).
@@ -310,10 +328,20 @@ export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
   };
   const lifeEnd = new Map<string, number | undefined>();
   for (const l of sim.lives) lifeEnd.set(`${l.node}/${l.life}`, l.endMs);
+  const duplicateOwnership: Record<string, OwnershipSplit> = {};
+  const duplicateDetails: string[] = [];
+  const history = new OwnershipHistory(
+    sim.voters,
+    sim.nodeIds(),
+    sim.lives,
+    sim.readyLog,
+    sim.memberLog,
+  );
   const retentionMs = sim.profile.jobs.finishedRetentionMs ?? jobsDefaults.finishedRetentionMs;
   for (const [jobId, requests] of byJob) {
     const ok = requests.filter(is2xx);
     let firstSeenMs = Infinity;
+    let ownershipChanged = false;
     for (let i = 1; i < ok.length; i++) {
       const prev = ok[i - 1]!;
       const cur = ok[i]!;
@@ -351,6 +379,24 @@ export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
         );
       }
       duplicates[cause] = (duplicates[cause] ?? 0) + 1;
+      // Once a change is seen for a job, every later duplicate of it follows one too.
+      ownershipChanged ||= history.changed(jobId, ok[0]!.sentAtMs, cur.sentAtMs);
+      for (const key of [cause, "total"]) {
+        const split = duplicateOwnership[key] ??= {
+          after_ownership_change: 0,
+          no_ownership_change: 0,
+        };
+        if (ownershipChanged) split.after_ownership_change++;
+        else split.no_ownership_change++;
+      }
+      if (!ownershipChanged && duplicateDetails.length < DUPLICATE_DETAILS_MAX) {
+        duplicateDetails.push(
+          `${cause}: job ${jobId}: ${prev.node}/${prev.life} a${prev.attempt} sent ` +
+            `${prev.sentAtMs.toFixed(1)} ${prev.status} (node saw ${prev.nodeSaw} at ` +
+            `${prev.nodeSawAtMs?.toFixed(1)}), then ${cur.node}/${cur.life} a${cur.attempt} sent ` +
+            `${cur.sentAtMs.toFixed(1)} ${cur.status}`,
+        );
+      }
     }
   }
 
@@ -404,6 +450,8 @@ export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
     delivered,
     deadLettered,
     duplicates,
+    duplicateOwnership,
+    duplicateDetails,
     leftoverUncommitted,
     zombies,
   };

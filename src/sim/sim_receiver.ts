@@ -138,9 +138,23 @@ export class SimReceiver {
     this.requests.push(record);
     const upMs = 0.2 + this.#rng.next() * 3;
     const sentAt = runtime.nowMs();
+    const onLate = request.onLateAnswer;
+    const listenMs = onLate !== undefined ? Math.max(0, request.lateAnswerMs ?? 0) : 0;
     return new Promise<AttemptResult>((resolve) => {
       let settled = false;
+      /** Timed out, still listening for the answer (as the HTTP transport does). */
+      let listening = false;
       const settle = (result: AttemptResult, saw: NodeSaw) => {
+        if (listening) {
+          // The answer after the timeout: the node hears it through `onLateAnswer`.
+          listening = false;
+          if (saw === "response") {
+            record.nodeSaw = saw;
+            record.nodeSawAtMs = this.#scheduler.nowMs;
+          }
+          onLate!(result);
+          return;
+        }
         if (settled) return;
         settled = true;
         record.nodeSaw = saw;
@@ -148,6 +162,20 @@ export class SimReceiver {
         resolve(result);
       };
       runtime.setTimer(request.timeoutMs, () => {
+        if (settled) return;
+        if (listenMs > 0) {
+          settle(
+            { kind: "timeout", latencyMs: runtime.nowMs() - sentAt, listening: true },
+            "timeout",
+          );
+          listening = true;
+          runtime.setTimer(listenMs, () => {
+            if (listening) {
+              settle({ kind: "timeout", latencyMs: runtime.nowMs() - sentAt }, "timeout");
+            }
+          });
+          return;
+        }
         settle({ kind: "timeout", latencyMs: runtime.nowMs() - sentAt }, "timeout");
       });
       if (this.#mode === "refuse") {
