@@ -335,6 +335,14 @@ const MUTANTS: Mutant[] = [
     to: 'if (this.#phase !== "ready") return;',
     tests: ["tests/jobs/duplicates_test.ts"],
   },
+  {
+    name: "dups-rescheduled-forgets-open-request",
+    breaks: "a job that left the engine and came back waits for its open request's answer",
+    file: "src/delivery/delivery_core.ts",
+    from: "      listeningUntilMs: this.#openRequests.get(job.id) ?? 0,",
+    to: "      listeningUntilMs: 0,",
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -172,6 +172,14 @@ export class DeliveryCore {
   readonly #rng: Rng;
   readonly #metrics: DeliveryMetrics;
   readonly #jobs = new Map<string, JobEntry>();
+  /**
+   * Requests of timed-out attempts still open for a late answer, of jobs that left the engine
+   * meanwhile: job id → until when (ms) the request may still be answered. A job scheduled
+   * again takes its deadline over, so it does not reach the receiver a second time while the
+   * first request may still be handled (simulator seed 504). At most the transport's
+   * listeningMax entries, each dropped by its `lateAnswer` (answer or give-up).
+   */
+  readonly #openRequests = new Map<string, number>();
   readonly #origins = new Map<string, OriginState>();
   #runnable = new MinHeap<RunnableItem>(runnableLess);
   #timers = new MinHeap<TimerItem>(timerLess);
@@ -303,8 +311,9 @@ export class DeliveryCore {
       cancelled: false,
       attemptStartedMs: 0,
       isTrial: false,
-      listeningUntilMs: 0,
+      listeningUntilMs: this.#openRequests.get(job.id) ?? 0,
     };
+    this.#openRequests.delete(job.id);
     this.#jobs.set(job.id, entry);
     this.#heldPayloadBytes += heldBytes(job);
     origin.jobs++;
@@ -464,6 +473,7 @@ export class DeliveryCore {
    * Anything else lets the job's retry go ahead when due.
    */
   lateAnswer(nowMs: number, job: DeliveryJob, attempt: number, result: AttemptResult): void {
+    this.#openRequests.delete(job.id);
     const entry = this.#jobs.get(job.id);
     const held = entry !== undefined && entry.listeningUntilMs !== 0 && entry.phase !== "inflight";
     if (held) entry.listeningUntilMs = 0;
@@ -680,6 +690,7 @@ export class DeliveryCore {
   #forget(entry: JobEntry): void {
     const deleted = this.#jobs.delete(entry.job.id);
     assert(deleted, `forget: ${entry.job.id} not held`);
+    if (entry.listeningUntilMs !== 0) this.#openRequests.set(entry.job.id, entry.listeningUntilMs);
     this.#heldPayloadBytes -= heldBytes(entry.job);
     assert(this.#heldPayloadBytes >= 0, "held payload bytes went negative");
     const origin = entry.origin;
