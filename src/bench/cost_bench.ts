@@ -24,7 +24,8 @@ import { round } from "../lib/round.ts";
 import { transportDefaults } from "../config.ts";
 import { type Floor, measureFloors } from "./cost_floors.ts";
 import { COMPONENTS, type ComponentTimes, profileDirTimes } from "./cpu_profile.ts";
-import { machineDescription, runSweep, type SweepRow } from "./sweep.ts";
+import { machineDescription, runSweep } from "./sweep.ts";
+import type { SweepRow } from "./sweep_row.ts";
 import { loadAverage } from "./bench_cluster.ts";
 
 /** A lone job's fewest operations: the formula the "lone job" floor multiplies. */

@@ -17,8 +17,8 @@
  * every process's CPU (/proc/<pid>/stat) over the step's window by the jobs it accepted.
  * `lost` is checked after the cluster has drained: accepted and never received.
  *
- * Owns the harness: processes, phases, joins and notes. Reports are sweep_report.ts (CSV,
- * markdown) and sweep_charts.ts (SVG).
+ * Owns the harness: processes, phases and joins. Rows and their notes are sweep_row.ts;
+ * reports are sweep_report.ts (CSV, markdown) and sweep_charts.ts (SVG).
  */
 
 import {
@@ -34,10 +34,8 @@ import { hookdCommand } from "../cli/self_command.ts";
 import { encodeHex } from "../lib/hex.ts";
 import { readLines } from "../lib/lines.ts";
 import { round } from "../lib/round.ts";
-import { Histogram } from "../metrics/histogram.ts";
 import {
   type BenchNodes,
-  type ClusterCounters,
   cpuMsOf,
   GeneratorProcess,
   loadAverage,
@@ -50,6 +48,7 @@ import { RECEIPT_IDS_PER_REQUEST_MAX, type SinkReceipt, type SinkStats } from ".
 import { generatorRuntime } from "./load_generator.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import { writeSweepReports } from "./sweep_report.ts";
+import { backlogIn, type StepRecord, type SweepRow, sweepRow } from "./sweep_row.ts";
 
 /** Starts or stops every node's CPU profile (`hookd node --cpu-profile-dir`: SIGUSR2). */
 function toggleProfiles(nodes: BenchNodes): void {
@@ -77,68 +76,6 @@ async function waitForProfiles(dir: string, count: number): Promise<void> {
     }
     await sleep(100);
   }
-}
-
-/** One step of a sweep, as `--json` prints it and the CSV holds it. */
-export interface SweepRow {
-  /** Which sweep: "rate" or "loss". */
-  sweep: "rate" | "loss";
-  /** Jobs/s asked for. */
-  rate: number;
-  /** Ingress loss on every node. */
-  loss: number;
-  submit_via: "http" | "udp";
-  /** WAL mode of the nodes: batched (group commit) or per-append (--compare-unbatched). */
-  wal_sync: "batched" | "per-append";
-  duration_s: number;
-  /** Submits the step asked for (rate × duration). */
-  asked: number;
-  /** Submits really sent. */
-  offered: number;
-  /**
-   * What was really offered per second: `offered` over the step, or over the generator's send
-   * window when it took longer (a starved generator that sends everything late did not offer
-   * the rate).
-   */
-  offered_per_s: number;
-  /** The generator's send window, s (its start to its last send). */
-  send_s: number;
-  accepted: number;
-  /** 503s (or their UDP equivalents). */
-  rejected: number;
-  /** Timeouts, connection errors, other statuses. */
-  errors: number;
-  /** Refused and failed submits by cause (`http_503_overloaded`, `timeout`, …). */
-  refusals: Record<string, number>;
-  /** Accepted jobs of this step received by the sink within the step plus the grace. */
-  completed: number;
-  /** Accepted jobs of this step never received, checked after the cluster drained. */
-  lost: number;
-  /** Receipts of this step's jobs after their first. */
-  duplicates: number;
-  /**
-   * Submit (scheduled) to first receipt, over every job of this step the sink received (also
-   * those that came after the grace); null when none completed within the step and the grace.
-   */
-  p50_ms: number | null;
-  p90_ms: number | null;
-  p99_ms: number | null;
-  max_ms: number | null;
-  /** Cluster-wide over the step's window, per accepted job. */
-  fsyncs_per_job: number | null;
-  datagrams_per_job: number | null;
-  /** Timer wake-ups the nodes' shells asked for, cluster-wide, per accepted job. */
-  timer_wakeups_per_job: number | null;
-  /** All processes (nodes, sink, generator) over the step's window, per accepted job. */
-  cpu_ms_per_job: number | null;
-  /** Accepted jobs received per second of the step (completed / duration). */
-  goodput_per_s: number;
-  /** Submit to acknowledgement (202), p99, ms. */
-  ack_p99_ms: number | null;
-  /** CPU of each process over the window, in cores (1 = one core busy). */
-  cpu_cores: Record<string, number>;
-  /** Why the row is not a clean measurement (empty when it is). */
-  note: string;
 }
 
 const spec: CommandSpec = {
@@ -214,11 +151,6 @@ const spec: CommandSpec = {
 const log = (line: string) => console.error(`bench sweep: ${line}`);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const wallNow = () => performance.timeOrigin + performance.now();
-/**
- * A step offered its rate when it sent at least this share of it per second (and of its
- * submits): a generator that falls behind by more is noted, and its step is not a knee.
- */
-export const OFFERED_SHARE_MIN = 0.99;
 /** The last wait for stragglers before `lost` is judged (a retry backs off up to 10 s). */
 const FINAL_DRAIN_MS = 60_000;
 /** How often a drain asks the sink about the ids still missing. */
@@ -535,136 +467,6 @@ async function runCluster(
     await nodes?.cluster.stopAll(15_000).catch(() => {});
     await Deno.remove(dataRoot, { recursive: true }).catch(() => {});
   }
-}
-
-/** What the harness gathered about one step: the input of `sweepRow`. */
-export interface StepRecord {
-  step: string;
-  rate: number;
-  report: Awaited<ReturnType<GeneratorProcess["run"]>>;
-  startMs: number;
-  stepEndMs: number;
-  graceEndMs: number;
-  /** From the step's start to the end of its drain, s: what the counters and CPU cover. */
-  windowS: number;
-  counters: ClusterCounters;
-  cpuMs: Record<string, number>;
-  /** Jobs accepted so far that had not reached the sink when the drain gave up. */
-  undrained: number;
-  drainS: number;
-  /** Nodes whose /metrics did not answer at the start or the end of the window (left out). */
-  silent: string[];
-  ids: Array<[string, number, number]>;
-}
-
-/** Jobs of earlier steps that arrived inside step `index`'s window (backlog). */
-function backlogIn(
-  steps: readonly StepRecord[],
-  receipts: ReadonlyArray<SinkReceipt | null>,
-  index: number,
-  windows: ReadonlyArray<{ from: number; to: number }>,
-): number {
-  let offset = 0;
-  let count = 0;
-  const w = windows[index]!;
-  for (let i = 0; i < index; i++) {
-    for (let j = 0; j < steps[i]!.ids.length; j++) {
-      const r = receipts[offset + j];
-      if (r !== null && r !== undefined && r.at >= w.from && r.at <= w.to) count++;
-    }
-    offset += steps[i]!.ids.length;
-  }
-  return count;
-}
-
-/** One step's row, from what was gathered (pure: no I/O, no clock). */
-export function sweepRow(
-  options: SweepOptions,
-  variant: { via: "http" | "udp"; walSync: "batched" | "per-append"; loss: number },
-  s: StepRecord,
-  receipts: ReadonlyArray<SinkReceipt | null>,
-  backlog: number,
-): SweepRow {
-  const latency = new Histogram();
-  let completed = 0;
-  let lost = 0;
-  let duplicates = 0;
-  s.ids.forEach(([, scheduledMs], i) => {
-    const r = receipts[i];
-    if (r === null || r === undefined) {
-      lost++;
-      return;
-    }
-    duplicates += r.duplicates;
-    latency.record(Math.max(0, r.at - scheduledMs));
-    if (r.at <= s.graceEndMs) completed++;
-  });
-  const accepted = s.report.accepted;
-  const per = (x: number, digits: number) => accepted > 0 ? round(x / accepted, digits) : null;
-  const cpuTotal = Object.values(s.cpuMs).reduce((a, b) => a + b, 0);
-  // A step that completed nothing has no latency to draw: what arrived came in the drain.
-  const has = latency.count > 0 && completed > 0;
-  const sendS = s.report.send_seconds;
-  const offeredPerS = round(s.report.offered / Math.max(options.durationS, sendS), 1)!;
-  const notes: string[] = [];
-  if (s.report.offered < s.report.asked * OFFERED_SHARE_MIN) {
-    notes.push(
-      `offered only ${s.report.offered} of ${s.report.asked}: the generator could not send at ` +
-        `the rate (${s.report.sent_late} sent late, at most ${options.inFlight} in flight)`,
-    );
-  } else if (offeredPerS < s.rate * OFFERED_SHARE_MIN) {
-    notes.push(
-      `sent over ${round(sendS, 1)} s of a ${options.durationS} s step: ${offeredPerS} jobs/s ` +
-        `really offered (${s.report.sent_late} sent late)`,
-    );
-  }
-  if (accepted > 0 && completed === 0) notes.push("nothing completed within the step");
-  if (backlog > 0) {
-    notes.push(`completions in this window include ${backlog} jobs of earlier steps`);
-  }
-  if (s.undrained > 0) {
-    notes.push(
-      `backlog not drained after ${options.drainLimitS} s (${s.undrained} accepted jobs ` +
-        `undelivered); the next step started with it`,
-    );
-  }
-  if (s.silent.length > 0) {
-    notes.push(`no /metrics answer from ${s.silent.join(", ")}: fsyncs and datagrams without them`);
-  }
-  if (lost > 0) notes.push(`${lost} accepted jobs never reached the sink`);
-  return {
-    sweep: options.sweep,
-    rate: s.rate,
-    loss: variant.loss,
-    submit_via: variant.via,
-    wal_sync: variant.walSync,
-    duration_s: options.durationS,
-    asked: s.report.asked,
-    offered: s.report.offered,
-    offered_per_s: offeredPerS,
-    send_s: round(sendS, 3)!,
-    accepted,
-    rejected: s.report.rejected,
-    errors: s.report.errors,
-    refusals: s.report.codes,
-    completed,
-    lost,
-    duplicates,
-    p50_ms: has ? round(latency.percentile(50), 2) : null,
-    p90_ms: has ? round(latency.percentile(90), 2) : null,
-    p99_ms: has ? round(latency.percentile(99), 2) : null,
-    max_ms: has ? round(latency.summary().max, 2) : null,
-    fsyncs_per_job: per(s.counters.fsyncs, 3),
-    datagrams_per_job: per(s.counters.datagramsOut, 2),
-    timer_wakeups_per_job: per(s.counters.timersFired, 2),
-    cpu_ms_per_job: per(cpuTotal, 3),
-    goodput_per_s: round(completed / options.durationS, 1)!,
-    ack_p99_ms: s.report.ack_p99_ms,
-    cpu_cores: Object.fromEntries(
-      Object.entries(s.cpuMs).map(([k, ms]) => [k, round(ms / 1000 / s.windowS, 2)!]),
-    ),
-    note: notes.join("; "),
-  };
 }
 
 /** The sink process, shared by every cluster of a run. */

@@ -12,7 +12,7 @@
 
 import { stringify } from "csv-stringify";
 import { lineChart, PALETTE, type Series } from "./sweep_charts.ts";
-import { OFFERED_SHARE_MIN, type SweepRow } from "./sweep.ts";
+import { OFFERED_SHARE_MIN, type SweepRow } from "./sweep_row.ts";
 
 export interface RunMeta {
   readonly command: string;

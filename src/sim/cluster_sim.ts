@@ -5,44 +5,53 @@
  * with a real `JobStore` on top: the real WAL on the node's own `SimDisk` (fsyncs take seeded
  * virtual time; a crash loses what was not synced), replication, ownership, catch-up, and the
  * real delivery engine attempting against a simulated receiver (sim_receiver.ts). A seeded
- * workload submits to random live nodes; a seeded fault schedule crashes and restarts nodes,
- * partitions the network (both ways and one way), loses, duplicates and reorders packets,
- * stalls event loops, skews wall clocks and takes the receiver down. Then the cluster heals
- * and drains, and cluster_sim_checker.ts judges the recorded history.
+ * workload (sim_workload.ts) submits to random live nodes; a seeded fault schedule
+ * (sim_faults.ts) crashes and restarts nodes, partitions the network, loses, duplicates and
+ * reorders packets, stalls event loops, skews wall clocks and takes the receiver down. Then the
+ * cluster heals and drains, and cluster_sim_checker.ts judges the recorded history
+ * (sim_history.ts).
  *
- * Owns the simulated nodes' lives (start, crash, restart on the same disk), the fault
- * schedule, the workload, the record of what happened, and the trace hash that proves a
- * replay is exact. Must not reach into a node's state to help it: the checker may read
- * tables and disks, the harness only talks to nodes as a client, a network and a disk would.
- * Never reads the wall clock or `Math.random`: a run is a pure function of its options.
+ * Owns the run: the simulated nodes' lives (start, crash, restart on the same disk), the
+ * order in which the seed's generators are forked and handed out, the drain and settle, the
+ * record of what happened, the report and the trace hash that proves a replay is exact. The
+ * profile a seed draws is sim_profile.ts's. Must not reach into a node's state to help it: the
+ * checker may read tables and disks, the harness only talks to nodes as a client, a network
+ * and a disk would. Never reads the wall clock or `Math.random`: a run is a pure function of
+ * its options.
  */
 
-import {
-  type DeliveryConfig,
-  deliveryDefaults,
-  type JobsConfig,
-  jobsDefaults,
-  type TransportConfig,
-  type WalConfig,
-} from "../config.ts";
+import { jobsDefaults } from "../config.ts";
 import { type Rng, Sfc32 } from "../lib/rng.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
 import type { MemberEvent } from "../membership/swim_core.ts";
 import { JobStore, type MemberRow } from "../jobs/job_store.ts";
-import { submitBodyHash } from "../jobs/replication_core.ts";
-import type { SubmitOutcome, SubmitRequest } from "../jobs/service.ts";
-import type { JobPhase } from "../jobs/job_model.ts";
 import type { WalFile, WalFs } from "../wal/wal_fs.ts";
-import { type DiskFault, SimDisk } from "./disk.ts";
+import { SimDisk } from "./disk.ts";
 import { DurabilityProbe } from "./durability_probe.ts";
 import { SimNetwork } from "./network.ts";
 import { SimScheduler } from "./scheduler.ts";
 import { SimNodeStack } from "./sim_node_stack.ts";
-import { type ReceiverMode, SimReceiver } from "./sim_receiver.ts";
+import { SimReceiver } from "./sim_receiver.ts";
 import { type CheckResult, checkRun, type OwnershipSplit } from "./cluster_sim_checker.ts";
+import {
+  type BodySpec,
+  isDeadPhase,
+  isFinishedPhase,
+  type LifeLog,
+  type MemberLog,
+  type ReadyLog,
+  type SimHistory,
+  type SimJobPhase,
+  type StallLog,
+  type SubmitLog,
+  type WalFailureLog,
+} from "./sim_history.ts";
+import { profileFor, SIM_DELIVERY, SIM_NODES, type SimProfile } from "./sim_profile.ts";
+import { SimFaults } from "./sim_faults.ts";
+import type { Slot } from "./sim_slot.ts";
+import { SimWorkload } from "./sim_workload.ts";
 
-export const SIM_NODES = 5;
 const CLUSTER_KEY = "cluster-sim-key-0123456789abcdef";
 const DATA_DIR = "/var/lib/hookd";
 /**
@@ -50,61 +59,6 @@ const DATA_DIR = "/var/lib/hookd";
  * the instant it fires). A busy second of this simulation runs a few thousand.
  */
 const EVENTS_PER_VIRTUAL_SECOND_MAX = 1_000_000;
-
-/**
- * Delivery settings of the simulated nodes: the real defaults' shape with short times, so a
- * job's whole retry schedule fits in simulated seconds. Relations the validator checks hold.
- */
-export const SIM_DELIVERY: Readonly<DeliveryConfig> = Object.freeze({
-  ...deliveryDefaults,
-  retryScheduleMs: Object.freeze([100, 300, 1_000, 2_000, 4_000]),
-  attemptTimeoutMs: 1_000,
-  attemptTimeoutMaxMs: 5_000,
-  // A 503's Retry-After (1-2 s here) is honoured but cannot park a job past the drain.
-  retryAfterMinMs: 100,
-  retryAfterMaxMs: 5_000,
-  breakerOpenMs: 500,
-  breakerOpenMaxMs: 4_000,
-  allowPrivateTargets: true,
-});
-
-export type SimJobPhase = JobPhase | "absent" | `stub:${JobPhase}` | "uncommitted";
-
-/** The node holds the job dead-lettered (a stub too: the DEAD record came, the SUBMIT not). */
-export function isDeadPhase(phase: SimJobPhase): boolean {
-  return phase === "dead" || phase === "stub:dead";
-}
-
-/** The node holds the job over: delivered or dead. */
-export function isFinishedPhase(phase: SimJobPhase): boolean {
-  return isDeadPhase(phase) || phase === "delivered" || phase === "stub:delivered";
-}
-
-/** What a run varies, drawn from its seed (printed with a failure). */
-export interface SimProfile {
-  lossProbability: number;
-  duplicateProbability: number;
-  delayMsMax: number;
-  /** Largest wall-clock skew between a node and true time, ms. */
-  skewMsMax: number;
-  /** Mean time between two faults, ms. */
-  faultIntervalMs: number;
-  /** Mean time between two submits, ms. */
-  submitIntervalMs: number;
-  /** Crashes keep a seeded random part of the unsynced bytes and tear it. */
-  tornCrashes: boolean;
-  /** Nodes left down after the heal (their jobs must be delivered by the others). */
-  downAfterHeal: number;
-  jobs: Partial<JobsConfig>;
-  wal: Partial<WalConfig>;
-  /**
-   * The transport's per-peer send queue scaled down to the simulated tables (some runs): in
-   * production a table of an hour's jobs is far larger than the queue (8 MiB), and a
-   * catch-up reply sent whole never got through; the simulated tables are too small to show
-   * it at the real size.
-   */
-  transport: Partial<TransportConfig>;
-}
 
 export interface ClusterSimOptions {
   seed: number;
@@ -156,126 +110,6 @@ export interface ClusterSimReport {
   readonly stats: SimStats;
   /** FNV-1a over every trace line: equal hashes mean the same run. */
   readonly traceHash: string;
-}
-
-/** A job body as the client sent it (keyed retries resend the same body). */
-export interface BodySpec {
-  readonly bodyId: number;
-  readonly request: SubmitRequest;
-  readonly bodyHash: string;
-}
-
-export interface SubmitLog {
-  readonly serial: number;
-  readonly bodyId: number;
-  readonly node: string;
-  readonly life: number;
-  readonly atMs: number;
-  answeredAtMs: number | undefined;
-  outcome: SubmitOutcome | undefined;
-  /** For acknowledged submits: nodes whose disk held the job at that instant. */
-  durableOn: string[];
-}
-
-export interface LifeLog {
-  readonly node: string;
-  readonly life: number;
-  readonly startMs: number;
-  endMs: number | undefined;
-}
-
-/** One membership event as a node's SWIM core reported it (the node's own view changing). */
-export interface MemberLog {
-  /** The observer: the node whose view changed, and its life. */
-  readonly node: string;
-  readonly life: number;
-  readonly atMs: number;
-  readonly type: MemberEvent["type"];
-  /** The voter address the event is about. */
-  readonly subject: string;
-}
-
-export interface StallLog {
-  readonly node: string;
-  readonly fromMs: number;
-  readonly toMs: number;
-}
-
-interface Slot {
-  readonly nodeId: string;
-  readonly address: string;
-  readonly disk: SimDisk;
-  readonly skewMs: number;
-  life: number;
-  stack: SimNodeStack | undefined;
-  store: JobStore | undefined;
-  /** Stays down after the heal. */
-  permanent: boolean;
-  /** A crash waiting for the node's next fsync (until `untilMs`), then down for `downMs`. */
-  syncTrap: { downMs: number; untilMs: number } | undefined;
-  /**
-   * A crash waiting for the node's next acknowledgement (until `untilMs`), then down for
-   * `downMs`: its lazy COMMIT has not left yet, so the job is held uncommitted everywhere
-   * and only a confirm round by its next owner makes it deliverable.
-   */
-  ackTrap: { downMs: number; untilMs: number } | undefined;
-  /** An injected disk fault: waiting to strike, or struck (the WAL failed). */
-  diskFault: "armed" | "failed" | undefined;
-}
-
-/** Draws a run's profile from its seed. */
-export function profileFor(seed: number): SimProfile {
-  const rng = new Sfc32(seed ^ 0x5eed_c1a5);
-  const pick = <T>(items: readonly T[]): T => items[rng.int(items.length)]!;
-  const lossRoll = rng.next();
-  const lossProbability = lossRoll < 0.2 ? 0 : lossRoll < 0.6 ? rng.next() * 0.05 : 0.05 +
-    rng.next() * 0.15;
-  const profile: SimProfile = {
-    lossProbability: round3(lossProbability),
-    duplicateProbability: rng.next() < 0.5 ? 0 : round3(rng.next() * 0.05),
-    delayMsMax: round3(0.5 + rng.next() * 4.5),
-    skewMsMax: pick([0, 2_000, 30_000]),
-    faultIntervalMs: pick([1_500, 3_000, 6_000]),
-    submitIntervalMs: pick([25, 60, 150]),
-    tornCrashes: rng.next() < 0.5,
-    downAfterHeal: pick([0, 0, 0, 1, 1, 2]),
-    jobs: {
-      checkpointBytes: pick([16 * 1024, 64 * 1024, jobsDefaults.checkpointBytes]),
-      catchupLogBytesMax: pick([16 * 1024, jobsDefaults.catchupLogBytesMax]),
-      messageBytesMax: pick([4 * 1024, jobsDefaults.messageBytesMax]),
-      finishedRetentionMs: pick([5_000, 20_000, jobsDefaults.finishedRetentionMs]),
-    },
-    wal: pick([
-      {},
-      { segmentBytes: 128 * 1024, batchBytesMax: 64 * 1024, recordBytesMax: 32 * 1024 },
-    ]),
-    transport: {},
-  };
-  if (rng.next() < 0.25) {
-    // Queues scaled to the simulated tables (a few hundred jobs, ~250 bytes of state each),
-    // and the catch-up page to an eighth of the queue, as the defaults are.
-    profile.transport = {
-      sendQueueBytesMax: 96 * 1024,
-      messageBytesMax: 48 * 1024,
-      reassemblyBytesMax: 96 * 1024,
-    };
-    profile.jobs = { ...profile.jobs, messageBytesMax: 4 * 1024, syncReplyBytesMax: 12 * 1024 };
-  }
-  // Some runs shorten the idempotency window to seconds, so the workload's keyed retries,
-  // picked among every key so far, also reuse keys after their window (new incarnations, with
-  // new ids), some of them across node restarts, always with skewed clocks: key expiry runs
-  // on each node's clock. Drawn from a generator of its own, so the other seeds' profiles
-  // stay as they were.
-  const reuse = new Sfc32(seed ^ 0x1d3a_0017);
-  if (reuse.next() < 0.3) {
-    profile.jobs = { ...profile.jobs, idempotencyWindowMs: reuse.next() < 0.5 ? 4_000 : 8_000 };
-    if (profile.skewMsMax === 0) profile.skewMsMax = 2_000;
-  }
-  return profile;
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }
 
 /** A 64-bit FNV-1a (two 32-bit lanes) over trace lines. */
@@ -346,7 +180,7 @@ function slowSyncFs(
   };
 }
 
-export class ClusterSim {
+export class ClusterSim implements SimHistory {
   readonly seed: number;
   readonly profile: SimProfile;
   readonly scheduler = new SimScheduler();
@@ -360,33 +194,20 @@ export class ClusterSim {
   /** Every node's membership events: the views from which the checker derives ownership. */
   readonly memberLog: MemberLog[] = [];
   /** When each life's store became ready (caught up after its start): it delivers from then. */
-  readonly readyLog: Array<{ node: string; life: number; atMs: number }> = [];
+  readonly readyLog: ReadyLog[] = [];
   /** When a node's WAL failed (an injected disk fault): it must acknowledge nothing after. */
-  readonly walFailures: Array<{ node: string; life: number; atMs: number }> = [];
+  readonly walFailures: WalFailureLog[] = [];
   readonly violations: string[] = [];
   readonly #slots: Slot[] = [];
   readonly #rng: Rng;
   readonly #faultRng: Rng;
-  readonly #workRng: Rng;
   readonly #chaosMs: number;
   readonly #drainLimitMs: number;
   readonly #trace = new TraceHash();
   readonly #onTrace: ((line: string) => void) | undefined;
   readonly #closing: Promise<void>[] = [];
-  readonly #stats = {
-    crashes: 0,
-    restarts: 0,
-    partitions: 0,
-    oneWayCuts: 0,
-    stalls: 0,
-    receiverOutages: 0,
-    lossyNodes: 0,
-    diskFaults: 0,
-  };
-  /** Fault state re-applied to the network on every change. */
-  #partition: { side: string[]; untilMs: number } | undefined;
-  #oneWay: Array<{ from: string; to: string; untilMs: number }> = [];
-  #healed = false;
+  readonly #faults: SimFaults;
+  readonly #workload: SimWorkload;
   #drainMs = 0;
   /** Debugging hook: runs after the settle time, before the checks and the shutdown. */
   beforeClose: (() => void) | undefined;
@@ -399,7 +220,7 @@ export class ClusterSim {
     this.#onTrace = options.onTrace;
     this.#rng = new Sfc32(options.seed);
     this.#faultRng = this.#rng.fork();
-    this.#workRng = this.#rng.fork();
+    const workRng = this.#rng.fork();
     this.network = new SimNetwork<Uint8Array>(this.scheduler, this.#rng.fork(), {
       lossProbability: this.profile.lossProbability,
       duplicateProbability: this.profile.duplicateProbability,
@@ -430,6 +251,34 @@ export class ClusterSim {
       });
     }
     for (const slot of this.#slots) this.probe.name(slot.disk, slot.nodeId);
+    const trace = (line: string) => this.#traceLine(line);
+    this.#faults = new SimFaults({
+      scheduler: this.scheduler,
+      network: this.network,
+      receiver: this.receiver,
+      profile: this.profile,
+      rng: this.#faultRng,
+      chaosMs: this.#chaosMs,
+      slots: this.#slots,
+      stallLog: this.stallLog,
+      walFailures: this.walFailures,
+      violations: this.violations,
+      trace,
+      crash: (slot) => this.#crash(slot),
+      start: (slot) => this.#start(slot),
+    });
+    this.#workload = new SimWorkload({
+      scheduler: this.scheduler,
+      profile: this.profile,
+      probe: this.probe,
+      rng: workRng,
+      chaosMs: this.#chaosMs,
+      slots: this.#slots,
+      bodies: this.bodies,
+      submits: this.submits,
+      trace,
+      acknowledged: (slot, life) => this.#faults.springAckTrap(slot, life),
+    });
   }
 
   get voters(): string[] {
@@ -517,7 +366,7 @@ export class ClusterSim {
         slot.disk.mount(),
         runtime,
         rng.fork(),
-        () => this.#springSyncTrap(slot, life),
+        () => this.#faults.springSyncTrap(slot, life),
       ),
       wal: this.profile.wal,
       jobs: this.profile.jobs,
@@ -536,7 +385,7 @@ export class ClusterSim {
         if (event === "caught-up") {
           this.readyLog.push({ node: slot.nodeId, life, atMs: this.scheduler.nowMs });
         }
-        if (event === "wal-failed") this.#walFailed(slot, life, stack, fields);
+        if (event === "wal-failed") this.#faults.walFailed(slot, life, stack, fields);
       },
     });
     opening.then(
@@ -586,7 +435,7 @@ export class ClusterSim {
   #crash(slot: Slot): void {
     const stack = slot.stack;
     if (stack === undefined) return;
-    this.#stats.crashes++;
+    this.#faults.stats.crashes++;
     slot.store?.halt();
     slot.store = undefined;
     slot.stack = undefined;
@@ -599,311 +448,6 @@ export class ClusterSim {
     const life = this.lives.findLast((l) => l.node === slot.nodeId && l.life === slot.life);
     if (life !== undefined) life.endMs = this.scheduler.nowMs;
     this.#traceLine(`crash ${slot.nodeId}/${slot.life}`);
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Faults
-  // -------------------------------------------------------------------------------------------
-
-  #applyNetworkFaults(): void {
-    this.network.heal();
-    const now = this.scheduler.nowMs;
-    if (this.#partition !== undefined && this.#partition.untilMs > now) {
-      this.network.partition(this.#partition.side);
-    } else {
-      this.#partition = undefined;
-    }
-    this.#oneWay = this.#oneWay.filter((c) => c.untilMs > now);
-    for (const c of this.#oneWay) this.network.cutOneWay(c.from, c.to);
-  }
-
-  #scheduleFaults(): void {
-    const rng = this.#faultRng;
-    const exp = (mean: number) => -Math.log(1 - rng.next()) * mean;
-    for (let t = 2_000 + exp(this.profile.faultIntervalMs); t < this.#chaosMs;) {
-      const roll = rng.next();
-      const durationMs = 500 + rng.next() * 9_500;
-      const a = rng.int(SIM_NODES);
-      const b = (a + 1 + rng.int(SIM_NODES - 1)) % SIM_NODES;
-      const arg = rng.next();
-      this.scheduler.at(t, () => this.#fault(roll, durationMs, a, b, arg));
-      t += exp(this.profile.faultIntervalMs);
-    }
-  }
-
-  #fault(roll: number, durationMs: number, a: number, b: number, arg: number): void {
-    if (this.#healed) return;
-    const now = this.scheduler.nowMs;
-    const slotA = this.#slots[a]!;
-    const slotB = this.#slots[b]!;
-    if (roll < 0.25) {
-      // Crash a node (at most two down at once); it restarts after a while. Half the crashes
-      // wait for the node's next fsync and strike while it runs: what the node was making
-      // durable (its own records, already sent to its peers) is lost.
-      if (
-        slotA.stack === undefined || this.#downCount() >= 2 || slotA.syncTrap !== undefined ||
-        slotA.ackTrap !== undefined
-      ) {
-        return;
-      }
-      const downMs = 300 + arg * 15_000;
-      if (durationMs < 5_250) this.#crashAndRestart(slotA, downMs);
-      else if (durationMs < 7_625) slotA.syncTrap = { downMs, untilMs: now + 2_000 };
-      else slotA.ackTrap = { downMs, untilMs: now + 2_000 };
-    } else if (roll < 0.4) {
-      if (this.#partition !== undefined) return;
-      const side = arg < 0.5 ? [slotA.address] : [slotA.address, slotB.address];
-      this.#partition = { side, untilMs: now + durationMs };
-      this.#stats.partitions++;
-      this.#traceLine(`partition ${side.join(",")} for ${durationMs.toFixed(0)} ms`);
-      this.#applyNetworkFaults();
-      this.scheduler.at(now + durationMs, () => this.#applyNetworkFaults());
-    } else if (roll < 0.55) {
-      this.#oneWay.push({ from: slotA.address, to: slotB.address, untilMs: now + durationMs });
-      if (arg < 0.3) {
-        // A node that hears nobody: every link into it is cut.
-        for (const other of this.#slots) {
-          if (other === slotA) continue;
-          this.#oneWay.push({ from: other.address, to: slotA.address, untilMs: now + durationMs });
-        }
-      }
-      this.#stats.oneWayCuts++;
-      this.#traceLine(
-        `one-way ${slotA.nodeId}>${slotB.nodeId}${arg < 0.3 ? ` and all>${slotA.nodeId}` : ""}` +
-          ` for ${durationMs.toFixed(0)} ms`,
-      );
-      this.#applyNetworkFaults();
-      this.scheduler.at(now + durationMs, () => this.#applyNetworkFaults());
-    } else if (roll < 0.72) {
-      const stack = slotA.stack;
-      if (stack === undefined) return;
-      const stallMs = arg < 0.8 ? 50 + arg * 1_000 : 1_000 + durationMs / 3;
-      stack.stall(stallMs);
-      this.#stats.stalls++;
-      this.stallLog.push({ node: slotA.nodeId, fromMs: now, toMs: now + stallMs });
-      this.#traceLine(`stall ${slotA.nodeId} for ${stallMs.toFixed(0)} ms`);
-    } else if (roll < 0.83) {
-      const modes: ReceiverMode[] = ["error", "unavailable", "slow", "refuse"];
-      const mode = modes[Math.floor(arg * modes.length)]!;
-      this.receiver.mode = mode;
-      this.#stats.receiverOutages++;
-      this.#traceLine(`receiver ${mode} for ${durationMs.toFixed(0)} ms`);
-      this.scheduler.at(now + durationMs, () => {
-        if (this.receiver.mode === mode) this.receiver.mode = "ok";
-      });
-    } else if (roll < 0.88) {
-      // The node's disk fails its next write or fsync (or fills up): the WAL fails, the node
-      // must acknowledge nothing more (fail-stop) and, as hookd node does, leave the cluster.
-      if (slotA.store === undefined || slotA.diskFault !== undefined) return;
-      if (this.#downCount() >= 2) return;
-      const kinds: DiskFault[] = ["sync", "write", "full"];
-      const kind = kinds[Math.floor(arg * kinds.length)]!;
-      slotA.disk.injectFault(kind, Math.floor(durationMs / 2_500));
-      slotA.diskFault = "armed";
-      this.#stats.diskFaults++;
-      this.#traceLine(`disk fault ${kind} on ${slotA.nodeId}/${slotA.life}`);
-    } else {
-      // One node's ingress turns lossy (up to 20 %) for a while.
-      const loss = 0.05 + arg * 0.15;
-      this.network.setIngressLoss(slotA.address, loss);
-      this.#stats.lossyNodes++;
-      this.#traceLine(`lossy ${slotA.nodeId} ${loss.toFixed(2)} for ${durationMs.toFixed(0)} ms`);
-      this.scheduler.at(
-        now + durationMs,
-        () => this.network.setIngressLoss(slotA.address, this.profile.lossProbability),
-      );
-    }
-  }
-
-  /** Nodes down, or up with a failed WAL (they left the cluster). */
-  #downCount(): number {
-    return this.#slots.filter((s) => s.stack === undefined || s.diskFault === "failed").length;
-  }
-
-  /** The WAL of `slot`'s life failed: fail-stop, leave (as hookd node does), restart later. */
-  #walFailed(slot: Slot, life: number, stack: SimNodeStack, fields: Record<string, unknown>): void {
-    if (slot.life !== life) return;
-    if (slot.diskFault !== "armed") {
-      this.violations.push(
-        `${slot.nodeId}/${life}: WAL failed unprovoked: ${JSON.stringify(fields)}`,
-      );
-      return;
-    }
-    slot.diskFault = "failed";
-    this.walFailures.push({ node: slot.nodeId, life, atMs: this.scheduler.nowMs });
-    void stack.membership.leave();
-    // An operator restarts it a while later (also after the heal: a fault armed before the
-    // heal may strike after it).
-    this.scheduler.at(this.scheduler.nowMs + 1_000 + this.#faultRng.next() * 7_000, () => {
-      if (slot.life !== life || slot.stack === undefined) return;
-      this.#stats.restarts++;
-      this.#crash(slot);
-      this.#start(slot);
-    });
-  }
-
-  #crashAndRestart(slot: Slot, downMs: number): void {
-    this.#crash(slot);
-    this.scheduler.at(this.scheduler.nowMs + downMs, () => {
-      if (slot.stack === undefined && !this.#healed) {
-        this.#stats.restarts++;
-        this.#start(slot);
-      }
-    });
-  }
-
-  /** The node of `slot` starts an fsync: crash it now if a fault is waiting for that. */
-  #springSyncTrap(slot: Slot, life: number): void {
-    const trap = slot.syncTrap;
-    if (trap === undefined || slot.life !== life || slot.stack === undefined) return;
-    slot.syncTrap = undefined;
-    if (this.#healed || this.scheduler.nowMs > trap.untilMs) return;
-    if (this.#downCount() >= 2) return;
-    // Not inside the WAL's call: the crash is the next event, before the fsync completes.
-    this.scheduler.after(0, () => {
-      if (slot.life !== life || slot.stack === undefined) return;
-      this.#traceLine(`crash during an fsync of ${slot.nodeId}/${life}`);
-      this.#crashAndRestart(slot, trap.downMs);
-    });
-  }
-
-  /** `slot`'s node acknowledged a new job: crash it now if a fault is waiting for that. */
-  #springAckTrap(slot: Slot, life: number): void {
-    const trap = slot.ackTrap;
-    if (trap === undefined || slot.life !== life || slot.stack === undefined) return;
-    slot.ackTrap = undefined;
-    if (this.#healed || this.scheduler.nowMs > trap.untilMs) return;
-    if (this.#downCount() >= 2) return;
-    this.scheduler.after(0, () => {
-      if (slot.life !== life || slot.stack === undefined) return;
-      this.#traceLine(`crash right after an acknowledgement by ${slot.nodeId}/${life}`);
-      this.#crashAndRestart(slot, trap.downMs);
-    });
-  }
-
-  /** Ends every fault; restarts the nodes that are down, except those meant to stay down. */
-  #heal(): void {
-    this.#healed = true;
-    this.#partition = undefined;
-    this.#oneWay = [];
-    this.network.heal();
-    for (const s of this.#slots) {
-      this.network.setIngressLoss(s.address, this.profile.lossProbability);
-    }
-    this.receiver.mode = "ok";
-    for (const s of this.#slots) if (s.diskFault === "failed") this.#crash(s);
-    const down = this.#slots.filter((s) => s.stack === undefined);
-    const stayDown = this.profile.downAfterHeal;
-    // Keep `stayDown` nodes down: those already down first, else crash some now.
-    for (const s of down.slice(0, stayDown)) s.permanent = true;
-    let more = stayDown - down.length;
-    for (const s of this.#slots) {
-      if (more <= 0) break;
-      if (s.stack !== undefined) {
-        this.#crash(s);
-        s.permanent = true;
-        more--;
-      }
-    }
-    for (const s of this.#slots) {
-      if (s.stack === undefined && !s.permanent) {
-        this.#stats.restarts++;
-        this.#start(s);
-      }
-    }
-    this.#traceLine(
-      `heal; down for good: ${this.#slots.filter((s) => s.permanent).map((s) => s.nodeId)}`,
-    );
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Workload
-  // -------------------------------------------------------------------------------------------
-
-  #scheduleWorkload(): void {
-    const rng = this.#workRng;
-    const exp = (mean: number) => -Math.log(1 - rng.next()) * mean;
-    for (let t = 1_500 + exp(this.profile.submitIntervalMs); t < this.#chaosMs;) {
-      const nodeRoll = rng.next();
-      const kindRoll = rng.next();
-      const pickRoll = rng.next();
-      this.scheduler.at(t, () => this.#submitOne(nodeRoll, kindRoll, pickRoll));
-      t += exp(this.profile.submitIntervalMs);
-    }
-  }
-
-  #newBody(key: string | undefined, variantRoll: number): BodySpec {
-    const bodyId = this.bodies.length;
-    const rng = this.#workRng;
-    const secretBytes = new Uint8Array(24);
-    for (let i = 0; i < secretBytes.length; i++) secretBytes[i] = (bodyId * 31 + i * 7) & 0xff;
-    const request: SubmitRequest = {
-      url: `http://r${bodyId % 3}.receiver.sim/hook`,
-      payload: JSON.stringify({ body: bodyId, key: key ?? null, v: variantRoll.toFixed(3) }),
-      ...(rng.next() < 0.5 ? { secret: "whsec_" + btoa(String.fromCharCode(...secretBytes)) } : {}),
-      ...(rng.next() < 0.2 ? { maxAttempts: 2 + rng.int(2) } : {}),
-      ...(rng.next() < 0.1 ? { timeoutMs: 300 } : {}),
-      ...(key !== undefined ? { idempotencyKey: key } : {}),
-    };
-    const body: BodySpec = {
-      bodyId,
-      request,
-      bodyHash: key !== undefined ? submitBodyHash(request) : "",
-    };
-    this.bodies.push(body);
-    return body;
-  }
-
-  #submitOne(nodeRoll: number, kindRoll: number, pickRoll: number): void {
-    const live = this.#slots.filter((s) => s.store !== undefined);
-    if (live.length === 0) return;
-    let body: BodySpec;
-    const keyed = this.bodies.filter((b) => b.request.idempotencyKey !== undefined);
-    if (kindRoll < 0.7 || (kindRoll < 0.85 && keyed.length === 0)) {
-      body = this.#newBody(undefined, pickRoll);
-    } else if (kindRoll < 0.85) {
-      body = this.#newBody(`key-${this.bodies.length}`, pickRoll);
-    } else if (kindRoll < 0.97 || keyed.length === 0) {
-      // The same keyed body again, most likely to another node (a client's retry).
-      body = keyed.length > 0
-        ? keyed[Math.floor(pickRoll * keyed.length)]!
-        : this.#newBody(`key-${this.bodies.length}`, pickRoll);
-    } else {
-      const earlier = keyed[Math.floor(pickRoll * keyed.length)]!;
-      body = this.#newBody(earlier.request.idempotencyKey, pickRoll);
-    }
-    const slot = live[Math.floor(nodeRoll * live.length)]!;
-    const store = slot.store!;
-    const log: SubmitLog = {
-      serial: this.submits.length,
-      bodyId: body.bodyId,
-      node: slot.nodeId,
-      life: slot.life,
-      atMs: this.scheduler.nowMs,
-      answeredAtMs: undefined,
-      outcome: undefined,
-      durableOn: [],
-    };
-    this.submits.push(log);
-    this.#traceLine(`submit #${log.serial} body ${body.bodyId} to ${slot.nodeId}/${slot.life}`);
-    store.submit(body.request).then((outcome) => {
-      log.answeredAtMs = this.scheduler.nowMs;
-      log.outcome = outcome;
-      if (outcome.ok) {
-        // Invariant 1, checked at the instant of the acknowledgement: on which disks would
-        // the job survive a crash of every node right now?
-        const bodyHash = body.request.idempotencyKey !== undefined ? body.bodyHash : "";
-        for (const s of this.#slots) {
-          if (this.probe.holds(s.disk, outcome.id, bodyHash)) log.durableOn.push(s.nodeId);
-        }
-        if (!outcome.existing) this.#springAckTrap(slot, log.life);
-      }
-      this.#traceLine(
-        `answer #${log.serial} ${
-          outcome.ok ? `ok ${outcome.id}${outcome.existing ? " existing" : ""}` : outcome.code
-        } durable on ${log.durableOn.length}`,
-      );
-    });
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1024,10 +568,10 @@ export class ClusterSim {
 
   async #run(): Promise<CheckResult> {
     for (const slot of this.#slots) this.#start(slot);
-    this.#scheduleFaults();
-    this.#scheduleWorkload();
+    this.#faults.schedule();
+    this.#workload.schedule();
     await this.#runTo(this.#chaosMs);
-    this.#heal();
+    this.#faults.heal();
     const healedAtMs = this.scheduler.nowMs;
     const limitMs = healedAtMs + this.#drainLimitMs;
     let drained = false;
@@ -1108,7 +652,7 @@ export class ClusterSim {
         duplicateDetails: result.duplicateDetails,
         leftoverUncommitted: result.leftoverUncommitted,
         zombies: result.zombies,
-        ...this.#stats,
+        ...this.#faults.stats,
         virtualMs: Math.round(this.scheduler.nowMs),
         drainMs: Math.round(this.#drainMs),
         events: this.scheduler.eventsRun,

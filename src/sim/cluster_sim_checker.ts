@@ -31,14 +31,15 @@
  * a reuse after the window that lost its job, or one given the old job's id (and
  * `webhook-id`), fails the run.
  *
- * Owns judgement only: it reads the run's records and never changes a node.
+ * Owns judgement only: it reads the run's records through `SimHistory` (sim_history.ts, its
+ * only link to the driver) and never changes a node.
  */
 
 import { signatureHeader } from "../delivery/signing.ts";
 import { jobsDefaults } from "../config.ts";
 import { keyedJobId, keyEpoch } from "../jobs/keyed_id.ts";
 import { SIM_WALL_EPOCH_MS } from "./sim_runtime.ts";
-import { type ClusterSim, isDeadPhase, isFinishedPhase, type SubmitLog } from "./cluster_sim.ts";
+import { isDeadPhase, isFinishedPhase, type SimHistory, type SubmitLog } from "./sim_history.ts";
 import type { ReceivedRequest } from "./sim_receiver.ts";
 import { OwnershipHistory } from "./ownership_history.ts";
 
@@ -105,7 +106,7 @@ class Findings {
 
 const is2xx = (r: ReceivedRequest) => r.status >= 200 && r.status < 300;
 
-export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
+export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
   const f = new Findings();
   const quorum = Math.floor(sim.voters.length / 2) + 1;
   const acked = sim.ackedJobs();
@@ -457,7 +458,7 @@ export function checkRun(sim: ClusterSim, drained: boolean): CheckResult {
   };
 }
 
-function stalledDuring(sim: ClusterSim, s: SubmitLog, untilMs: number): number {
+function stalledDuring(sim: SimHistory, s: SubmitLog, untilMs: number): number {
   let ms = 0;
   for (const w of sim.stallLog) {
     if (w.node !== s.node) continue;

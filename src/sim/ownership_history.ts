@@ -15,7 +15,7 @@
  */
 
 import { ownerOf } from "../jobs/preference.ts";
-import type { LifeLog, MemberLog } from "./cluster_sim.ts";
+import type { LifeLog, MemberLog } from "./sim_history.ts";
 
 interface LifeView {
   readonly node: string;

@@ -8,7 +8,7 @@ import { assertEquals } from "../assert.ts";
 import { componentTimes, parseCpuProfile } from "../../src/bench/cpu_profile.ts";
 import { costRow, LONE_JOB_OPERATIONS, necessaryUs } from "../../src/bench/cost_bench.ts";
 import type { Floor } from "../../src/bench/cost_floors.ts";
-import type { SweepRow } from "../../src/bench/sweep.ts";
+import type { SweepRow } from "../../src/bench/sweep_row.ts";
 
 const SRC = "file:///x/src";
 

@@ -7,12 +7,8 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import {
-  type StepRecord,
-  type SweepOptions,
-  sweepRow,
-  waitForReceipts,
-} from "../../src/bench/sweep.ts";
+import { type SweepOptions, waitForReceipts } from "../../src/bench/sweep.ts";
+import { type StepRecord, sweepRow } from "../../src/bench/sweep_row.ts";
 import type { SinkReceipt } from "../../src/bench/sink.ts";
 import type { StepReport } from "../../src/bench/load_generator.ts";
 import { VirtualRuntime } from "./virtual_runtime.ts";

@@ -6,7 +6,7 @@
 
 import { assertEquals } from "../assert.ts";
 import { preferenceList } from "../../src/jobs/preference.ts";
-import type { LifeLog, MemberLog } from "../../src/sim/cluster_sim.ts";
+import type { LifeLog, MemberLog } from "../../src/sim/sim_history.ts";
 import { OwnershipHistory } from "../../src/sim/ownership_history.ts";
 
 const VOTERS = ["10.0.0.1:7946", "10.0.0.2:7946", "10.0.0.3:7946"];

@@ -1,0 +1,121 @@
+/**
+ * The record of a whole-cluster simulation run, as the checker reads it: every body the
+ * workload sent, every submit and its answer (with the disks that held the job at the
+ * acknowledgement), node lives, membership events, stalls, ready and WAL-failure instants, and
+ * a read-only view of the cluster (`SimHistory`) for the state at the end: each up node's phase
+ * of a job, its disk, the receiver's requests.
+ *
+ * Owns the shape of the observations only: cluster_sim.ts (the driver) records them and
+ * implements `SimHistory`; cluster_sim_checker.ts and ownership_history.ts read them. Imports
+ * nothing from either side, so the checker never depends on the driver that runs it.
+ */
+
+import type { SubmitOutcome, SubmitRequest } from "../jobs/service.ts";
+import type { JobPhase } from "../jobs/job_model.ts";
+import type { MemberEvent } from "../membership/swim_core.ts";
+import type { SimDisk } from "./disk.ts";
+import type { DurabilityProbe } from "./durability_probe.ts";
+import type { SimScheduler } from "./scheduler.ts";
+import type { SimReceiver } from "./sim_receiver.ts";
+import type { SimProfile } from "./sim_profile.ts";
+
+export type SimJobPhase = JobPhase | "absent" | `stub:${JobPhase}` | "uncommitted";
+
+/** The node holds the job dead-lettered (a stub too: the DEAD record came, the SUBMIT not). */
+export function isDeadPhase(phase: SimJobPhase): boolean {
+  return phase === "dead" || phase === "stub:dead";
+}
+
+/** The node holds the job over: delivered or dead. */
+export function isFinishedPhase(phase: SimJobPhase): boolean {
+  return isDeadPhase(phase) || phase === "delivered" || phase === "stub:delivered";
+}
+
+/** A job body as the client sent it (keyed retries resend the same body). */
+export interface BodySpec {
+  readonly bodyId: number;
+  readonly request: SubmitRequest;
+  readonly bodyHash: string;
+}
+
+export interface SubmitLog {
+  readonly serial: number;
+  readonly bodyId: number;
+  readonly node: string;
+  readonly life: number;
+  readonly atMs: number;
+  answeredAtMs: number | undefined;
+  outcome: SubmitOutcome | undefined;
+  /** For acknowledged submits: nodes whose disk held the job at that instant. */
+  durableOn: string[];
+}
+
+export interface LifeLog {
+  readonly node: string;
+  readonly life: number;
+  readonly startMs: number;
+  endMs: number | undefined;
+}
+
+/** One membership event as a node's SWIM core reported it (the node's own view changing). */
+export interface MemberLog {
+  /** The observer: the node whose view changed, and its life. */
+  readonly node: string;
+  readonly life: number;
+  readonly atMs: number;
+  readonly type: MemberEvent["type"];
+  /** The voter address the event is about. */
+  readonly subject: string;
+}
+
+export interface StallLog {
+  readonly node: string;
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
+/** A node life's store caught up after its start: it delivers from then. */
+export interface ReadyLog {
+  readonly node: string;
+  readonly life: number;
+  readonly atMs: number;
+}
+
+/** A node life's WAL failed (an injected disk fault): it must acknowledge nothing after. */
+export interface WalFailureLog {
+  readonly node: string;
+  readonly life: number;
+  readonly atMs: number;
+}
+
+/** What the checker may read of a finished run: its records and the cluster's end state. */
+export interface SimHistory {
+  readonly profile: SimProfile;
+  readonly scheduler: SimScheduler;
+  readonly receiver: SimReceiver;
+  readonly probe: DurabilityProbe;
+  readonly bodies: readonly BodySpec[];
+  readonly submits: readonly SubmitLog[];
+  readonly lives: readonly LifeLog[];
+  readonly stallLog: readonly StallLog[];
+  /** Every node's membership events: the views from which the checker derives ownership. */
+  readonly memberLog: readonly MemberLog[];
+  readonly readyLog: readonly ReadyLog[];
+  readonly walFailures: readonly WalFailureLog[];
+  /** Every voter's address. */
+  readonly voters: string[];
+  /** The submit timeout the nodes ran with, ms. */
+  readonly submitTimeoutMs: number;
+  nodeIds(): string[];
+  disk(nodeId: string): SimDisk;
+  /** Acknowledged job ids with the body each was acknowledged with. */
+  ackedJobs(): Map<string, number>;
+  /** Phase of `jobId` on every up node. */
+  phases(jobId: string): Array<{ node: string; phase: SimJobPhase }>;
+  /** A node saw `jobId`'s 2xx longer ago than the retention window (it may have compacted it). */
+  compactedAfterDone(jobId: string): boolean;
+  /** Nodes that were up at the end (their stores open), with their replication phase. */
+  upNodes(): Array<{ node: string; phase: string }>;
+  /** Nodes meant to be up at the end (not left down after the heal). */
+  expectedUp(): string[];
+}
