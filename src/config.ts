@@ -9,15 +9,11 @@
  */
 
 // ---------------------------------------------------------------------------------------------
-// Child-process output (src/lib/lines.ts)
+// Child-process output: the longest line read from a child, defined beside its reader so that
+// src/lib/ imports nothing above it
 // ---------------------------------------------------------------------------------------------
 
-/**
- * Longest line read from a child process's output, UTF-16 code units; a longer one is an
- * error, not a buffer that grows until memory runs out. hookd's children print JSON lines of a
- * few thousand characters at most (a node event, a bench result); 1 MiB is far above them.
- */
-export const LINE_CHARS_MAX = 1_048_576;
+export { LINE_CHARS_MAX } from "./lib/lines.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Job limits: what one job may hold (src/jobs/job_limits.ts enforces them, the job codec
