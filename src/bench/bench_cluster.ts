@@ -10,7 +10,7 @@
  * hookd task grants --allow-run).
  */
 
-import { hookdCommand } from "../cli/self_command.ts";
+import { hookdCommand } from "../process/self_command.ts";
 import {
   freeUdpPortRange,
   LocalCluster,

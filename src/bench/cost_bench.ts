@@ -18,8 +18,8 @@ import {
   numberFlag,
   stringFlag,
   UsageError,
-} from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+} from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { round } from "../lib/round.ts";
 import { transportDefaults } from "../config.ts";
 import { type Floor, measureFloors } from "./cost_floors.ts";

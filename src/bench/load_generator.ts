@@ -27,8 +27,8 @@
  * own the nodes, the sink and every verdict.
  */
 
-import { type CommandSpec, listFlag, numberFlag, stringFlag, UsageError } from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+import { type CommandSpec, listFlag, numberFlag, stringFlag, UsageError } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { readLines } from "../lib/lines.ts";
 import { round } from "../lib/round.ts";
 import { Histogram } from "../metrics/histogram.ts";

@@ -13,8 +13,8 @@
  */
 
 import { type MembershipConfig, membershipDefaults } from "../config.ts";
-import { listFlag, numberFlag, UsageError } from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+import { listFlag, numberFlag, UsageError } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { Sfc32 } from "../lib/rng.ts";
 import { round } from "../lib/round.ts";
 import { detectionBoundMs } from "../membership/suspicion_math.ts";

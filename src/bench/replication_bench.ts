@@ -20,8 +20,8 @@
  * Owns the harness; nodes, generator and census are their own modules.
  */
 
-import { booleanFlag, type CommandSpec, numberFlag } from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+import { booleanFlag, type CommandSpec, numberFlag } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { round } from "../lib/round.ts";
 import {
   type BenchNodes,

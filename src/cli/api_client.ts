@@ -9,7 +9,13 @@
  */
 
 import { type CliConfig, cliDefaults, validateCliConfig } from "../config.ts";
-import { type FlagSpec, type FlagValues, listFlag, stringFlag, UsageError } from "./args.ts";
+import {
+  type FlagSpec,
+  type FlagValues,
+  listFlag,
+  stringFlag,
+  UsageError,
+} from "../process/args.ts";
 import { API_TOKEN_ENV } from "./node.ts";
 import { safe } from "./render.ts";
 import { readTextAtMost } from "../lib/bounded_text.ts";

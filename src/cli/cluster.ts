@@ -31,10 +31,16 @@ import {
   type NodeEventLine,
 } from "../cluster/local_cluster.ts";
 import { CLUSTER_KEY_ENV } from "../transport/mod.ts";
-import { booleanFlag, type FlagValues, numberFlag, stringFlag, UsageError } from "./args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "./command.ts";
-import { listenForStopSignal, printJsonLine } from "./process_io.ts";
-import { hookdCommand, hookdShellWords } from "./self_command.ts";
+import {
+  booleanFlag,
+  type FlagValues,
+  numberFlag,
+  stringFlag,
+  UsageError,
+} from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
+import { listenForStopSignal, printJsonLine } from "../process/process_io.ts";
+import { hookdCommand, hookdShellWords } from "../process/self_command.ts";
 import { cliConfig, shellQuote } from "./api_client.ts";
 
 /** What `DIR/cluster.json` holds: enough to start the same cluster again on the same data. */

@@ -24,8 +24,8 @@ import {
   numberFlag,
   stringFlag,
   UsageError,
-} from "./args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "./command.ts";
+} from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import {
   API_TOKEN_ENV,
   type ApiAnswer,

@@ -9,7 +9,13 @@
  * an unauthenticated cluster is never the default.
  */
 
-import { type FlagSpec, type FlagValues, numberFlag, stringFlag, UsageError } from "./args.ts";
+import {
+  type FlagSpec,
+  type FlagValues,
+  numberFlag,
+  stringFlag,
+  UsageError,
+} from "../process/args.ts";
 import {
   TRANSPORT_DATAGRAM_BYTES_MAX,
   TRANSPORT_DATAGRAM_BYTES_MIN,

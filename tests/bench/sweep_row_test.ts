@@ -13,7 +13,7 @@ import {
   sweepRow,
   waitForReceipts,
 } from "../../src/bench/sweep.ts";
-import type { SinkReceipt } from "../../src/bench/sink.ts";
+import type { SinkReceipt } from "../../src/process/sink.ts";
 import type { StepReport } from "../../src/bench/load_generator.ts";
 import { VirtualRuntime } from "./virtual_runtime.ts";
 

@@ -1,0 +1,7 @@
+/**
+ * Moved to src/process/args.ts (issue 18: process plumbing is a layer below the commands).
+ * Kept only for src/bench/sweep.ts, which another branch owns; delete once it imports
+ * src/process/args.ts.
+ */
+
+export * from "../process/args.ts";
