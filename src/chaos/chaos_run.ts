@@ -30,7 +30,7 @@ import {
   type NodeEventLine,
   waitUntil,
 } from "../cluster/local_cluster.ts";
-import { type ChaosConfig, validateChaosConfig } from "../config.ts";
+import { type ChaosConfig, validateChaosConfig } from "./chaos_config.ts";
 import { preferenceList } from "../jobs/preference.ts";
 import { GeneratorProcess, readIdsFile } from "../bench/bench_cluster.ts";
 import { Sfc32 } from "../lib/rng.ts";

@@ -8,7 +8,7 @@
  * modules (a client speaks the wire format, not the server's types), and never exits.
  */
 
-import { type CliConfig, cliDefaults, validateCliConfig } from "../config.ts";
+import { type CliConfig, cliDefaults, validateCliConfig } from "./cli_config.ts";
 import {
   type FlagSpec,
   type FlagValues,

@@ -10,7 +10,7 @@
 
 import { booleanFlag, type CommandSpec, numberFlag, UsageError } from "../process/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
-import { chaosDefaults } from "../config.ts";
+import { chaosDefaults } from "../chaos/chaos_config.ts";
 import { runChaos } from "../chaos/chaos_run.ts";
 
 const spec: CommandSpec = {
