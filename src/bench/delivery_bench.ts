@@ -25,7 +25,7 @@
 import { booleanFlag, type CommandSpec, numberFlag } from "../process/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { hookdCommand } from "../process/self_command.ts";
-import { deliveryDefaults } from "../config.ts";
+import { deliveryDefaults } from "../config/delivery.ts";
 import { unreachable } from "../lib/assert.ts";
 import { readLines } from "../lib/lines.ts";
 import { round } from "../lib/round.ts";

@@ -36,7 +36,7 @@ import { UdpJobsClient } from "../jobs/udp_client.ts";
 import type { SubmitRequest } from "../jobs/service.ts";
 import { CLUSTER_KEY_ENV, clusterKeyFrom } from "../transport/mod.ts";
 import process from "node:process";
-import type { TransportConfig } from "../config.ts";
+import type { TransportConfig } from "../config/transport.ts";
 import type { Runtime } from "../lib/runtime.ts";
 
 /** Refusal codes that mean "503, come back later" (the API's unavailable codes). */

@@ -12,7 +12,7 @@
  * src/config.ts unless a flag overrides one.
  */
 
-import { type MembershipConfig, membershipDefaults } from "../config.ts";
+import { type MembershipConfig, membershipDefaults } from "../config/membership.ts";
 import { listFlag, numberFlag, UsageError } from "../process/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { Sfc32 } from "../lib/rng.ts";

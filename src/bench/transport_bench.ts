@@ -28,7 +28,7 @@ import {
   TRANSPORT_DATAGRAM_BYTES_MIN,
   type TransportConfig,
   transportDefaults,
-} from "../config.ts";
+} from "../config/transport.ts";
 import { CLUSTER_KEY_ENV, clusterKeyFrom, UdpTransport } from "../transport/mod.ts";
 import { type PhaseReport, type ReceiverCounters, runTransportPeer } from "./transport_peer.ts";
 import {

@@ -14,7 +14,7 @@
 import type { ParsedArgs } from "../process/args.ts";
 import { booleanFlag, numberFlag, stringFlag } from "../process/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
-import type { WalSyncMode } from "../config.ts";
+import type { WalSyncMode } from "../config/wal.ts";
 import { Histogram } from "../metrics/histogram.ts";
 import { round } from "../lib/round.ts";
 import { Wal } from "../wal/mod.ts";

@@ -20,7 +20,7 @@ import {
   TRANSPORT_DATAGRAM_BYTES_MAX,
   TRANSPORT_DATAGRAM_BYTES_MIN,
   transportDefaults,
-} from "../config.ts";
+} from "../config/transport.ts";
 import {
   CLUSTER_KEY_BYTES_MIN,
   CLUSTER_KEY_ENV,
