@@ -34,7 +34,7 @@ import {
   startBenchNodes,
   windowCounters,
 } from "./bench_cluster.ts";
-import type { StepReport } from "./load_generator.ts";
+import type { StepReport } from "../process/generator_protocol.ts";
 import { walCensus } from "./wal_census.ts";
 import { encodeHex } from "../lib/hex.ts";
 

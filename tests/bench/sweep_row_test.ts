@@ -14,7 +14,7 @@ import {
   waitForReceipts,
 } from "../../src/bench/sweep.ts";
 import type { SinkReceipt } from "../../src/process/sink.ts";
-import type { StepReport } from "../../src/bench/load_generator.ts";
+import type { StepReport } from "../../src/process/generator_protocol.ts";
 import { VirtualRuntime } from "./virtual_runtime.ts";
 
 const T0 = 1_700_000_000_000;
