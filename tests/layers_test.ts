@@ -3,7 +3,8 @@
  * no folder imports a folder of a higher layer. Reads every .ts under src/, takes the relative
  * specifiers of its static `import … from` / `export … from` / `import "…"` statements, and
  * builds the file graph; the folder graph is the file graph with each file replaced by its
- * top-level folder under src/ (`src/config.ts` counts as folder `config`).
+ * top-level folder under src/ (`src/config.ts`, the barrel of
+ * src/config/, counts as folder `config`).
  *
  * Layers, highest first. A folder may import its own layer's folders (as long as no folder cycle
  * forms) and any lower layer, never a higher one:

@@ -1,8 +1,9 @@
 /**
  * Command-line clients of the API: hookd submit, status and cluster (src/cli/)
  *
- * Part of hookd's configuration (see src/config.ts): each default with its unit in its name
- * and the reason for its value, and the validator of this area's relations.
+ * Part of hookd's configuration, kept beside its only users rather than in src/config/ (see
+ * src/config.ts for the other areas): each default with its unit in its name and the reason for
+ * its value, and the validator of this area's relations.
  */
 
 import { positiveInteger, relation } from "../config/checks.ts";

@@ -9,7 +9,7 @@
  * API URL, the data directory, the sink and the printed commands), `sink-stats` when the sink
  * receives, `cluster-stopped`. People read stderr: once ready it prints each node's API
  * address and a `hookd submit` command that works as printed (copy-paste), in the form this
- * process was started with (src/cli/self_command.ts).
+ * process was started with (src/process/self_command.ts).
  *
  * Data: `<DIR>/<node id>` per node; DIR is a fresh temporary directory removed on stop unless
  * `--data DIR` is given, in which case it is kept, and `DIR/cluster.json` records the node

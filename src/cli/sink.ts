@@ -1,5 +1,5 @@
 /**
- * `hookd sink`: run the webhook sink (src/bench/sink.ts) until SIGINT/SIGTERM.
+ * `hookd sink`: run the webhook sink (src/process/sink.ts) until SIGINT/SIGTERM.
  *
  * Owns flag parsing and process lifetime only. Prints one JSON line
  * `{"listening":"host:port"}` on stdout once it accepts connections (benchmarks read it to
