@@ -211,3 +211,36 @@ Deno.test("src/ has no import cycle and no import from a folder to a higher laye
     throw new Error(`${lines.length} layering problem(s):\n  ${lines.join("\n  ")}`);
   }
 });
+
+Deno.test("cycles finds every strongly connected component, self-imports included, and nothing else", () => {
+  const graph = new Map<string, string[]>([
+    ["a.ts", ["b.ts"]],
+    ["b.ts", ["c.ts", "d.ts"]],
+    ["c.ts", ["a.ts"]],
+    ["d.ts", ["e.ts"]],
+    ["e.ts", []],
+    ["f.ts", ["f.ts"]],
+  ]);
+  const found = cycles(graph).map((component) => component.join(" ")).sort();
+  if (JSON.stringify(found) !== JSON.stringify(["a.ts b.ts c.ts", "f.ts"])) {
+    throw new Error(`found ${JSON.stringify(found)}`);
+  }
+});
+
+Deno.test("the import pattern takes static imports and re-exports across lines, not strings", () => {
+  const text = [
+    `import { a } from "./a.ts";`,
+    `import type { B } from "../b/b.ts";`,
+    `import {\n  c,\n  type D,\n} from "./c.ts";`,
+    `export * from "./e.ts";`,
+    `export { f } from "../f.ts";`,
+    `import "./g.ts";`,
+    `import { h } from "node:h";`,
+    `const s = "import x from './no.ts'";`,
+  ].join("\n");
+  const found = [...text.matchAll(IMPORT_RE)].map((match) => match[1]);
+  const expected = ["./a.ts", "../b/b.ts", "./c.ts", "./e.ts", "../f.ts", "./g.ts"];
+  if (JSON.stringify(found) !== JSON.stringify(expected)) {
+    throw new Error(`found ${JSON.stringify(found)}`);
+  }
+});
