@@ -3,7 +3,7 @@
  * src/cli/; see README.md.
  */
 
-import { type Command, dispatch, EXIT_FAILURE } from "./src/cli/command.ts";
+import { type Command, dispatch, EXIT_FAILURE } from "./src/process/command.ts";
 import { benchCommand } from "./src/cli/bench.ts";
 import { chaosCommand } from "./src/cli/chaos.ts";
 import { clusterCommand } from "./src/cli/cluster.ts";

@@ -10,7 +10,7 @@
  */
 
 import { JobTable } from "../src/jobs/job_table.ts";
-import { jobsDefaults } from "../src/config.ts";
+import { jobsDefaults } from "../src/config/jobs.ts";
 import type { JobSpec } from "../src/jobs/job_model.ts";
 
 /** The bound config.ts states for one tombstone, with room for V8's own variation. */

@@ -18,13 +18,8 @@
  * recorder's memory.
  */
 
-import {
-  type ApiConfig,
-  apiDefaults,
-  type DeliveryConfig,
-  deliveryDefaults,
-  validateApiConfig,
-} from "../config.ts";
+import { type ApiConfig, apiDefaults, validateApiConfig } from "../config/api.ts";
+import { type DeliveryConfig, deliveryDefaults } from "../config/delivery.ts";
 import {
   DASHBOARD_HEADERS,
   DASHBOARD_PAGE,

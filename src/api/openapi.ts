@@ -7,7 +7,9 @@
  * checked against its schema; every route in routes.ts must be listed. Change both together.
  */
 
-import { type ApiConfig, JOB_LIMITS, jobsDefaults } from "../config.ts";
+import type { ApiConfig } from "../config/api.ts";
+import { JOB_LIMITS } from "../config/job_limits.ts";
+import { jobsDefaults } from "../config/jobs.ts";
 import { API_ERROR_CODES } from "./errors.ts";
 import type { SubmitLimits } from "./validate.ts";
 

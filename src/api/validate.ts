@@ -10,7 +10,7 @@
  * never throws on hostile input.
  */
 
-import { JOB_LIMITS } from "../config.ts";
+import { JOB_LIMITS } from "../config/job_limits.ts";
 import { checkJob } from "../delivery/job_check.ts";
 import { checkJobLimits, fitsUtf8, utf8Bytes } from "../jobs/job_limits.ts";
 import type { DeliveryJob } from "../delivery/types.ts";

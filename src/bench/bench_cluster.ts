@@ -1,24 +1,23 @@
 /**
  * What the cluster benches share (`bench replication`, the rate and loss sweeps): node
- * processes on loopback with fresh data directories, the generator process, Prometheus
+ * processes on loopback with fresh data directories, Prometheus
  * scrapes of every node, CPU time of every process, and the counters a run is judged by.
  *
  * Owns process plumbing and measurement only; each harness owns its phases and verdicts.
- * Processes are started through `LocalCluster`/`hookdCommand`, so a bench works both compiled
+ * Nodes are started through `LocalCluster`, so a bench works both compiled
  * and under `deno run`. CPU time comes from /proc/<pid>/stat (utime + stime, read with `cat`:
  * Deno 2 lets a program read another process's /proc files only under --allow-all, and the
  * hookd task grants --allow-run).
  */
 
-import { hookdCommand } from "../cli/self_command.ts";
 import {
   freeUdpPortRange,
   LocalCluster,
   localNodeSpecs,
   waitUntil,
 } from "../cluster/local_cluster.ts";
-import { readLines } from "../lib/lines.ts";
-import type { GeneratorCommand, ProgressLine, StepReport } from "./load_generator.ts";
+// Moved to src/process/generator_protocol.ts; re-exported for src/bench/sweep.ts, which another
+// branch owns (import them from there once it does).
 
 /** Prometheus samples of one scrape: `name{labels}` (as rendered) → value. */
 export type Samples = Map<string, number>;
@@ -219,89 +218,6 @@ export async function cpuMsOf(pids: readonly number[]): Promise<Map<number, numb
     if (Number.isFinite(utime) && Number.isFinite(stime)) {
       out.set(pid, ((utime + stime) * 1000) / CLOCK_TICKS_PER_S);
     }
-  }
-  return out;
-}
-
-/** The load generator process and its command channel. */
-export class GeneratorProcess {
-  readonly #child: Deno.ChildProcess;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #lines: AsyncGenerator<string, void, undefined>;
-  readonly #stderr: Promise<void>;
-
-  private constructor(child: Deno.ChildProcess, log: (line: string) => void) {
-    this.#child = child;
-    this.#writer = child.stdin.getWriter();
-    this.#lines = readLines(child.stdout);
-    this.#stderr = (async () => {
-      for await (const line of readLines(child.stderr)) if (line !== "") log(`[generator] ${line}`);
-    })();
-  }
-
-  /** Starts `hookd bench generator <args>`. */
-  static start(
-    args: readonly string[],
-    env: Record<string, string>,
-    log: (line: string) => void,
-  ): GeneratorProcess {
-    const child = hookdCommand(["bench", "generator", ...args], { stdin: "piped", env }).spawn();
-    return new GeneratorProcess(child, log);
-  }
-
-  get pid(): number {
-    return this.#child.pid;
-  }
-
-  /** Runs one step; `onProgress` sees each progress line. Throws if the generator died. */
-  async run(
-    command: Exclude<GeneratorCommand, { op: "exit" }>,
-    onProgress: (line: ProgressLine) => void,
-  ): Promise<StepReport> {
-    await this.#writer.write(new TextEncoder().encode(JSON.stringify(command) + "\n"));
-    for (;;) {
-      const next = await this.#lines.next();
-      if (next.done) throw new Error("the generator exited in the middle of a step");
-      if (next.value === "") continue;
-      const line = JSON.parse(next.value) as ProgressLine | StepReport;
-      if (line.op === "progress") onProgress(line);
-      else return line;
-    }
-  }
-
-  /** Asks it to exit and waits (SIGKILL after `graceMs`). */
-  async close(graceMs = 5_000): Promise<void> {
-    try {
-      await this.#writer.write(new TextEncoder().encode(JSON.stringify({ op: "exit" }) + "\n"));
-      await this.#writer.close();
-    } catch {
-      // Already gone.
-    }
-    const timer = setTimeout(() => {
-      try {
-        this.#child.kill("SIGKILL");
-      } catch {
-        // Already gone.
-      }
-    }, graceMs);
-    try {
-      for await (const _ of this.#lines) { /* drain */ }
-      await this.#stderr;
-      await this.#child.status;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-}
-
-/** Reads a generator ids file: accepted id → [scheduled, acknowledged] wall ms. */
-export async function readIdsFile(path: string): Promise<Array<[string, number, number]>> {
-  const text = await Deno.readTextFile(path);
-  const out: Array<[string, number, number]> = [];
-  for (const line of text.split("\n")) {
-    if (line === "") continue;
-    const [id, scheduled, acked] = line.split("\t");
-    out.push([id!, Number(scheduled), Number(acked)]);
   }
   return out;
 }

@@ -18,10 +18,10 @@ import {
   numberFlag,
   stringFlag,
   UsageError,
-} from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+} from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { round } from "../lib/round.ts";
-import { transportDefaults } from "../config.ts";
+import { transportDefaults } from "../config/transport.ts";
 import { type Floor, measureFloors } from "./cost_floors.ts";
 import { COMPONENTS, type ComponentTimes, profileDirTimes } from "./cpu_profile.ts";
 import { machineDescription, runSweep } from "./sweep.ts";

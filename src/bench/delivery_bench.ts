@@ -22,10 +22,10 @@
  * signature, a missing id or an oversized body.
  */
 
-import { booleanFlag, type CommandSpec, numberFlag } from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
-import { hookdCommand } from "../cli/self_command.ts";
-import { deliveryDefaults } from "../config.ts";
+import { booleanFlag, type CommandSpec, numberFlag } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
+import { hookdCommand } from "../process/self_command.ts";
+import { deliveryDefaults } from "../config/delivery.ts";
 import { unreachable } from "../lib/assert.ts";
 import { readLines } from "../lib/lines.ts";
 import { round } from "../lib/round.ts";
@@ -34,7 +34,7 @@ import { DeliveryEngine } from "../delivery/engine.ts";
 import { MemoryDeliveryStore } from "../delivery/memory_store.ts";
 import type { DeliveryJob } from "../delivery/types.ts";
 import process from "node:process";
-import type { SinkStats } from "./sink.ts";
+import type { SinkStats } from "../process/sink.ts";
 
 const spec: CommandSpec = {
   name: "bench delivery",

@@ -13,9 +13,9 @@
 import { encodeHex } from "../lib/hex.ts";
 import { readLines } from "../lib/lines.ts";
 import { round } from "../lib/round.ts";
-import { booleanFlag, listFlag, numberFlag, stringFlag, UsageError } from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
-import { hookdCommand } from "../cli/self_command.ts";
+import { booleanFlag, listFlag, numberFlag, stringFlag, UsageError } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
+import { hookdCommand } from "../process/self_command.ts";
 import {
   freeUdpPortRange,
   LocalCluster,

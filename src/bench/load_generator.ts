@@ -27,16 +27,17 @@
  * own the nodes, the sink and every verdict.
  */
 
-import { type CommandSpec, listFlag, numberFlag, stringFlag, UsageError } from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+import { type CommandSpec, listFlag, numberFlag, stringFlag, UsageError } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { readLines } from "../lib/lines.ts";
+import type { GeneratorCommand, ProgressLine, StepReport } from "../process/generator_protocol.ts";
 import { round } from "../lib/round.ts";
 import { Histogram } from "../metrics/histogram.ts";
 import { UdpJobsClient } from "../jobs/udp_client.ts";
 import type { SubmitRequest } from "../jobs/service.ts";
 import { CLUSTER_KEY_ENV, clusterKeyFrom } from "../transport/mod.ts";
 import process from "node:process";
-import type { TransportConfig } from "../config.ts";
+import type { TransportConfig } from "../config/transport.ts";
 import type { Runtime } from "../lib/runtime.ts";
 
 /** Refusal codes that mean "503, come back later" (the API's unavailable codes). */
@@ -61,65 +62,6 @@ export interface Submitter {
   readonly targets: number;
   submit(index: number, request: SubmitRequest): Promise<SubmitResult>;
   close(): Promise<void>;
-}
-
-export type GeneratorCommand =
-  | { readonly op: "open"; readonly step: string; readonly rate: number; readonly seconds: number }
-  | {
-    readonly op: "max";
-    readonly step: string;
-    readonly seconds: number;
-    readonly outstanding: number;
-  }
-  | { readonly op: "exit" };
-
-/** What one step did, as its `done` line says. */
-export interface StepReport {
-  readonly op: "done";
-  readonly step: string;
-  /** Submits the step was asked for (rate × seconds; 0 for a closed-loop step). */
-  readonly asked: number;
-  /** Submits really sent. */
-  readonly offered: number;
-  readonly accepted: number;
-  readonly rejected: number;
-  readonly errors: number;
-  /** Non-accepted outcomes by code. */
-  readonly codes: Record<string, number>;
-  /** From the step's start to its last send, s. */
-  readonly send_seconds: number;
-  /** From the step's start until the last answer came, s. */
-  readonly seconds: number;
-  /** Accepted submits per second of the send window. */
-  readonly accepted_per_s: number | null;
-  /**
-   * Submits acknowledged by the end of the send window: a closed loop's throughput is these
-   * over `send_seconds` (the answers to the submits still outstanding at the end come later
-   * and belong to no window).
-   */
-  readonly accepted_by_send_end: number;
-  /** From the step's start to its first acknowledgement, s (null: none): the pipeline's fill. */
-  readonly first_ack_seconds: number | null;
-  /** Submit (scheduled time) → acknowledgement, ms. */
-  readonly ack_p50_ms: number | null;
-  readonly ack_p90_ms: number | null;
-  readonly ack_p99_ms: number | null;
-  readonly ack_max_ms: number | null;
-  /** Submits sent more than 1 ms after their scheduled time (the in-flight bound held them). */
-  readonly sent_late: number;
-  readonly ids_file: string;
-  /** User + system CPU of this process over the step, ms. */
-  readonly cpu_ms: number;
-}
-
-export interface ProgressLine {
-  readonly op: "progress";
-  readonly step: string;
-  readonly elapsed_s: number;
-  readonly offered: number;
-  readonly accepted: number;
-  readonly rejected: number;
-  readonly errors: number;
 }
 
 const spec: CommandSpec = {

@@ -12,9 +12,9 @@
  * src/config.ts unless a flag overrides one.
  */
 
-import { type MembershipConfig, membershipDefaults } from "../config.ts";
-import { listFlag, numberFlag, UsageError } from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+import { type MembershipConfig, membershipDefaults } from "../config/membership.ts";
+import { listFlag, numberFlag, UsageError } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { Sfc32 } from "../lib/rng.ts";
 import { round } from "../lib/round.ts";
 import { detectionBoundMs } from "../membership/suspicion_math.ts";

@@ -10,7 +10,7 @@
  */
 
 import { freeUdpPorts, LocalCluster, waitUntil } from "../cluster/local_cluster.ts";
-import { membershipDefaults } from "../config.ts";
+import { membershipDefaults } from "../config/membership.ts";
 import { encodeHex } from "../lib/hex.ts";
 import { Sfc32 } from "../lib/rng.ts";
 import { round } from "../lib/round.ts";

@@ -20,21 +20,19 @@
  * Owns the harness; nodes, generator and census are their own modules.
  */
 
-import { booleanFlag, type CommandSpec, numberFlag } from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
+import { booleanFlag, type CommandSpec, numberFlag } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { round } from "../lib/round.ts";
 import {
   type BenchNodes,
   type ClusterCounters,
   cpuMsOf,
-  GeneratorProcess,
   loadAverage,
-  readIdsFile,
   scrapeAll,
   startBenchNodes,
   windowCounters,
 } from "./bench_cluster.ts";
-import type { StepReport } from "./load_generator.ts";
+import { GeneratorProcess, readIdsFile, type StepReport } from "../process/generator_protocol.ts";
 import { walCensus } from "./wal_census.ts";
 import { encodeHex } from "../lib/hex.ts";
 

@@ -28,23 +28,22 @@ import {
   numberFlag,
   stringFlag,
   UsageError,
-} from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
-import { hookdCommand } from "../cli/self_command.ts";
+} from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
+import { hookdCommand } from "../process/self_command.ts";
 import { encodeHex } from "../lib/hex.ts";
 import { readLines } from "../lib/lines.ts";
 import { round } from "../lib/round.ts";
 import {
   type BenchNodes,
   cpuMsOf,
-  GeneratorProcess,
   loadAverage,
-  readIdsFile,
   scrapeAll,
   startBenchNodes,
   windowCounters,
 } from "./bench_cluster.ts";
-import { RECEIPT_IDS_PER_REQUEST_MAX, type SinkReceipt, type SinkStats } from "./sink.ts";
+import { GeneratorProcess, readIdsFile } from "../process/generator_protocol.ts";
+import { RECEIPT_IDS_PER_REQUEST_MAX, type SinkReceipt, type SinkStats } from "../process/sink.ts";
 import { generatorRuntime } from "./load_generator.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import { writeSweepReports } from "./sweep_report.ts";

@@ -12,8 +12,9 @@
 
 import { round } from "../lib/round.ts";
 import { Histogram } from "../metrics/histogram.ts";
-import type { ClusterCounters, GeneratorProcess } from "./bench_cluster.ts";
-import type { SinkReceipt } from "./sink.ts";
+import type { ClusterCounters } from "./bench_cluster.ts";
+import type { GeneratorProcess } from "../process/generator_protocol.ts";
+import type { SinkReceipt } from "../process/sink.ts";
 
 /** One step of a sweep, as `--json` prints it and the CSV holds it. */
 export interface SweepRow {

@@ -20,15 +20,15 @@
 import { encodeHex } from "../lib/hex.ts";
 import { readLines } from "../lib/lines.ts";
 import { round } from "../lib/round.ts";
-import { booleanFlag, numberFlag, stringFlag, UsageError } from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
-import { hookdCommand } from "../cli/self_command.ts";
+import { booleanFlag, numberFlag, stringFlag, UsageError } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
+import { hookdCommand } from "../process/self_command.ts";
 import {
   TRANSPORT_DATAGRAM_BYTES_MAX,
   TRANSPORT_DATAGRAM_BYTES_MIN,
   type TransportConfig,
   transportDefaults,
-} from "../config.ts";
+} from "../config/transport.ts";
 import { CLUSTER_KEY_ENV, clusterKeyFrom, UdpTransport } from "../transport/mod.ts";
 import { type PhaseReport, type ReceiverCounters, runTransportPeer } from "./transport_peer.ts";
 import {

@@ -14,7 +14,7 @@
  */
 
 import { Histogram, type HistogramSummary } from "../metrics/histogram.ts";
-import { type TransportConfig } from "../config.ts";
+import type { TransportConfig } from "../config/transport.ts";
 import { type DeliveredMessage, UdpTransport } from "../transport/mod.ts";
 import { udpSocketDrops } from "./udp_drops.ts";
 

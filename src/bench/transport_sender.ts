@@ -12,7 +12,7 @@
 
 import { setImmediate } from "node:timers";
 import { readLines } from "../lib/lines.ts";
-import type { TransportConfig } from "../config.ts";
+import type { TransportConfig } from "../config/transport.ts";
 import { UdpTransport } from "../transport/mod.ts";
 import {
   CONTROL_CHANNEL,

@@ -11,10 +11,10 @@
  * warns before and after.
  */
 
-import type { ParsedArgs } from "../cli/args.ts";
-import { booleanFlag, numberFlag, stringFlag } from "../cli/args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../cli/command.ts";
-import type { WalSyncMode } from "../config.ts";
+import type { ParsedArgs } from "../process/args.ts";
+import { booleanFlag, numberFlag, stringFlag } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
+import type { WalSyncMode } from "../config/wal.ts";
 import { Histogram } from "../metrics/histogram.ts";
 import { round } from "../lib/round.ts";
 import { Wal } from "../wal/mod.ts";

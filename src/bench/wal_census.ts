@@ -9,7 +9,7 @@
  * state record or a COMMIT carrying its spec: the records a replica can deliver it from.
  */
 
-import { walDefaults } from "../config.ts";
+import { walDefaults } from "../config/wal.ts";
 import { decodeWalBatch } from "../jobs/job_codec.ts";
 import { recoverWal } from "../wal/recovery.ts";
 import { denoWalFs, type WalFs } from "../wal/wal_fs.ts";

@@ -30,9 +30,9 @@ import {
   type NodeEventLine,
   waitUntil,
 } from "../cluster/local_cluster.ts";
-import { type ChaosConfig, validateChaosConfig } from "../config.ts";
+import { type ChaosConfig, validateChaosConfig } from "./chaos_config.ts";
 import { preferenceList } from "../jobs/preference.ts";
-import { GeneratorProcess, readIdsFile } from "../bench/bench_cluster.ts";
+import { GeneratorProcess, readIdsFile } from "../process/generator_protocol.ts";
 import { Sfc32 } from "../lib/rng.ts";
 import { describeFault, type Fault, FAULT_KINDS, type FaultKind, planFaults } from "./schedule.ts";
 import {

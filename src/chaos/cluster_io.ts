@@ -6,7 +6,7 @@
  * Owns those requests (each bounded by a timeout) and the sink process; decides nothing.
  */
 
-import { hookdCommand } from "../cli/self_command.ts";
+import { hookdCommand } from "../process/self_command.ts";
 import { type LocalCluster, waitUntil } from "../cluster/local_cluster.ts";
 import { readLines } from "../lib/lines.ts";
 

@@ -9,7 +9,7 @@
  * all kinds). Must not do I/O: the harness (chaos_run.ts) carries the schedule out.
  */
 
-import type { ChaosConfig, Range } from "../config.ts";
+import type { ChaosConfig, Range } from "./chaos_config.ts";
 import type { Rng } from "../lib/rng.ts";
 
 export type FaultKind =

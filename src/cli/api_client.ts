@@ -8,8 +8,14 @@
  * modules (a client speaks the wire format, not the server's types), and never exits.
  */
 
-import { type CliConfig, cliDefaults, validateCliConfig } from "../config.ts";
-import { type FlagSpec, type FlagValues, listFlag, stringFlag, UsageError } from "./args.ts";
+import { type CliConfig, cliDefaults, validateCliConfig } from "./cli_config.ts";
+import {
+  type FlagSpec,
+  type FlagValues,
+  listFlag,
+  stringFlag,
+  UsageError,
+} from "../process/args.ts";
 import { API_TOKEN_ENV } from "./node.ts";
 import { safe } from "./render.ts";
 import { readTextAtMost } from "../lib/bounded_text.ts";

@@ -5,7 +5,7 @@
  * object as its last stdout line.
  */
 
-import type { Command } from "./command.ts";
+import type { Command } from "../process/command.ts";
 import { deliveryBenchCommand } from "../bench/delivery_bench.ts";
 import { membershipBenchCommand } from "../bench/membership_bench.ts";
 import { walBench } from "../bench/wal_bench.ts";

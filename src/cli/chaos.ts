@@ -8,9 +8,9 @@
  * Owns flag parsing and the verdict's exit code only.
  */
 
-import { booleanFlag, type CommandSpec, numberFlag, UsageError } from "./args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "./command.ts";
-import { chaosDefaults } from "../config.ts";
+import { booleanFlag, type CommandSpec, numberFlag, UsageError } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
+import { chaosDefaults } from "../chaos/chaos_config.ts";
 import { runChaos } from "../chaos/chaos_run.ts";
 
 const spec: CommandSpec = {

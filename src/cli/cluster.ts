@@ -9,7 +9,7 @@
  * API URL, the data directory, the sink and the printed commands), `sink-stats` when the sink
  * receives, `cluster-stopped`. People read stderr: once ready it prints each node's API
  * address and a `hookd submit` command that works as printed (copy-paste), in the form this
- * process was started with (src/cli/self_command.ts).
+ * process was started with (src/process/self_command.ts).
  *
  * Data: `<DIR>/<node id>` per node; DIR is a fresh temporary directory removed on stop unless
  * `--data DIR` is given, in which case it is kept, and `DIR/cluster.json` records the node
@@ -31,10 +31,16 @@ import {
   type NodeEventLine,
 } from "../cluster/local_cluster.ts";
 import { CLUSTER_KEY_ENV } from "../transport/mod.ts";
-import { booleanFlag, type FlagValues, numberFlag, stringFlag, UsageError } from "./args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "./command.ts";
-import { listenForStopSignal, printJsonLine } from "./process_io.ts";
-import { hookdCommand, hookdShellWords } from "./self_command.ts";
+import {
+  booleanFlag,
+  type FlagValues,
+  numberFlag,
+  stringFlag,
+  UsageError,
+} from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
+import { listenForStopSignal, printJsonLine } from "../process/process_io.ts";
+import { hookdCommand, hookdShellWords } from "../process/self_command.ts";
 import { cliConfig, shellQuote } from "./api_client.ts";
 
 /** What `DIR/cluster.json` holds: enough to start the same cluster again on the same data. */

@@ -14,13 +14,14 @@ import {
   numberFlag,
   stringFlag,
   UsageError,
-} from "./args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "./command.ts";
-import { listenForStopSignal, printJsonLine } from "./process_io.ts";
+} from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
+import { listenForStopSignal, printJsonLine } from "../process/process_io.ts";
 import { Node, type NodeOptions } from "../node/node.ts";
 import { API_TOKEN_CHARS_MIN, type ApiTls, apiTokenProblem, loadTlsFiles } from "../api/mod.ts";
 import { parseAddress } from "../transport/address.ts";
-import { apiDefaults, jobsDefaults } from "../config.ts";
+import { apiDefaults } from "../config/api.ts";
+import { jobsDefaults } from "../config/jobs.ts";
 import { DataDirLockedError } from "../jobs/data_dir_lock.ts";
 import { WalCorruptionError } from "../wal/recovery.ts";
 import { JobLogReplayError } from "../jobs/job_store.ts";

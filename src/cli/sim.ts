@@ -7,9 +7,15 @@
  * stdout line. Exits 1 when any seed failed.
  */
 
-import { booleanFlag, type CommandSpec, numberFlag, stringFlag, UsageError } from "./args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "./command.ts";
-import { printJsonLine } from "./process_io.ts";
+import {
+  booleanFlag,
+  type CommandSpec,
+  numberFlag,
+  stringFlag,
+  UsageError,
+} from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
+import { printJsonLine } from "../process/process_io.ts";
 import {
   type ClusterSimOptions,
   type ClusterSimReport,

@@ -1,5 +1,5 @@
 /**
- * `hookd sink`: run the webhook sink (src/bench/sink.ts) until SIGINT/SIGTERM.
+ * `hookd sink`: run the webhook sink (src/process/sink.ts) until SIGINT/SIGTERM.
  *
  * Owns flag parsing and process lifetime only. Prints one JSON line
  * `{"listening":"host:port"}` on stdout once it accepts connections (benchmarks read it to
@@ -10,11 +10,17 @@
  * (`"faults":"http://127.0.0.1:P"`, `GET/POST /faults`).
  */
 
-import { booleanFlag, type CommandSpec, numberFlag, stringFlag, UsageError } from "./args.ts";
-import { EXIT_OK, type LeafCommand } from "./command.ts";
-import { listenForStopSignal, printJsonLine } from "./process_io.ts";
+import {
+  booleanFlag,
+  type CommandSpec,
+  numberFlag,
+  stringFlag,
+  UsageError,
+} from "../process/args.ts";
+import { EXIT_OK, type LeafCommand } from "../process/command.ts";
+import { listenForStopSignal, printJsonLine } from "../process/process_io.ts";
 import { formatAddress, parseAddress } from "../transport/address.ts";
-import { startSink } from "../bench/sink.ts";
+import { startSink } from "../process/sink.ts";
 import { ReceiverFaults, startTcpFront } from "../chaos/receiver_faults.ts";
 
 const spec: CommandSpec = {

@@ -15,8 +15,8 @@
  * token), 2 usage, 3 no node answered.
  */
 
-import { booleanFlag, type CommandSpec, numberFlag, UsageError } from "./args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "./command.ts";
+import { booleanFlag, type CommandSpec, numberFlag, UsageError } from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import {
   type ApiAnswer,
   ApiClient,

@@ -24,8 +24,8 @@ import {
   numberFlag,
   stringFlag,
   UsageError,
-} from "./args.ts";
-import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "./command.ts";
+} from "../process/args.ts";
+import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import {
   API_TOKEN_ENV,
   type ApiAnswer,
@@ -41,7 +41,9 @@ import {
 } from "./api_client.ts";
 import { decodeJobJson, followJob, type JobJson, type JobRead } from "./job_follow.ts";
 import { describeAttempt, describeFinal, describeProgress, formatDuration } from "./render.ts";
-import { apiDefaults, deliveryDefaults, jobsDefaults } from "../config.ts";
+import { apiDefaults } from "../config/api.ts";
+import { deliveryDefaults } from "../config/delivery.ts";
+import { jobsDefaults } from "../config/jobs.ts";
 import { realRuntime } from "../lib/runtime.ts";
 import { readTextAtMost } from "../lib/bounded_text.ts";
 

@@ -9,12 +9,18 @@
  * an unauthenticated cluster is never the default.
  */
 
-import { type FlagSpec, type FlagValues, numberFlag, stringFlag, UsageError } from "./args.ts";
+import {
+  type FlagSpec,
+  type FlagValues,
+  numberFlag,
+  stringFlag,
+  UsageError,
+} from "../process/args.ts";
 import {
   TRANSPORT_DATAGRAM_BYTES_MAX,
   TRANSPORT_DATAGRAM_BYTES_MIN,
   transportDefaults,
-} from "../config.ts";
+} from "../config/transport.ts";
 import {
   CLUSTER_KEY_BYTES_MIN,
   CLUSTER_KEY_ENV,

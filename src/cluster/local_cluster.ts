@@ -8,7 +8,7 @@
  * interpret events beyond parsing them; callers watch `onEvent` or `views`.
  */
 
-import { hookdCommand } from "../cli/self_command.ts";
+import { hookdCommand } from "../process/self_command.ts";
 import { readLines } from "../lib/lines.ts";
 
 /** One JSON line a node printed, with the id of the node that printed it. */

@@ -8,7 +8,7 @@
  * reads: the registry, the engine's origins and the reports are read-only here.
  */
 
-import type { DashboardConfig } from "../config.ts";
+import type { DashboardConfig } from "../config/dashboard.ts";
 import type { OriginLoad } from "../delivery/delivery_core.ts";
 import type { DeliveryJob, DeliveryReport } from "../delivery/types.ts";
 import { DeadlineTimer } from "../lib/deadline_timer.ts";

@@ -15,7 +15,11 @@ last failure behind a breaker that stays open is still there). Sans-I/O: time co
  * read clocks, counters or the engine itself.
  */
 
-import { type DashboardConfig, dashboardDefaults, validateDashboardConfig } from "../config.ts";
+import {
+  type DashboardConfig,
+  dashboardDefaults,
+  validateDashboardConfig,
+} from "../config/dashboard.ts";
 import type { OriginLoad } from "../delivery/delivery_core.ts";
 import { assert } from "../lib/assert.ts";
 import { round } from "../lib/round.ts";

@@ -20,7 +20,7 @@
  * listed; `delivered` needs no acknowledgement.
  */
 
-import type { DeliveryConfig } from "../config.ts";
+import type { DeliveryConfig } from "../config/delivery.ts";
 import { assert } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import { err, ok, type Result } from "../lib/result.ts";

@@ -8,7 +8,7 @@
  * decisions (the core does) or persist anything itself (the store does).
  */
 
-import { type DeliveryConfig, validateDeliveryConfig } from "../config.ts";
+import { type DeliveryConfig, validateDeliveryConfig } from "../config/delivery.ts";
 import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
 import { err, type Result } from "../lib/result.ts";

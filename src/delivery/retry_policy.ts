@@ -6,7 +6,7 @@
  * Rng. Must not touch the job store or the network.
  */
 
-import type { DeliveryConfig } from "../config.ts";
+import type { DeliveryConfig } from "../config/delivery.ts";
 import { unreachable } from "../lib/assert.ts";
 import type { Rng } from "../lib/rng.ts";
 import type { AttemptOutcome, AttemptResult } from "./types.ts";

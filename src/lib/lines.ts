@@ -9,7 +9,15 @@
  */
 
 import { assert } from "./assert.ts";
-import { LINE_CHARS_MAX } from "../config.ts";
+
+/**
+ * Longest line read from a child process's output, UTF-16 code units; a longer one is an
+ * error, not a buffer that grows until memory runs out. hookd's children print JSON lines of a
+ * few thousand characters at most (a node event, a bench result); 1 MiB is far above them.
+ * The default of `lineCharsMax`, defined here rather than in src/config.ts so that lib/, the
+ * bottom layer, imports nothing above it; src/config.ts re-exports it with the other defaults.
+ */
+export const LINE_CHARS_MAX = 1_048_576;
 
 export interface ReadLinesOptions {
   /**
@@ -18,7 +26,7 @@ export interface ReadLinesOptions {
    * @default "yield"
    */
   unterminatedLine?: "yield" | "drop";
-  /** Longest line, in UTF-16 code units. @default LINE_CHARS_MAX (src/config.ts) */
+  /** Longest line, in UTF-16 code units. @default LINE_CHARS_MAX */
   lineCharsMax?: number;
 }
 

@@ -24,4 +24,8 @@ export {
   type MembershipTransport,
 } from "./membership_service.ts";
 export { detectionBoundMs, suspicionBounds } from "./suspicion_math.ts";
-export { type MembershipConfig, membershipDefaults, validateMembershipConfig } from "../config.ts";
+export {
+  type MembershipConfig,
+  membershipDefaults,
+  validateMembershipConfig,
+} from "../config/membership.ts";

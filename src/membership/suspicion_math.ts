@@ -5,7 +5,7 @@
  * (src/config.ts, MembershipConfig).
  */
 
-import type { MembershipConfig } from "../config.ts";
+import type { MembershipConfig } from "../config/membership.ts";
 
 /** max(1, log10 N): timeouts grow slowly with the cluster so gossip has time to spread. */
 export function clusterScale(members: number): number {

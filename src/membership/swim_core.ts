@@ -40,7 +40,11 @@
  *   into deaths). N counts live members only: the dead cannot confirm.
  */
 
-import { type MembershipConfig, membershipDefaults, validateMembershipConfig } from "../config.ts";
+import {
+  type MembershipConfig,
+  membershipDefaults,
+  validateMembershipConfig,
+} from "../config/membership.ts";
 import { assert, unreachable } from "../lib/assert.ts";
 import type { Rng } from "../lib/rng.ts";
 import { type Counter, type Gauge, MetricsRegistry } from "../metrics/registry.ts";

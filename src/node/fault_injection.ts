@@ -24,7 +24,7 @@ import { type Counter, MetricsRegistry } from "../metrics/registry.ts";
 import { canonicalAddress, formatAddress } from "../transport/address.ts";
 import type { DatagramSocket } from "../transport/datagram_socket.ts";
 import type { WalFile, WalFs } from "../wal/wal_fs.ts";
-import { type FaultInjectionConfig, faultInjectionDefaults } from "../config.ts";
+import { type FaultInjectionConfig, faultInjectionDefaults } from "../config/fault_injection.ts";
 
 /** What a control request asks for. */
 export type FaultCommand =

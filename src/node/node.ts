@@ -10,19 +10,17 @@
  * over at once), close the WAL and release the data directory.
  */
 
+import { type ApiConfig, apiDefaults } from "../config/api.ts";
+import { type DeliveryConfig, deliveryDefaults } from "../config/delivery.ts";
+import type { JobsConfig } from "../config/jobs.ts";
 import {
-  type ApiConfig,
-  apiDefaults,
-  type DeliveryConfig,
-  deliveryDefaults,
-  type JobsConfig,
   MEMBERSHIP_PACKET_BYTES_MIN,
   type MembershipConfig,
   membershipDefaults,
-  nodeDefaults,
-  type TransportConfig,
-  type WalConfig,
-} from "../config.ts";
+} from "../config/membership.ts";
+import { nodeDefaults } from "../config/node.ts";
+import type { TransportConfig } from "../config/transport.ts";
+import type { WalConfig } from "../config/wal.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
 import { randomRng } from "../lib/rng.ts";
 import { canonicalAddress, UdpTransport } from "../transport/mod.ts";

@@ -12,7 +12,11 @@
 
 import { assert } from "../lib/assert.ts";
 import type { Rng } from "../lib/rng.ts";
-import { type TransportConfig, transportDefaults, validateTransportConfig } from "../config.ts";
+import {
+  type TransportConfig,
+  transportDefaults,
+  validateTransportConfig,
+} from "../config/transport.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
 import {
   ackFrameBytes,

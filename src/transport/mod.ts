@@ -88,4 +88,8 @@ export {
 } from "./auth.ts";
 export { AEAD_TAG_BYTES, ClusterKeyring } from "./datagram_crypto.ts";
 export { canonicalAddress, formatAddress, type HostPort, parseAddress } from "./address.ts";
-export { type TransportConfig, transportDefaults, validateTransportConfig } from "../config.ts";
+export {
+  type TransportConfig,
+  transportDefaults,
+  validateTransportConfig,
+} from "../config/transport.ts";

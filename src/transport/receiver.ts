@@ -13,7 +13,7 @@
  */
 
 import { assert } from "../lib/assert.ts";
-import { TRANSPORT_WINDOW_MESSAGES_MAX, type TransportConfig } from "../config.ts";
+import { TRANSPORT_WINDOW_MESSAGES_MAX, type TransportConfig } from "../config/transport.ts";
 import {
   ACK_FRAME_BASE_BYTES,
   ACK_RANGE_BYTES,

@@ -15,7 +15,7 @@
  */
 
 import { assert } from "../lib/assert.ts";
-import type { TransportConfig } from "../config.ts";
+import type { TransportConfig } from "../config/transport.ts";
 import {
   type DatagramWriter,
   FRAG_FRAME_OVERHEAD_BYTES,

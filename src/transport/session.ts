@@ -11,7 +11,7 @@
  */
 
 import { assert, unreachable } from "../lib/assert.ts";
-import type { TransportConfig } from "../config.ts";
+import type { TransportConfig } from "../config/transport.ts";
 import {
   ackFrameBytes,
   type DatagramWriter,

@@ -11,7 +11,8 @@
 import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import { randomRng, type Rng, Sfc32 } from "../lib/rng.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
-import { probability, type TransportConfig } from "../config.ts";
+import { probability } from "../config/checks.ts";
+import type { TransportConfig } from "../config/transport.ts";
 import { type Counter, MetricsRegistry } from "../metrics/registry.ts";
 import { canonicalAddress, formatAddress, type HostPort, parseAddress } from "./address.ts";
 import { bindUdpSocket, type DatagramSocket } from "./datagram_socket.ts";

@@ -22,7 +22,7 @@
 
 import { assert } from "../lib/assert.ts";
 import { randomRng, type Rng } from "../lib/rng.ts";
-import { validateWalConfig, type WalConfig, walDefaults } from "../config.ts";
+import { validateWalConfig, type WalConfig, walDefaults } from "../config/wal.ts";
 import type { Histogram } from "../metrics/histogram.ts";
 import { type Counter, type Gauge, MetricsRegistry } from "../metrics/registry.ts";
 import {

@@ -3,7 +3,7 @@
  * straight to the handler (no socket) unless a test starts a server itself.
  */
 
-import { type ApiConfig, apiDefaults } from "../../src/config.ts";
+import { type ApiConfig, apiDefaults } from "../../src/config/api.ts";
 import { type ApiHandler, createApiHandler } from "../../src/api/handler.ts";
 import type { Runtime } from "../../src/lib/runtime.ts";
 import type { DashboardSource } from "../../src/dashboard/view.ts";

@@ -8,7 +8,8 @@
 import { assert, assertEquals } from "../assert.ts";
 import { ROUTES } from "../../src/api/routes.ts";
 import { buildOpenApi } from "../../src/api/openapi.ts";
-import { apiDefaults, jobsDefaults } from "../../src/config.ts";
+import { apiDefaults } from "../../src/config/api.ts";
+import { jobsDefaults } from "../../src/config/jobs.ts";
 import { BATCH_JOB_FIELDS, SUBMIT_FIELDS } from "../../src/api/validate.ts";
 import { SimScheduler } from "../../src/sim/scheduler.ts";
 import { SimRuntime } from "../../src/sim/sim_runtime.ts";

@@ -4,7 +4,7 @@
  */
 
 import { assert, assertEquals, assertRejects } from "../assert.ts";
-import { type ApiConfig, apiDefaults } from "../../src/config.ts";
+import { type ApiConfig, apiDefaults } from "../../src/config/api.ts";
 import { type ApiServer, loadTlsFiles, serveApi } from "../../src/api/server.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { FakeJobService } from "./fake_service.ts";

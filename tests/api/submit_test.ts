@@ -1,4 +1,4 @@
-import { deliveryDefaults } from "../../src/config.ts";
+import { deliveryDefaults } from "../../src/config/delivery.ts";
 import { assert, assertEquals } from "../assert.ts";
 import type { RefusalCode } from "../../src/jobs/service.ts";
 import { SimScheduler } from "../../src/sim/scheduler.ts";

@@ -9,14 +9,16 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import {
-  type GeneratorCommand,
   HttpSubmitter,
   runStep,
-  type StepReport,
   type SubmitResult,
   type Submitter,
 } from "../../src/bench/load_generator.ts";
-import { readIdsFile } from "../../src/bench/bench_cluster.ts";
+import {
+  type GeneratorCommand,
+  readIdsFile,
+  type StepReport,
+} from "../../src/process/generator_protocol.ts";
 import type { Runtime } from "../../src/lib/runtime.ts";
 import { VirtualRuntime } from "./virtual_runtime.ts";
 

@@ -5,7 +5,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 import { closedLoopCommitsPerS } from "../../src/bench/replication_bench.ts";
 
 Deno.test("closedLoopCommitsPerS counts only acknowledgements inside the window, from the first", () => {

@@ -5,7 +5,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { startSink } from "../../src/bench/sink.ts";
+import { startSink } from "../../src/process/sink.ts";
 
 async function deliver(port: number, id: string): Promise<void> {
   const response = await fetch(`http://127.0.0.1:${port}/hook`, {

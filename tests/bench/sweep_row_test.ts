@@ -9,8 +9,8 @@
 import { assert, assertEquals } from "../assert.ts";
 import { type SweepOptions, waitForReceipts } from "../../src/bench/sweep.ts";
 import { type StepRecord, sweepRow } from "../../src/bench/sweep_row.ts";
-import type { SinkReceipt } from "../../src/bench/sink.ts";
-import type { StepReport } from "../../src/bench/load_generator.ts";
+import type { SinkReceipt } from "../../src/process/sink.ts";
+import type { StepReport } from "../../src/process/generator_protocol.ts";
 import { VirtualRuntime } from "./virtual_runtime.ts";
 
 const T0 = 1_700_000_000_000;

@@ -5,7 +5,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 import type { SweepRow } from "../../src/bench/sweep_row.ts";
 import { knee, sweepCharts, sweepCsv, sweepMarkdown } from "../../src/bench/sweep_report.ts";
 

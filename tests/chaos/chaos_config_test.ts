@@ -4,7 +4,7 @@
  */
 
 import { assertEquals, assertThrows } from "../assert.ts";
-import { chaosDefaults, validateChaosConfig } from "../../src/config.ts";
+import { chaosDefaults, validateChaosConfig } from "../../src/chaos/chaos_config.ts";
 
 Deno.test("validateChaosConfig takes the defaults and refuses configs that make faults test nothing", () => {
   assertEquals(validateChaosConfig({ ...chaosDefaults }), { ...chaosDefaults });

@@ -6,7 +6,7 @@
 
 import fc from "fast-check";
 import { assert, assertEquals } from "../assert.ts";
-import { startSink } from "../../src/bench/sink.ts";
+import { startSink } from "../../src/process/sink.ts";
 import {
   decodeReceiverFaultCommand,
   ReceiverFaults,

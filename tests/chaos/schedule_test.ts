@@ -13,7 +13,7 @@ import {
   impairedBy,
   planFaults,
 } from "../../src/chaos/schedule.ts";
-import { chaosDefaults } from "../../src/config.ts";
+import { chaosDefaults } from "../../src/chaos/chaos_config.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 
 const NODES = ["n1", "n2", "n3", "n4", "n5"];

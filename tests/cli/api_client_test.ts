@@ -8,7 +8,7 @@ import {
   parseNodeUrl,
   shellQuote,
 } from "../../src/cli/api_client.ts";
-import { UsageError } from "../../src/cli/args.ts";
+import { UsageError } from "../../src/process/args.ts";
 
 Deno.test("parseNodeUrl takes a base URL or a bare host:port, and refuses what is not one", () => {
   assertEquals(parseNodeUrl("submit", "127.0.0.1:8080"), "http://127.0.0.1:8080");

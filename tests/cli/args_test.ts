@@ -6,7 +6,7 @@ import {
   parseCommandArgs,
   renderHelp,
   UsageError,
-} from "../../src/cli/args.ts";
+} from "../../src/process/args.ts";
 
 const spec: CommandSpec = {
   name: "bench demo",

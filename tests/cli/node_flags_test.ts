@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../assert.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 
 Deno.test("hookd node refuses an API token a header cannot carry (spaces, non-ASCII) as a usage error, before touching its data", async () => {
   const root = await Deno.makeTempDir({ prefix: "hookd-node-flags-" });

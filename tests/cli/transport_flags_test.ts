@@ -1,5 +1,5 @@
 import { deepStrictEqual, ok, throws } from "node:assert/strict";
-import { parseCommandArgs, UsageError } from "../../src/cli/args.ts";
+import { parseCommandArgs, UsageError } from "../../src/process/args.ts";
 import { transportFlags, transportOptionsFromFlags } from "../../src/cli/transport_flags.ts";
 
 const spec = { name: "node", summary: "test", flags: transportFlags };

@@ -5,7 +5,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 import { readLines } from "../../src/lib/lines.ts";
 import { waitUntil } from "../../src/cluster/local_cluster.ts";
 

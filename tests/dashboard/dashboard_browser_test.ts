@@ -14,7 +14,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { startSink } from "../../src/bench/sink.ts";
+import { startSink } from "../../src/process/sink.ts";
 import {
   freeUdpPortRange,
   LocalCluster,

@@ -3,7 +3,7 @@
  * a function that collects outputs by type.
  */
 
-import { type DeliveryConfig, deliveryDefaults } from "../../src/config.ts";
+import { type DeliveryConfig, deliveryDefaults } from "../../src/config/delivery.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { type CoreOutput, DeliveryCore } from "../../src/delivery/delivery_core.ts";

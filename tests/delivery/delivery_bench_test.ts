@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../assert.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 import {
   benchProblems,
   type PhaseCounts,

@@ -5,7 +5,7 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { Webhook } from "standardwebhooks";
-import { type DeliveryConfig, deliveryDefaults } from "../../src/config.ts";
+import { type DeliveryConfig, deliveryDefaults } from "../../src/config/delivery.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { DeliveryEngine } from "../../src/delivery/engine.ts";
 import { MemoryDeliveryStore } from "../../src/delivery/memory_store.ts";

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../assert.ts";
 import fc from "fast-check";
-import { deliveryDefaults } from "../../src/config.ts";
+import { deliveryDefaults } from "../../src/config/delivery.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import {
   classifyAttempt,

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../assert.ts";
-import { startSink } from "../../src/bench/sink.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { startSink } from "../../src/process/sink.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 import { readLines } from "../../src/lib/lines.ts";
 import { webhookHeaders } from "../../src/delivery/signing.ts";
 

@@ -8,7 +8,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 import type { ChaosReport } from "../../src/chaos/chaos_run.ts";
 
 Deno.test({

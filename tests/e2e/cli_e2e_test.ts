@@ -4,7 +4,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 
 async function hookd(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const output = await hookdCommand(args).output();

@@ -4,7 +4,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 import { freeUdpPortRange } from "../../src/cluster/local_cluster.ts";
 import { readLines } from "../../src/lib/lines.ts";
 

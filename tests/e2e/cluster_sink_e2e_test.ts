@@ -6,7 +6,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 import { readLines } from "../../src/lib/lines.ts";
 import { fromFileUrl } from "../paths.ts";
 import { pollUntil, processesMentioning } from "./hookd_process.ts";

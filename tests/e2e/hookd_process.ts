@@ -5,7 +5,7 @@
  */
 
 import { assert } from "../assert.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 import { type LocalCluster, waitUntil } from "../../src/cluster/local_cluster.ts";
 import { readLines } from "../../src/lib/lines.ts";
 

@@ -8,7 +8,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { membershipDefaults } from "../../src/config.ts";
+import { membershipDefaults } from "../../src/config/membership.ts";
 import { detectionBoundMs } from "../../src/membership/suspicion_math.ts";
 import {
   freeUdpPorts,

@@ -6,7 +6,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 import { freeUdpPorts } from "../../src/cluster/local_cluster.ts";
 import { readLines } from "../../src/lib/lines.ts";
 import { pollUntil } from "./hookd_process.ts";

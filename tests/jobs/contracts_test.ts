@@ -6,7 +6,7 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { ReviewCluster } from "./review_harness.ts";
-import { jobsDefaults } from "../../src/config.ts";
+import { jobsDefaults } from "../../src/config/jobs.ts";
 import { numberAttempts } from "../../src/jobs/job_model.ts";
 
 /** A committed job core 0 owns (the node that takes a submit mints ids it ranks first for). */

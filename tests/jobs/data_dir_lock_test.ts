@@ -1,6 +1,6 @@
 import { assert, assertRejects } from "../assert.ts";
 import { DataDirLockedError, lockDataDir } from "../../src/jobs/data_dir_lock.ts";
-import { hookdCommand } from "../../src/cli/self_command.ts";
+import { hookdCommand } from "../../src/process/self_command.ts";
 
 /** How long the refused node may take to exit (startup of `deno run` included). */
 const EXIT_WAIT_MS = 30_000;

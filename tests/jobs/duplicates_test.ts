@@ -13,7 +13,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { avoiding, type InFlight, ReviewCluster } from "./review_harness.ts";
 import { job, makeCore, split, status } from "../delivery/core_harness.ts";
-import { deliveryDefaults } from "../../src/config.ts";
+import { deliveryDefaults } from "../../src/config/delivery.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { DeliveryEngine } from "../../src/delivery/engine.ts";
 import { MemoryDeliveryStore } from "../../src/delivery/memory_store.ts";

@@ -7,7 +7,9 @@
 
 import fc from "fast-check";
 import { assert, assertEquals, assertThrows } from "../assert.ts";
-import { deliveryDefaults, JOB_LIMITS, walDefaults } from "../../src/config.ts";
+import { deliveryDefaults } from "../../src/config/delivery.ts";
+import { JOB_LIMITS } from "../../src/config/job_limits.ts";
+import { walDefaults } from "../../src/config/wal.ts";
 import { AssertionError } from "../../src/lib/assert.ts";
 import {
   decodeMessage,

@@ -10,7 +10,7 @@ import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { ReplicationCore } from "../../src/jobs/replication_core.ts";
 import { decodeMessage } from "../../src/jobs/job_codec.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
-import { jobsDefaults } from "../../src/config.ts";
+import { jobsDefaults } from "../../src/config/jobs.ts";
 
 const VOTERS = [1, 2, 3].map((i) => `10.0.0.${i}:7000`);
 const WALL = 1_800_000_000_000;

@@ -12,7 +12,7 @@ import {
   type VoterState,
 } from "../../src/jobs/replication_core.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
-import type { JobsConfig } from "../../src/config.ts";
+import type { JobsConfig } from "../../src/config/jobs.ts";
 import { decodeMessage } from "../../src/jobs/job_codec.ts";
 
 const VOTERS = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);

@@ -12,7 +12,7 @@ import { submitBodyHash } from "../../src/jobs/replication_core.ts";
 import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
-import { jobsDefaults } from "../../src/config.ts";
+import { jobsDefaults } from "../../src/config/jobs.ts";
 
 const QUORUM = 3;
 

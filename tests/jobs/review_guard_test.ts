@@ -9,7 +9,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { between, ReviewCluster, VOTERS } from "./review_harness.ts";
 import { ownerOf, preferenceList } from "../../src/jobs/preference.ts";
-import { jobsDefaults } from "../../src/config.ts";
+import { jobsDefaults } from "../../src/config/jobs.ts";
 
 const QUORUM = 3;
 

@@ -25,7 +25,7 @@ import {
 } from "../../src/jobs/job_codec.ts";
 import type { JobRecord, JobStateSnapshot } from "../../src/jobs/job_model.ts";
 import type { SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
-import type { JobsConfig } from "../../src/config.ts";
+import type { JobsConfig } from "../../src/config/jobs.ts";
 import { heldKey, heldKeysOf, recordIdentity } from "../../src/sim/durability_probe.ts";
 
 export const VOTERS: readonly string[] = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);

@@ -10,7 +10,7 @@ import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { ReplicationCore } from "../../src/jobs/replication_core.ts";
 import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
-import { jobsDefaults } from "../../src/config.ts";
+import { jobsDefaults } from "../../src/config/jobs.ts";
 import { decodeMessage } from "../../src/jobs/job_codec.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
 import type { JobSpec } from "../../src/jobs/job_model.ts";

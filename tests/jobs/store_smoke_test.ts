@@ -9,7 +9,7 @@ import { SimSocket } from "../../src/sim/sim_socket.ts";
 import { UdpTransport } from "../../src/transport/udp_transport.ts";
 import { JobStore } from "../../src/jobs/job_store.ts";
 import type { AttemptTransport } from "../../src/delivery/http_transport.ts";
-import { deliveryDefaults } from "../../src/config.ts";
+import { deliveryDefaults } from "../../src/config/delivery.ts";
 
 const KEY = "smoke-test-cluster-key-0123456789";
 

@@ -9,7 +9,7 @@ import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { type CoreOutput, ReplicationCore } from "../../src/jobs/replication_core.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
-import { jobsDefaults } from "../../src/config.ts";
+import { jobsDefaults } from "../../src/config/jobs.ts";
 
 const SELF = "10.0.0.1:7000";
 const WALL = 1_800_000_000_000;

@@ -5,7 +5,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { membershipDefaults } from "../../src/config.ts";
+import { membershipDefaults } from "../../src/config/membership.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { encodePacket } from "../../src/membership/codec.ts";
 import { suspect } from "../../src/membership/messages.ts";

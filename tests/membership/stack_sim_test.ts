@@ -10,7 +10,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { membershipDefaults } from "../../src/config.ts";
+import { membershipDefaults } from "../../src/config/membership.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { detectionBoundMs } from "../../src/membership/suspicion_math.ts";
 import { SimStackCluster } from "../../src/sim/sim_stack_cluster.ts";

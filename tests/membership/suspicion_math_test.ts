@@ -4,7 +4,7 @@
  */
 
 import { assertEquals, assertThrows } from "../assert.ts";
-import { membershipDefaults } from "../../src/config.ts";
+import { membershipDefaults } from "../../src/config/membership.ts";
 import {
   clusterScale,
   detectionBoundMs,

@@ -10,7 +10,7 @@
  */
 
 import { Sfc32 } from "../../src/lib/rng.ts";
-import type { TransportConfig } from "../../src/config.ts";
+import type { TransportConfig } from "../../src/config/transport.ts";
 import { SimScheduler, type TimerHandle } from "../../src/sim/scheduler.ts";
 import { Endpoint } from "../../src/transport/mod.ts";
 import { keyIdFrom } from "./sim_harness.ts";

@@ -4,7 +4,7 @@ import {
   type TransportConfig,
   transportDefaults,
   validateTransportConfig,
-} from "../../src/config.ts";
+} from "../../src/config/transport.ts";
 
 const withOverrides = (overrides: Partial<TransportConfig>) =>
   validateTransportConfig({ ...transportDefaults, ...overrides });

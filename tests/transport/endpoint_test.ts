@@ -1,7 +1,7 @@
 import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import fc from "fast-check";
 import { Sfc32 } from "../../src/lib/rng.ts";
-import type { TransportConfig } from "../../src/config.ts";
+import type { TransportConfig } from "../../src/config/transport.ts";
 import {
   type DeliveredMessage,
   Endpoint,

@@ -7,7 +7,7 @@
  */
 
 import { Sfc32 } from "../../src/lib/rng.ts";
-import type { TransportConfig } from "../../src/config.ts";
+import type { TransportConfig } from "../../src/config/transport.ts";
 import { SimNetwork, type SimNetworkOptions } from "../../src/sim/network.ts";
 import { SimScheduler, type TimerHandle } from "../../src/sim/scheduler.ts";
 import type { Rng } from "../../src/lib/rng.ts";

@@ -6,7 +6,7 @@
 
 import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { Sfc32 } from "../../src/lib/rng.ts";
-import type { TransportConfig } from "../../src/config.ts";
+import type { TransportConfig } from "../../src/config/transport.ts";
 import { checkBody, makeBody, type SimNode, TransportSim } from "./sim_harness.ts";
 
 const A = "10.0.0.1:7000";

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../assert.ts";
-import { HOOKD_PERMISSIONS, hookdArgv, hookdCommand } from "../../src/cli/self_command.ts";
+import { HOOKD_PERMISSIONS, hookdArgv, hookdCommand } from "../../src/process/self_command.ts";
 import { parseFindmntJson, parseStatType } from "../../src/bench/filesystem.ts";
 
 const FINDMNT_STACKED = JSON.stringify({

@@ -16,7 +16,7 @@ import {
   SEGMENT_HEADER_BYTES,
   segmentFileName,
 } from "../../src/wal/record_codec.ts";
-import type { WalConfig } from "../../src/config.ts";
+import type { WalConfig } from "../../src/config/wal.ts";
 
 const DIR = "/wal";
 

@@ -1,0 +1,293 @@
+/**
+ * Replicated job store (src/jobs/)
+ *
+ * Part of hookd's configuration (see src/config.ts): each default with its unit in its name
+ * and the reason for its value, and the validator of this area's relations.
+ */
+
+import { nonNegative, positiveInteger, relation } from "./checks.ts";
+
+export interface JobsConfig {
+  /**
+   * Longest a submit waits for a majority of the voters to have it on disk before it fails
+   * with `no_quorum` (503). Invariant 4: without a majority a submit fails fast and is never
+   * acknowledged afterwards. A healthy LAN majority answers in milliseconds; a second covers
+   * a stalled event loop and a few retransmissions at 20 % loss.
+   * @default 1000
+   */
+  submitTimeoutMs: number;
+  /**
+   * Submits being replicated at once on this node (waiting for their majority). Past it a
+   * submit is refused with `overloaded` at once (503) instead of queueing: bounded memory and
+   * an early, clear no.
+   * @default 20000
+   */
+  proposalsMax: number;
+  /**
+   * A node refuses new submits (`overloaded`, 503) while its oldest submit has waited this
+   * long for its majority. Past the knee every submit taken waits behind the others and then
+   * times out at `submitTimeoutMs`: work done for nothing, and the write-up's collapse. A
+   * healthy majority answers in milliseconds (tens at 20 % loss). Half the submit timeout:
+   * a submit taken behind a queue this old still gets its majority in time, one taken later
+   * would not. (250 ms refused submits at 200 jobs/s on a machine other work kept at load 9,
+   * where every submit was slow but the queue was not growing.)
+   * @default 500
+   */
+  submitQueueAgeMaxMs: number;
+  /**
+   * Records this node originated that are not yet on its own disk. A restarted node cannot
+   * know which of these reached a peer, so it skips this many seqs after the highest one its
+   * peers report (a SKIP record tells everyone); the bound makes that gap finite. Past it a
+   * submit is refused with `overloaded`.
+   * @default 65536
+   */
+  originPendingMax: number;
+  /**
+   * How long the owner of a job it holds uncommitted (its submit's node died, or timed out,
+   * before the majority was seen) waits before it asks every voter to confirm the job itself.
+   * Longer than `submitTimeoutMs`, so a live coordinator's own COMMIT normally wins.
+   * @default 3000
+   */
+  confirmDelayMs: number;
+  /** Between two confirm rounds of one job that did not reach a majority. @default 2000 */
+  confirmRetryMs: number;
+  /**
+   * Period of anti-entropy: each node swaps its per-origin "held" summary with one random
+   * live voter, which ships exactly the records it lacks. Fills gaps left by released
+   * sessions and restarts; in steady state it costs one small message each way.
+   * @default 2000
+   */
+  antiEntropyIntervalMs: number;
+  /**
+   * A restarting node re-asks voters that have not finished its catch-up this often, and a
+   * page of a catch-up or anti-entropy reply that has not come in this long is asked again.
+   * @default 500
+   */
+  catchupRetryMs: number;
+  /**
+   * Records kept in memory (encoded) to serve anti-entropy and catch-up, bytes. A peer that
+   * needs older records gets a snapshot of the job table instead. 64 MiB is minutes of
+   * history at a thousand 1-KiB jobs a second.
+   * @default 67_108_864
+   */
+  catchupLogBytesMax: number;
+  /**
+   * Largest replication or catch-up message, bytes: records for one peer are split across
+   * messages of at most this size (the transport fragments each into datagrams).
+   * @default 262_144
+   */
+  messageBytesMax: number;
+  /**
+   * Most record bytes one page of a catch-up or anti-entropy reply carries; the requester
+   * asks for the next page once it has this one. A reply sent whole outgrew the transport's
+   * per-peer send queue (`transport.sendQueueBytesMax`, 8 MiB: a snapshot of some 35,000
+   * delivered jobs), its tail was refused every time, and a restarted node never caught up.
+   * An eighth of that queue leaves room for live replication beside it.
+   * @default 1_048_576
+   */
+  syncReplyBytesMax: number;
+  /**
+   * A snapshot being sent page by page (a live walk of the table) is dropped when its
+   * requester has not asked for the next page for this long (it died, or gave up).
+   * @default 10_000
+   */
+  syncSessionIdleMs: number;
+  /**
+   * Records nobody waits for (an unkeyed COMMIT, DONE, retry state, dead letters) wait this
+   * long to ride in the next replication message to the same peer, instead of costing a datagram
+   * and its acknowledgement each at every peer. Only who learns a job finished is delayed
+   * (a failover inside this window may repeat a delivery, which at-least-once allows); no
+   * submit waits for them.
+   * @default 20
+   */
+  lazySendMs: number;
+  /**
+   * A WAL append holding only records nobody waits on (COMMIT, DONE) is not written on its
+   * own: it waits this long for a record someone does wait on (a SUBMIT's vote, a retry the
+   * engine awaits), and rides in that record's fsync. At 200 jobs/s a node otherwise paid an
+   * fsync for each job's COMMIT and another for its DONE besides the SUBMIT's, and a SUBMIT
+   * that arrived during one waited behind it. A crash inside the window loses the COMMIT (the
+   * confirm round restores it from the majority that holds the SUBMIT) or the DONE (the job
+   * may be delivered again, which at-least-once allows). 0 writes every append at once.
+   * @default 20
+   */
+  lazyAppendMs: number;
+  /** A query for a job this node does not hold waits this long for its peers. @default 500 */
+  queryTimeoutMs: number;
+  /**
+   * Delivered jobs stay queryable this long after they finished, then leave the table and
+   * (at the next checkpoint) the disk. Their payloads are dropped at once on delivery.
+   * @default 3_600_000 (1 h)
+   */
+  finishedRetentionMs: number;
+  /** Dead letters stay this long (they can be retried by hand until then). @default 604_800_000 (7 d) */
+  deadRetentionMs: number;
+  /** Most dead letters kept; the oldest go first past it. @default 100_000 */
+  deadLettersMax: number;
+  /**
+   * An idempotency key is remembered this long after its first submit, also after its job left
+   * the table: a retry within the window returns the same id instead of a second job; a submit
+   * after it makes a new job with a new id (and so a new `webhook-id`). Measured on the clock
+   * of the node that takes each submit, and it also slices time into the epochs keyed ids
+   * derive from (src/jobs/keyed_id.ts): every node must use the same value.
+   * @default 86_400_000 (24 h)
+   */
+  idempotencyWindowMs: number;
+  /**
+   * How far apart two nodes' wall clocks may be, as idempotency keys see it: a node keeps a key
+   * this long past its window, so that while a submit stamped by a slower clock is still
+   * within the window, every node that held the key still answers for it. Past this skew a
+   * key reused at the very end of its window may be taken for a new job.
+   * @default 600_000 (10 min)
+   */
+  idempotencyClockSkewMs: number;
+  /** Attempts kept in a job's history (the oldest go first). @default 20 */
+  historyMax: number;
+  /**
+   * Records arriving before their job's SUBMIT make a stub; a stub whose SUBMIT never comes
+   * is dropped after this long. @default 3_600_000
+   */
+  stubRetentionMs: number;
+  /**
+   * A job held uncommitted (its submit never saw a majority: it was refused 503, so never
+   * acknowledged) by a node that does not own it is dropped this long after it was
+   * submitted. Owners keep theirs and keep confirming them, so an acknowledged job whose
+   * COMMIT was lost is never dropped; this only bounds the memory of failed submits.
+   * @default 86_400_000 (24 h)
+   */
+  uncommittedRetentionMs: number;
+  /**
+   * An unkeyed job that finished and was compacted leaves a tombstone (its id) for this long:
+   * a late record of it (a SUBMIT or COMMIT that anti-entropy, a confirm round or a catch-up
+   * brings to a node that held the job only through a `state`, or a stale handoff) is dropped
+   * instead of making the job anew, pending for ever. As long as the other windows that bound
+   * old copies of a job: the uncommitted retention and the idempotency window (a keyed job's
+   * kept key is its tombstone). docs/replication.md, "Compaction", argues the horizon.
+   * @default 86_400_000 (24 h)
+   */
+  finishedTombstoneMs: number;
+  /**
+   * Most tombstones of finished jobs kept; the oldest go first past it, so their memory is
+   * bounded whatever the job rate: about 110 bytes each (bench/tombstone_memory.ts measures
+   * it), so 1,000,000 is about 110 MB. At 1,000 jobs/s this keeps about 17 minutes of them
+   * beyond `finishedRetentionMs`; at 100 jobs/s, 2.8 hours.
+   * @default 1_000_000
+   */
+  finishedTombstonesMax: number;
+  /** How often retention runs. @default 1000 */
+  expireIntervalMs: number;
+  /**
+   * WAL bytes appended since the last checkpoint that trigger the next one (which writes the
+   * live table and lets older segments go), at least twice the last snapshot's size so a
+   * large table is not rewritten over and over.
+   * @default 67_108_864
+   */
+  checkpointBytes: number;
+  /** Attempts a job gets when its submit names none. @default 7 */
+  maxAttemptsDefault: number;
+  /** Largest `maxAttempts` a submit may ask for. @default 100 */
+  maxAttemptsMax: number;
+  /** Jobs the engine refused (full) are offered to it again after this long. @default 500 */
+  scheduleRetryMs: number;
+}
+
+export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
+  submitTimeoutMs: 1000,
+  proposalsMax: 20_000,
+  submitQueueAgeMaxMs: 500,
+  originPendingMax: 65_536,
+  confirmDelayMs: 3000,
+  confirmRetryMs: 2000,
+  antiEntropyIntervalMs: 2000,
+  catchupRetryMs: 500,
+  catchupLogBytesMax: 64 * 1024 * 1024,
+  messageBytesMax: 256 * 1024,
+  syncReplyBytesMax: 1024 * 1024,
+  syncSessionIdleMs: 10_000,
+  lazySendMs: 20,
+  lazyAppendMs: 20,
+  queryTimeoutMs: 500,
+  finishedRetentionMs: 3_600_000,
+  deadRetentionMs: 7 * 24 * 3_600_000,
+  deadLettersMax: 100_000,
+  idempotencyWindowMs: 24 * 3_600_000,
+  idempotencyClockSkewMs: 600_000,
+  historyMax: 20,
+  stubRetentionMs: 3_600_000,
+  uncommittedRetentionMs: 86_400_000,
+  finishedTombstoneMs: 86_400_000,
+  finishedTombstonesMax: 1_000_000,
+  expireIntervalMs: 1000,
+  checkpointBytes: 64 * 1024 * 1024,
+  maxAttemptsDefault: 7,
+  maxAttemptsMax: 100,
+  scheduleRetryMs: 500,
+});
+
+export function validateJobsConfig(config: JobsConfig): JobsConfig {
+  for (
+    const name of [
+      "submitTimeoutMs",
+      "proposalsMax",
+      "submitQueueAgeMaxMs",
+      "originPendingMax",
+      "confirmDelayMs",
+      "confirmRetryMs",
+      "antiEntropyIntervalMs",
+      "catchupRetryMs",
+      "catchupLogBytesMax",
+      "messageBytesMax",
+      "syncReplyBytesMax",
+      "syncSessionIdleMs",
+      "lazySendMs",
+      "queryTimeoutMs",
+      "deadLettersMax",
+      "finishedTombstonesMax",
+      "historyMax",
+      "expireIntervalMs",
+      "checkpointBytes",
+      "idempotencyWindowMs",
+      "maxAttemptsDefault",
+      "maxAttemptsMax",
+      "scheduleRetryMs",
+    ] as const
+  ) positiveInteger(`jobs.${name}`, config[name]);
+  for (
+    const name of [
+      "finishedRetentionMs",
+      "deadRetentionMs",
+      "idempotencyClockSkewMs",
+      "stubRetentionMs",
+      "uncommittedRetentionMs",
+      "finishedTombstoneMs",
+      "lazyAppendMs",
+    ] as const
+  ) nonNegative(`jobs.${name}`, config[name]);
+  // Shedding load must start before submits time out, or it sheds nothing.
+  relation(
+    "jobs.submitQueueAgeMaxMs",
+    config.submitQueueAgeMaxMs,
+    "<",
+    "jobs.submitTimeoutMs",
+    config.submitTimeoutMs,
+  );
+  // A confirm round must not race the live coordinator's own commit.
+  relation(
+    "jobs.submitTimeoutMs",
+    config.submitTimeoutMs,
+    "<",
+    "jobs.confirmDelayMs",
+    config.confirmDelayMs,
+  );
+  relation(
+    "jobs.maxAttemptsDefault",
+    config.maxAttemptsDefault,
+    "<=",
+    "jobs.maxAttemptsMax",
+    config.maxAttemptsMax,
+  );
+  // History is u16-counted on the wire and in records.
+  relation("jobs.historyMax", config.historyMax, "<=", "1024", 1024);
+  relation("jobs.maxAttemptsMax", config.maxAttemptsMax, "<=", "65535", 65535);
+  return config;
+}

@@ -1,0 +1,155 @@
+/**
+ * The load generator's protocol and its parent's side (`hookd bench generator`, run by the
+ * sweeps, `bench replication` and chaos runs): the JSON lines its parent writes to its stdin
+ * (one command per step), the lines it answers on stdout (progress, then one report per
+ * step), its ids file, and `GeneratorProcess`, which starts it and speaks that protocol.
+ *
+ * Process plumbing, below the commands that drive a generator (src/bench/, src/chaos/), so that
+ * chaos does not import the bench harness. The generator itself stays in
+ * src/bench/load_generator.ts. Owns the wire and the child process; judges nothing.
+ */
+
+import { hookdCommand } from "./self_command.ts";
+import { readLines } from "../lib/lines.ts";
+
+export type GeneratorCommand =
+  | { readonly op: "open"; readonly step: string; readonly rate: number; readonly seconds: number }
+  | {
+    readonly op: "max";
+    readonly step: string;
+    readonly seconds: number;
+    readonly outstanding: number;
+  }
+  | { readonly op: "exit" };
+
+/** What one step did, as its `done` line says. */
+export interface StepReport {
+  readonly op: "done";
+  readonly step: string;
+  /** Submits the step was asked for (rate × seconds; 0 for a closed-loop step). */
+  readonly asked: number;
+  /** Submits really sent. */
+  readonly offered: number;
+  readonly accepted: number;
+  readonly rejected: number;
+  readonly errors: number;
+  /** Non-accepted outcomes by code. */
+  readonly codes: Record<string, number>;
+  /** From the step's start to its last send, s. */
+  readonly send_seconds: number;
+  /** From the step's start until the last answer came, s. */
+  readonly seconds: number;
+  /** Accepted submits per second of the send window. */
+  readonly accepted_per_s: number | null;
+  /**
+   * Submits acknowledged by the end of the send window: a closed loop's throughput is these
+   * over `send_seconds` (the answers to the submits still outstanding at the end come later
+   * and belong to no window).
+   */
+  readonly accepted_by_send_end: number;
+  /** From the step's start to its first acknowledgement, s (null: none): the pipeline's fill. */
+  readonly first_ack_seconds: number | null;
+  /** Submit (scheduled time) → acknowledgement, ms. */
+  readonly ack_p50_ms: number | null;
+  readonly ack_p90_ms: number | null;
+  readonly ack_p99_ms: number | null;
+  readonly ack_max_ms: number | null;
+  /** Submits sent more than 1 ms after their scheduled time (the in-flight bound held them). */
+  readonly sent_late: number;
+  readonly ids_file: string;
+  /** User + system CPU of this process over the step, ms. */
+  readonly cpu_ms: number;
+}
+
+export interface ProgressLine {
+  readonly op: "progress";
+  readonly step: string;
+  readonly elapsed_s: number;
+  readonly offered: number;
+  readonly accepted: number;
+  readonly rejected: number;
+  readonly errors: number;
+}
+
+/** The load generator process and its command channel. */
+export class GeneratorProcess {
+  readonly #child: Deno.ChildProcess;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #lines: AsyncGenerator<string, void, undefined>;
+  readonly #stderr: Promise<void>;
+
+  private constructor(child: Deno.ChildProcess, log: (line: string) => void) {
+    this.#child = child;
+    this.#writer = child.stdin.getWriter();
+    this.#lines = readLines(child.stdout);
+    this.#stderr = (async () => {
+      for await (const line of readLines(child.stderr)) if (line !== "") log(`[generator] ${line}`);
+    })();
+  }
+
+  /** Starts `hookd bench generator <args>`. */
+  static start(
+    args: readonly string[],
+    env: Record<string, string>,
+    log: (line: string) => void,
+  ): GeneratorProcess {
+    const child = hookdCommand(["bench", "generator", ...args], { stdin: "piped", env }).spawn();
+    return new GeneratorProcess(child, log);
+  }
+
+  get pid(): number {
+    return this.#child.pid;
+  }
+
+  /** Runs one step; `onProgress` sees each progress line. Throws if the generator died. */
+  async run(
+    command: Exclude<GeneratorCommand, { op: "exit" }>,
+    onProgress: (line: ProgressLine) => void,
+  ): Promise<StepReport> {
+    await this.#writer.write(new TextEncoder().encode(JSON.stringify(command) + "\n"));
+    for (;;) {
+      const next = await this.#lines.next();
+      if (next.done) throw new Error("the generator exited in the middle of a step");
+      if (next.value === "") continue;
+      const line = JSON.parse(next.value) as ProgressLine | StepReport;
+      if (line.op === "progress") onProgress(line);
+      else return line;
+    }
+  }
+
+  /** Asks it to exit and waits (SIGKILL after `graceMs`). */
+  async close(graceMs = 5_000): Promise<void> {
+    try {
+      await this.#writer.write(new TextEncoder().encode(JSON.stringify({ op: "exit" }) + "\n"));
+      await this.#writer.close();
+    } catch {
+      // Already gone.
+    }
+    const timer = setTimeout(() => {
+      try {
+        this.#child.kill("SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }, graceMs);
+    try {
+      for await (const _ of this.#lines) { /* drain */ }
+      await this.#stderr;
+      await this.#child.status;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Reads a generator ids file: accepted id → [scheduled, acknowledged] wall ms. */
+export async function readIdsFile(path: string): Promise<Array<[string, number, number]>> {
+  const text = await Deno.readTextFile(path);
+  const out: Array<[string, number, number]> = [];
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    const [id, scheduled, acked] = line.split("\t");
+    out.push([id!, Number(scheduled), Number(acked)]);
+  }
+  return out;
+}
