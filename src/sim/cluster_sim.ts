@@ -48,7 +48,7 @@ import {
   type WalFailureLog,
 } from "./sim_history.ts";
 import { profileFor, SIM_DELIVERY, SIM_NODES, type SimProfile } from "./sim_profile.ts";
-import { SimFaults } from "./sim_faults.ts";
+import { type FaultStats, SimFaults } from "./sim_faults.ts";
 import type { Slot } from "./sim_slot.ts";
 import { SimWorkload } from "./sim_workload.ts";
 
@@ -70,7 +70,8 @@ export interface ClusterSimOptions {
   onTrace?: (line: string) => void;
 }
 
-export interface SimStats {
+/** What a run counted; the faults' counts are `FaultStats`'s. */
+export interface SimStats extends FaultStats {
   submits: number;
   acked: number;
   ackedExisting: number;
@@ -89,14 +90,6 @@ export interface SimStats {
   leftoverUncommitted: number;
   /** Acknowledged jobs compacted where they finished yet still pending on a live replica. */
   zombies: number;
-  crashes: number;
-  restarts: number;
-  partitions: number;
-  oneWayCuts: number;
-  stalls: number;
-  receiverOutages: number;
-  lossyNodes: number;
-  diskFaults: number;
   virtualMs: number;
   drainMs: number;
   events: number;
