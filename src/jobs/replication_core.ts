@@ -38,15 +38,12 @@ import {
   type AckStatus,
   type ClientOutcome,
   decodeMessage,
-  decodeWalBatch,
   encodeMessage,
-  encodeRecord,
-  encodeWalBatch,
   type JobsMessage,
   type OutgoingMessage,
-  type Skipped,
   type SyncCursor,
-} from "./job_codec.ts";
+} from "./job_messages.ts";
+import { decodeWalBatch, encodeRecord, encodeWalBatch, type Skipped } from "./job_codec.ts";
 import {
   type AttemptEntry,
   type HeldRanges,

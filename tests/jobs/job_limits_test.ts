@@ -10,13 +10,12 @@ import { assert, assertEquals, assertThrows } from "../assert.ts";
 import { deliveryDefaults, JOB_LIMITS, walDefaults } from "../../src/config.ts";
 import { AssertionError } from "../../src/lib/assert.ts";
 import {
-  decodeMessage,
   decodeRecord,
   decodeWalBatch,
-  encodeMessage,
   encodeRecord,
   encodeWalBatch,
 } from "../../src/jobs/job_codec.ts";
+import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import type { JobSpec } from "../../src/jobs/job_model.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
 import { checkJobLimits, utf8Bytes } from "../../src/jobs/job_limits.ts";
