@@ -539,8 +539,12 @@ export interface Skipped {
 // WAL batches: what one `Wal.append` holds (the records one flush of the job store made).
 // ---------------------------------------------------------------------------------------------
 
+/** A WAL batch's bytes before its records: magic u8, version u8, record count u32. */
+export const WAL_BATCH_HEADER_BYTES = 6;
+
+/** A WAL batch: its header, then each record prefixed by its u32 length. */
 export function encodeWalBatch(records: readonly Uint8Array[]): Uint8Array {
-  let size = 6;
+  let size = WAL_BATCH_HEADER_BYTES;
   for (const r of records) size += 4 + r.length;
   const w = new ByteWriter(size);
   w.u8(WAL_BATCH_MAGIC).u8(WAL_BATCH_VERSION);

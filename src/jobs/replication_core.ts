@@ -43,7 +43,13 @@ import {
   type OutgoingMessage,
   type SyncCursor,
 } from "./job_messages.ts";
-import { decodeWalBatch, encodeRecord, encodeWalBatch, type Skipped } from "./job_codec.ts";
+import {
+  decodeWalBatch,
+  encodeRecord,
+  encodeWalBatch,
+  type Skipped,
+  WAL_BATCH_HEADER_BYTES,
+} from "./job_codec.ts";
 import {
   type AttemptEntry,
   type HeldRanges,
@@ -560,6 +566,11 @@ export class ReplicationCore {
     assert(voters.includes(options.self), "the voter set includes this node");
     this.voters = voters;
     this.quorum = Math.floor(voters.length / 2) + 1;
+    // Any two majorities of N intersect: what the keyed-submit and commit rules rest on.
+    assert(
+      this.quorum <= voters.length && 2 * this.quorum > voters.length,
+      `quorum ${this.quorum} of ${voters.length} voters is not a majority`,
+    );
     this.#peers = voters.filter((v) => v !== options.self);
     this.#rng = options.rng;
     this.#registry = options.metrics;
@@ -1241,6 +1252,14 @@ export class ReplicationCore {
       for (const r of p.requests) this.#answer(r.requestId, p.jobId, true);
       return;
     }
+    // Votes, conflicts and blocks each count distinct voters (a peer's repeated ACK is a set
+    // insert): more of them than voters means a forged or miscounted vote got in.
+    assert(
+      p.votes.size <= this.voters.length && p.conflicts.size <= this.voters.length &&
+        p.blocked.size <= this.voters.length,
+      `proposal ${p.jobId}: ${p.votes.size} votes, ${p.conflicts.size} conflicts, ` +
+        `${p.blocked.size} blocked among ${this.voters.length} voters`,
+    );
     const committedConflict = [...p.conflicts.values()].some((committed) => committed);
     const possible = this.voters.length - p.conflicts.size;
     if (!committedConflict && possible >= this.quorum && possible - p.blocked.size < this.quorum) {
@@ -1718,6 +1737,13 @@ export class ReplicationCore {
   persisted(nowMs: number, token: number): void {
     const batch = this.#pendingAppends.get(token);
     if (batch === undefined) return;
+    // The WAL makes appends durable in the order they were issued (a Map keeps insertion
+    // order): a token that overtook an earlier one would mark its stamps held while the
+    // earlier records could still be lost.
+    assert(
+      this.#pendingAppends.keys().next().value === token,
+      `append ${token} persisted before an earlier pending append`,
+    );
     this.#pendingAppends.delete(token);
     for (const s of batch.stamps) {
       this.tracker.add(s.origin, s.seq);
@@ -2560,6 +2586,12 @@ export class ReplicationCore {
     const token = this.#nextToken++;
     this.#pendingAppends.set(token, batch);
     const payload = encodeWalBatch(batch.records);
+    // Batch accounting: the bytes the batcher counted (what it split batches by, against the
+    // WAL's record bound) are the bytes written, the batch header aside.
+    assert(
+      payload.length === batch.bytes + WAL_BATCH_HEADER_BYTES,
+      `append ${token}: ${payload.length} bytes encoded, ${batch.bytes} counted`,
+    );
     this.#appendedBytesSinceCheckpoint += payload.length;
     this.#outputs.push({ type: "append", token, payload });
     if (
