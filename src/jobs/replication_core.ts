@@ -43,13 +43,8 @@ import {
   type OutgoingMessage,
   type SyncCursor,
 } from "./job_messages.ts";
-import {
-  decodeWalBatch,
-  encodeRecord,
-  encodeWalBatch,
-  type Skipped,
-  WAL_BATCH_HEADER_BYTES,
-} from "./job_codec.ts";
+import { decodeWalBatch, encodeRecord, encodeWalBatch, type Skipped } from "./job_codec.ts";
+import { type AppendBatch, AppendBatcher, WAL_BATCH_SLACK_BYTES } from "./append_batcher.ts";
 import {
   type AttemptEntry,
   type HeldRanges,
@@ -67,9 +62,6 @@ import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import { ownerOf } from "./preference.ts";
 import { missingRanges, SeqTracker, summaryHas } from "./seq_tracker.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
-
-/** Room a WAL batch needs besides its records' bytes (its header, each record's length). */
-const WAL_BATCH_SLACK_BYTES = 64;
 
 export type CorePhase = "recovering" | "catching_up" | "ready" | "stopping" | "failed";
 
@@ -120,28 +112,6 @@ export interface ReplicationCoreOptions {
   readonly walRecordBytesMax: number;
   /** Largest payload a UDP client may submit (`delivery.payloadBytesMax`). */
   readonly payloadBytesMax: number;
-}
-
-/** What a persisted append lets happen. */
-interface AppendBatch {
-  readonly records: Uint8Array[];
-  bytes: number;
-  /** Stamps held durably once the batch is. */
-  readonly stamps: Stamp[];
-  /** Skip ranges held once durable. */
-  readonly skips: Array<{ origin: string; from: number; to: number }>;
-  /** ACKs to send once durable: voter → entries. */
-  readonly acks: Map<string, AckEntry[]>;
-  /** Own proposals whose local copy is in this batch (stamp keys). */
-  readonly votes: string[];
-  /** Own-origin records in the batch (released from the pending bound when durable). */
-  ownRecords: number;
-  /** Jobs made dead by a record in the batch: listed as dead letters once it is durable. */
-  readonly deadJobs: string[];
-  /** Held summaries to merge once durable (snapshot catch-up). */
-  readonly heldMerges: JobRecord[];
-  /** Holds a record other than a COMMIT or DONE (see `#waitedOn`). */
-  awaitedRecords: boolean;
 }
 
 type ProposalKind = "submit" | "confirm" | "revive";
@@ -205,42 +175,6 @@ const OWNER_CACHE_MAX = 65_536;
 
 function stampKey(s: Stamp): string {
   return s.origin + STAMP_SEP + s.seq;
-}
-
-/**
- * Stamps of records applied here whose append is not yet durable, with that append's token:
- * per origin a numeric map (a string key per record was a measurable share of the garbage).
- */
-class StampTokens {
-  readonly #byOrigin = new Map<string, Map<number, number>>();
-
-  get(stamp: Stamp): number | undefined {
-    return this.#byOrigin.get(stamp.origin)?.get(stamp.seq);
-  }
-
-  set(stamp: Stamp, token: number): void {
-    let m = this.#byOrigin.get(stamp.origin);
-    if (m === undefined) {
-      m = new Map();
-      this.#byOrigin.set(stamp.origin, m);
-    }
-    m.set(stamp.seq, token);
-  }
-
-  /** Forgets `stamp` if it still waits on `token` (a later append may hold it again). */
-  deleteIf(stamp: Stamp, token: number): void {
-    const m = this.#byOrigin.get(stamp.origin);
-    if (m !== undefined && m.get(stamp.seq) === token) m.delete(stamp.seq);
-  }
-
-  clear(): void {
-    this.#byOrigin.clear();
-  }
-
-  /** The seqs of `origin` waiting for their append, ascending. */
-  seqs(origin: string): number[] {
-    return [...(this.#byOrigin.get(origin)?.keys() ?? [])].sort((a, b) => a - b);
-  }
 }
 
 /** `ranges` (ascending, disjoint, inclusive) without the seqs in `minus` (ascending). */
@@ -503,21 +437,8 @@ export class ReplicationCore {
   /** `ownerOf` answers under the current set of down voters (cleared when it changes). */
   readonly #owners = new Map<string, string | undefined>();
   #outputs: CoreOutput[] = [];
-  #nextToken = 1;
-  #batch: AppendBatch | undefined;
-  /** When the batch being built is written even if nothing waits on it (`lazyAppendMs`). */
-  #appendDueMs = Infinity;
-  /** Write the batch being built at the next flush, waited on or not. */
-  #appendDue = false;
-  readonly #pendingAppends = new Map<number, AppendBatch>();
-  /** Records applied but whose append is not yet durable: stamp key → token. */
-  readonly #notDurable = new StampTokens();
-  /**
-   * Jobs a DEAD record (or a dead state) made dead here whose append is not yet durable → the
-   * token of that append. They are not listed as dead letters nor revived until it is: the
-   * contract of src/delivery/types.ts (a `dead` report is durable before the job is listed).
-   */
-  readonly #deadNotDurable = new Map<string, number>();
+  /** The WAL batch being built and the appends not yet durable (append_batcher.ts). */
+  readonly #appends: AppendBatcher;
   /** Per-peer records to send this flush. */
   readonly #outbox = new Map<string, Uint8Array[]>();
   readonly #proposals = new Map<string, Proposal>();
@@ -577,6 +498,7 @@ export class ReplicationCore {
     this.#metrics = registerMetrics(options.metrics);
     this.#walRecordBytesMax = options.walRecordBytesMax;
     this.#payloadBytesMax = options.payloadBytesMax;
+    this.#appends = new AppendBatcher(options.walRecordBytesMax, this.config.lazyAppendMs);
     this.table = new JobTable({
       historyMax: this.config.historyMax,
       finishedRetentionMs: this.config.finishedRetentionMs,
@@ -805,7 +727,7 @@ export class ReplicationCore {
     // catch-up just brought back are still being written, and must not be voided.
     const holes = subtractSeqs(
       this.tracker.gaps(this.self, known, 4096),
-      this.#notDurable.seqs(this.self),
+      this.#appends.notDurableSeqs(this.self),
     );
     const ranges: Array<[number, number]> = [...holes];
     ranges.push([known + 1, known + margin]);
@@ -974,7 +896,7 @@ export class ReplicationCore {
     const entry = this.table.get(jobId);
     if (
       entry === undefined || entry.spec === undefined || entry.phase !== "dead" ||
-      this.#deadNotDurable.has(jobId)
+      this.#appends.deadNotDurable(jobId)
     ) {
       this.#outputs.push({
         type: "revive-done",
@@ -1005,7 +927,7 @@ export class ReplicationCore {
     limit: number,
     after?: number,
   ): { items: JobEntry[]; more: boolean; next: number | undefined } {
-    return this.table.deadLetters(limit, after, (jobId) => !this.#deadNotDurable.has(jobId));
+    return this.table.deadLetters(limit, after, (jobId) => !this.#appends.deadNotDurable(jobId));
   }
 
   /** Looks a job up here, or asks the peers when this node does not hold it. */
@@ -1205,8 +1127,8 @@ export class ReplicationCore {
     // Already durable here (a confirm of a record we hold): our vote counts at once.
     if (localStored && this.tracker.has(stamp.origin, stamp.seq)) proposal.votes.add(this.self);
     else if (localStored) {
-      const token = this.#notDurable.get(stamp);
-      if (token !== undefined) this.#batchFor(token)?.votes.push(key);
+      const token = this.#appends.notDurableToken(stamp);
+      if (token !== undefined) this.#appends.batchFor(token)?.votes.push(key);
     }
     return proposal;
   }
@@ -1384,61 +1306,11 @@ export class ReplicationCore {
     this.#lazyDueMs = Math.min(this.#lazyDueMs, nowMs + this.config.lazySendMs);
   }
 
-  #appendBatch(): AppendBatch {
-    this.#batch ??= {
-      records: [],
-      bytes: 0,
-      stamps: [],
-      skips: [],
-      acks: new Map(),
-      votes: [],
-      ownRecords: 0,
-      deadJobs: [],
-      heldMerges: [],
-      awaitedRecords: false,
-    };
-    return this.#batch;
-  }
-
-  /** Adds a record to the append being built (starting a new one when full); returns it. */
+  /** Adds a record to the append being built (the full one goes to the WAL first). */
   #addToBatch(bytes: Uint8Array, record: JobRecord): AppendBatch {
-    let batch = this.#appendBatch();
     // One WAL append must stay under the WAL's record bound: start a new batch when full.
-    if (
-      batch.bytes + bytes.length + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax &&
-      batch.records.length > 0
-    ) {
-      this.#emitAppend();
-      batch = this.#appendBatch();
-    }
-    if (record.type !== "commit" && record.type !== "done") batch.awaitedRecords = true;
-    batch.records.push(bytes);
-    batch.bytes += bytes.length + 4;
-    const deadJobId = record.type === "dead"
-      ? record.jobId
-      : record.type === "state" && record.state.phase === "dead"
-      ? record.state.jobId
-      : undefined;
-    if (deadJobId !== undefined) {
-      batch.deadJobs.push(deadJobId);
-      this.#deadNotDurable.set(deadJobId, this.#nextToken);
-    }
-    if ("stamp" in record) {
-      batch.stamps.push(record.stamp);
-      this.#notDurable.set(record.stamp, this.#nextToken);
-      if (record.type === "skip") {
-        for (const [a, b] of record.ranges) {
-          batch.skips.push({ origin: record.stamp.origin, from: a, to: b });
-        }
-      }
-    }
-    return batch;
-  }
-
-  /** The append a token names: the one being built, or one waiting for its fsync. */
-  #batchFor(token: number): AppendBatch | undefined {
-    if (token === this.#nextToken && this.#batch !== undefined) return this.#batch;
-    return this.#pendingAppends.get(token);
+    if (this.#appends.full(bytes.length)) this.#emitAppend();
+    return this.#appends.add(bytes, record);
   }
 
   #queueRecord(peer: string, bytes: Uint8Array): void {
@@ -1570,7 +1442,7 @@ export class ReplicationCore {
         if (wantsAck) immediate.push(this.#ackFor(record));
         continue;
       }
-      const pendingToken = this.#notDurable.get(record.stamp);
+      const pendingToken = this.#appends.notDurableToken(record.stamp);
       if (pendingToken !== undefined) {
         if (wantsAck) this.#deferAck(pendingToken, from, this.#ackFor(record));
         continue;
@@ -1582,7 +1454,7 @@ export class ReplicationCore {
       this.log.add(record.stamp.origin, record.stamp.seq, bytes);
       if (!wantsAck) continue;
       const entry = this.#ackFor(record, effect === "conflict");
-      if (entry.status === "ok") this.#deferAck(this.#nextToken, from, entry);
+      if (entry.status === "ok") this.#deferAck(this.#appends.nextToken, from, entry);
       else immediate.push(entry);
     }
     if (immediate.length > 0) this.#sendAcks(from, immediate);
@@ -1644,7 +1516,7 @@ export class ReplicationCore {
   }
 
   #deferAck(token: number, to: string, entry: AckEntry): void {
-    const batch = this.#batchFor(token);
+    const batch = this.#appends.batchFor(token);
     if (batch === undefined) {
       // The append already completed: the record is durable.
       this.#sendAcks(to, [entry]);
@@ -1735,25 +1607,10 @@ export class ReplicationCore {
 
   /** The WAL made a batch durable. Tokens complete in issue order. */
   persisted(nowMs: number, token: number): void {
-    const batch = this.#pendingAppends.get(token);
+    const batch = this.#appends.complete(token);
     if (batch === undefined) return;
-    // The WAL makes appends durable in the order they were issued (a Map keeps insertion
-    // order): a token that overtook an earlier one would mark its stamps held while the
-    // earlier records could still be lost.
-    assert(
-      this.#pendingAppends.keys().next().value === token,
-      `append ${token} persisted before an earlier pending append`,
-    );
-    this.#pendingAppends.delete(token);
-    for (const s of batch.stamps) {
-      this.tracker.add(s.origin, s.seq);
-      this.#notDurable.deleteIf(s, token);
-    }
+    for (const s of batch.stamps) this.tracker.add(s.origin, s.seq);
     for (const s of batch.skips) this.tracker.addRange(s.origin, s.from, s.to);
-    // Only the job's latest DEAD counts: an earlier one may be of an earlier generation.
-    for (const jobId of batch.deadJobs) {
-      if (this.#deadNotDurable.get(jobId) === token) this.#deadNotDurable.delete(jobId);
-    }
     for (const r of batch.heldMerges) {
       if (r.type === "meta") this.tracker.merge(r.held);
     }
@@ -1793,13 +1650,10 @@ export class ReplicationCore {
         });
       }
     }
-    this.#pendingAppends.clear();
-    this.#batch = undefined;
-    this.#appendDueMs = Infinity;
     // Records whose append was lost with the WAL are not on their way to disk any more: kept
     // here, a repeat of one (a confirm round) deferred its ACK to an append that no longer
     // exists, which reads as "already durable", and voted with a disk that does not hold it.
-    this.#notDurable.clear();
+    this.#appends.clear();
     for (const jobId of [...this.#scheduled.keys()]) this.#cancel(jobId);
     this.#log("storage-failed", { reason });
   }
@@ -1809,7 +1663,7 @@ export class ReplicationCore {
     if (this.#phase === "ready" || this.#phase === "catching_up") this.#phase = "stopping";
     // What waits to ride along leaves with the next flush: the node is about to go.
     this.#lazyDue = true;
-    this.#appendDue = true;
+    this.#appends.markDue();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1884,7 +1738,7 @@ export class ReplicationCore {
     const record = build(this.#ownStamp(), gen);
     this.#applyAndReact(nowMs, record, wallMs);
     this.#originate(record, undefined, nowMs);
-    return this.#nextToken;
+    return this.#appends.nextToken;
   }
 
   #attempt(
@@ -2413,7 +2267,7 @@ export class ReplicationCore {
       this.#metrics.finishedElsewhere.inc(finished.length);
       this.#log("finished-elsewhere", { jobs: finished.length });
     }
-    this.#appendBatch().heldMerges.push({ type: "meta", nextOwnSeq: 0, held });
+    this.#appends.current().heldMerges.push({ type: "meta", nextOwnSeq: 0, held });
     for (const h of held) {
       const top = h.above.length > 0 ? h.above[h.above.length - 1]![1] : h.contiguous;
       this.log.raiseFloor(h.origin, top);
@@ -2495,7 +2349,7 @@ export class ReplicationCore {
       }
     }
     if (nowMs >= this.#lazyDueMs) this.#lazyDue = true;
-    if (nowMs >= this.#appendDueMs) this.#appendDue = true;
+    this.#appends.tick(nowMs);
     if (nowMs >= this.#deferredAtMs) {
       this.#deferredAtMs = Infinity;
       const ids = [...this.#deferred];
@@ -2509,7 +2363,7 @@ export class ReplicationCore {
   }
 
   nextDeadlineMs(): number {
-    let t = Math.min(this.#expireAtMs, this.#deferredAtMs, this.#lazyDueMs, this.#appendDueMs);
+    let t = Math.min(this.#expireAtMs, this.#deferredAtMs, this.#lazyDueMs, this.#appends.dueMs);
     const top = this.#timers.peek();
     if (top !== undefined) t = Math.min(t, top.atMs);
     if (this.#phase === "catching_up") t = Math.min(t, this.#catchupNextMs);
@@ -2550,48 +2404,13 @@ export class ReplicationCore {
   }
 
   /**
-   * Whether something waits on `batch`'s fsync: a vote, an ACK, a held summary to merge, or a
-   * record other than a COMMIT or DONE (a SUBMIT to vote for, a retry the engine awaits). A
-   * batch of only COMMITs and DONEs is not waited on: it may wait for one that is.
-   */
-  #waitedOn(batch: AppendBatch): boolean {
-    return batch.awaitedRecords || batch.votes.length > 0 || batch.acks.size > 0 ||
-      batch.heldMerges.length > 0;
-  }
-
-  /**
    * Hands the batch being built to the WAL; at `nowMs`, one nobody waits on may stay until
    * `lazyAppendMs` later. Without `nowMs` (the batch is full) it goes now.
    */
   #emitAppend(nowMs?: number): void {
-    const batch = this.#batch;
-    if (batch === undefined) return;
-    if (
-      batch.records.length === 0 && batch.acks.size === 0 && batch.votes.length === 0 &&
-      batch.heldMerges.length === 0
-    ) {
-      this.#batch = undefined;
-      return;
-    }
-    if (
-      nowMs !== undefined && !this.#waitedOn(batch) && !this.#appendDue &&
-      this.config.lazyAppendMs > 0
-    ) {
-      this.#appendDueMs = Math.min(this.#appendDueMs, nowMs + this.config.lazyAppendMs);
-      return;
-    }
-    this.#batch = undefined;
-    this.#appendDue = false;
-    this.#appendDueMs = Infinity;
-    const token = this.#nextToken++;
-    this.#pendingAppends.set(token, batch);
-    const payload = encodeWalBatch(batch.records);
-    // Batch accounting: the bytes the batcher counted (what it split batches by, against the
-    // WAL's record bound) are the bytes written, the batch header aside.
-    assert(
-      payload.length === batch.bytes + WAL_BATCH_HEADER_BYTES,
-      `append ${token}: ${payload.length} bytes encoded, ${batch.bytes} counted`,
-    );
+    const taken = this.#appends.take(nowMs);
+    if (taken === undefined) return;
+    const { token, payload } = taken;
     this.#appendedBytesSinceCheckpoint += payload.length;
     this.#outputs.push({ type: "append", token, payload });
     if (
