@@ -8,7 +8,10 @@
  * Owns: the job table, the per-origin "held" tracker, the catch-up log, proposals (submits,
  * confirm rounds and manual retries waiting for their majority), the ownership view, the
  * catch-up state. Must not: do I/O, read a clock, call Math.random, or decide delivery timing
- * (the delivery engine does).
+ * (the delivery engine does). Delegates to pieces it owns: the WAL batch being built and the
+ * appends awaiting their fsync (append_batcher.ts), the serving side of sync exchanges and
+ * its snapshot sessions (sync_server.ts), the voter view and owner cache (ownership_view.ts),
+ * metric registration (core_metrics.ts).
  *
  * Durability order (what the shell must respect, etcd-raft style):
  * - An `append` output must be durable (WAL write + fsync) before the shell calls
@@ -29,10 +32,10 @@ import { type JobsConfig, jobsDefaults, validateJobsConfig } from "../config.ts"
 import { assert } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import type { Rng } from "../lib/rng.ts";
-import type { Counter, Gauge, MetricsRegistry } from "../metrics/registry.ts";
-import type { Histogram } from "../metrics/histogram.ts";
+import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
 import type { DeliveryJob, DeliveryReport, ResumeState } from "../delivery/types.ts";
 import { CatchupLog } from "./catchup_log.ts";
+import { type CoreMetrics, registerMetrics } from "./core_metrics.ts";
 import {
   type AckEntry,
   type AckStatus,
@@ -60,13 +63,15 @@ import { checkJobLimits } from "./job_limits.ts";
 import { JobTable } from "./job_table.ts";
 import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import { ownerOf } from "./preference.ts";
-import { missingRanges, SeqTracker, summaryHas } from "./seq_tracker.ts";
+import { OwnershipView, type VoterState } from "./ownership_view.ts";
+import { SeqTracker, summaryHas } from "./seq_tracker.ts";
+import { SyncServer } from "./sync_server.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
 
 export type CorePhase = "recovering" | "catching_up" | "ready" | "stopping" | "failed";
 
 /** How this node sees a voter (from membership). Unknown voters count as alive. */
-export type VoterState = "alive" | "suspect" | "dead" | "left";
+export type { VoterState } from "./ownership_view.ts";
 
 export type CoreOutput =
   /** Append `payload` to the WAL; call `persisted(token)` once it is durable. */
@@ -170,9 +175,6 @@ interface TimerItem {
 
 const STAMP_SEP = "\u0000";
 
-/** Owners remembered by `ownerOf`: the jobs of the last few seconds at full rate. */
-const OWNER_CACHE_MAX = 65_536;
-
 function stampKey(s: Stamp): string {
   return s.origin + STAMP_SEP + s.seq;
 }
@@ -227,25 +229,8 @@ interface SyncExchange {
   tries: number;
 }
 
-/**
- * A snapshot this node serves page by page: a live walk of its table (entries removed before
- * the walk reaches them are skipped, entries added are visited), with the coverage it had at
- * the start, which every state visited later reflects.
- */
-interface SnapshotSession {
-  readonly id: number;
-  readonly walk: Iterator<JobRecord>;
-  readonly held: readonly HeldRanges[];
-  /** The page sent last, sent again if it is asked for again (a part was lost). */
-  last: { readonly page: number; readonly records: Uint8Array[]; readonly more: boolean };
-  usedAtMs: number;
-}
-
 /** Sync exchanges tracked at once (the oldest goes past it). */
 const SYNC_EXCHANGES_MAX = 64;
-
-/** Snapshot sessions served at once (the least recently used goes past it). */
-const SNAPSHOT_SESSIONS_MAX = 16;
 
 /**
  * Pages an anti-entropy exchange asks for again without an answer before it is dropped (the
@@ -258,134 +243,6 @@ const SYNC_SUMMARY_RANGES_MAX = 1024;
 
 /** Largest seq a 53-bit field carries. */
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
-
-interface CoreMetrics {
-  submitsAccepted: Counter;
-  submitsExisting: Counter;
-  rejected: Map<string, Counter>;
-  quorumWaitMs: Histogram;
-  replMessages: Counter;
-  replBytes: Counter;
-  replRecords: Counter;
-  acksSent: Counter;
-  decodeErrors: Counter;
-  forgedSenders: Counter;
-  recordsUndecodable: Counter;
-  handoffsSent: Counter;
-  handoffsReceived: Counter;
-  catchupRecords: Counter;
-  catchupSnapshots: Counter;
-  confirmRounds: Counter;
-  commitConflicts: Counter;
-  finishedElsewhere: Counter;
-  staleHandoffs: Counter;
-  jobsPending: Gauge;
-  queueAgeRefusals: Counter;
-  jobsDead: Gauge;
-  jobsDelivered: Gauge;
-  jobsUncommitted: Gauge;
-  proposals: Gauge;
-  scheduled: Gauge;
-  logBytes: Gauge;
-  goneTombstones: Gauge;
-  lateRecords: Gauge;
-}
-
-function registerMetrics(m: MetricsRegistry): CoreMetrics {
-  return {
-    submitsAccepted: m.counter(
-      "hookd_jobs_submits_total",
-      "Submits answered, by result",
-      { result: "accepted" },
-    ),
-    submitsExisting: m.counter(
-      "hookd_jobs_submits_total",
-      "Submits answered, by result",
-      { result: "existing" },
-    ),
-    rejected: new Map(),
-    quorumWaitMs: m.histogram(
-      "hookd_jobs_quorum_wait_ms",
-      "Submit to majority-durable on the node that took it, ms",
-    ),
-    replMessages: m.counter(
-      "hookd_jobs_repl_messages_total",
-      "Replication messages sent (records to peers)",
-    ),
-    replBytes: m.counter("hookd_jobs_repl_bytes_total", "Replication message bytes sent"),
-    replRecords: m.counter(
-      "hookd_jobs_repl_records_total",
-      "Records sent to peers in replication messages",
-    ),
-    acksSent: m.counter("hookd_jobs_acks_sent_total", "ACK messages sent to proposers"),
-    forgedSenders: m.counter(
-      "hookd_jobs_forged_senders_total",
-      "Voter messages dropped: the sender they name is not a peer voter or not the address " +
-        "the transport authenticated them from",
-    ),
-    decodeErrors: m.counter(
-      "hookd_jobs_decode_errors_total",
-      "Job-store messages or WAL batches that failed to decode (dropped)",
-    ),
-    recordsUndecodable: m.counter(
-      "hookd_jobs_records_undecodable_total",
-      "Records in a peer's message that did not decode: left out, the rest of it applied",
-    ),
-    handoffsSent: m.counter(
-      "hookd_jobs_handoffs_total",
-      "Jobs handed to a new owner after a failover, by direction",
-      { direction: "sent" },
-    ),
-    handoffsReceived: m.counter(
-      "hookd_jobs_handoffs_total",
-      "Jobs handed to a new owner after a failover, by direction",
-      { direction: "received" },
-    ),
-    catchupRecords: m.counter(
-      "hookd_jobs_catchup_records_total",
-      "Records received through catch-up and anti-entropy",
-    ),
-    catchupSnapshots: m.counter(
-      "hookd_jobs_catchup_snapshots_total",
-      "Catch-up replies that had to ship the table (the log no longer covered the gap)",
-    ),
-    confirmRounds: m.counter(
-      "hookd_jobs_confirm_rounds_total",
-      "Confirm rounds run by owners for jobs they held uncommitted",
-    ),
-    finishedElsewhere: m.counter(
-      "hookd_jobs_finished_elsewhere_total",
-      "Pending jobs a snapshot catch-up showed were finished and compacted on a peer",
-    ),
-    staleHandoffs: m.counter(
-      "hookd_jobs_stale_handoffs_total",
-      "Handoffs of a pending job this node held, saw finish and compacted: ignored",
-    ),
-    commitConflicts: m.counter(
-      "hookd_jobs_commit_conflicts_total",
-      "Two committed bodies met for one job id (a broken invariant; must stay 0)",
-    ),
-    jobsPending: m.gauge("hookd_jobs", "Jobs held by state", { state: "pending" }),
-    queueAgeRefusals: m.counter(
-      "hookd_jobs_queue_age_refusals_total",
-      "Submits refused because the oldest waiting submit was older than submitQueueAgeMaxMs",
-    ),
-    jobsDead: m.gauge("hookd_jobs", "Jobs held by state", { state: "dead" }),
-    jobsDelivered: m.gauge("hookd_jobs", "Jobs held by state", { state: "delivered" }),
-    jobsUncommitted: m.gauge("hookd_jobs", "Jobs held by state", { state: "uncommitted" }),
-    proposals: m.gauge("hookd_jobs_proposals", "Submits and confirm rounds awaiting a majority"),
-    scheduled: m.gauge("hookd_jobs_scheduled", "Jobs this node owns and has handed to delivery"),
-    logBytes: m.gauge("hookd_jobs_catchup_log_bytes", "Bytes of records kept to serve catch-up"),
-    goneTombstones: m.gauge(
-      "hookd_jobs_gone_tombstones",
-      "Unkeyed jobs finished and compacted whose tombstone is kept (finishedTombstonesMax)",
-    ),
-    lateRecords: m.gauge(
-      "hookd_jobs_late_records",
-      "Records of a job finished and compacted here that arrived late and were dropped",
-    ),
-  };
-}
 
 /** The hash of everything a client sent in a submit: a keyed retry must match it. */
 export function submitBodyHash(request: SubmitRequest): string {
@@ -421,7 +278,8 @@ export class ReplicationCore {
   #phase: CorePhase = "recovering";
   #nextOwnSeq = 1;
   #ownPending = 0;
-  #view = new Map<string, VoterState>();
+  /** Which voters are down, and the owners that implies (ownership_view.ts). */
+  readonly #ownership: OwnershipView;
   /**
    * Records nobody waits for (COMMIT, delivery reports), by peer: they ride in the next
    * replication message to that peer, or leave on their own at `#lazyDueMs`.
@@ -435,7 +293,6 @@ export class ReplicationCore {
   /** Submit proposals waiting for their majority → when they started, oldest first. */
   readonly #submitsWaiting = new Map<string, number>();
   /** `ownerOf` answers under the current set of down voters (cleared when it changes). */
-  readonly #owners = new Map<string, string | undefined>();
   #outputs: CoreOutput[] = [];
   /** The WAL batch being built and the appends not yet durable (append_batcher.ts). */
   readonly #appends: AppendBatcher;
@@ -464,8 +321,8 @@ export class ReplicationCore {
   /** Sync exchanges this node asked for, by request id. */
   readonly #exchanges = new Map<number, SyncExchange>();
   /** Snapshots this node serves page by page, by requester and request id. */
-  readonly #sessions = new Map<string, SnapshotSession>();
-  #nextSessionId = 1;
+  /** Answers peers' sync requests (sync_server.ts). */
+  readonly #syncServer: SyncServer;
   #catchupNextMs = 0;
   #catchupStartedMs = 0;
   /** Catching up again after a freeze (`stalled`), not after a restart. */
@@ -493,6 +350,7 @@ export class ReplicationCore {
       `quorum ${this.quorum} of ${voters.length} voters is not a majority`,
     );
     this.#peers = voters.filter((v) => v !== options.self);
+    this.#ownership = new OwnershipView(options.self, voters, this.#peers);
     this.#rng = options.rng;
     this.#registry = options.metrics;
     this.#metrics = registerMetrics(options.metrics);
@@ -512,6 +370,13 @@ export class ReplicationCore {
       finishedTombstonesMax: this.config.finishedTombstonesMax,
     });
     this.log = new CatchupLog(this.config.catchupLogBytesMax);
+    this.#syncServer = new SyncServer({
+      tracker: this.tracker,
+      log: this.log,
+      table: this.table,
+      syncReplyBytesMax: this.config.syncReplyBytesMax,
+      syncSessionIdleMs: this.config.syncSessionIdleMs,
+    });
   }
 
   get phase(): CorePhase {
@@ -535,33 +400,20 @@ export class ReplicationCore {
   }
 
   voterState(voter: string): VoterState {
-    if (voter === this.self) return "alive";
-    return this.#view.get(voter) ?? "alive";
+    return this.#ownership.voterState(voter);
   }
 
   isDown(voter: string): boolean {
-    const s = this.voterState(voter);
-    return s === "dead" || s === "left";
+    return this.#ownership.isDown(voter);
   }
 
   /** Voters not held dead or left, this node included. */
   reachableVoters(): number {
-    let n = 0;
-    for (const v of this.voters) if (!this.isDown(v)) n++;
-    return n;
+    return this.#ownership.reachableVoters();
   }
 
   ownerOf(jobId: string): string | undefined {
-    // Asked on every record applied (and several times per minted id); the answer depends
-    // only on the job id and which voters are down, so it is remembered until that changes.
-    if (this.#owners.has(jobId)) return this.#owners.get(jobId);
-    return this.#rememberOwner(jobId, ownerOf(jobId, this.voters, (v) => this.isDown(v)));
-  }
-
-  #rememberOwner(jobId: string, owner: string | undefined): string | undefined {
-    if (this.#owners.size >= OWNER_CACHE_MAX) this.#owners.clear();
-    this.#owners.set(jobId, owner);
-    return owner;
+    return this.#ownership.ownerOf(jobId);
   }
 
   takeOutputs(): CoreOutput[] {
@@ -1081,7 +933,7 @@ export class ReplicationCore {
       id = "job_" + randomHex(this.#rng, 16);
       // Not through the owner cache: the ids this node does not keep would crowd it.
       if (ownerOf(id, this.voters, (v) => this.isDown(v)) === this.self) {
-        this.#rememberOwner(id, this.self);
+        this.#ownership.remember(id, this.self);
         return id;
       }
     }
@@ -1783,19 +1635,10 @@ export class ReplicationCore {
    * the submit still learns of it.
    */
   viewChanged(nowMs: number, view: ReadonlyMap<string, VoterState>): void {
-    const before = this.#view;
-    const next = new Map<string, VoterState>();
-    for (const v of this.#peers) next.set(v, view.get(v) ?? "alive");
-    let changed = false;
-    for (const v of this.#peers) if ((before.get(v) ?? "alive") !== next.get(v)) changed = true;
-    if (!changed) return;
-    const wasDown = (v: string) =>
-      v !== this.self && ((before.get(v) ?? "alive") === "dead" || before.get(v) === "left");
-    this.#view = next;
     // Ownership follows only which voters are down: alive <-> suspect moves no job, so the
     // table is not walked for it (under load suspicions come and go every few seconds).
-    if (this.#peers.every((v) => wasDown(v) === this.isDown(v))) return;
-    this.#owners.clear();
+    const wasDown = this.#ownership.update(view);
+    if (wasDown === undefined) return;
     const handoffs = new Map<string, Uint8Array[]>();
     for (const entry of this.table.entries()) {
       if (entry.phase !== "pending" || entry.spec === undefined) continue;
@@ -1957,128 +1800,10 @@ export class ReplicationCore {
    */
   #onSyncRequest(nowMs: number, m: Extract<JobsMessage, { kind: "sync-req" }>): void {
     const yourSeqMax = this.tracker.max(m.from);
-    const key = m.from + STAMP_SEP + m.requestId;
-    if (m.cursor.kind === "snapshot") {
-      const session = this.#sessions.get(key);
-      if (session === undefined || session.id !== m.cursor.session) {
-        // Gone (expired, evicted, this node restarted): the requester starts over.
-        this.#sendSyncPage(m, false, true, { kind: "start" }, yourSeqMax, [], []);
-        return;
-      }
-      session.usedAtMs = nowMs;
-      if (m.page !== session.last.page) {
-        if (m.page !== session.last.page + 1) return; // a stale request: its answer went
-        session.last = { page: m.page, ...this.#snapshotPage(session) };
-      }
-      this.#sendSnapshotPage(m, session, yourSeqMax);
-      return;
-    }
-    const walked = this.#walkRecords(m);
-    if (walked === undefined) {
-      this.#metrics.catchupSnapshots.inc();
-      const session: SnapshotSession = {
-        id: this.#nextSessionId++,
-        walk: this.table.snapshotRecords(),
-        held: this.tracker.summary(4096),
-        last: { page: m.page, records: [], more: true },
-        usedAtMs: nowMs,
-      };
-      session.last = { page: m.page, ...this.#snapshotPage(session) };
-      this.#sessions.delete(key);
-      if (this.#sessions.size >= SNAPSHOT_SESSIONS_MAX) {
-        let lru: string | undefined;
-        let lruMs = Infinity;
-        for (const [k, s] of this.#sessions) if (s.usedAtMs < lruMs) [lru, lruMs] = [k, s.usedAtMs];
-        if (lru !== undefined) this.#sessions.delete(lru);
-      }
-      this.#sessions.set(key, session);
-      this.#sendSnapshotPage(m, session, yourSeqMax);
-      return;
-    }
-    this.#sendSyncPage(m, false, walked.more, walked.cursor, yourSeqMax, [], walked.records);
-  }
-
-  /**
-   * Up to `syncReplyBytesMax` of the records `m`'s requester lacks, from where its cursor
-   * says; undefined when the log cannot serve them (the requester needs a snapshot).
-   */
-  #walkRecords(
-    m: Extract<JobsMessage, { kind: "sync-req" }>,
-  ): { records: Uint8Array[]; more: boolean; cursor: SyncCursor } | undefined {
-    const origins = this.tracker.origins();
-    const resume = m.cursor.kind === "records" ? m.cursor : undefined;
-    const first = resume !== undefined ? Math.max(0, origins.indexOf(resume.origin)) : 0;
-    const spans: Array<{ origin: string; from: number; to: number; theirs?: HeldRanges }> = [];
-    for (let i = first; i < origins.length; i++) {
-      const origin = origins[i]!;
-      const theirs = m.held.find((h) => h.origin === origin);
-      let from = (theirs?.contiguous ?? 0) + 1;
-      if (resume?.origin === origin) from = Math.max(from, resume.seq + 1);
-      const to = this.tracker.max(origin);
-      if (from > to) continue;
-      if (from <= this.log.floor(origin)) return undefined;
-      spans.push({ origin, from, to, ...(theirs !== undefined ? { theirs } : {}) });
-    }
-    const records: Uint8Array[] = [];
-    let bytes = 0;
-    for (const { origin, from, to, theirs } of spans) {
-      // Only the ranges the peer lacks, and in each only what the log holds: every restart's
-      // SKIP voids up to originPendingMax seqs, so walking each seq up to `to` cost 65,536
-      // lookups per restart ever made, on every anti-entropy round (found profiling the sim).
-      for (const [a, b] of missingRanges(theirs, from, to)) {
-        for (const [seq, r] of this.log.collectSorted(origin, a, b)) {
-          if (records.length > 0 && bytes + r.length > this.config.syncReplyBytesMax) {
-            return { records, more: true, cursor: { kind: "records", origin, seq: seq - 1 } };
-          }
-          records.push(r);
-          bytes += r.length;
-        }
-      }
-    }
-    return { records, more: false, cursor: { kind: "start" } };
-  }
-
-  /** The next page of a snapshot session: at least one record, about `syncReplyBytesMax`. */
-  #snapshotPage(session: SnapshotSession): { records: Uint8Array[]; more: boolean } {
-    const records: Uint8Array[] = [];
-    let bytes = 0;
-    while (bytes < this.config.syncReplyBytesMax) {
-      const next = session.walk.next();
-      if (next.done === true) return { records, more: false };
-      const r = encodeRecord(next.value);
-      records.push(r);
-      bytes += r.length;
-    }
-    return { records, more: true };
-  }
-
-  #sendSnapshotPage(
-    m: Extract<JobsMessage, { kind: "sync-req" }>,
-    session: SnapshotSession,
-    yourSeqMax: number,
-  ): void {
-    const { records, more } = session.last;
-    if (!more) this.#sessions.delete(m.from + STAMP_SEP + m.requestId);
-    this.#sendSyncPage(
-      m,
-      true,
-      more,
-      more ? { kind: "snapshot", session: session.id } : { kind: "start" },
-      yourSeqMax,
-      more ? [] : session.held,
-      records,
-    );
-  }
-
-  #sendSyncPage(
-    m: Extract<JobsMessage, { kind: "sync-req" }>,
-    snapshot: boolean,
-    more: boolean,
-    cursor: SyncCursor,
-    yourSeqMax: number,
-    held: readonly HeldRanges[],
-    records: readonly Uint8Array[],
-  ): void {
+    const answer = this.#syncServer.answer(nowMs, m);
+    if (answer === undefined) return;
+    if (answer.snapshotStarted) this.#metrics.catchupSnapshots.inc();
+    const { snapshot, more, cursor, held, records } = answer.page;
     this.#sendChunked(m.from, records, (chunk, part, parts) => ({
       kind: "sync-reply",
       from: this.self,
@@ -2150,9 +1875,7 @@ export class ReplicationCore {
       if (!ex.catchup && ex.tries >= SYNC_TRIES_MAX) this.#exchanges.delete(id);
       else this.#askPage(nowMs, ex);
     }
-    for (const [key, session] of this.#sessions) {
-      if (nowMs >= session.usedAtMs + this.config.syncSessionIdleMs) this.#sessions.delete(key);
-    }
+    this.#syncServer.expire(nowMs);
   }
 
   #onSyncReply(
@@ -2370,9 +2093,7 @@ export class ReplicationCore {
     for (const ex of this.#exchanges.values()) {
       t = Math.min(t, ex.askedAtMs + this.config.catchupRetryMs);
     }
-    for (const session of this.#sessions.values()) {
-      t = Math.min(t, session.usedAtMs + this.config.syncSessionIdleMs);
-    }
+    t = Math.min(t, this.#syncServer.nextDeadlineMs());
     if (this.#phase === "ready") t = Math.min(t, this.#antiEntropyAtMs);
     return t;
   }
