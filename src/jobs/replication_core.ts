@@ -11,7 +11,8 @@
  * (the delivery engine does). Delegates to pieces it owns: the WAL batch being built and the
  * appends awaiting their fsync (append_batcher.ts), the serving side of sync exchanges and
  * its snapshot sessions (sync_server.ts), the voter view and owner cache (ownership_view.ts),
- * metric registration (core_metrics.ts).
+ * submits from UDP clients answered per batch (client_batches.ts), metric registration
+ * (core_metrics.ts).
  *
  * Durability order (what the shell must respect, etcd-raft style):
  * - An `append` output must be durable (WAL write + fsync) before the shell calls
@@ -35,11 +36,11 @@ import type { Rng } from "../lib/rng.ts";
 import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
 import type { DeliveryJob, DeliveryReport, ResumeState } from "../delivery/types.ts";
 import { CatchupLog } from "./catchup_log.ts";
+import { ClientBatches } from "./client_batches.ts";
 import { type CoreMetrics, registerMetrics } from "./core_metrics.ts";
 import {
   type AckEntry,
   type AckStatus,
-  type ClientOutcome,
   decodeMessage,
   encodeMessage,
   type JobsMessage,
@@ -158,13 +159,6 @@ interface QueryState {
   readonly jobId: string;
   readonly waiting: Set<string>;
   readonly deadlineMs: number;
-}
-
-interface ClientBatch {
-  readonly address: string;
-  readonly clientRequestId: number;
-  readonly outcomes: Array<ClientOutcome | undefined>;
-  pending: number;
 }
 
 interface TimerItem {
@@ -310,11 +304,8 @@ export class ReplicationCore {
   /** A peer's record failed to decode and was logged (see `#undecodable`). */
   #undecodableLogged = false;
   readonly #queries = new Map<number, QueryState>();
-  readonly #clientBatches = new Map<number, ClientBatch>();
-  /** Internal submit request ids that belong to a UDP client batch: id → (batch, index). */
-  readonly #clientRequests = new Map<number, { batch: number; index: number }>();
-  #nextInternalId = 0x4000_0000;
-  #nextClientBatch = 1;
+  /** Submits from UDP clients, answered per batch (client_batches.ts). */
+  readonly #clientBatches = new ClientBatches();
   #syncRequestId = 1;
   /** Catch-up: voters that sent a complete reply to our restart catch-up. */
   readonly #catchupDone = new Set<string>();
@@ -894,25 +885,17 @@ export class ReplicationCore {
   }
 
   #submitDone(requestId: number, outcome: SubmitOutcome): void {
-    const client = this.#clientRequests.get(requestId);
-    if (client === undefined) {
+    const result = this.#clientBatches.settle(requestId, outcome);
+    if (result === "not-client") {
       this.#outputs.push({ type: "submit-done", requestId, outcome });
       return;
     }
-    this.#clientRequests.delete(requestId);
-    const batch = this.#clientBatches.get(client.batch);
-    if (batch === undefined) return;
-    batch.outcomes[client.index] = outcome.ok
-      ? { ok: true, id: outcome.id, existing: outcome.existing }
-      : { ok: false, code: outcome.code, message: outcome.message };
-    if (--batch.pending === 0) {
-      this.#clientBatches.delete(client.batch);
-      this.#send(batch.address, {
-        kind: "client-result",
-        requestId: batch.clientRequestId,
-        outcomes: batch.outcomes.map((o) => o!),
-      });
-    }
+    if (result === undefined) return;
+    this.#send(result.address, {
+      kind: "client-result",
+      requestId: result.requestId,
+      outcomes: result.outcomes,
+    });
   }
 
   #rejectedCounter(code: string): Counter {
@@ -1251,16 +1234,9 @@ export class ReplicationCore {
       this.#send(address, { kind: "client-result", requestId: m.requestId, outcomes: [] });
       return;
     }
-    const batchId = this.#nextClientBatch++;
-    this.#clientBatches.set(batchId, {
-      address,
-      clientRequestId: m.requestId,
-      outcomes: new Array(m.submits.length).fill(undefined),
-      pending: m.submits.length,
-    });
+    const batchId = this.#clientBatches.open(address, m.requestId, m.submits.length);
     m.submits.forEach((s, index) => {
-      const requestId = this.#nextInternalId++;
-      this.#clientRequests.set(requestId, { batch: batchId, index });
+      const requestId = this.#clientBatches.request(batchId, index);
       const problem = validateClientSubmit(s.request, this.config, this.#payloadBytesMax);
       if (problem !== undefined) {
         this.#refuse(requestId, "invalid", problem);
