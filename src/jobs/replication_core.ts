@@ -11,8 +11,8 @@
  * (the delivery engine does). Delegates to pieces it owns: the WAL batch being built and the
  * appends awaiting their fsync (append_batcher.ts), the serving side of sync exchanges and
  * its snapshot sessions (sync_server.ts), the voter view and owner cache (ownership_view.ts),
- * submits from UDP clients answered per batch (client_batches.ts), metric registration
- * (core_metrics.ts).
+ * submits from UDP clients answered per batch (client_batches.ts), status queries forwarded
+ * to peers (pending_queries.ts), metric registration (core_metrics.ts).
  *
  * Durability order (what the shell must respect, etcd-raft style):
  * - An `append` output must be durable (WAL write + fsync) before the shell calls
@@ -36,6 +36,7 @@ import type { Rng } from "../lib/rng.ts";
 import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
 import type { DeliveryJob, DeliveryReport, ResumeState } from "../delivery/types.ts";
 import { CatchupLog } from "./catchup_log.ts";
+import { PendingQueries } from "./pending_queries.ts";
 import { ClientBatches } from "./client_batches.ts";
 import { type CoreMetrics, registerMetrics } from "./core_metrics.ts";
 import {
@@ -65,7 +66,7 @@ import { JobTable } from "./job_table.ts";
 import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import { ownerOf } from "./preference.ts";
 import { OwnershipView, type VoterState } from "./ownership_view.ts";
-import { SeqTracker, summaryHas } from "./seq_tracker.ts";
+import { SeqTracker, subtractSeqs, summaryHas } from "./seq_tracker.ts";
 import { SyncServer } from "./sync_server.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
 
@@ -155,12 +156,6 @@ interface Proposal {
   readonly blocked: Set<string>;
 }
 
-interface QueryState {
-  readonly jobId: string;
-  readonly waiting: Set<string>;
-  readonly deadlineMs: number;
-}
-
 interface TimerItem {
   readonly atMs: number;
   readonly kind: "confirm" | "proposal" | "query";
@@ -171,26 +166,6 @@ const STAMP_SEP = "\u0000";
 
 function stampKey(s: Stamp): string {
   return s.origin + STAMP_SEP + s.seq;
-}
-
-/** `ranges` (ascending, disjoint, inclusive) without the seqs in `minus` (ascending). */
-function subtractSeqs(
-  ranges: readonly (readonly [number, number])[],
-  minus: readonly number[],
-): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  let k = 0;
-  for (const [a, b] of ranges) {
-    let from = a;
-    while (k < minus.length && minus[k]! < from) k++;
-    while (k < minus.length && minus[k]! <= b) {
-      if (minus[k]! > from) out.push([from, minus[k]! - 1]);
-      from = minus[k]! + 1;
-      k++;
-    }
-    if (from <= b) out.push([from, b]);
-  }
-  return out;
 }
 
 /**
@@ -303,7 +278,8 @@ export class ReplicationCore {
   readonly #confirmDue = new Map<string, number>();
   /** A peer's record failed to decode and was logged (see `#undecodable`). */
   #undecodableLogged = false;
-  readonly #queries = new Map<number, QueryState>();
+  /** Status queries forwarded to peers (pending_queries.ts). */
+  readonly #queries = new PendingQueries<JobStateSnapshot>();
   /** Submits from UDP clients, answered per batch (client_batches.ts). */
   readonly #clientBatches = new ClientBatches();
   #syncRequestId = 1;
@@ -785,11 +761,7 @@ export class ReplicationCore {
       this.#outputs.push({ type: "query-done", requestId, state: undefined });
       return;
     }
-    this.#queries.set(requestId, {
-      jobId,
-      waiting,
-      deadlineMs: nowMs + this.config.queryTimeoutMs,
-    });
+    this.#queries.open(requestId, jobId, waiting, nowMs + this.config.queryTimeoutMs);
     this.#timers.push({
       atMs: nowMs + this.config.queryTimeoutMs,
       kind: "query",
@@ -1996,12 +1968,9 @@ export class ReplicationCore {
   }
 
   #onQueryReply(from: string, requestId: number, state: JobStateSnapshot | undefined): void {
-    const q = this.#queries.get(requestId);
-    if (q === undefined) return;
-    q.waiting.delete(from);
-    if (state !== undefined || q.waiting.size === 0) {
-      this.#queries.delete(requestId);
-      this.#outputs.push({ type: "query-done", requestId, state });
+    const settled = this.#queries.reply(from, requestId, state);
+    if (settled !== undefined) {
+      this.#outputs.push({ type: "query-done", requestId, state: settled.state });
     }
   }
 
@@ -2024,9 +1993,7 @@ export class ReplicationCore {
           break;
         case "query": {
           const id = Number(top.key);
-          const q = this.#queries.get(id);
-          if (q !== undefined && q.deadlineMs <= nowMs) {
-            this.#queries.delete(id);
+          if (this.#queries.expire(id, nowMs)) {
             this.#outputs.push({ type: "query-done", requestId: id, state: undefined });
           }
           break;

@@ -188,3 +188,23 @@ export function summaryHas(held: readonly HeldRanges[], origin: string, seq: num
   }
   return false;
 }
+
+/** `ranges` (ascending, disjoint, inclusive) without the seqs in `minus` (ascending). */
+export function subtractSeqs(
+  ranges: readonly (readonly [number, number])[],
+  minus: readonly number[],
+): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let k = 0;
+  for (const [a, b] of ranges) {
+    let from = a;
+    while (k < minus.length && minus[k]! < from) k++;
+    while (k < minus.length && minus[k]! <= b) {
+      if (minus[k]! > from) out.push([from, minus[k]! - 1]);
+      from = minus[k]! + 1;
+      k++;
+    }
+    if (from <= b) out.push([from, b]);
+  }
+  return out;
+}
