@@ -12,7 +12,8 @@
  * appends awaiting their fsync (append_batcher.ts), the serving side of sync exchanges and
  * its snapshot sessions (sync_server.ts), the voter view and owner cache (ownership_view.ts),
  * submits from UDP clients answered per batch (client_batches.ts), status queries forwarded
- * to peers (pending_queries.ts), metric registration (core_metrics.ts).
+ * to peers (pending_queries.ts), the per-peer send queues and lazy records (repl_outbox.ts),
+ * metric registration (core_metrics.ts).
  *
  * Durability order (what the shell must respect, etcd-raft style):
  * - An `append` output must be durable (WAL write + fsync) before the shell calls
@@ -37,6 +38,7 @@ import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
 import type { DeliveryJob, DeliveryReport, ResumeState } from "../delivery/types.ts";
 import { CatchupLog } from "./catchup_log.ts";
 import { PendingQueries } from "./pending_queries.ts";
+import { ReplicationOutbox } from "./repl_outbox.ts";
 import { ClientBatches } from "./client_batches.ts";
 import { type CoreMetrics, registerMetrics } from "./core_metrics.ts";
 import {
@@ -249,24 +251,13 @@ export class ReplicationCore {
   #ownPending = 0;
   /** Which voters are down, and the owners that implies (ownership_view.ts). */
   readonly #ownership: OwnershipView;
-  /**
-   * Records nobody waits for (COMMIT, delivery reports), by peer: they ride in the next
-   * replication message to that peer, or leave on their own at `#lazyDueMs`.
-   */
-  readonly #lazyOutbox = new Map<string, Uint8Array[]>();
-  #lazyDueMs = Infinity;
-  /** Send every lazy record at the next flush (their time came, or the node is stopping). */
-  #lazyDue = false;
-  /** Peers sent a message since the last flush: lazy records to them go along (one datagram). */
-  readonly #sentTo = new Set<string>();
+  /** Records on their way to peers, lazy ones included (repl_outbox.ts). */
+  readonly #outbox: ReplicationOutbox;
   /** Submit proposals waiting for their majority → when they started, oldest first. */
   readonly #submitsWaiting = new Map<string, number>();
-  /** `ownerOf` answers under the current set of down voters (cleared when it changes). */
   #outputs: CoreOutput[] = [];
   /** The WAL batch being built and the appends not yet durable (append_batcher.ts). */
   readonly #appends: AppendBatcher;
-  /** Per-peer records to send this flush. */
-  readonly #outbox = new Map<string, Uint8Array[]>();
   readonly #proposals = new Map<string, Proposal>();
   /** Keyed submits in flight by job id (one proposal per id on this node). */
   readonly #proposalByJob = new Map<string, string>();
@@ -337,6 +328,7 @@ export class ReplicationCore {
       finishedTombstonesMax: this.config.finishedTombstonesMax,
     });
     this.log = new CatchupLog(this.config.catchupLogBytesMax);
+    this.#outbox = new ReplicationOutbox(this.config.lazySendMs);
     this.#syncServer = new SyncServer({
       tracker: this.tracker,
       log: this.log,
@@ -1092,25 +1084,10 @@ export class ReplicationCore {
     this.log.add(record.stamp.origin, record.stamp.seq, bytes);
     for (const peer of this.#peers) {
       if (this.isDown(peer)) continue;
-      if (lazyAtMs === undefined || this.#phase !== "ready") this.#queueRecord(peer, bytes);
-      else this.#queueLazy(peer, bytes, lazyAtMs);
+      if (lazyAtMs === undefined || this.#phase !== "ready") this.#outbox.queue(peer, bytes);
+      else this.#outbox.queueLazy(peer, bytes, lazyAtMs);
     }
     return bytes;
-  }
-
-  /**
-   * Queues a record nobody waits for: it goes with the next replication message to `peer`,
-   * and at the latest `lazySendMs` after `nowMs`. Sent alone, each COMMIT and DONE costs a
-   * datagram and its acknowledgement at every peer; riding along they cost a few bytes.
-   */
-  #queueLazy(peer: string, bytes: Uint8Array, nowMs: number): void {
-    let list = this.#lazyOutbox.get(peer);
-    if (list === undefined) {
-      list = [];
-      this.#lazyOutbox.set(peer, list);
-    }
-    list.push(bytes);
-    this.#lazyDueMs = Math.min(this.#lazyDueMs, nowMs + this.config.lazySendMs);
   }
 
   /** Adds a record to the append being built (the full one goes to the WAL first). */
@@ -1118,15 +1095,6 @@ export class ReplicationCore {
     // One WAL append must stay under the WAL's record bound: start a new batch when full.
     if (this.#appends.full(bytes.length)) this.#emitAppend();
     return this.#appends.add(bytes, record);
-  }
-
-  #queueRecord(peer: string, bytes: Uint8Array): void {
-    let list = this.#outbox.get(peer);
-    if (list === undefined) {
-      list = [];
-      this.#outbox.set(peer, list);
-    }
-    list.push(bytes);
   }
 
   /** A message from a peer voter or a client, on JOBS_CHANNEL. */
@@ -1462,7 +1430,7 @@ export class ReplicationCore {
   stopping(): void {
     if (this.#phase === "ready" || this.#phase === "catching_up") this.#phase = "stopping";
     // What waits to ride along leaves with the next flush: the node is about to go.
-    this.#lazyDue = true;
+    this.#outbox.markDue();
     this.#appends.markDue();
   }
 
@@ -1733,7 +1701,7 @@ export class ReplicationCore {
     // the tracker counts does not prove the job is on this disk (a restart's SKIP voids seqs
     // a minority holds), and the job itself may have come by a handoff still being written.
     this.#addToBatch(bytes, record).votes.push(proposal.key);
-    for (const peer of this.#peers) if (!this.isDown(peer)) this.#queueRecord(peer, bytes);
+    for (const peer of this.#peers) if (!this.isDown(peer)) this.#outbox.queue(peer, bytes);
     this.#evaluate(nowMs, proposal);
   }
 
@@ -2014,7 +1982,7 @@ export class ReplicationCore {
         }
       }
     }
-    if (nowMs >= this.#lazyDueMs) this.#lazyDue = true;
+    this.#outbox.tick(nowMs);
     this.#appends.tick(nowMs);
     if (nowMs >= this.#deferredAtMs) {
       this.#deferredAtMs = Infinity;
@@ -2029,7 +1997,12 @@ export class ReplicationCore {
   }
 
   nextDeadlineMs(): number {
-    let t = Math.min(this.#expireAtMs, this.#deferredAtMs, this.#lazyDueMs, this.#appends.dueMs);
+    let t = Math.min(
+      this.#expireAtMs,
+      this.#deferredAtMs,
+      this.#outbox.lazyDueMs,
+      this.#appends.dueMs,
+    );
     const top = this.#timers.peek();
     if (top !== undefined) t = Math.min(t, top.atMs);
     if (this.#phase === "catching_up") t = Math.min(t, this.#catchupNextMs);
@@ -2046,15 +2019,7 @@ export class ReplicationCore {
    * append nobody waits on may stay for up to `lazyAppendMs` from `nowMs`.
    */
   flush(nowMs: number): void {
-    for (const [peer, lazy] of this.#lazyOutbox) {
-      if (!this.#lazyDue && !this.#outbox.has(peer) && !this.#sentTo.has(peer)) continue;
-      for (const bytes of lazy) this.#queueRecord(peer, bytes);
-      this.#lazyOutbox.delete(peer);
-    }
-    this.#lazyDue = false;
-    this.#sentTo.clear();
-    if (this.#lazyOutbox.size === 0) this.#lazyDueMs = Infinity;
-    for (const [peer, records] of this.#outbox) {
+    for (const [peer, records] of this.#outbox.take()) {
       this.#metrics.replRecords.inc(records.length);
       this.#sendChunked(
         peer,
@@ -2063,7 +2028,6 @@ export class ReplicationCore {
         true,
       );
     }
-    this.#outbox.clear();
     this.#emitAppend(nowMs);
   }
 
@@ -2107,7 +2071,7 @@ export class ReplicationCore {
   }
 
   #send(to: string, message: OutgoingMessage): void {
-    this.#sentTo.add(to);
+    this.#outbox.sent(to);
     const bytes = encodeMessage(message);
     this.#outputs.push({ type: "send", to, bytes });
   }
