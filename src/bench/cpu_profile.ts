@@ -58,7 +58,10 @@ export function componentOfFrame(frame: CallFrame): Component | undefined {
     return "aead";
   }
   if (url.includes("ext:deno_net/")) return "udp_syscalls";
-  if (url.includes("/src/jobs/job_codec") || url.includes("/src/membership/codec")) {
+  if (
+    url.includes("/src/jobs/job_codec") || url.includes("/src/jobs/job_messages") ||
+    url.includes("/src/membership/codec")
+  ) {
     return "codecs";
   }
   if (url.includes("/src/transport/")) return "transport";

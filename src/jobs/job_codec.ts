@@ -1,8 +1,9 @@
 /**
- * Binary formats of the job store: records (on the WAL and inside replication messages),
- * WAL batches, and the messages nodes (and UDP clients) exchange on `JOBS_CHANNEL`.
+ * Record and WAL layout of the job store: records (on the WAL and inside replication
+ * messages), record lists, and WAL batches. The messages nodes and UDP clients exchange are
+ * job_messages.ts's; it builds on the record lists and field layouts exported here.
  *
- * Owns byte layouts only. Every format starts with a magic byte and a version byte; every
+ * Owns these byte layouts only; must not know message kinds, channels or peers. Every format starts with a magic byte and a version byte; every
  * variable field is length-prefixed and bounded. Encoders assert on programmer errors (our own
  * values are valid); decoders never throw on hostile bytes: they return `{ ok: false }`, and
  * the caller counts it. Integrity and authenticity come from the layers below (CRC32C frames
@@ -22,18 +23,11 @@ import {
   type JobSpec,
   type JobStateSnapshot,
   type KeyTombstone,
-  type ReplicatedRecord,
   type Stamp,
 } from "./job_model.ts";
-import type { RefusalCode, SubmitRequest } from "./service.ts";
-
-/** Transport channel of job-store messages (membership uses 1). */
-export const JOBS_CHANNEL = 2;
 
 const WAL_BATCH_MAGIC = 0x4a; // "J"
 const WAL_BATCH_VERSION = 1;
-const MESSAGE_MAGIC = 0x6a; // "j"
-const MESSAGE_VERSION = 1;
 
 /**
  * Decode bounds, which the encoders assert too. A job's fields are `JOB_LIMITS` (config.ts),
@@ -81,7 +75,7 @@ const PHASES: readonly JobPhase[] = ["pending", "dead", "delivered"];
 // Records
 // ---------------------------------------------------------------------------------------------
 
-function writeStamp(w: ByteWriter, s: Stamp): void {
+export function writeStamp(w: ByteWriter, s: Stamp): void {
   w.str(s.origin, CODEC_LIMITS.addressBytesMax).u53(s.seq);
 }
 
@@ -89,7 +83,7 @@ function writeStamp(w: ByteWriter, s: Stamp): void {
  * A job's headers: a count, then names and values. Asserts the count and the total, as
  * `readHeaders` checks them (each string's own bound is asserted by `str`).
  */
-function writeHeaders(w: ByteWriter, headers: Readonly<Record<string, string>>): void {
+export function writeHeaders(w: ByteWriter, headers: Readonly<Record<string, string>>): void {
   const names = Object.keys(headers);
   assert(names.length <= CODEC_LIMITS.headersMax, `${names.length} headers exceed headersMax`);
   w.u16(names.length);
@@ -102,7 +96,7 @@ function writeHeaders(w: ByteWriter, headers: Readonly<Record<string, string>>):
   assert(bytes <= CODEC_LIMITS.headersBytesMax, `headers of ${bytes} bytes exceed headersBytesMax`);
 }
 
-function readHeaders(r: ByteReader): Record<string, string> {
+export function readHeaders(r: ByteReader): Record<string, string> {
   const count = r.u16();
   if (count > CODEC_LIMITS.headersMax) throw new DecodeError("too many headers");
   const headers: Record<string, string> = {};
@@ -117,7 +111,7 @@ function readHeaders(r: ByteReader): Record<string, string> {
   return headers;
 }
 
-function readStamp(r: ByteReader): Stamp {
+export function readStamp(r: ByteReader): Stamp {
   const origin = r.str(CODEC_LIMITS.addressBytesMax);
   const seq = r.u53();
   if (seq < 1) throw new DecodeError("seq must be >= 1");
@@ -242,7 +236,7 @@ function readRanges(r: ByteReader): Array<[number, number]> {
   return out;
 }
 
-function writeHeld(w: ByteWriter, held: readonly HeldRanges[]): void {
+export function writeHeld(w: ByteWriter, held: readonly HeldRanges[]): void {
   w.u32(held.length);
   for (const h of held) {
     w.str(h.origin, CODEC_LIMITS.addressBytesMax).u53(h.contiguous);
@@ -250,7 +244,7 @@ function writeHeld(w: ByteWriter, held: readonly HeldRanges[]): void {
   }
 }
 
-function readHeld(r: ByteReader): HeldRanges[] {
+export function readHeld(r: ByteReader): HeldRanges[] {
   const n = r.u32();
   if (n > CODEC_LIMITS.rangesMax) throw new DecodeError("too many origins");
   const out: HeldRanges[] = [];
@@ -266,7 +260,7 @@ function readHeld(r: ByteReader): HeldRanges[] {
   return out;
 }
 
-function writeState(w: ByteWriter, s: JobStateSnapshot): void {
+export function writeState(w: ByteWriter, s: JobStateSnapshot): void {
   w.str(s.jobId, CODEC_LIMITS.idBytesMax);
   w.bool(s.spec !== undefined);
   if (s.spec !== undefined) writeSpec(w, s.spec);
@@ -280,7 +274,7 @@ function writeState(w: ByteWriter, s: JobStateSnapshot): void {
   for (const h of s.history) writeAttempt(w, h);
 }
 
-function readState(r: ByteReader): JobStateSnapshot {
+export function readState(r: ByteReader): JobStateSnapshot {
   const jobId = r.str(CODEC_LIMITS.idBytesMax);
   const spec = r.bool() ? readSpec(r) : undefined;
   const submitStamp = r.bool() ? readStamp(r) : undefined;
@@ -490,7 +484,7 @@ export function decodeRecord(bytes: Uint8Array): Result<JobRecord> {
 }
 
 /** A list of already-encoded records, length-prefixed. */
-function writeRecordList(w: ByteWriter, records: readonly Uint8Array[]): void {
+export function writeRecordList(w: ByteWriter, records: readonly Uint8Array[]): void {
   assert(records.length <= CODEC_LIMITS.recordsMax, "record list exceeds recordsMax");
   w.u32(records.length);
   for (const bytes of records) {
@@ -505,7 +499,7 @@ function writeRecordList(w: ByteWriter, records: readonly Uint8Array[]): void {
  * (a transport message is already this node's own copy, and copying every record was a tenth
  * of the replication path's garbage).
  */
-function readRecordList(
+export function readRecordList(
   r: ByteReader,
   copy: boolean,
   skipped?: Skipped,
@@ -545,8 +539,12 @@ export interface Skipped {
 // WAL batches: what one `Wal.append` holds (the records one flush of the job store made).
 // ---------------------------------------------------------------------------------------------
 
+/** A WAL batch's bytes before its records: magic u8, version u8, record count u32. */
+export const WAL_BATCH_HEADER_BYTES = 6;
+
+/** A WAL batch: its header, then each record prefixed by its u32 length. */
 export function encodeWalBatch(records: readonly Uint8Array[]): Uint8Array {
-  let size = 6;
+  let size = WAL_BATCH_HEADER_BYTES;
   for (const r of records) size += 4 + r.length;
   const w = new ByteWriter(size);
   w.u8(WAL_BATCH_MAGIC).u8(WAL_BATCH_VERSION);
@@ -567,468 +565,6 @@ export function decodeWalBatch(
     return ok(records);
   } catch (e) {
     if (e instanceof DecodeError) return err(`bad WAL batch: ${e.message}`);
-    throw e;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Messages between nodes, and between clients and nodes, on JOBS_CHANNEL.
-// ---------------------------------------------------------------------------------------------
-
-/** A replica's answer for one SUBMIT (or REVIVE) it was asked to make durable. */
-export type AckStatus =
-  /** Durable here (now, or already). */
-  | "ok"
-  /** This id is held here, uncommitted, with another body (keyed submits). */
-  | "conflict"
-  /** This id is held here committed with another body: the submit can never win. */
-  | "conflict_committed"
-  /** The key's job finished and was compacted; the key is still remembered. */
-  | "finished"
-  /**
-   * Another incarnation of the key (another id) is live here for this submit, uncommitted:
-   * not stored. `incarnation` names it.
-   */
-  | "other_live"
-  /** Another incarnation of the key is live here, committed or finished: it stands. */
-  | "other_settled";
-
-const ACK_STATUSES: readonly AckStatus[] = [
-  "ok",
-  "conflict",
-  "conflict_committed",
-  "finished",
-  "other_live",
-  "other_settled",
-];
-
-export interface AckEntry {
-  readonly stamp: Stamp;
-  readonly status: AckStatus;
-  /** For `conflict`/`finished`/`other_*`: the body hash held here. */
-  readonly bodyHash: string;
-  /** For `other_*` (and only then): the other incarnation's id and first submit time. */
-  readonly incarnation?: { readonly jobId: string; readonly submittedAtMs: number };
-}
-
-function isOtherIncarnation(status: AckStatus): boolean {
-  return status === "other_live" || status === "other_settled";
-}
-
-/** A submit as a UDP client sends it (the generator's `--submit-via udp`, bench replication). */
-export interface ClientSubmit {
-  readonly request: SubmitRequest;
-}
-
-export type ClientOutcome =
-  | { readonly ok: true; readonly id: string; readonly existing: boolean }
-  | { readonly ok: false; readonly code: RefusalCode | "bad_request"; readonly message: string };
-
-/**
- * Where the next page of a sync reply starts: the server's record walk (origins in its order,
- * seqs ascending) resumes after a record, or its snapshot session goes on. Replies are paged
- * so that one never outgrows the transport's per-peer send queue, whatever the table size.
- */
-export type SyncCursor =
-  | { readonly kind: "start" }
-  | { readonly kind: "records"; readonly origin: string; readonly seq: number }
-  | { readonly kind: "snapshot"; readonly session: number };
-
-const CURSOR_CODES = { start: 0, records: 1, snapshot: 2 } as const;
-
-function writeCursor(w: ByteWriter, c: SyncCursor): void {
-  w.u8(CURSOR_CODES[c.kind]);
-  if (c.kind === "records") w.str(c.origin, CODEC_LIMITS.addressBytesMax).u53(c.seq);
-  else if (c.kind === "snapshot") w.u32(c.session);
-}
-
-function readCursor(r: ByteReader): SyncCursor {
-  const code = r.u8();
-  switch (code) {
-    case CURSOR_CODES.start:
-      return { kind: "start" };
-    case CURSOR_CODES.records: {
-      const origin = r.str(CODEC_LIMITS.addressBytesMax);
-      return { kind: "records", origin, seq: r.u53() };
-    }
-    case CURSOR_CODES.snapshot:
-      return { kind: "snapshot", session: r.u32() };
-    default:
-      throw new DecodeError(`unknown sync cursor ${code}`);
-  }
-}
-
-export type JobsMessage =
-  | {
-    readonly kind: "repl";
-    readonly from: string;
-    /** Replicas answer SUBMIT/REVIVE records with an ACK once durable. */
-    readonly records: readonly { record: ReplicatedRecord; bytes: Uint8Array }[];
-    /** Records left out because they did not decode (decoded messages only). */
-    readonly undecodable?: Skipped;
-  }
-  | { readonly kind: "ack"; readonly from: string; readonly entries: readonly AckEntry[] }
-  | {
-    readonly kind: "sync-req";
-    readonly from: string;
-    readonly requestId: number;
-    /** A restart catch-up (counts towards readiness) rather than periodic anti-entropy. */
-    readonly catchup: boolean;
-    /** Which page of the exchange `requestId` this asks for (0: a new exchange). */
-    readonly page: number;
-    /** Where that page starts: the `cursor` of the previous page's reply. */
-    readonly cursor: SyncCursor;
-    /**
-     * Numbers this asking of the page (a page not answered is asked again); the reply echoes
-     * it, so parts of two answers, which may be cut differently, are never mixed.
-     */
-    readonly ask: number;
-    readonly held: readonly HeldRanges[];
-  }
-  | {
-    readonly kind: "sync-reply";
-    readonly from: string;
-    readonly requestId: number;
-    /** The page of the exchange this answers (the request's `page`). */
-    readonly page: number;
-    /** The request's `ask`: which asking of the page this part answers. */
-    readonly ask: number;
-    /**
-     * This message's index among the `parts` the server sent for the page. Parts may arrive
-     * in any order (no head-of-line blocking): the page is answered once all have.
-     */
-    readonly part: number;
-    readonly parts: number;
-    /** Records are `state`/`key` snapshot records, and `held` is the server's coverage. */
-    readonly snapshot: boolean;
-    /** Another page follows: ask for it with `cursor`. The exchange is complete without. */
-    readonly more: boolean;
-    readonly cursor: SyncCursor;
-    /** Highest seq the server holds from the requester's own origin (0: none). */
-    readonly yourSeqMax: number;
-    readonly held: readonly HeldRanges[];
-    readonly records: readonly { record: JobRecord; bytes: Uint8Array }[];
-    readonly undecodable?: Skipped;
-  }
-  | {
-    readonly kind: "handoff";
-    readonly from: string;
-    readonly records: readonly { record: JobRecord; bytes: Uint8Array }[];
-    readonly undecodable?: Skipped;
-  }
-  | {
-    readonly kind: "query";
-    readonly from: string;
-    readonly requestId: number;
-    readonly jobId: string;
-  }
-  | {
-    readonly kind: "query-reply";
-    readonly from: string;
-    readonly requestId: number;
-    readonly state: JobStateSnapshot | undefined;
-  }
-  | {
-    readonly kind: "client-submit";
-    readonly requestId: number;
-    readonly submits: readonly ClientSubmit[];
-  }
-  | {
-    readonly kind: "client-result";
-    readonly requestId: number;
-    readonly outcomes: readonly ClientOutcome[];
-  };
-
-const CLIENT_CODES: ReadonlySet<string> = new Set<RefusalCode | "bad_request">([
-  "no_quorum",
-  "overloaded",
-  "not_ready",
-  "storage_failed",
-  "shutting_down",
-  "idempotency_conflict",
-  "invalid",
-  "not_found",
-  "bad_request",
-]);
-
-const MESSAGE_CODES = {
-  repl: 1,
-  ack: 2,
-  "sync-req": 3,
-  "sync-reply": 4,
-  handoff: 5,
-  query: 6,
-  "query-reply": 7,
-  "client-submit": 8,
-  "client-result": 9,
-} as const satisfies Record<JobsMessage["kind"], number>;
-
-/** Record lists inside messages are given as encoded bytes (the catch-up log's form). */
-export type OutgoingMessage =
-  | { readonly kind: "repl"; readonly from: string; readonly records: readonly Uint8Array[] }
-  | Exclude<JobsMessage, { kind: "repl" | "sync-reply" | "handoff" }>
-  | (Omit<Extract<JobsMessage, { kind: "sync-reply" }>, "records"> & {
-    readonly records: readonly Uint8Array[];
-  })
-  | { readonly kind: "handoff"; readonly from: string; readonly records: readonly Uint8Array[] };
-
-function writeSubmitRequest(w: ByteWriter, q: SubmitRequest): void {
-  w.str(q.url, CODEC_LIMITS.urlBytesMax).str(q.payload, CODEC_LIMITS.payloadBytesMax);
-  writeHeaders(w, q.headers ?? {});
-  w.optStr(q.secret, CODEC_LIMITS.secretBytesMax).u16(q.maxAttempts ?? 0).u32(q.timeoutMs ?? 0);
-  w.optStr(q.idempotencyKey, CODEC_LIMITS.keyBytesMax);
-}
-
-function readSubmitRequest(r: ByteReader): SubmitRequest {
-  const url = r.str(CODEC_LIMITS.urlBytesMax);
-  const payload = r.str(CODEC_LIMITS.payloadBytesMax);
-  const headers = readHeaders(r);
-  const n = Object.keys(headers).length;
-  const secret = r.optStr(CODEC_LIMITS.secretBytesMax);
-  const maxAttempts = r.u16();
-  const timeoutMs = r.u32();
-  const idempotencyKey = r.optStr(CODEC_LIMITS.keyBytesMax);
-  return {
-    url,
-    payload,
-    ...(n > 0 ? { headers } : {}),
-    ...(secret !== undefined ? { secret } : {}),
-    ...(maxAttempts > 0 ? { maxAttempts } : {}),
-    ...(timeoutMs > 0 ? { timeoutMs } : {}),
-    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-  };
-}
-
-export function encodeMessage(m: OutgoingMessage): Uint8Array {
-  let size = 256;
-  if ("records" in m) { for (const r of m.records) size += r.length + 4; }
-  const w = new ByteWriter(size);
-  w.u8(MESSAGE_MAGIC).u8(MESSAGE_VERSION).u8(MESSAGE_CODES[m.kind]);
-  switch (m.kind) {
-    case "repl":
-      w.str(m.from, CODEC_LIMITS.addressBytesMax);
-      writeRecordList(w, m.records);
-      break;
-    case "ack":
-      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.entries.length);
-      for (const e of m.entries) {
-        writeStamp(w, e.stamp);
-        w.u8(ACK_STATUSES.indexOf(e.status)).str(e.bodyHash, CODEC_LIMITS.hashBytesMax);
-        if (isOtherIncarnation(e.status)) {
-          w.str(e.incarnation?.jobId ?? "", CODEC_LIMITS.idBytesMax).f64(
-            e.incarnation?.submittedAtMs ?? 0,
-          );
-        }
-      }
-      break;
-    case "sync-req":
-      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.requestId).bool(m.catchup).u32(m.page);
-      writeCursor(w, m.cursor);
-      w.u53(m.ask);
-      writeHeld(w, m.held);
-      break;
-    case "sync-reply":
-      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.requestId).u32(m.page).u53(m.ask).u32(
-        m.part,
-      ).u32(m.parts);
-      w.bool(m.snapshot);
-      w.bool(m.more);
-      writeCursor(w, m.cursor);
-      w.u53(m.yourSeqMax);
-      writeHeld(w, m.held);
-      writeRecordList(w, m.records);
-      break;
-    case "handoff":
-      w.str(m.from, CODEC_LIMITS.addressBytesMax);
-      writeRecordList(w, m.records);
-      break;
-    case "query":
-      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.requestId).str(
-        m.jobId,
-        CODEC_LIMITS.idBytesMax,
-      );
-      break;
-    case "query-reply":
-      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.requestId).bool(m.state !== undefined);
-      if (m.state !== undefined) writeState(w, m.state);
-      break;
-    case "client-submit":
-      w.u32(m.requestId).u32(m.submits.length);
-      for (const s of m.submits) writeSubmitRequest(w, s.request);
-      break;
-    case "client-result":
-      w.u32(m.requestId).u32(m.outcomes.length);
-      for (const o of m.outcomes) {
-        w.bool(o.ok);
-        if (o.ok) w.str(o.id, CODEC_LIMITS.idBytesMax).bool(o.existing);
-        else {
-          w.str(o.code, CODEC_LIMITS.messageCodeBytesMax).str(
-            o.message,
-            CODEC_LIMITS.reasonBytesMax,
-          );
-        }
-      }
-      break;
-    default:
-      unreachable(m, "message");
-  }
-  return w.finish();
-}
-
-function onlyReplicated(
-  list: Array<{ record: JobRecord; bytes: Uint8Array }>,
-): Array<{ record: ReplicatedRecord; bytes: Uint8Array }> {
-  for (const item of list) {
-    if (!("stamp" in item.record)) {
-      throw new DecodeError(`a ${item.record.type} record cannot be replicated`);
-    }
-  }
-  return list as Array<{ record: ReplicatedRecord; bytes: Uint8Array }>;
-}
-
-export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
-  try {
-    const r = new ByteReader(bytes);
-    if (r.u8() !== MESSAGE_MAGIC) return err("not a job-store message (bad magic)");
-    const version = r.u8();
-    if (version !== MESSAGE_VERSION) return err(`unsupported job-store message version ${version}`);
-    const code = r.u8();
-    let m: JobsMessage;
-    switch (code) {
-      case MESSAGE_CODES.repl: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
-        const undecodable: Skipped = { count: 0, reason: undefined };
-        const records = onlyReplicated(readRecordList(r, false, undecodable));
-        m = { kind: "repl", from, records, ...(undecodable.count > 0 ? { undecodable } : {}) };
-        break;
-      }
-      case MESSAGE_CODES.ack: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
-        const n = r.u32();
-        if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many ack entries");
-        const entries: AckEntry[] = [];
-        for (let i = 0; i < n; i++) {
-          const stamp = readStamp(r);
-          const status = ACK_STATUSES[r.u8()];
-          if (status === undefined) throw new DecodeError("unknown ack status");
-          const bodyHash = r.str(CODEC_LIMITS.hashBytesMax);
-          if (!isOtherIncarnation(status)) {
-            entries.push({ stamp, status, bodyHash });
-            continue;
-          }
-          const jobId = r.str(CODEC_LIMITS.idBytesMax);
-          const submittedAtMs = r.f64();
-          if (!Number.isFinite(submittedAtMs)) throw new DecodeError("bad incarnation time");
-          entries.push({ stamp, status, bodyHash, incarnation: { jobId, submittedAtMs } });
-        }
-        m = { kind: "ack", from, entries };
-        break;
-      }
-      case MESSAGE_CODES["sync-req"]: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
-        const requestId = r.u32();
-        const catchup = r.bool();
-        const page = r.u32();
-        const cursor = readCursor(r);
-        const ask = r.u53();
-        m = { kind: "sync-req", from, requestId, catchup, page, cursor, ask, held: readHeld(r) };
-        break;
-      }
-      case MESSAGE_CODES["sync-reply"]: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
-        const requestId = r.u32();
-        const page = r.u32();
-        const ask = r.u53();
-        const part = r.u32();
-        const parts = r.u32();
-        if (parts < 1 || part >= parts) throw new DecodeError("sync reply part out of range");
-        const snapshot = r.bool();
-        const more = r.bool();
-        const cursor = readCursor(r);
-        const yourSeqMax = r.u53();
-        const held = readHeld(r);
-        const undecodable: Skipped = { count: 0, reason: undefined };
-        const records = readRecordList(r, false, undecodable);
-        if (!snapshot) onlyReplicated(records);
-        m = {
-          kind: "sync-reply",
-          from,
-          requestId,
-          page,
-          ask,
-          part,
-          parts,
-          snapshot,
-          more,
-          cursor,
-          yourSeqMax,
-          held,
-          records,
-          ...(undecodable.count > 0 ? { undecodable } : {}),
-        };
-        break;
-      }
-      case MESSAGE_CODES.handoff: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
-        const undecodable: Skipped = { count: 0, reason: undefined };
-        const records = readRecordList(r, false, undecodable);
-        for (const item of records) {
-          if (item.record.type !== "state") throw new DecodeError("handoff carries state records");
-        }
-        m = { kind: "handoff", from, records, ...(undecodable.count > 0 ? { undecodable } : {}) };
-        break;
-      }
-      case MESSAGE_CODES.query: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
-        const requestId = r.u32();
-        m = { kind: "query", from, requestId, jobId: r.str(CODEC_LIMITS.idBytesMax) };
-        break;
-      }
-      case MESSAGE_CODES["query-reply"]: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
-        const requestId = r.u32();
-        const state = r.bool() ? readState(r) : undefined;
-        m = { kind: "query-reply", from, requestId, state };
-        break;
-      }
-      case MESSAGE_CODES["client-submit"]: {
-        const requestId = r.u32();
-        const n = r.u32();
-        if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many submits");
-        const submits: ClientSubmit[] = [];
-        for (let i = 0; i < n; i++) submits.push({ request: readSubmitRequest(r) });
-        m = { kind: "client-submit", requestId, submits };
-        break;
-      }
-      case MESSAGE_CODES["client-result"]: {
-        const requestId = r.u32();
-        const n = r.u32();
-        if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many outcomes");
-        const outcomes: ClientOutcome[] = [];
-        for (let i = 0; i < n; i++) {
-          if (r.bool()) {
-            const id = r.str(CODEC_LIMITS.idBytesMax);
-            outcomes.push({ ok: true, id, existing: r.bool() });
-          } else {
-            const code = r.str(CODEC_LIMITS.messageCodeBytesMax);
-            if (!CLIENT_CODES.has(code)) throw new DecodeError(`unknown refusal code ${code}`);
-            outcomes.push({
-              ok: false,
-              code: code as ClientOutcome & { ok: false } extends { code: infer C } ? C : never,
-              message: r.str(CODEC_LIMITS.reasonBytesMax),
-            });
-          }
-        }
-        m = { kind: "client-result", requestId, outcomes };
-        break;
-      }
-      default:
-        return err(`unknown job-store message type ${code}`);
-    }
-    r.end();
-    return ok(m);
-  } catch (e) {
-    if (e instanceof DecodeError) return err(`bad job-store message: ${e.message}`);
     throw e;
   }
 }

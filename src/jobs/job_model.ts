@@ -4,7 +4,7 @@
  *
  * Owns plain data and pure functions only (no I/O, no clocks, no randomness). The job table
  * (job_table.ts) holds `JobEntry` values and applies records through `applyRecord`; the codec
- * (job_codec.ts) moves them between nodes and onto the WAL.
+ * (job_codec.ts, job_messages.ts) moves them between nodes and onto the WAL.
  *
  * Why a merge rule rather than an order: records of one job come from different origins (the
  * node that took the submit writes SUBMIT and COMMIT, its owner writes RETRY/DONE/DEAD, any

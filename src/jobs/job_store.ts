@@ -32,7 +32,7 @@ import type { DeadLetter, DeliveryJob, DeliveryReport, DeliveryStore } from "../
 import { Wal } from "../wal/wal.ts";
 import type { WalFs } from "../wal/wal_fs.ts";
 import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/types.ts";
-import { JOBS_CHANNEL } from "./job_codec.ts";
+import { JOBS_CHANNEL } from "./job_messages.ts";
 import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
 import { type CoreOutput, ReplicationCore, type VoterState } from "./replication_core.ts";
 import type {

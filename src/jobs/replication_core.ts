@@ -8,7 +8,12 @@
  * Owns: the job table, the per-origin "held" tracker, the catch-up log, proposals (submits,
  * confirm rounds and manual retries waiting for their majority), the ownership view, the
  * catch-up state. Must not: do I/O, read a clock, call Math.random, or decide delivery timing
- * (the delivery engine does).
+ * (the delivery engine does). Delegates to pieces it owns: the WAL batch being built and the
+ * appends awaiting their fsync (append_batcher.ts), the serving side of sync exchanges and
+ * its snapshot sessions (sync_server.ts), the voter view and owner cache (ownership_view.ts),
+ * submits from UDP clients answered per batch (client_batches.ts), status queries forwarded
+ * to peers (pending_queries.ts), the per-peer send queues and lazy records (repl_outbox.ts),
+ * metric registration (core_metrics.ts).
  *
  * Durability order (what the shell must respect, etcd-raft style):
  * - An `append` output must be durable (WAL write + fsync) before the shell calls
@@ -29,24 +34,24 @@ import { type JobsConfig, jobsDefaults, validateJobsConfig } from "../config.ts"
 import { assert } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import type { Rng } from "../lib/rng.ts";
-import type { Counter, Gauge, MetricsRegistry } from "../metrics/registry.ts";
-import type { Histogram } from "../metrics/histogram.ts";
+import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
 import type { DeliveryJob, DeliveryReport, ResumeState } from "../delivery/types.ts";
 import { CatchupLog } from "./catchup_log.ts";
+import { PendingQueries } from "./pending_queries.ts";
+import { ReplicationOutbox } from "./repl_outbox.ts";
+import { ClientBatches } from "./client_batches.ts";
+import { type CoreMetrics, registerMetrics } from "./core_metrics.ts";
 import {
   type AckEntry,
   type AckStatus,
-  type ClientOutcome,
   decodeMessage,
-  decodeWalBatch,
   encodeMessage,
-  encodeRecord,
-  encodeWalBatch,
   type JobsMessage,
   type OutgoingMessage,
-  type Skipped,
   type SyncCursor,
-} from "./job_codec.ts";
+} from "./job_messages.ts";
+import { decodeWalBatch, encodeRecord, encodeWalBatch, type Skipped } from "./job_codec.ts";
+import { type AppendBatch, AppendBatcher, WAL_BATCH_SLACK_BYTES } from "./append_batcher.ts";
 import {
   type AttemptEntry,
   type HeldRanges,
@@ -62,16 +67,15 @@ import { checkJobLimits } from "./job_limits.ts";
 import { JobTable } from "./job_table.ts";
 import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import { ownerOf } from "./preference.ts";
-import { missingRanges, SeqTracker, summaryHas } from "./seq_tracker.ts";
+import { OwnershipView, type VoterState } from "./ownership_view.ts";
+import { SeqTracker, subtractSeqs, summaryHas } from "./seq_tracker.ts";
+import { SyncServer } from "./sync_server.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
-
-/** Room a WAL batch needs besides its records' bytes (its header, each record's length). */
-const WAL_BATCH_SLACK_BYTES = 64;
 
 export type CorePhase = "recovering" | "catching_up" | "ready" | "stopping" | "failed";
 
 /** How this node sees a voter (from membership). Unknown voters count as alive. */
-export type VoterState = "alive" | "suspect" | "dead" | "left";
+export type { VoterState } from "./ownership_view.ts";
 
 export type CoreOutput =
   /** Append `payload` to the WAL; call `persisted(token)` once it is durable. */
@@ -119,28 +123,6 @@ export interface ReplicationCoreOptions {
   readonly payloadBytesMax: number;
 }
 
-/** What a persisted append lets happen. */
-interface AppendBatch {
-  readonly records: Uint8Array[];
-  bytes: number;
-  /** Stamps held durably once the batch is. */
-  readonly stamps: Stamp[];
-  /** Skip ranges held once durable. */
-  readonly skips: Array<{ origin: string; from: number; to: number }>;
-  /** ACKs to send once durable: voter → entries. */
-  readonly acks: Map<string, AckEntry[]>;
-  /** Own proposals whose local copy is in this batch (stamp keys). */
-  readonly votes: string[];
-  /** Own-origin records in the batch (released from the pending bound when durable). */
-  ownRecords: number;
-  /** Jobs made dead by a record in the batch: listed as dead letters once it is durable. */
-  readonly deadJobs: string[];
-  /** Held summaries to merge once durable (snapshot catch-up). */
-  readonly heldMerges: JobRecord[];
-  /** Holds a record other than a COMMIT or DONE (see `#waitedOn`). */
-  awaitedRecords: boolean;
-}
-
 type ProposalKind = "submit" | "confirm" | "revive";
 
 interface Proposal {
@@ -176,19 +158,6 @@ interface Proposal {
   readonly blocked: Set<string>;
 }
 
-interface QueryState {
-  readonly jobId: string;
-  readonly waiting: Set<string>;
-  readonly deadlineMs: number;
-}
-
-interface ClientBatch {
-  readonly address: string;
-  readonly clientRequestId: number;
-  readonly outcomes: Array<ClientOutcome | undefined>;
-  pending: number;
-}
-
 interface TimerItem {
   readonly atMs: number;
   readonly kind: "confirm" | "proposal" | "query";
@@ -197,67 +166,8 @@ interface TimerItem {
 
 const STAMP_SEP = "\u0000";
 
-/** Owners remembered by `ownerOf`: the jobs of the last few seconds at full rate. */
-const OWNER_CACHE_MAX = 65_536;
-
 function stampKey(s: Stamp): string {
   return s.origin + STAMP_SEP + s.seq;
-}
-
-/**
- * Stamps of records applied here whose append is not yet durable, with that append's token:
- * per origin a numeric map (a string key per record was a measurable share of the garbage).
- */
-class StampTokens {
-  readonly #byOrigin = new Map<string, Map<number, number>>();
-
-  get(stamp: Stamp): number | undefined {
-    return this.#byOrigin.get(stamp.origin)?.get(stamp.seq);
-  }
-
-  set(stamp: Stamp, token: number): void {
-    let m = this.#byOrigin.get(stamp.origin);
-    if (m === undefined) {
-      m = new Map();
-      this.#byOrigin.set(stamp.origin, m);
-    }
-    m.set(stamp.seq, token);
-  }
-
-  /** Forgets `stamp` if it still waits on `token` (a later append may hold it again). */
-  deleteIf(stamp: Stamp, token: number): void {
-    const m = this.#byOrigin.get(stamp.origin);
-    if (m !== undefined && m.get(stamp.seq) === token) m.delete(stamp.seq);
-  }
-
-  clear(): void {
-    this.#byOrigin.clear();
-  }
-
-  /** The seqs of `origin` waiting for their append, ascending. */
-  seqs(origin: string): number[] {
-    return [...(this.#byOrigin.get(origin)?.keys() ?? [])].sort((a, b) => a - b);
-  }
-}
-
-/** `ranges` (ascending, disjoint, inclusive) without the seqs in `minus` (ascending). */
-function subtractSeqs(
-  ranges: readonly (readonly [number, number])[],
-  minus: readonly number[],
-): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  let k = 0;
-  for (const [a, b] of ranges) {
-    let from = a;
-    while (k < minus.length && minus[k]! < from) k++;
-    while (k < minus.length && minus[k]! <= b) {
-      if (minus[k]! > from) out.push([from, minus[k]! - 1]);
-      from = minus[k]! + 1;
-      k++;
-    }
-    if (from <= b) out.push([from, b]);
-  }
-  return out;
 }
 
 /**
@@ -290,25 +200,8 @@ interface SyncExchange {
   tries: number;
 }
 
-/**
- * A snapshot this node serves page by page: a live walk of its table (entries removed before
- * the walk reaches them are skipped, entries added are visited), with the coverage it had at
- * the start, which every state visited later reflects.
- */
-interface SnapshotSession {
-  readonly id: number;
-  readonly walk: Iterator<JobRecord>;
-  readonly held: readonly HeldRanges[];
-  /** The page sent last, sent again if it is asked for again (a part was lost). */
-  last: { readonly page: number; readonly records: Uint8Array[]; readonly more: boolean };
-  usedAtMs: number;
-}
-
 /** Sync exchanges tracked at once (the oldest goes past it). */
 const SYNC_EXCHANGES_MAX = 64;
-
-/** Snapshot sessions served at once (the least recently used goes past it). */
-const SNAPSHOT_SESSIONS_MAX = 16;
 
 /**
  * Pages an anti-entropy exchange asks for again without an answer before it is dropped (the
@@ -321,134 +214,6 @@ const SYNC_SUMMARY_RANGES_MAX = 1024;
 
 /** Largest seq a 53-bit field carries. */
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
-
-interface CoreMetrics {
-  submitsAccepted: Counter;
-  submitsExisting: Counter;
-  rejected: Map<string, Counter>;
-  quorumWaitMs: Histogram;
-  replMessages: Counter;
-  replBytes: Counter;
-  replRecords: Counter;
-  acksSent: Counter;
-  decodeErrors: Counter;
-  forgedSenders: Counter;
-  recordsUndecodable: Counter;
-  handoffsSent: Counter;
-  handoffsReceived: Counter;
-  catchupRecords: Counter;
-  catchupSnapshots: Counter;
-  confirmRounds: Counter;
-  commitConflicts: Counter;
-  finishedElsewhere: Counter;
-  staleHandoffs: Counter;
-  jobsPending: Gauge;
-  queueAgeRefusals: Counter;
-  jobsDead: Gauge;
-  jobsDelivered: Gauge;
-  jobsUncommitted: Gauge;
-  proposals: Gauge;
-  scheduled: Gauge;
-  logBytes: Gauge;
-  goneTombstones: Gauge;
-  lateRecords: Gauge;
-}
-
-function registerMetrics(m: MetricsRegistry): CoreMetrics {
-  return {
-    submitsAccepted: m.counter(
-      "hookd_jobs_submits_total",
-      "Submits answered, by result",
-      { result: "accepted" },
-    ),
-    submitsExisting: m.counter(
-      "hookd_jobs_submits_total",
-      "Submits answered, by result",
-      { result: "existing" },
-    ),
-    rejected: new Map(),
-    quorumWaitMs: m.histogram(
-      "hookd_jobs_quorum_wait_ms",
-      "Submit to majority-durable on the node that took it, ms",
-    ),
-    replMessages: m.counter(
-      "hookd_jobs_repl_messages_total",
-      "Replication messages sent (records to peers)",
-    ),
-    replBytes: m.counter("hookd_jobs_repl_bytes_total", "Replication message bytes sent"),
-    replRecords: m.counter(
-      "hookd_jobs_repl_records_total",
-      "Records sent to peers in replication messages",
-    ),
-    acksSent: m.counter("hookd_jobs_acks_sent_total", "ACK messages sent to proposers"),
-    forgedSenders: m.counter(
-      "hookd_jobs_forged_senders_total",
-      "Voter messages dropped: the sender they name is not a peer voter or not the address " +
-        "the transport authenticated them from",
-    ),
-    decodeErrors: m.counter(
-      "hookd_jobs_decode_errors_total",
-      "Job-store messages or WAL batches that failed to decode (dropped)",
-    ),
-    recordsUndecodable: m.counter(
-      "hookd_jobs_records_undecodable_total",
-      "Records in a peer's message that did not decode: left out, the rest of it applied",
-    ),
-    handoffsSent: m.counter(
-      "hookd_jobs_handoffs_total",
-      "Jobs handed to a new owner after a failover, by direction",
-      { direction: "sent" },
-    ),
-    handoffsReceived: m.counter(
-      "hookd_jobs_handoffs_total",
-      "Jobs handed to a new owner after a failover, by direction",
-      { direction: "received" },
-    ),
-    catchupRecords: m.counter(
-      "hookd_jobs_catchup_records_total",
-      "Records received through catch-up and anti-entropy",
-    ),
-    catchupSnapshots: m.counter(
-      "hookd_jobs_catchup_snapshots_total",
-      "Catch-up replies that had to ship the table (the log no longer covered the gap)",
-    ),
-    confirmRounds: m.counter(
-      "hookd_jobs_confirm_rounds_total",
-      "Confirm rounds run by owners for jobs they held uncommitted",
-    ),
-    finishedElsewhere: m.counter(
-      "hookd_jobs_finished_elsewhere_total",
-      "Pending jobs a snapshot catch-up showed were finished and compacted on a peer",
-    ),
-    staleHandoffs: m.counter(
-      "hookd_jobs_stale_handoffs_total",
-      "Handoffs of a pending job this node held, saw finish and compacted: ignored",
-    ),
-    commitConflicts: m.counter(
-      "hookd_jobs_commit_conflicts_total",
-      "Two committed bodies met for one job id (a broken invariant; must stay 0)",
-    ),
-    jobsPending: m.gauge("hookd_jobs", "Jobs held by state", { state: "pending" }),
-    queueAgeRefusals: m.counter(
-      "hookd_jobs_queue_age_refusals_total",
-      "Submits refused because the oldest waiting submit was older than submitQueueAgeMaxMs",
-    ),
-    jobsDead: m.gauge("hookd_jobs", "Jobs held by state", { state: "dead" }),
-    jobsDelivered: m.gauge("hookd_jobs", "Jobs held by state", { state: "delivered" }),
-    jobsUncommitted: m.gauge("hookd_jobs", "Jobs held by state", { state: "uncommitted" }),
-    proposals: m.gauge("hookd_jobs_proposals", "Submits and confirm rounds awaiting a majority"),
-    scheduled: m.gauge("hookd_jobs_scheduled", "Jobs this node owns and has handed to delivery"),
-    logBytes: m.gauge("hookd_jobs_catchup_log_bytes", "Bytes of records kept to serve catch-up"),
-    goneTombstones: m.gauge(
-      "hookd_jobs_gone_tombstones",
-      "Unkeyed jobs finished and compacted whose tombstone is kept (finishedTombstonesMax)",
-    ),
-    lateRecords: m.gauge(
-      "hookd_jobs_late_records",
-      "Records of a job finished and compacted here that arrived late and were dropped",
-    ),
-  };
-}
 
 /** The hash of everything a client sent in a submit: a keyed retry must match it. */
 export function submitBodyHash(request: SubmitRequest): string {
@@ -484,39 +249,15 @@ export class ReplicationCore {
   #phase: CorePhase = "recovering";
   #nextOwnSeq = 1;
   #ownPending = 0;
-  #view = new Map<string, VoterState>();
-  /**
-   * Records nobody waits for (COMMIT, delivery reports), by peer: they ride in the next
-   * replication message to that peer, or leave on their own at `#lazyDueMs`.
-   */
-  readonly #lazyOutbox = new Map<string, Uint8Array[]>();
-  #lazyDueMs = Infinity;
-  /** Send every lazy record at the next flush (their time came, or the node is stopping). */
-  #lazyDue = false;
-  /** Peers sent a message since the last flush: lazy records to them go along (one datagram). */
-  readonly #sentTo = new Set<string>();
+  /** Which voters are down, and the owners that implies (ownership_view.ts). */
+  readonly #ownership: OwnershipView;
+  /** Records on their way to peers, lazy ones included (repl_outbox.ts). */
+  readonly #outbox: ReplicationOutbox;
   /** Submit proposals waiting for their majority → when they started, oldest first. */
   readonly #submitsWaiting = new Map<string, number>();
-  /** `ownerOf` answers under the current set of down voters (cleared when it changes). */
-  readonly #owners = new Map<string, string | undefined>();
   #outputs: CoreOutput[] = [];
-  #nextToken = 1;
-  #batch: AppendBatch | undefined;
-  /** When the batch being built is written even if nothing waits on it (`lazyAppendMs`). */
-  #appendDueMs = Infinity;
-  /** Write the batch being built at the next flush, waited on or not. */
-  #appendDue = false;
-  readonly #pendingAppends = new Map<number, AppendBatch>();
-  /** Records applied but whose append is not yet durable: stamp key → token. */
-  readonly #notDurable = new StampTokens();
-  /**
-   * Jobs a DEAD record (or a dead state) made dead here whose append is not yet durable → the
-   * token of that append. They are not listed as dead letters nor revived until it is: the
-   * contract of src/delivery/types.ts (a `dead` report is durable before the job is listed).
-   */
-  readonly #deadNotDurable = new Map<string, number>();
-  /** Per-peer records to send this flush. */
-  readonly #outbox = new Map<string, Uint8Array[]>();
+  /** The WAL batch being built and the appends not yet durable (append_batcher.ts). */
+  readonly #appends: AppendBatcher;
   readonly #proposals = new Map<string, Proposal>();
   /** Keyed submits in flight by job id (one proposal per id on this node). */
   readonly #proposalByJob = new Map<string, string>();
@@ -528,20 +269,18 @@ export class ReplicationCore {
   readonly #confirmDue = new Map<string, number>();
   /** A peer's record failed to decode and was logged (see `#undecodable`). */
   #undecodableLogged = false;
-  readonly #queries = new Map<number, QueryState>();
-  readonly #clientBatches = new Map<number, ClientBatch>();
-  /** Internal submit request ids that belong to a UDP client batch: id → (batch, index). */
-  readonly #clientRequests = new Map<number, { batch: number; index: number }>();
-  #nextInternalId = 0x4000_0000;
-  #nextClientBatch = 1;
+  /** Status queries forwarded to peers (pending_queries.ts). */
+  readonly #queries = new PendingQueries<JobStateSnapshot>();
+  /** Submits from UDP clients, answered per batch (client_batches.ts). */
+  readonly #clientBatches = new ClientBatches();
   #syncRequestId = 1;
   /** Catch-up: voters that sent a complete reply to our restart catch-up. */
   readonly #catchupDone = new Set<string>();
   /** Sync exchanges this node asked for, by request id. */
   readonly #exchanges = new Map<number, SyncExchange>();
   /** Snapshots this node serves page by page, by requester and request id. */
-  readonly #sessions = new Map<string, SnapshotSession>();
-  #nextSessionId = 1;
+  /** Answers peers' sync requests (sync_server.ts). */
+  readonly #syncServer: SyncServer;
   #catchupNextMs = 0;
   #catchupStartedMs = 0;
   /** Catching up again after a freeze (`stalled`), not after a restart. */
@@ -563,12 +302,19 @@ export class ReplicationCore {
     assert(voters.includes(options.self), "the voter set includes this node");
     this.voters = voters;
     this.quorum = Math.floor(voters.length / 2) + 1;
+    // Any two majorities of N intersect: what the keyed-submit and commit rules rest on.
+    assert(
+      this.quorum <= voters.length && 2 * this.quorum > voters.length,
+      `quorum ${this.quorum} of ${voters.length} voters is not a majority`,
+    );
     this.#peers = voters.filter((v) => v !== options.self);
+    this.#ownership = new OwnershipView(options.self, voters, this.#peers);
     this.#rng = options.rng;
     this.#registry = options.metrics;
     this.#metrics = registerMetrics(options.metrics);
     this.#walRecordBytesMax = options.walRecordBytesMax;
     this.#payloadBytesMax = options.payloadBytesMax;
+    this.#appends = new AppendBatcher(options.walRecordBytesMax, this.config.lazyAppendMs);
     this.table = new JobTable({
       historyMax: this.config.historyMax,
       finishedRetentionMs: this.config.finishedRetentionMs,
@@ -582,6 +328,14 @@ export class ReplicationCore {
       finishedTombstonesMax: this.config.finishedTombstonesMax,
     });
     this.log = new CatchupLog(this.config.catchupLogBytesMax);
+    this.#outbox = new ReplicationOutbox(this.config.lazySendMs);
+    this.#syncServer = new SyncServer({
+      tracker: this.tracker,
+      log: this.log,
+      table: this.table,
+      syncReplyBytesMax: this.config.syncReplyBytesMax,
+      syncSessionIdleMs: this.config.syncSessionIdleMs,
+    });
   }
 
   get phase(): CorePhase {
@@ -605,33 +359,20 @@ export class ReplicationCore {
   }
 
   voterState(voter: string): VoterState {
-    if (voter === this.self) return "alive";
-    return this.#view.get(voter) ?? "alive";
+    return this.#ownership.voterState(voter);
   }
 
   isDown(voter: string): boolean {
-    const s = this.voterState(voter);
-    return s === "dead" || s === "left";
+    return this.#ownership.isDown(voter);
   }
 
   /** Voters not held dead or left, this node included. */
   reachableVoters(): number {
-    let n = 0;
-    for (const v of this.voters) if (!this.isDown(v)) n++;
-    return n;
+    return this.#ownership.reachableVoters();
   }
 
   ownerOf(jobId: string): string | undefined {
-    // Asked on every record applied (and several times per minted id); the answer depends
-    // only on the job id and which voters are down, so it is remembered until that changes.
-    if (this.#owners.has(jobId)) return this.#owners.get(jobId);
-    return this.#rememberOwner(jobId, ownerOf(jobId, this.voters, (v) => this.isDown(v)));
-  }
-
-  #rememberOwner(jobId: string, owner: string | undefined): string | undefined {
-    if (this.#owners.size >= OWNER_CACHE_MAX) this.#owners.clear();
-    this.#owners.set(jobId, owner);
-    return owner;
+    return this.#ownership.ownerOf(jobId);
   }
 
   takeOutputs(): CoreOutput[] {
@@ -797,7 +538,7 @@ export class ReplicationCore {
     // catch-up just brought back are still being written, and must not be voided.
     const holes = subtractSeqs(
       this.tracker.gaps(this.self, known, 4096),
-      this.#notDurable.seqs(this.self),
+      this.#appends.notDurableSeqs(this.self),
     );
     const ranges: Array<[number, number]> = [...holes];
     ranges.push([known + 1, known + margin]);
@@ -966,7 +707,7 @@ export class ReplicationCore {
     const entry = this.table.get(jobId);
     if (
       entry === undefined || entry.spec === undefined || entry.phase !== "dead" ||
-      this.#deadNotDurable.has(jobId)
+      this.#appends.deadNotDurable(jobId)
     ) {
       this.#outputs.push({
         type: "revive-done",
@@ -997,7 +738,7 @@ export class ReplicationCore {
     limit: number,
     after?: number,
   ): { items: JobEntry[]; more: boolean; next: number | undefined } {
-    return this.table.deadLetters(limit, after, (jobId) => !this.#deadNotDurable.has(jobId));
+    return this.table.deadLetters(limit, after, (jobId) => !this.#appends.deadNotDurable(jobId));
   }
 
   /** Looks a job up here, or asks the peers when this node does not hold it. */
@@ -1012,11 +753,7 @@ export class ReplicationCore {
       this.#outputs.push({ type: "query-done", requestId, state: undefined });
       return;
     }
-    this.#queries.set(requestId, {
-      jobId,
-      waiting,
-      deadlineMs: nowMs + this.config.queryTimeoutMs,
-    });
+    this.#queries.open(requestId, jobId, waiting, nowMs + this.config.queryTimeoutMs);
     this.#timers.push({
       atMs: nowMs + this.config.queryTimeoutMs,
       kind: "query",
@@ -1112,25 +849,17 @@ export class ReplicationCore {
   }
 
   #submitDone(requestId: number, outcome: SubmitOutcome): void {
-    const client = this.#clientRequests.get(requestId);
-    if (client === undefined) {
+    const result = this.#clientBatches.settle(requestId, outcome);
+    if (result === "not-client") {
       this.#outputs.push({ type: "submit-done", requestId, outcome });
       return;
     }
-    this.#clientRequests.delete(requestId);
-    const batch = this.#clientBatches.get(client.batch);
-    if (batch === undefined) return;
-    batch.outcomes[client.index] = outcome.ok
-      ? { ok: true, id: outcome.id, existing: outcome.existing }
-      : { ok: false, code: outcome.code, message: outcome.message };
-    if (--batch.pending === 0) {
-      this.#clientBatches.delete(client.batch);
-      this.#send(batch.address, {
-        kind: "client-result",
-        requestId: batch.clientRequestId,
-        outcomes: batch.outcomes.map((o) => o!),
-      });
-    }
+    if (result === undefined) return;
+    this.#send(result.address, {
+      kind: "client-result",
+      requestId: result.requestId,
+      outcomes: result.outcomes,
+    });
   }
 
   #rejectedCounter(code: string): Counter {
@@ -1151,7 +880,7 @@ export class ReplicationCore {
       id = "job_" + randomHex(this.#rng, 16);
       // Not through the owner cache: the ids this node does not keep would crowd it.
       if (ownerOf(id, this.voters, (v) => this.isDown(v)) === this.self) {
-        this.#rememberOwner(id, this.self);
+        this.#ownership.remember(id, this.self);
         return id;
       }
     }
@@ -1197,8 +926,8 @@ export class ReplicationCore {
     // Already durable here (a confirm of a record we hold): our vote counts at once.
     if (localStored && this.tracker.has(stamp.origin, stamp.seq)) proposal.votes.add(this.self);
     else if (localStored) {
-      const token = this.#notDurable.get(stamp);
-      if (token !== undefined) this.#batchFor(token)?.votes.push(key);
+      const token = this.#appends.notDurableToken(stamp);
+      if (token !== undefined) this.#appends.batchFor(token)?.votes.push(key);
     }
     return proposal;
   }
@@ -1244,6 +973,14 @@ export class ReplicationCore {
       for (const r of p.requests) this.#answer(r.requestId, p.jobId, true);
       return;
     }
+    // Votes, conflicts and blocks each count distinct voters (a peer's repeated ACK is a set
+    // insert): more of them than voters means a forged or miscounted vote got in.
+    assert(
+      p.votes.size <= this.voters.length && p.conflicts.size <= this.voters.length &&
+        p.blocked.size <= this.voters.length,
+      `proposal ${p.jobId}: ${p.votes.size} votes, ${p.conflicts.size} conflicts, ` +
+        `${p.blocked.size} blocked among ${this.voters.length} voters`,
+    );
     const committedConflict = [...p.conflicts.values()].some((committed) => committed);
     const possible = this.voters.length - p.conflicts.size;
     if (!committedConflict && possible >= this.quorum && possible - p.blocked.size < this.quorum) {
@@ -1347,91 +1084,17 @@ export class ReplicationCore {
     this.log.add(record.stamp.origin, record.stamp.seq, bytes);
     for (const peer of this.#peers) {
       if (this.isDown(peer)) continue;
-      if (lazyAtMs === undefined || this.#phase !== "ready") this.#queueRecord(peer, bytes);
-      else this.#queueLazy(peer, bytes, lazyAtMs);
+      if (lazyAtMs === undefined || this.#phase !== "ready") this.#outbox.queue(peer, bytes);
+      else this.#outbox.queueLazy(peer, bytes, lazyAtMs);
     }
     return bytes;
   }
 
-  /**
-   * Queues a record nobody waits for: it goes with the next replication message to `peer`,
-   * and at the latest `lazySendMs` after `nowMs`. Sent alone, each COMMIT and DONE costs a
-   * datagram and its acknowledgement at every peer; riding along they cost a few bytes.
-   */
-  #queueLazy(peer: string, bytes: Uint8Array, nowMs: number): void {
-    let list = this.#lazyOutbox.get(peer);
-    if (list === undefined) {
-      list = [];
-      this.#lazyOutbox.set(peer, list);
-    }
-    list.push(bytes);
-    this.#lazyDueMs = Math.min(this.#lazyDueMs, nowMs + this.config.lazySendMs);
-  }
-
-  #appendBatch(): AppendBatch {
-    this.#batch ??= {
-      records: [],
-      bytes: 0,
-      stamps: [],
-      skips: [],
-      acks: new Map(),
-      votes: [],
-      ownRecords: 0,
-      deadJobs: [],
-      heldMerges: [],
-      awaitedRecords: false,
-    };
-    return this.#batch;
-  }
-
-  /** Adds a record to the append being built (starting a new one when full); returns it. */
+  /** Adds a record to the append being built (the full one goes to the WAL first). */
   #addToBatch(bytes: Uint8Array, record: JobRecord): AppendBatch {
-    let batch = this.#appendBatch();
     // One WAL append must stay under the WAL's record bound: start a new batch when full.
-    if (
-      batch.bytes + bytes.length + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax &&
-      batch.records.length > 0
-    ) {
-      this.#emitAppend();
-      batch = this.#appendBatch();
-    }
-    if (record.type !== "commit" && record.type !== "done") batch.awaitedRecords = true;
-    batch.records.push(bytes);
-    batch.bytes += bytes.length + 4;
-    const deadJobId = record.type === "dead"
-      ? record.jobId
-      : record.type === "state" && record.state.phase === "dead"
-      ? record.state.jobId
-      : undefined;
-    if (deadJobId !== undefined) {
-      batch.deadJobs.push(deadJobId);
-      this.#deadNotDurable.set(deadJobId, this.#nextToken);
-    }
-    if ("stamp" in record) {
-      batch.stamps.push(record.stamp);
-      this.#notDurable.set(record.stamp, this.#nextToken);
-      if (record.type === "skip") {
-        for (const [a, b] of record.ranges) {
-          batch.skips.push({ origin: record.stamp.origin, from: a, to: b });
-        }
-      }
-    }
-    return batch;
-  }
-
-  /** The append a token names: the one being built, or one waiting for its fsync. */
-  #batchFor(token: number): AppendBatch | undefined {
-    if (token === this.#nextToken && this.#batch !== undefined) return this.#batch;
-    return this.#pendingAppends.get(token);
-  }
-
-  #queueRecord(peer: string, bytes: Uint8Array): void {
-    let list = this.#outbox.get(peer);
-    if (list === undefined) {
-      list = [];
-      this.#outbox.set(peer, list);
-    }
-    list.push(bytes);
+    if (this.#appends.full(bytes.length)) this.#emitAppend();
+    return this.#appends.add(bytes, record);
   }
 
   /** A message from a peer voter or a client, on JOBS_CHANNEL. */
@@ -1511,16 +1174,9 @@ export class ReplicationCore {
       this.#send(address, { kind: "client-result", requestId: m.requestId, outcomes: [] });
       return;
     }
-    const batchId = this.#nextClientBatch++;
-    this.#clientBatches.set(batchId, {
-      address,
-      clientRequestId: m.requestId,
-      outcomes: new Array(m.submits.length).fill(undefined),
-      pending: m.submits.length,
-    });
+    const batchId = this.#clientBatches.open(address, m.requestId, m.submits.length);
     m.submits.forEach((s, index) => {
-      const requestId = this.#nextInternalId++;
-      this.#clientRequests.set(requestId, { batch: batchId, index });
+      const requestId = this.#clientBatches.request(batchId, index);
       const problem = validateClientSubmit(s.request, this.config, this.#payloadBytesMax);
       if (problem !== undefined) {
         this.#refuse(requestId, "invalid", problem);
@@ -1554,7 +1210,7 @@ export class ReplicationCore {
         if (wantsAck) immediate.push(this.#ackFor(record));
         continue;
       }
-      const pendingToken = this.#notDurable.get(record.stamp);
+      const pendingToken = this.#appends.notDurableToken(record.stamp);
       if (pendingToken !== undefined) {
         if (wantsAck) this.#deferAck(pendingToken, from, this.#ackFor(record));
         continue;
@@ -1566,7 +1222,7 @@ export class ReplicationCore {
       this.log.add(record.stamp.origin, record.stamp.seq, bytes);
       if (!wantsAck) continue;
       const entry = this.#ackFor(record, effect === "conflict");
-      if (entry.status === "ok") this.#deferAck(this.#nextToken, from, entry);
+      if (entry.status === "ok") this.#deferAck(this.#appends.nextToken, from, entry);
       else immediate.push(entry);
     }
     if (immediate.length > 0) this.#sendAcks(from, immediate);
@@ -1628,7 +1284,7 @@ export class ReplicationCore {
   }
 
   #deferAck(token: number, to: string, entry: AckEntry): void {
-    const batch = this.#batchFor(token);
+    const batch = this.#appends.batchFor(token);
     if (batch === undefined) {
       // The append already completed: the record is durable.
       this.#sendAcks(to, [entry]);
@@ -1719,18 +1375,10 @@ export class ReplicationCore {
 
   /** The WAL made a batch durable. Tokens complete in issue order. */
   persisted(nowMs: number, token: number): void {
-    const batch = this.#pendingAppends.get(token);
+    const batch = this.#appends.complete(token);
     if (batch === undefined) return;
-    this.#pendingAppends.delete(token);
-    for (const s of batch.stamps) {
-      this.tracker.add(s.origin, s.seq);
-      this.#notDurable.deleteIf(s, token);
-    }
+    for (const s of batch.stamps) this.tracker.add(s.origin, s.seq);
     for (const s of batch.skips) this.tracker.addRange(s.origin, s.from, s.to);
-    // Only the job's latest DEAD counts: an earlier one may be of an earlier generation.
-    for (const jobId of batch.deadJobs) {
-      if (this.#deadNotDurable.get(jobId) === token) this.#deadNotDurable.delete(jobId);
-    }
     for (const r of batch.heldMerges) {
       if (r.type === "meta") this.tracker.merge(r.held);
     }
@@ -1770,13 +1418,10 @@ export class ReplicationCore {
         });
       }
     }
-    this.#pendingAppends.clear();
-    this.#batch = undefined;
-    this.#appendDueMs = Infinity;
     // Records whose append was lost with the WAL are not on their way to disk any more: kept
     // here, a repeat of one (a confirm round) deferred its ACK to an append that no longer
     // exists, which reads as "already durable", and voted with a disk that does not hold it.
-    this.#notDurable.clear();
+    this.#appends.clear();
     for (const jobId of [...this.#scheduled.keys()]) this.#cancel(jobId);
     this.#log("storage-failed", { reason });
   }
@@ -1785,8 +1430,8 @@ export class ReplicationCore {
   stopping(): void {
     if (this.#phase === "ready" || this.#phase === "catching_up") this.#phase = "stopping";
     // What waits to ride along leaves with the next flush: the node is about to go.
-    this.#lazyDue = true;
-    this.#appendDue = true;
+    this.#outbox.markDue();
+    this.#appends.markDue();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1861,7 +1506,7 @@ export class ReplicationCore {
     const record = build(this.#ownStamp(), gen);
     this.#applyAndReact(nowMs, record, wallMs);
     this.#originate(record, undefined, nowMs);
-    return this.#nextToken;
+    return this.#appends.nextToken;
   }
 
   #attempt(
@@ -1906,19 +1551,10 @@ export class ReplicationCore {
    * the submit still learns of it.
    */
   viewChanged(nowMs: number, view: ReadonlyMap<string, VoterState>): void {
-    const before = this.#view;
-    const next = new Map<string, VoterState>();
-    for (const v of this.#peers) next.set(v, view.get(v) ?? "alive");
-    let changed = false;
-    for (const v of this.#peers) if ((before.get(v) ?? "alive") !== next.get(v)) changed = true;
-    if (!changed) return;
-    const wasDown = (v: string) =>
-      v !== this.self && ((before.get(v) ?? "alive") === "dead" || before.get(v) === "left");
-    this.#view = next;
     // Ownership follows only which voters are down: alive <-> suspect moves no job, so the
     // table is not walked for it (under load suspicions come and go every few seconds).
-    if (this.#peers.every((v) => wasDown(v) === this.isDown(v))) return;
-    this.#owners.clear();
+    const wasDown = this.#ownership.update(view);
+    if (wasDown === undefined) return;
     const handoffs = new Map<string, Uint8Array[]>();
     for (const entry of this.table.entries()) {
       if (entry.phase !== "pending" || entry.spec === undefined) continue;
@@ -2065,7 +1701,7 @@ export class ReplicationCore {
     // the tracker counts does not prove the job is on this disk (a restart's SKIP voids seqs
     // a minority holds), and the job itself may have come by a handoff still being written.
     this.#addToBatch(bytes, record).votes.push(proposal.key);
-    for (const peer of this.#peers) if (!this.isDown(peer)) this.#queueRecord(peer, bytes);
+    for (const peer of this.#peers) if (!this.isDown(peer)) this.#outbox.queue(peer, bytes);
     this.#evaluate(nowMs, proposal);
   }
 
@@ -2080,128 +1716,10 @@ export class ReplicationCore {
    */
   #onSyncRequest(nowMs: number, m: Extract<JobsMessage, { kind: "sync-req" }>): void {
     const yourSeqMax = this.tracker.max(m.from);
-    const key = m.from + STAMP_SEP + m.requestId;
-    if (m.cursor.kind === "snapshot") {
-      const session = this.#sessions.get(key);
-      if (session === undefined || session.id !== m.cursor.session) {
-        // Gone (expired, evicted, this node restarted): the requester starts over.
-        this.#sendSyncPage(m, false, true, { kind: "start" }, yourSeqMax, [], []);
-        return;
-      }
-      session.usedAtMs = nowMs;
-      if (m.page !== session.last.page) {
-        if (m.page !== session.last.page + 1) return; // a stale request: its answer went
-        session.last = { page: m.page, ...this.#snapshotPage(session) };
-      }
-      this.#sendSnapshotPage(m, session, yourSeqMax);
-      return;
-    }
-    const walked = this.#walkRecords(m);
-    if (walked === undefined) {
-      this.#metrics.catchupSnapshots.inc();
-      const session: SnapshotSession = {
-        id: this.#nextSessionId++,
-        walk: this.table.snapshotRecords(),
-        held: this.tracker.summary(4096),
-        last: { page: m.page, records: [], more: true },
-        usedAtMs: nowMs,
-      };
-      session.last = { page: m.page, ...this.#snapshotPage(session) };
-      this.#sessions.delete(key);
-      if (this.#sessions.size >= SNAPSHOT_SESSIONS_MAX) {
-        let lru: string | undefined;
-        let lruMs = Infinity;
-        for (const [k, s] of this.#sessions) if (s.usedAtMs < lruMs) [lru, lruMs] = [k, s.usedAtMs];
-        if (lru !== undefined) this.#sessions.delete(lru);
-      }
-      this.#sessions.set(key, session);
-      this.#sendSnapshotPage(m, session, yourSeqMax);
-      return;
-    }
-    this.#sendSyncPage(m, false, walked.more, walked.cursor, yourSeqMax, [], walked.records);
-  }
-
-  /**
-   * Up to `syncReplyBytesMax` of the records `m`'s requester lacks, from where its cursor
-   * says; undefined when the log cannot serve them (the requester needs a snapshot).
-   */
-  #walkRecords(
-    m: Extract<JobsMessage, { kind: "sync-req" }>,
-  ): { records: Uint8Array[]; more: boolean; cursor: SyncCursor } | undefined {
-    const origins = this.tracker.origins();
-    const resume = m.cursor.kind === "records" ? m.cursor : undefined;
-    const first = resume !== undefined ? Math.max(0, origins.indexOf(resume.origin)) : 0;
-    const spans: Array<{ origin: string; from: number; to: number; theirs?: HeldRanges }> = [];
-    for (let i = first; i < origins.length; i++) {
-      const origin = origins[i]!;
-      const theirs = m.held.find((h) => h.origin === origin);
-      let from = (theirs?.contiguous ?? 0) + 1;
-      if (resume?.origin === origin) from = Math.max(from, resume.seq + 1);
-      const to = this.tracker.max(origin);
-      if (from > to) continue;
-      if (from <= this.log.floor(origin)) return undefined;
-      spans.push({ origin, from, to, ...(theirs !== undefined ? { theirs } : {}) });
-    }
-    const records: Uint8Array[] = [];
-    let bytes = 0;
-    for (const { origin, from, to, theirs } of spans) {
-      // Only the ranges the peer lacks, and in each only what the log holds: every restart's
-      // SKIP voids up to originPendingMax seqs, so walking each seq up to `to` cost 65,536
-      // lookups per restart ever made, on every anti-entropy round (found profiling the sim).
-      for (const [a, b] of missingRanges(theirs, from, to)) {
-        for (const [seq, r] of this.log.collectSorted(origin, a, b)) {
-          if (records.length > 0 && bytes + r.length > this.config.syncReplyBytesMax) {
-            return { records, more: true, cursor: { kind: "records", origin, seq: seq - 1 } };
-          }
-          records.push(r);
-          bytes += r.length;
-        }
-      }
-    }
-    return { records, more: false, cursor: { kind: "start" } };
-  }
-
-  /** The next page of a snapshot session: at least one record, about `syncReplyBytesMax`. */
-  #snapshotPage(session: SnapshotSession): { records: Uint8Array[]; more: boolean } {
-    const records: Uint8Array[] = [];
-    let bytes = 0;
-    while (bytes < this.config.syncReplyBytesMax) {
-      const next = session.walk.next();
-      if (next.done === true) return { records, more: false };
-      const r = encodeRecord(next.value);
-      records.push(r);
-      bytes += r.length;
-    }
-    return { records, more: true };
-  }
-
-  #sendSnapshotPage(
-    m: Extract<JobsMessage, { kind: "sync-req" }>,
-    session: SnapshotSession,
-    yourSeqMax: number,
-  ): void {
-    const { records, more } = session.last;
-    if (!more) this.#sessions.delete(m.from + STAMP_SEP + m.requestId);
-    this.#sendSyncPage(
-      m,
-      true,
-      more,
-      more ? { kind: "snapshot", session: session.id } : { kind: "start" },
-      yourSeqMax,
-      more ? [] : session.held,
-      records,
-    );
-  }
-
-  #sendSyncPage(
-    m: Extract<JobsMessage, { kind: "sync-req" }>,
-    snapshot: boolean,
-    more: boolean,
-    cursor: SyncCursor,
-    yourSeqMax: number,
-    held: readonly HeldRanges[],
-    records: readonly Uint8Array[],
-  ): void {
+    const answer = this.#syncServer.answer(nowMs, m);
+    if (answer === undefined) return;
+    if (answer.snapshotStarted) this.#metrics.catchupSnapshots.inc();
+    const { snapshot, more, cursor, held, records } = answer.page;
     this.#sendChunked(m.from, records, (chunk, part, parts) => ({
       kind: "sync-reply",
       from: this.self,
@@ -2273,9 +1791,7 @@ export class ReplicationCore {
       if (!ex.catchup && ex.tries >= SYNC_TRIES_MAX) this.#exchanges.delete(id);
       else this.#askPage(nowMs, ex);
     }
-    for (const [key, session] of this.#sessions) {
-      if (nowMs >= session.usedAtMs + this.config.syncSessionIdleMs) this.#sessions.delete(key);
-    }
+    this.#syncServer.expire(nowMs);
   }
 
   #onSyncReply(
@@ -2390,7 +1906,7 @@ export class ReplicationCore {
       this.#metrics.finishedElsewhere.inc(finished.length);
       this.#log("finished-elsewhere", { jobs: finished.length });
     }
-    this.#appendBatch().heldMerges.push({ type: "meta", nextOwnSeq: 0, held });
+    this.#appends.current().heldMerges.push({ type: "meta", nextOwnSeq: 0, held });
     for (const h of held) {
       const top = h.above.length > 0 ? h.above[h.above.length - 1]![1] : h.contiguous;
       this.log.raiseFloor(h.origin, top);
@@ -2420,12 +1936,9 @@ export class ReplicationCore {
   }
 
   #onQueryReply(from: string, requestId: number, state: JobStateSnapshot | undefined): void {
-    const q = this.#queries.get(requestId);
-    if (q === undefined) return;
-    q.waiting.delete(from);
-    if (state !== undefined || q.waiting.size === 0) {
-      this.#queries.delete(requestId);
-      this.#outputs.push({ type: "query-done", requestId, state });
+    const settled = this.#queries.reply(from, requestId, state);
+    if (settled !== undefined) {
+      this.#outputs.push({ type: "query-done", requestId, state: settled.state });
     }
   }
 
@@ -2448,9 +1961,7 @@ export class ReplicationCore {
           break;
         case "query": {
           const id = Number(top.key);
-          const q = this.#queries.get(id);
-          if (q !== undefined && q.deadlineMs <= nowMs) {
-            this.#queries.delete(id);
+          if (this.#queries.expire(id, nowMs)) {
             this.#outputs.push({ type: "query-done", requestId: id, state: undefined });
           }
           break;
@@ -2471,8 +1982,8 @@ export class ReplicationCore {
         }
       }
     }
-    if (nowMs >= this.#lazyDueMs) this.#lazyDue = true;
-    if (nowMs >= this.#appendDueMs) this.#appendDue = true;
+    this.#outbox.tick(nowMs);
+    this.#appends.tick(nowMs);
     if (nowMs >= this.#deferredAtMs) {
       this.#deferredAtMs = Infinity;
       const ids = [...this.#deferred];
@@ -2486,16 +1997,19 @@ export class ReplicationCore {
   }
 
   nextDeadlineMs(): number {
-    let t = Math.min(this.#expireAtMs, this.#deferredAtMs, this.#lazyDueMs, this.#appendDueMs);
+    let t = Math.min(
+      this.#expireAtMs,
+      this.#deferredAtMs,
+      this.#outbox.lazyDueMs,
+      this.#appends.dueMs,
+    );
     const top = this.#timers.peek();
     if (top !== undefined) t = Math.min(t, top.atMs);
     if (this.#phase === "catching_up") t = Math.min(t, this.#catchupNextMs);
     for (const ex of this.#exchanges.values()) {
       t = Math.min(t, ex.askedAtMs + this.config.catchupRetryMs);
     }
-    for (const session of this.#sessions.values()) {
-      t = Math.min(t, session.usedAtMs + this.config.syncSessionIdleMs);
-    }
+    t = Math.min(t, this.#syncServer.nextDeadlineMs());
     if (this.#phase === "ready") t = Math.min(t, this.#antiEntropyAtMs);
     return t;
   }
@@ -2505,15 +2019,7 @@ export class ReplicationCore {
    * append nobody waits on may stay for up to `lazyAppendMs` from `nowMs`.
    */
   flush(nowMs: number): void {
-    for (const [peer, lazy] of this.#lazyOutbox) {
-      if (!this.#lazyDue && !this.#outbox.has(peer) && !this.#sentTo.has(peer)) continue;
-      for (const bytes of lazy) this.#queueRecord(peer, bytes);
-      this.#lazyOutbox.delete(peer);
-    }
-    this.#lazyDue = false;
-    this.#sentTo.clear();
-    if (this.#lazyOutbox.size === 0) this.#lazyDueMs = Infinity;
-    for (const [peer, records] of this.#outbox) {
+    for (const [peer, records] of this.#outbox.take()) {
       this.#metrics.replRecords.inc(records.length);
       this.#sendChunked(
         peer,
@@ -2522,18 +2028,7 @@ export class ReplicationCore {
         true,
       );
     }
-    this.#outbox.clear();
     this.#emitAppend(nowMs);
-  }
-
-  /**
-   * Whether something waits on `batch`'s fsync: a vote, an ACK, a held summary to merge, or a
-   * record other than a COMMIT or DONE (a SUBMIT to vote for, a retry the engine awaits). A
-   * batch of only COMMITs and DONEs is not waited on: it may wait for one that is.
-   */
-  #waitedOn(batch: AppendBatch): boolean {
-    return batch.awaitedRecords || batch.votes.length > 0 || batch.acks.size > 0 ||
-      batch.heldMerges.length > 0;
   }
 
   /**
@@ -2541,28 +2036,9 @@ export class ReplicationCore {
    * `lazyAppendMs` later. Without `nowMs` (the batch is full) it goes now.
    */
   #emitAppend(nowMs?: number): void {
-    const batch = this.#batch;
-    if (batch === undefined) return;
-    if (
-      batch.records.length === 0 && batch.acks.size === 0 && batch.votes.length === 0 &&
-      batch.heldMerges.length === 0
-    ) {
-      this.#batch = undefined;
-      return;
-    }
-    if (
-      nowMs !== undefined && !this.#waitedOn(batch) && !this.#appendDue &&
-      this.config.lazyAppendMs > 0
-    ) {
-      this.#appendDueMs = Math.min(this.#appendDueMs, nowMs + this.config.lazyAppendMs);
-      return;
-    }
-    this.#batch = undefined;
-    this.#appendDue = false;
-    this.#appendDueMs = Infinity;
-    const token = this.#nextToken++;
-    this.#pendingAppends.set(token, batch);
-    const payload = encodeWalBatch(batch.records);
+    const taken = this.#appends.take(nowMs);
+    if (taken === undefined) return;
+    const { token, payload } = taken;
     this.#appendedBytesSinceCheckpoint += payload.length;
     this.#outputs.push({ type: "append", token, payload });
     if (
@@ -2595,7 +2071,7 @@ export class ReplicationCore {
   }
 
   #send(to: string, message: OutgoingMessage): void {
-    this.#sentTo.add(to);
+    this.#outbox.sent(to);
     const bytes = encodeMessage(message);
     this.#outputs.push({ type: "send", to, bytes });
   }

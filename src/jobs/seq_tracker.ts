@@ -51,6 +51,7 @@ class OriginRanges {
       j++;
     }
     ranges.splice(i, j - i, [lo, hi]);
+    this.#assertAround(i);
     return true;
   }
 
@@ -59,6 +60,29 @@ class OriginRanges {
       this.contiguous = Math.max(this.contiguous, this.above[0]![1]);
       this.above.shift();
     }
+    const first = this.above[0];
+    assert(
+      first === undefined || (first[0] > this.contiguous + 1 && first[0] <= first[1]),
+      `tracker: range [${first?.[0]}, ${first?.[1]}] not above contiguous ${this.contiguous} + 1`,
+    );
+  }
+
+  /**
+   * The ranges around index `i` (the one just written) are well formed, above contiguous + 1,
+   * and neither overlap nor touch their neighbours: a broken list would make `has` and `gaps`
+   * disagree and anti-entropy ship (or skip) the wrong records. Checks only the neighbourhood
+   * of the change, so an add costs what it did.
+   */
+  #assertAround(i: number): void {
+    const r = this.above[i]!;
+    const before = this.above[i - 1];
+    const after = this.above[i + 1];
+    assert(
+      r[0] <= r[1] && r[0] > this.contiguous + 1 &&
+        (before === undefined || before[1] + 1 < r[0]) &&
+        (after === undefined || r[1] + 1 < after[0]),
+      `tracker: range [${r[0]}, ${r[1]}] at ${i} breaks order (contiguous ${this.contiguous})`,
+    );
   }
 }
 
@@ -163,4 +187,24 @@ export function summaryHas(held: readonly HeldRanges[], origin: string, seq: num
     return false;
   }
   return false;
+}
+
+/** `ranges` (ascending, disjoint, inclusive) without the seqs in `minus` (ascending). */
+export function subtractSeqs(
+  ranges: readonly (readonly [number, number])[],
+  minus: readonly number[],
+): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let k = 0;
+  for (const [a, b] of ranges) {
+    let from = a;
+    while (k < minus.length && minus[k]! < from) k++;
+    while (k < minus.length && minus[k]! <= b) {
+      if (minus[k]! > from) out.push([from, minus[k]! - 1]);
+      from = minus[k]! + 1;
+      k++;
+    }
+    if (from <= b) out.push([from, b]);
+  }
+  return out;
 }

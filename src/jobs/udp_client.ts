@@ -22,7 +22,7 @@ import { MetricsRegistry } from "../metrics/registry.ts";
 import type { DatagramSocket } from "../transport/datagram_socket.ts";
 import { UdpTransport } from "../transport/udp_transport.ts";
 import type { DeliveredMessage } from "../transport/types.ts";
-import { type ClientOutcome, decodeMessage, encodeMessage, JOBS_CHANNEL } from "./job_codec.ts";
+import { type ClientOutcome, decodeMessage, encodeMessage, JOBS_CHANNEL } from "./job_messages.ts";
 import { checkJobLimits } from "./job_limits.ts";
 import type { SubmitRequest } from "./service.ts";
 

@@ -24,6 +24,7 @@ import {
   type SegmentHeader,
 } from "./record_codec.ts";
 import { joinPath, type WalFs } from "./wal_fs.ts";
+import { assert } from "../lib/assert.ts";
 
 export class WalCorruptionError extends Error {
   override name = "WalCorruptionError";
@@ -255,6 +256,21 @@ export async function recoverWal(
         }
         break;
       }
+      // The walk only moves forward, one whole frame at a time, inside the segment's bytes: a
+      // frame that claimed to end before its own header, or past the bytes read, would make
+      // replay loop or read another frame's bytes as a payload.
+      assert(
+        frame.next === offset + RECORD_HEADER_BYTES + frame.payload.length,
+        `recovery: frame at ${offset} ends at ${frame.next}, not after its payload`,
+      );
+      assert(
+        frame.next <= bytes.length && frame.payload.length <= recordBytesMax,
+        `recovery: frame at ${offset} overruns its segment or recordBytesMax`,
+      );
+      assert(
+        batchStart <= offset && pendingDataRecords <= pending.length,
+        `recovery: batch start ${batchStart} past frame offset ${offset}`,
+      );
       // Payloads are copied out: a view would keep the whole segment's buffer alive for as
       // long as the caller keeps one record of it.
       switch (frame.type) {
@@ -305,6 +321,10 @@ export async function recoverWal(
       offset = frame.next;
     }
     const goodEnd = batchStart;
+    assert(
+      goodEnd >= SEGMENT_HEADER_BYTES && goodEnd <= offset,
+      `recovery: good end ${goodEnd} outside the walked bytes (walk stopped at ${offset})`,
+    );
     if (goodEnd < bytes.length) {
       if (!isLast) {
         throw new WalCorruptionError(segment.name, goodEnd, "sealed segment ends inside a batch");

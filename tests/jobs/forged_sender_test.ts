@@ -8,7 +8,7 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { ReviewCluster, VOTERS } from "./review_harness.ts";
-import { decodeMessage, encodeMessage } from "../../src/jobs/job_codec.ts";
+import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import type { Stamp } from "../../src/jobs/job_model.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
 

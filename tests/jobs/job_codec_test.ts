@@ -1,13 +1,12 @@
 import fc from "fast-check";
 import { assert, assertEquals } from "../assert.ts";
 import {
-  decodeMessage,
   decodeRecord,
   decodeWalBatch,
-  encodeMessage,
   encodeRecord,
   encodeWalBatch,
 } from "../../src/jobs/job_codec.ts";
+import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import { anyRecordArb, jobRecordArb, ORIGINS, stampArb } from "./arbitraries.ts";
 import type { AttemptEntry, JobRecord } from "../../src/jobs/job_model.ts";
 

@@ -12,13 +12,12 @@ import { JOB_LIMITS } from "../../src/config/job_limits.ts";
 import { walDefaults } from "../../src/config/wal.ts";
 import { AssertionError } from "../../src/lib/assert.ts";
 import {
-  decodeMessage,
   decodeRecord,
   decodeWalBatch,
-  encodeMessage,
   encodeRecord,
   encodeWalBatch,
 } from "../../src/jobs/job_codec.ts";
+import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import type { JobSpec } from "../../src/jobs/job_model.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
 import { checkJobLimits, utf8Bytes } from "../../src/jobs/job_limits.ts";

@@ -8,7 +8,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { ReplicationCore } from "../../src/jobs/replication_core.ts";
-import { decodeMessage } from "../../src/jobs/job_codec.ts";
+import { decodeMessage } from "../../src/jobs/job_messages.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
 import { jobsDefaults } from "../../src/config/jobs.ts";
 

@@ -6,7 +6,8 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { decodeMessage, encodeMessage, encodeRecord } from "../../src/jobs/job_codec.ts";
+import { encodeRecord } from "../../src/jobs/job_codec.ts";
+import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import type { JobSpec, ReplicatedRecord } from "../../src/jobs/job_model.ts";
 import { ReviewCluster, VOTERS, WALL } from "./review_harness.ts";
 

@@ -13,7 +13,7 @@ import {
 } from "../../src/jobs/replication_core.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
 import type { JobsConfig } from "../../src/config/jobs.ts";
-import { decodeMessage } from "../../src/jobs/job_codec.ts";
+import { decodeMessage } from "../../src/jobs/job_messages.ts";
 
 const VOTERS = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
 const WALL = 1_800_000_000_000;

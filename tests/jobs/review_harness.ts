@@ -17,12 +17,8 @@ import {
   ReplicationCore,
   type VoterState,
 } from "../../src/jobs/replication_core.ts";
-import {
-  decodeMessage,
-  decodeWalBatch,
-  encodeMessage,
-  encodeRecord,
-} from "../../src/jobs/job_codec.ts";
+import { decodeWalBatch, encodeRecord } from "../../src/jobs/job_codec.ts";
+import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import type { JobRecord, JobStateSnapshot } from "../../src/jobs/job_model.ts";
 import type { SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
 import type { JobsConfig } from "../../src/config/jobs.ts";

@@ -11,7 +11,7 @@ import {
   decodeMessage,
   encodeMessage,
   JOBS_CHANNEL,
-} from "../../src/jobs/job_codec.ts";
+} from "../../src/jobs/job_messages.ts";
 
 const KEY = "udp-client-test-cluster-key-0123456789";
 const NODE = "10.0.0.1:7000";
