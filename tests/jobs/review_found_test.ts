@@ -281,37 +281,48 @@ Deno.test("a catch-up goes on when its server restarts in the middle of a paged 
   assertEquals(restarted.table.size, 60);
 });
 
-Deno.test("a handoff of a pending job that finished and was compacted here does not bring it back", () => {
-  // Found by sim seed 111: node 2 missed a job's DONE behind a partition, took its owner for
-  // dead and handed the job, pending, to node 5, which had seen the DONE and compacted the
-  // job. Node 5 took the stale state as new: the job was pending there for ever (its DONE is
-  // held, so anti-entropy never brings it again) and would be delivered again on the next
-  // failover. Mutation: apply every handoff (`#finishedHere` false) and this test fails.
-  const retentionMs = 1_000;
-  const c = new ReviewCluster({ finishedRetentionMs: retentionMs, expireIntervalMs: 100 });
-  c.startAll();
-  const request: SubmitRequest = { url: "http://a.test/", payload: "{}" };
-  c.submit(0, request);
-  c.settle();
-  c.tick(jobsDefaults.lazySendMs); // the COMMIT leaves
-  c.settle();
-  const id = c.scheduled[0]![0]!;
-  const stale = snapshotOf(c.cores[1]!.table.get(id)!);
-  assertEquals([stale.phase, stale.committed], ["pending", true]);
-  c.delivered(0, id);
-  c.tick(jobsDefaults.lazySendMs); // the DONE leaves
-  c.settle();
-  c.tick(jobsDefaults.lazyAppendMs); // and is written where it arrived
-  c.settle();
-  assertEquals(c.cores[4]!.table.get(id)?.phase, "delivered");
-  for (let t = 0; t < retentionMs + 500; t += 100) c.tick(100);
-  c.settle();
-  assertEquals(c.cores[4]!.table.get(id), undefined, "compacted after the retention");
-  c.handOff(4, 1, stale);
-  c.settle();
-  assertEquals(c.cores[4]!.table.get(id), undefined, "the stale handoff is ignored");
-  assertEquals(c.scheduled[4]!.includes(id), false);
-});
+for (const tombstone of ["kept", "expired"] as const) {
+  Deno.test(`a handoff of a pending job that finished and was compacted here does not bring it back (tombstone ${tombstone})`, () => {
+    // Found by sim seed 111: node 2 missed a job's DONE behind a partition, took its owner for
+    // dead and handed the job, pending, to node 5, which had seen the DONE and compacted the
+    // job. Node 5 took the stale state as new: the job was pending there for ever (its DONE is
+    // held, so anti-entropy never brings it again) and would be delivered again on the next
+    // failover. The finished-job tombstone now drops such a state first; with the tombstone
+    // expired, the SUBMIT on disk (`#finishedHere`) still does. Mutation: apply every handoff
+    // (`#finishedHere` false) and the "expired" case fails.
+    const retentionMs = 1_000;
+    const c = new ReviewCluster({
+      finishedRetentionMs: retentionMs,
+      expireIntervalMs: 100,
+      ...(tombstone === "expired" ? { finishedTombstoneMs: 1 } : {}),
+    });
+    c.startAll();
+    const request: SubmitRequest = { url: "http://a.test/", payload: "{}" };
+    c.submit(0, request);
+    c.settle();
+    c.tick(jobsDefaults.lazySendMs); // the COMMIT leaves
+    c.settle();
+    const id = c.scheduled[0]![0]!;
+    const stale = snapshotOf(c.cores[1]!.table.get(id)!);
+    assertEquals([stale.phase, stale.committed], ["pending", true]);
+    c.delivered(0, id);
+    c.tick(jobsDefaults.lazySendMs); // the DONE leaves
+    c.settle();
+    c.tick(jobsDefaults.lazyAppendMs); // and is written where it arrived
+    c.settle();
+    assertEquals(c.cores[4]!.table.get(id)?.phase, "delivered");
+    for (let t = 0; t < retentionMs + 500; t += 100) c.tick(100);
+    c.settle();
+    assertEquals(c.cores[4]!.table.get(id), undefined, "compacted after the retention");
+    if (tombstone === "expired") {
+      assertEquals(c.cores[4]!.table.goneTombstone(id), undefined, "the tombstone is gone");
+    }
+    c.handOff(4, 1, stale);
+    c.settle();
+    assertEquals(c.cores[4]!.table.get(id), undefined, "the stale handoff is ignored");
+    assertEquals(c.scheduled[4]!.includes(id), false);
+  });
+}
 
 Deno.test("a job held only through a handoff's state and compacted is not made anew by its SUBMIT arriving late", () => {
   // Found by sim seed 383: node 5 missed a job's SUBMIT and COMMIT and learnt of the job from a
