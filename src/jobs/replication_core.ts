@@ -63,7 +63,7 @@ import {
   snapshotOf,
   type Stamp,
 } from "./job_model.ts";
-import { checkJobLimits } from "./job_limits.ts";
+import { checkJobLimits, fitsUtf8 } from "./job_limits.ts";
 import { JobTable } from "./job_table.ts";
 import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import { ownerOf } from "./preference.ts";
@@ -2187,7 +2187,7 @@ function validateClientSubmit(
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return "url: must be http or https";
   if (url.username !== "" || url.password !== "") return "url: must not carry credentials";
-  if (new TextEncoder().encode(request.payload).length > payloadBytesMax) {
+  if (!fitsUtf8(request.payload, payloadBytesMax)) {
     return `payload: larger than ${payloadBytesMax} bytes`;
   }
   if (request.maxAttempts !== undefined && request.maxAttempts > config.maxAttemptsMax) {
