@@ -278,6 +278,23 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/idempotency_window_test.ts"],
   },
   {
+    name: "idem-snapshot-takes-refused-as-finished",
+    breaks: "a keyed SUBMIT a snapshot's server held but refused is not taken for finished there",
+    file: "src/jobs/replication_core.ts",
+    from:
+      "if (spec?.idempotencyKey !== undefined && spec.submittedAtMs + keyKeptMs > wallMs) continue;",
+    to: "if (spec?.idempotencyKey !== undefined && spec.submittedAtMs + keyKeptMs < 0) continue;",
+    tests: ["tests/jobs/idempotency_window_test.ts"],
+  },
+  {
+    name: "idem-key-kept-for-unacknowledged",
+    breaks: "only an acknowledged keyed job leaves a kept key behind",
+    file: "src/jobs/job_table.ts",
+    from: 'const acknowledged = entry.committed || entry.phase !== "pending";',
+    to: "const acknowledged = true;",
+    tests: ["tests/jobs/job_table_test.ts"],
+  },
+  {
     name: "jobs-snapshot-finished-as-delivered",
     breaks: "a job a snapshot shows finished elsewhere is compacted, not called delivered",
     file: "src/jobs/replication_core.ts",

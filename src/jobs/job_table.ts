@@ -572,7 +572,10 @@ export class JobTable {
     this.#dead.delete(entry.jobId);
     this.compacted++;
     assert(this.#counts[entry.phase] >= 0, "job counts never go negative");
-    if (keepKey && spec?.idempotencyKey !== undefined) {
+    // A kept key says the key's job was acknowledged (a retry is answered with it): a copy
+    // still pending and uncommitted here may be a submit the replicas refused (sim seed 319).
+    const acknowledged = entry.committed || entry.phase !== "pending";
+    if (keepKey && acknowledged && spec?.idempotencyKey !== undefined) {
       const expiresAtMs = spec.submittedAtMs + this.#options.idempotencyWindowMs;
       if (this.#keyKeptUntil(expiresAtMs) > entry.finishedAtMs) {
         this.#keys.set(entry.jobId, {

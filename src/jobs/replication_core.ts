@@ -1881,8 +1881,14 @@ export class ReplicationCore {
     held: readonly HeldRanges[],
   ): void {
     const finished: JobEntry[] = [];
+    const keyKeptMs = this.config.idempotencyWindowMs + this.config.idempotencyClockSkewMs;
     for (const entry of this.table.entries()) {
       if (entry.phase !== "pending" || ids.has(entry.jobId)) continue;
+      // A keyed SUBMIT the server held may be one it refused (another incarnation of the key
+      // was live there: sim seed 319), so "held but not in its table" says nothing while the
+      // server would still keep the key of a finished one, which its snapshot then carries.
+      const spec = entry.spec;
+      if (spec?.idempotencyKey !== undefined && spec.submittedAtMs + keyKeptMs > wallMs) continue;
       const stamp = entry.submitStamp;
       if (stamp !== undefined && summaryHas(held, stamp.origin, stamp.seq)) finished.push(entry);
     }

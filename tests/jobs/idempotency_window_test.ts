@@ -209,3 +209,53 @@ Deno.test("a retry near the end of the window, stamped by a slower clock, still 
   c.settle();
   assertEquals(ok(c.answers.get(retry)), { id, existing: true });
 });
+
+Deno.test("a submit the replicas refused for another live incarnation is not taken for finished by a snapshot that lacks it", () => {
+  // Found by `hookd sim --seed 319`. Core 5 missed the key's first job and took a retry
+  // under its own epoch's id; the replicas refused it (the first job is live) but their ACKs
+  // were lost, so core 5 kept its copy, uncommitted. After a restart core 5 caught up by
+  // snapshot: the server held the copy's SUBMIT stamp but not the job, which a snapshot's
+  // reader takes for "finished and compacted there". The copy went with a kept key, as if it
+  // had been acknowledged; checkpoints spread that key, and a later retry was answered with
+  // the id of a job no node held, never delivered. Cores 1-4 run 3 s ahead, so the refused
+  // copy's stamp is the earlier one and would win a tie between kept keys.
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS, catchupLogBytesMax: 1 });
+  c.skewMs = [3_000, 3_000, 3_000, 3_000, 0];
+  c.startAll();
+  c.tick(7_500 - c.nowMs);
+  const first = c.submit(0, FIRST);
+  c.settle(avoiding(4));
+  const { id } = ok(c.answers.get(first));
+  assertEquals(id, keyedJobId(FIRST.idempotencyKey!, keyEpoch(WALL, WINDOW_MS) + 1));
+  c.tick(1_000);
+  const retry = c.submit(4, FIRST);
+  const refusedId = keyedJobId(FIRST.idempotencyKey!, keyEpoch(WALL, WINDOW_MS));
+  assertEquals(c.cores[4]!.table.get(refusedId)?.committed, false, "core 5 proposes its own id");
+  // The replicas take the SUBMIT (and refuse it); their answers are lost.
+  c.settle((m) => m.to !== 4);
+  c.drop((m) => m.to === 4);
+  c.persist(4);
+  c.tick(1_001);
+  assertEquals(c.answers.get(retry)?.ok, false, "no answer came: not acknowledged");
+  c.crash(4);
+  const restarted = c.restart(4);
+  for (let round = 0; round < 50 && restarted.phase !== "ready"; round++) {
+    c.settle();
+    c.tick(100);
+  }
+  assertEquals(restarted.phase, "ready");
+  assert(c.syncPages.snapshot > 0, "caught up by snapshot");
+  c.tick(50);
+  c.settle();
+  for (const [i, core] of c.cores.entries()) {
+    assertEquals(
+      core.table.keyTombstone(refusedId),
+      undefined,
+      `core ${i + 1} keeps no key for a job never acknowledged`,
+    );
+    assertEquals(core.table.goneTombstone(refusedId), undefined, `core ${i + 1}: not finished`);
+  }
+  const again = c.submit(4, FIRST);
+  c.settle();
+  assertEquals(ok(c.answers.get(again)), { id, existing: true });
+});

@@ -120,6 +120,22 @@ Deno.test("an uncommitted job comes up after its retention and is dropped withou
   assertEquals(t.keyTombstone("u"), undefined, "a never-acknowledged job leaves no key");
 });
 
+Deno.test("a keyed copy that was never acknowledged leaves no key when a checkpoint's tombstone ends it", () => {
+  // A kept key answers every retry of the key with its job (`liveIncarnation` takes it as
+  // settled): one made from a pending, uncommitted copy, maybe a submit the replicas refused,
+  // named a job no node held (sim seed 319). An acknowledged copy keeps its key as before.
+  const t = table();
+  t.apply({ type: "submit", stamp: stamp(), spec: spec("job_kA", "order-7") }, T0);
+  t.apply({ type: "gone", gone: { jobId: "job_kA", gen: 0, expiresAtMs: T0 + HOUR } }, T0);
+  assertEquals(t.get("job_kA"), undefined);
+  assertEquals(t.keyTombstone("job_kA"), undefined, "no key for a copy never acknowledged");
+  assertEquals(t.liveIncarnation("order-7", T0), undefined);
+  t.apply({ type: "submit", stamp: stamp(), spec: spec("job_kB", "order-8") }, T0);
+  t.apply({ type: "commit", stamp: stamp(), jobId: "job_kB", bodyHash: "h" }, T0);
+  t.apply({ type: "gone", gone: { jobId: "job_kB", gen: 0, expiresAtMs: T0 + HOUR } }, T0);
+  assertEquals(t.keyTombstone("job_kB")?.key, "order-8", "an acknowledged one keeps its key");
+});
+
 Deno.test("JobTable keeps a finished stub until its SUBMIT comes, so a late SUBMIT cannot revive the job", () => {
   // Sim seed 101: a node cut off by a partition got a job's DONE (one origin) by anti-entropy
   // before its SUBMIT (another origin). The DONE made a delivered stub, which the finished
