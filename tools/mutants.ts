@@ -280,7 +280,7 @@ const MUTANTS: Mutant[] = [
   {
     name: "idem-snapshot-takes-refused-as-finished",
     breaks: "a keyed SUBMIT a snapshot's server held but refused is not taken for finished there",
-    file: "src/jobs/replication_core.ts",
+    file: "src/jobs/catchup_client.ts",
     from:
       "if (spec?.idempotencyKey !== undefined && spec.submittedAtMs + keyKeptMs > wallMs) continue;",
     to: "if (spec?.idempotencyKey !== undefined && spec.submittedAtMs + keyKeptMs < 0) continue;",
@@ -297,18 +297,33 @@ const MUTANTS: Mutant[] = [
   {
     name: "jobs-snapshot-finished-as-delivered",
     breaks: "a job a snapshot shows finished elsewhere is compacted, not called delivered",
-    file: "src/jobs/replication_core.ts",
+    file: "src/jobs/catchup_client.ts",
     from: `      const record: JobRecord = {
         type: "gone",
         gone: {
           jobId: entry.jobId,
           gen: entry.gen,
-          expiresAtMs: wallMs + this.config.finishedTombstoneMs,
+          expiresAtMs: wallMs + this.#config.finishedTombstoneMs,
         },
       };`,
+    // snapshotOf(entry) with the phase delivered, spelled out: catchup_client.ts does not
+    // import snapshotOf, and the mutant must type-check there.
     to: `      const record: JobRecord = {
         type: "state",
-        state: { ...snapshotOf(entry), phase: "delivered", finishedAtMs: wallMs, history: [] },
+        state: {
+          jobId: entry.jobId,
+          ...(entry.spec !== undefined ? { spec: entry.spec } : {}),
+          ...(entry.submitStamp !== undefined ? { submitStamp: entry.submitStamp } : {}),
+          bodyHash: entry.bodyHash,
+          committed: entry.committed,
+          gen: entry.gen,
+          phase: "delivered",
+          attemptsMade: entry.attemptsMade,
+          nextAttemptAtMs: entry.nextAttemptAtMs,
+          finishedAtMs: wallMs,
+          deadReason: entry.deadReason,
+          history: [],
+        },
       };`,
     tests: ["tests/jobs/contracts_test.ts"],
   },

@@ -7,13 +7,14 @@
  *
  * Owns: the job table, the per-origin "held" tracker, the catch-up log, proposals (submits,
  * confirm rounds and manual retries waiting for their majority), the ownership view, the
- * catch-up state. Must not: do I/O, read a clock, call Math.random, or decide delivery timing
- * (the delivery engine does). Delegates to pieces it owns: the WAL batch being built and the
+ * phase. Must not: do I/O, read a clock, call Math.random, or decide delivery timing (the
+ * delivery engine does). Delegates to pieces it owns: the WAL batch being built and the
  * appends awaiting their fsync (append_batcher.ts), the serving side of sync exchanges and
- * its snapshot sessions (sync_server.ts), the voter view and owner cache (ownership_view.ts),
- * submits from UDP clients answered per batch (client_batches.ts), status queries forwarded
- * to peers (pending_queries.ts), the per-peer send queues and lazy records (repl_outbox.ts),
- * metric registration (core_metrics.ts).
+ * its snapshot sessions (sync_server.ts), the asking side of catch-up and anti-entropy (its
+ * exchanges, the catch-up's progress, what a snapshot lets it infer: catchup_client.ts), the
+ * voter view and owner cache (ownership_view.ts), submits from UDP clients answered per batch
+ * (client_batches.ts), status queries forwarded to peers (pending_queries.ts), the per-peer
+ * send queues and lazy records (repl_outbox.ts), metric registration (core_metrics.ts).
  *
  * Durability order (what the shell must respect, etcd-raft style):
  * - An `append` output must be durable (WAL write + fsync) before the shell calls
@@ -48,13 +49,11 @@ import {
   encodeMessage,
   type JobsMessage,
   type OutgoingMessage,
-  type SyncCursor,
 } from "./job_messages.ts";
 import { decodeWalBatch, encodeRecord, encodeWalBatch, type Skipped } from "./job_codec.ts";
 import { type AppendBatch, AppendBatcher, WAL_BATCH_SLACK_BYTES } from "./append_batcher.ts";
 import {
   type AttemptEntry,
-  type HeldRanges,
   type JobEntry,
   type JobRecord,
   type JobSpec,
@@ -68,8 +67,9 @@ import { JobTable } from "./job_table.ts";
 import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import { ownerOf } from "./preference.ts";
 import { OwnershipView, type VoterState } from "./ownership_view.ts";
-import { SeqTracker, subtractSeqs, summaryHas } from "./seq_tracker.ts";
+import { SeqTracker, subtractSeqs } from "./seq_tracker.ts";
 import { SyncServer } from "./sync_server.ts";
+import { CatchupClient, type CaughtUp } from "./catchup_client.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
 
 export type CorePhase = "recovering" | "catching_up" | "ready" | "stopping" | "failed";
@@ -170,48 +170,6 @@ function stampKey(s: Stamp): string {
   return s.origin + STAMP_SEP + s.seq;
 }
 
-/**
- * A sync exchange this node asked for (restart catch-up or anti-entropy): the server answers
- * page by page, each page at most `syncReplyBytesMax`, and the exchange is complete with the
- * page that says no more follows.
- */
-interface SyncExchange {
-  readonly peer: string;
-  readonly requestId: number;
-  /** Counts towards the restart (or resync) catch-up once complete. */
-  catchup: boolean;
-  /** The page asked for last and where it starts: asked again when no answer comes. */
-  page: number;
-  cursor: SyncCursor;
-  /**
-   * The page being assembled from parts that may arrive in any order, of the answer to the
-   * latest asking (`ask`): a page asked again may come cut differently, and parts of two
-   * answers do not make a page.
-   */
-  ask: number;
-  parts: number;
-  readonly seen: Set<number>;
-  /** Job ids the snapshot pages carried so far (undefined until one did). */
-  snapshotIds: Set<string> | undefined;
-  /** The server's coverage, on its snapshot's last part. */
-  held: readonly HeldRanges[];
-  askedAtMs: number;
-  /** Times the current page was asked for without an answer. */
-  tries: number;
-}
-
-/** Sync exchanges tracked at once (the oldest goes past it). */
-const SYNC_EXCHANGES_MAX = 64;
-
-/**
- * Pages an anti-entropy exchange asks for again without an answer before it is dropped (the
- * next round starts afresh); a catch-up exchange asks until its peer is held down.
- */
-const SYNC_TRIES_MAX = 3;
-
-/** Ranges per origin a sync request carries: a peer ships what lies past them again. */
-const SYNC_SUMMARY_RANGES_MAX = 1024;
-
 /** Largest seq a 53-bit field carries. */
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
 
@@ -273,21 +231,10 @@ export class ReplicationCore {
   readonly #queries = new PendingQueries<JobStateSnapshot>();
   /** Submits from UDP clients, answered per batch (client_batches.ts). */
   readonly #clientBatches = new ClientBatches();
-  #syncRequestId = 1;
-  /** Catch-up: voters that sent a complete reply to our restart catch-up. */
-  readonly #catchupDone = new Set<string>();
-  /** Sync exchanges this node asked for, by request id. */
-  readonly #exchanges = new Map<number, SyncExchange>();
-  /** Snapshots this node serves page by page, by requester and request id. */
   /** Answers peers' sync requests (sync_server.ts). */
   readonly #syncServer: SyncServer;
-  #catchupNextMs = 0;
-  #catchupStartedMs = 0;
-  /** Catching up again after a freeze (`stalled`), not after a restart. */
-  #resyncing = false;
-  /** Highest seq of our own origin any peer reported holding. */
-  #peerSeqOfMine = 0;
-  #antiEntropyAtMs = Infinity;
+  /** Asks peers for what this node lacks: catch-up and anti-entropy (catchup_client.ts). */
+  readonly #catchup: CatchupClient;
   #expireAtMs = Infinity;
   #appendedBytesSinceCheckpoint = 0;
   /** The wall clock as of the latest input (for records made where no wall time is passed). */
@@ -335,6 +282,33 @@ export class ReplicationCore {
       table: this.table,
       syncReplyBytesMax: this.config.syncReplyBytesMax,
       syncSessionIdleMs: this.config.syncSessionIdleMs,
+    });
+    this.#catchup = new CatchupClient({
+      self: this.self,
+      peers: this.#peers,
+      quorum: this.quorum,
+      config: this.config,
+      rng: this.#rng,
+      tracker: this.tracker,
+      catchupLog: this.log,
+      table: this.table,
+      metrics: this.#metrics,
+      host: {
+        catchingUp: () => this.#phase === "catching_up",
+        isDown: (peer) => this.isDown(peer),
+        send: (to, message) => this.#send(to, message),
+        onRecords: (nowMs, wallMs, from, records) =>
+          this.#onRecords(nowMs, wallMs, from, records, false),
+        applyAndReact: (nowMs, record, wallMs) => this.#applyAndReact(nowMs, record, wallMs),
+        addToBatch: (bytes, record) => {
+          this.#addToBatch(bytes, record);
+        },
+        mergeHeld: (held) => {
+          this.#appends.current().heldMerges.push({ type: "meta", nextOwnSeq: 0, held });
+        },
+        log: (event, fields) => this.#log(event, fields),
+        caughtUp: (nowMs, done) => this.#finishCatchup(nowMs, done),
+      },
     });
   }
 
@@ -455,14 +429,13 @@ export class ReplicationCore {
     this.#wallMs = wallMs;
     assert(this.#phase === "recovering", "recovered once");
     this.#phase = "catching_up";
-    this.#catchupStartedMs = nowMs;
-    this.#catchupNextMs = nowMs;
+    this.#catchup.begin(nowMs);
     this.#expireAtMs = nowMs + this.config.expireIntervalMs;
     this.#log("catching-up", {
       jobs: this.table.size,
       held: this.tracker.summary(0).map((h) => `${h.origin}:${h.contiguous}`).join(","),
     });
-    this.#catchupTick(nowMs, wallMs);
+    this.#catchup.catchupTick(nowMs);
     this.#updateGauges();
   }
 
@@ -482,53 +455,29 @@ export class ReplicationCore {
     // the catch-up starts over; after a restart it stays a restart's (seqs still voided).
     if (this.#phase !== "ready" && this.#phase !== "catching_up") return;
     this.#wallMs = wallMs;
-    if (this.#phase === "ready") this.#resyncing = true;
+    const resync = this.#phase === "ready";
     this.#phase = "catching_up";
     for (const jobId of [...this.#scheduled.keys()]) this.#cancel(jobId);
-    this.#catchupDone.clear();
-    for (const [id, ex] of this.#exchanges) if (ex.catchup) this.#exchanges.delete(id);
-    this.#catchupStartedMs = nowMs;
-    this.#catchupNextMs = nowMs;
+    this.#catchup.startOver(nowMs, resync);
     this.#log("stalled", { gapMs: Math.round(gapMs), jobs: this.table.size });
-    this.#catchupTick(nowMs, wallMs);
+    this.#catchup.catchupTick(nowMs);
     this.#updateGauges();
   }
 
-  #catchupTick(nowMs: number, _wallMs: number): void {
-    if (this.#phase !== "catching_up") return;
-    if (this.#catchupDone.size + 1 >= this.quorum) {
-      this.#finishCatchup(nowMs);
-      return;
-    }
-    if (nowMs < this.#catchupNextMs) return;
-    this.#catchupNextMs = nowMs + this.config.catchupRetryMs;
-    const asking = new Set<string>();
-    for (const ex of this.#exchanges.values()) if (ex.catchup) asking.add(ex.peer);
-    for (const peer of this.#peers) {
-      if (this.#catchupDone.has(peer) || this.isDown(peer) || asking.has(peer)) continue;
-      this.#startExchange(nowMs, peer, true);
-    }
-  }
-
-  #finishCatchup(nowMs: number): void {
-    // Exchanges still running go on as anti-entropy: what they bring is welcome, not awaited.
-    for (const ex of this.#exchanges.values()) ex.catchup = false;
-    if (this.#resyncing) {
+  /** A majority answered our catch-up (catchup_client.ts): this node turns ready. */
+  #finishCatchup(nowMs: number, done: CaughtUp): void {
+    if (done.resync) {
       // After a freeze (see `stalled`): caught up again; no seq of ours needs voiding.
-      this.#resyncing = false;
       this.#phase = "ready";
-      this.#log("resynced", {
-        from: [...this.#catchupDone].join(","),
-        tookMs: Math.round(nowMs - this.#catchupStartedMs),
-      });
-      this.#antiEntropyAtMs = nowMs + this.config.antiEntropyIntervalMs * (0.5 + this.#rng.next());
+      this.#log("resynced", { from: done.from, tookMs: done.tookMs });
+      this.#catchup.scheduleAntiEntropy(nowMs);
       for (const entry of this.table.entries()) this.#reconsider(nowMs, entry);
       return;
     }
     // Our own seqs the majority does not know of were never durable here: declare them void
     // (with a margin for what others may hold), so nobody waits for them and no seq is ever
     // reused for a different record.
-    const known = Math.max(this.tracker.max(this.self), this.#peerSeqOfMine, this.#nextOwnSeq - 1);
+    const known = Math.max(this.tracker.max(this.self), done.peerSeqOfMine, this.#nextOwnSeq - 1);
     // Always the whole margin, even having heard from every voter: a peer reports only the
     // seqs it holds durably, so a record of ours still on its way to its disk (or still in
     // the network) is missing from every answer, and without the margin its seq was given to
@@ -547,12 +496,12 @@ export class ReplicationCore {
     const stamp = this.#ownStamp();
     this.#originate({ type: "skip", stamp, ranges: merged(ranges, stamp.seq) });
     this.#log("caught-up", {
-      from: [...this.#catchupDone].join(","),
-      tookMs: Math.round(nowMs - this.#catchupStartedMs),
+      from: done.from,
+      tookMs: done.tookMs,
       jobs: this.table.size,
       nextOwnSeq: this.#nextOwnSeq,
     });
-    this.#antiEntropyAtMs = nowMs + this.config.antiEntropyIntervalMs * (0.5 + this.#rng.next());
+    this.#catchup.scheduleAntiEntropy(nowMs);
     for (const entry of this.table.entries()) this.#reconsider(nowMs, entry);
   }
 
@@ -1131,7 +1080,7 @@ export class ReplicationCore {
         this.#onSyncRequest(nowMs, m);
         return;
       case "sync-reply":
-        this.#onSyncReply(nowMs, wallMs, m);
+        this.#catchup.onSyncReply(nowMs, wallMs, m);
         return;
       case "handoff":
         this.#onHandoff(nowMs, wallMs, m.records);
@@ -1737,197 +1686,18 @@ export class ReplicationCore {
     }));
   }
 
-  /** Starts a sync exchange with `peer`: it sends what we lack, page by page. */
-  #startExchange(nowMs: number, peer: string, catchup: boolean): void {
-    if (this.#exchanges.size >= SYNC_EXCHANGES_MAX) {
-      this.#exchanges.delete(this.#exchanges.keys().next().value!);
-    }
-    const ex: SyncExchange = {
-      peer,
-      requestId: this.#syncRequestId++,
-      catchup,
-      page: 0,
-      cursor: { kind: "start" },
-      ask: 0,
-      parts: 0,
-      seen: new Set(),
-      snapshotIds: undefined,
-      held: [],
-      askedAtMs: nowMs,
-      tries: 0,
-    };
-    this.#exchanges.set(ex.requestId, ex);
-    this.#askPage(nowMs, ex);
-  }
-
-  #askPage(nowMs: number, ex: SyncExchange): void {
-    ex.askedAtMs = nowMs;
-    ex.tries++;
-    ex.ask++;
-    ex.parts = 0;
-    ex.seen.clear();
-    this.#send(ex.peer, {
-      kind: "sync-req",
-      from: this.self,
-      requestId: ex.requestId,
-      catchup: ex.catchup,
-      page: ex.page,
-      cursor: ex.cursor,
-      ask: ex.ask,
-      held: this.tracker.summary(SYNC_SUMMARY_RANGES_MAX),
-    });
-  }
-
-  /** Pages not answered in time are asked for again; exchanges with a down peer end. */
-  #syncTick(nowMs: number): void {
-    for (const [id, ex] of this.#exchanges) {
-      if (this.isDown(ex.peer)) {
-        this.#exchanges.delete(id);
-        continue;
-      }
-      // The same sum as nextDeadlineMs: a difference compared instead can round the other
-      // way, and the timer armed at that deadline would fire for ever at one instant.
-      if (nowMs < ex.askedAtMs + this.config.catchupRetryMs) continue;
-      if (!ex.catchup && ex.tries >= SYNC_TRIES_MAX) this.#exchanges.delete(id);
-      else this.#askPage(nowMs, ex);
-    }
-    this.#syncServer.expire(nowMs);
-  }
-
-  #onSyncReply(
-    nowMs: number,
-    wallMs: number,
-    m: Extract<JobsMessage, { kind: "sync-reply" }>,
-  ): void {
-    this.#peerSeqOfMine = Math.max(this.#peerSeqOfMine, m.yourSeqMax);
-    const ex = this.#exchanges.get(m.requestId);
-    // A page of an exchange that ended, or one asked for before: its records are still
-    // good (merging is idempotent), but it says nothing about this exchange.
-    const current = ex !== undefined && ex.peer === m.from && ex.page === m.page;
-    this.#metrics.catchupRecords.inc(m.records.length);
-    const assembling = current && m.ask === ex.ask;
-    if (assembling && ex.seen.size === 0) ex.parts = m.parts;
-    if (assembling && ex.seen.has(m.part)) return;
-    if (m.snapshot) {
-      if (assembling) ex.snapshotIds ??= new Set();
-      for (const { record, bytes } of m.records) {
-        if (record.type !== "state" && record.type !== "key" && record.type !== "gone") continue;
-        if (assembling && record.type === "state") ex.snapshotIds!.add(record.state.jobId);
-        const effect = this.#applyAndReact(nowMs, record, wallMs);
-        if (effect === "changed") this.#addToBatch(bytes, record);
-      }
-      if (assembling && m.held.length > 0) ex.held = m.held;
-    } else {
-      this.#onRecords(
-        nowMs,
-        wallMs,
-        m.from,
-        m.records as readonly { record: ReplicatedRecord; bytes: Uint8Array }[],
-        false,
-      );
-    }
-    if (!assembling) return;
-    ex.seen.add(m.part);
-    if (ex.seen.size < ex.parts) return;
-    // The page is in.
-    ex.tries = 0;
-    if (m.more) {
-      // A server that lost its snapshot session starts over: what the old one carried says
-      // nothing about the new one's coverage.
-      if (m.cursor.kind === "start") {
-        ex.snapshotIds = undefined;
-        ex.held = [];
-      }
-      ex.page++;
-      ex.cursor = m.cursor;
-      this.#askPage(nowMs, ex);
-      return;
-    }
-    this.#exchanges.delete(m.requestId);
-    if (m.snapshot && ex.snapshotIds !== undefined && ex.held.length > 0) {
-      this.#afterSnapshot(nowMs, wallMs, ex.snapshotIds, ex.held);
-    }
-    if (ex.catchup) {
-      this.#catchupDone.add(m.from);
-      this.#catchupTick(nowMs, wallMs);
-    }
-  }
-
   /**
    * Whether a pending state handed to us is of a job that finished here and was compacted: its
    * SUBMIT is on our disk, the job is not in our table, and no manual retry started it again.
    * The sender missed the DONE (a partition) and took the old owner for dead; applied, the
    * state would revive the job here, pending for ever (the DONE is held, so anti-entropy never
-   * brings it again) and delivered again on the next failover. The same inference as
-   * `#afterSnapshot`'s.
+   * brings it again) and delivered again on the next failover. The same inference as the
+   * catch-up client's after a snapshot (catchup_client.ts).
    */
   #finishedHere(state: JobStateSnapshot): boolean {
     const stamp = state.submitStamp;
     return state.phase === "pending" && state.gen === 0 && stamp !== undefined &&
       this.table.get(state.jobId) === undefined && this.tracker.has(stamp.origin, stamp.seq);
-  }
-
-  /**
-   * A whole snapshot arrived: its states are merged, so what the server held is now held here
-   * (once this append is durable) and out of reach of our log. A pending job we hold whose
-   * SUBMIT the server held, but which is not in its table, finished there and was compacted
-   * (its DONE or DEAD is among what we now count as held, though we never got it): compact it
-   * here too, or it would wait pending, and be delivered again, for ever.
-   */
-  #afterSnapshot(
-    nowMs: number,
-    wallMs: number,
-    ids: ReadonlySet<string>,
-    held: readonly HeldRanges[],
-  ): void {
-    const finished: JobEntry[] = [];
-    const keyKeptMs = this.config.idempotencyWindowMs + this.config.idempotencyClockSkewMs;
-    for (const entry of this.table.entries()) {
-      if (entry.phase !== "pending" || ids.has(entry.jobId)) continue;
-      // A keyed SUBMIT the server held may be one it refused (another incarnation of the key
-      // was live there: sim seed 319), so "held but not in its table" says nothing while the
-      // server would still keep the key of a finished one, which its snapshot then carries.
-      const spec = entry.spec;
-      if (spec?.idempotencyKey !== undefined && spec.submittedAtMs + keyKeptMs > wallMs) continue;
-      const stamp = entry.submitStamp;
-      if (stamp !== undefined && summaryHas(held, stamp.origin, stamp.seq)) finished.push(entry);
-    }
-    for (const entry of finished) {
-      // The server compacted the job, tombstone and all, so nothing says whether it was
-      // delivered or died: do as it did — compact it here and keep a tombstone against late
-      // records — rather than call it delivered (a dead letter would then show delivered for
-      // an hour and could not be retried through this node).
-      const record: JobRecord = {
-        type: "gone",
-        gone: {
-          jobId: entry.jobId,
-          gen: entry.gen,
-          expiresAtMs: wallMs + this.config.finishedTombstoneMs,
-        },
-      };
-      this.#applyAndReact(nowMs, record, wallMs);
-      this.#addToBatch(encodeRecord(record), record);
-    }
-    if (finished.length > 0) {
-      this.#metrics.finishedElsewhere.inc(finished.length);
-      this.#log("finished-elsewhere", { jobs: finished.length });
-    }
-    this.#appends.current().heldMerges.push({ type: "meta", nextOwnSeq: 0, held });
-    for (const h of held) {
-      const top = h.above.length > 0 ? h.above[h.above.length - 1]![1] : h.contiguous;
-      this.log.raiseFloor(h.origin, top);
-    }
-  }
-
-  #antiEntropy(nowMs: number): void {
-    if (nowMs < this.#antiEntropyAtMs) return;
-    this.#antiEntropyAtMs = nowMs + this.config.antiEntropyIntervalMs * (0.5 + this.#rng.next());
-    const live = this.#peers.filter((p) => !this.isDown(p));
-    if (live.length === 0) return;
-    const peer = live[Math.floor(this.#rng.next() * live.length)]!;
-    // One exchange with a peer at a time: a long one (a snapshot) is not started twice.
-    for (const ex of this.#exchanges.values()) if (ex.peer === peer) return;
-    this.#startExchange(nowMs, peer, false);
   }
 
   /**
@@ -1937,8 +1707,7 @@ export class ReplicationCore {
    */
   peerMissedMessages(nowMs: number, peer: string): void {
     if (this.#phase !== "ready" || !this.#peers.includes(peer) || this.isDown(peer)) return;
-    for (const ex of this.#exchanges.values()) if (ex.peer === peer) return;
-    this.#startExchange(nowMs, peer, false);
+    this.#catchup.exchangeWith(nowMs, peer);
   }
 
   #onQueryReply(from: string, requestId: number, state: JobStateSnapshot | undefined): void {
@@ -1974,9 +1743,10 @@ export class ReplicationCore {
         }
       }
     }
-    this.#syncTick(nowMs);
-    if (this.#phase === "catching_up") this.#catchupTick(nowMs, wallMs);
-    if (this.#phase === "ready") this.#antiEntropy(nowMs);
+    this.#catchup.tick(nowMs);
+    this.#syncServer.expire(nowMs);
+    if (this.#phase === "catching_up") this.#catchup.catchupTick(nowMs);
+    if (this.#phase === "ready") this.#catchup.antiEntropy(nowMs);
     if (nowMs >= this.#expireAtMs) {
       this.#expireAtMs = nowMs + this.config.expireIntervalMs;
       for (const jobId of this.table.expire(wallMs)) this.#cancel(jobId);
@@ -2011,12 +1781,10 @@ export class ReplicationCore {
     );
     const top = this.#timers.peek();
     if (top !== undefined) t = Math.min(t, top.atMs);
-    if (this.#phase === "catching_up") t = Math.min(t, this.#catchupNextMs);
-    for (const ex of this.#exchanges.values()) {
-      t = Math.min(t, ex.askedAtMs + this.config.catchupRetryMs);
-    }
+    if (this.#phase === "catching_up") t = Math.min(t, this.#catchup.catchupDueMs);
+    t = Math.min(t, this.#catchup.exchangesDueMs());
     t = Math.min(t, this.#syncServer.nextDeadlineMs());
-    if (this.#phase === "ready") t = Math.min(t, this.#antiEntropyAtMs);
+    if (this.#phase === "ready") t = Math.min(t, this.#catchup.antiEntropyDueMs);
     return t;
   }
 
