@@ -24,7 +24,7 @@ import { round } from "../lib/round.ts";
 import { transportDefaults } from "../config/transport.ts";
 import { type Floor, measureFloors } from "./cost_floors.ts";
 import { COMPONENTS, type ComponentTimes, profileDirTimes } from "./cpu_profile.ts";
-import { machineDescription, runSweep } from "./sweep.ts";
+import { machineDescription, runSweep, WARMUP_S_DEFAULT } from "./sweep.ts";
 import type { SweepRow } from "./sweep_row.ts";
 import { loadAverage } from "./bench_cluster.ts";
 
@@ -240,6 +240,7 @@ export const costBenchCommand: LeafCommand = {
           rates: [rate],
           losses: [0],
           durationS,
+          warmupS: WARMUP_S_DEFAULT,
           nodes: 5,
           via: ["http"],
           walModes: ["batched"],

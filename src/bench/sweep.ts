@@ -77,6 +77,15 @@ async function waitForProfiles(dir: string, count: number): Promise<void> {
   }
 }
 
+/**
+ * Every fresh cluster first takes this many seconds of jobs at `WARMUP_RATE`, drained and not
+ * counted: a first step that pays for JIT compilation, cold keep-alive connections and the
+ * first transport sessions measures the start, not the steady state.
+ */
+export const WARMUP_S_DEFAULT = 5;
+/** Jobs/s of the warm-up: low enough that no machine this runs on is loaded by it. */
+export const WARMUP_RATE = 100;
+
 const spec: CommandSpec = {
   name: "bench sweep",
   summary: "The write-up's rate and loss sweeps (also: hookd bench --rates … | --loss …)",
@@ -98,6 +107,13 @@ const spec: CommandSpec = {
       default: "200",
     },
     duration: { type: "string", valueName: "S", help: "Seconds of each step", default: "20" },
+    warmup: {
+      type: "string",
+      valueName: "S",
+      help: `Seconds of ${WARMUP_RATE} jobs/s on each fresh cluster before its first step, not ` +
+        "counted (JIT, connections); 0 for none",
+      default: String(WARMUP_S_DEFAULT),
+    },
     nodes: { type: "string", valueName: "N", help: "Node processes", default: "5" },
     "submit-via": {
       type: "string",
@@ -182,6 +198,8 @@ export interface SweepOptions {
   rates: number[];
   losses: number[];
   durationS: number;
+  /** Seconds of `WARMUP_RATE` jobs/s before the first step of each cluster, not counted. */
+  warmupS: number;
   nodes: number;
   via: Array<"http" | "udp">;
   walModes: Array<"batched" | "per-append">;
@@ -264,6 +282,7 @@ export function sweepOptionsFromFlags(values: Record<string, unknown>): SweepOpt
       : [numberFlag(v, "rate", 200, { min: 1, max: 1_000_000 })],
     losses: lossRaw.length > 0 ? lossRaw.map((p) => number(p, "loss", 0, 0.9)) : [0],
     durationS: numberFlag(v, "duration", 20, { min: 0.5, max: 3600 }),
+    warmupS: numberFlag(v, "warmup", WARMUP_S_DEFAULT, { min: 0, max: 600 }),
     nodes: numberFlag(v, "nodes", 5, { min: 1, max: 15, integer: true }),
     via: (via.length > 0 ? via : ["http"]) as Array<"http" | "udp">,
     walModes: booleanFlag(v, "compare-unbatched") ? ["batched", "per-append"] : ["batched"],
@@ -368,6 +387,26 @@ async function runCluster(
     /** Accepted ids of the steps so far that the sink has not received yet. */
     let pending: string[] = [];
     const receiptsOf = (ids: readonly string[]) => sink.receipts(ids);
+    if (options.warmupS > 0) {
+      log(`${label}: warm-up: ${WARMUP_RATE} jobs/s for ${options.warmupS} s, not counted`);
+      const warm = await generator.run(
+        { op: "open", step: "warmup", rate: WARMUP_RATE, seconds: options.warmupS },
+        () => {},
+      );
+      const left = await waitForReceipts(
+        (await readIdsFile(warm.ids_file)).map(([id]) => id),
+        receiptsOf,
+        {
+          deadlineMs: wallNow() + options.drainLimitS * 1000,
+          pollMs: DRAIN_POLL_MS,
+          runtime: generatorRuntime,
+        },
+      );
+      log(
+        `${label}: warm-up: ${warm.accepted} of ${warm.offered} accepted, ` +
+          `${left.length} not delivered yet`,
+      );
+    }
     for (const [index, rate] of rates.entries()) {
       const step = `s${index + 1}-r${rate}`;
       log(`${label}: step ${index + 1}/${rates.length}: ${rate} jobs/s for ${options.durationS} s`);

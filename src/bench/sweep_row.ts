@@ -28,6 +28,11 @@ export interface SweepRow {
   /** WAL mode of the nodes: batched (group commit) or per-append (--compare-unbatched). */
   wal_sync: "batched" | "per-append";
   duration_s: number;
+  /**
+   * Seconds of warm-up (at `WARMUP_RATE` jobs/s, sweep.ts) the cluster had before its first
+   * step, not counted in any row.
+   */
+  warmup_s: number;
   /** Submits the step asked for (rate × duration). */
   asked: number;
   /** Submits really sent. */
@@ -88,6 +93,7 @@ export const OFFERED_SHARE_MIN = 0.99;
 export interface SweepRowOptions {
   sweep: "rate" | "loss";
   durationS: number;
+  warmupS: number;
   drainLimitS: number;
   inFlight: number;
 }
@@ -194,6 +200,7 @@ export function sweepRow(
     submit_via: variant.via,
     wal_sync: variant.walSync,
     duration_s: options.durationS,
+    warmup_s: options.warmupS,
     asked: s.report.asked,
     offered: s.report.offered,
     offered_per_s: offeredPerS,

@@ -20,6 +20,7 @@ const OPTIONS: SweepOptions = {
   rates: [100],
   losses: [0],
   durationS: 10,
+  warmupS: 5,
   nodes: 5,
   via: ["http"],
   walModes: ["batched"],

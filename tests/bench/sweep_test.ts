@@ -51,10 +51,20 @@ function checkRow(row: SweepRow): void {
 }
 
 Deno.test("hookd bench --rates runs one step per rate over HTTP and loses nothing", async () => {
-  const rows = await sweep(["--rates", "50,100", "--duration", "1", "--drain-limit", "20"]);
+  const rows = await sweep([
+    "--rates",
+    "50,100",
+    "--duration",
+    "1",
+    "--drain-limit",
+    "20",
+    "--warmup",
+    "1",
+  ]);
   assertEquals(rows.map((r) => r.rate), [50, 100]);
   for (const row of rows) {
     checkRow(row);
+    assertEquals(row.warmup_s, 1, "the warm-up before the first step is in every row");
     assertEquals(row.submit_via, "http");
     assertEquals(row.loss, 0);
     assert(row.completed > 0 && row.p99_ms !== null);
@@ -73,8 +83,11 @@ Deno.test("hookd bench --loss runs a cluster per loss, over UDP submits too, and
     "udp",
     "--drain-limit",
     "20",
+    "--warmup",
+    "0",
   ]);
   assertEquals(rows.length, 1);
+  assertEquals(rows[0]!.warmup_s, 0);
   checkRow(rows[0]!);
   assertEquals(rows[0]!.submit_via, "udp");
   assertEquals(rows[0]!.loss, 0.1);
@@ -89,6 +102,7 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     submit_via: "http",
     wal_sync: "batched",
     duration_s: 20,
+    warmup_s: 5,
     asked: n,
     offered: n,
     offered_per_s: rate,
