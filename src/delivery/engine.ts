@@ -23,7 +23,9 @@ import type {
   DeadLetter,
   DeliveryJob,
   DeliveryReport,
+  DeliveryScheduler,
   DeliveryStore,
+  DeliveryWiring,
   ResumeState,
 } from "./types.ts";
 
@@ -60,7 +62,7 @@ export interface DeliveryEngineOptions {
   beforeStep?: () => void;
 }
 
-export class DeliveryEngine {
+export class DeliveryEngine implements DeliveryScheduler {
   readonly #core: DeliveryCore;
   readonly #store: DeliveryStore;
   readonly #transport: AttemptTransport;
@@ -289,4 +291,15 @@ export class DeliveryEngine {
       wakeMs === undefined ? Infinity : this.#runtime.nowMs() + (wakeMs - this.#clock()),
     );
   }
+}
+
+/**
+ * How a job store gets its engine (`JobStoreOptions.scheduler`): the engine reports to the
+ * store, so it is built once the store exists. The store calls this with itself and its freeze
+ * check before it carries out its first output.
+ */
+export function deliveryEngineFor(
+  options: Omit<DeliveryEngineOptions, keyof DeliveryWiring>,
+): (wiring: DeliveryWiring) => DeliveryEngine {
+  return (wiring) => new DeliveryEngine({ ...options, ...wiring });
 }

@@ -4,7 +4,7 @@
  * which report must be durable before what).
  */
 
-export { DeliveryEngine, type DeliveryEngineOptions } from "./engine.ts";
+export { DeliveryEngine, deliveryEngineFor, type DeliveryEngineOptions } from "./engine.ts";
 export { type CoreOutput, DeliveryCore } from "./delivery_core.ts";
 export { type AttemptRequest, type AttemptTransport, HttpTransport } from "./http_transport.ts";
 export { MemoryDeliveryStore } from "./memory_store.ts";

@@ -149,3 +149,34 @@ export interface DeliveryStore {
    */
   reviveDead(jobId: string): Promise<DeliveryJob | undefined>;
 }
+
+/**
+ * What the job store asks of the engine that delivers its jobs (`DeliveryEngine` has it): the
+ * store hands it the jobs this node owns and takes them back, and reads what is in flight for
+ * its views. The node builds the engine (src/node/node.ts); the store sees only this.
+ */
+export interface DeliveryScheduler {
+  /**
+   * The job became this node's to deliver (committed, or handed over with `resume`). Says no
+   * (`ok: false`) when the engine is full or closed; the store offers the job again later.
+   */
+  schedule(job: DeliveryJob, resume?: ResumeState): { readonly ok: boolean };
+  /** The job stopped being this node's; an attempt in flight finishes and is still reported. */
+  cancel(jobId: string): void;
+  /** Attempts in flight now. */
+  readonly inflight: number;
+  /** Whether an attempt of `jobId` is in flight now. */
+  isInflight(jobId: string): boolean;
+  /** Stops timers, aborts attempts in flight and waits for them to settle. */
+  close(): Promise<void>;
+}
+
+/**
+ * What a job store gives the engine it is built with, once the store exists: itself, for the
+ * engine's reports, and, when it watches for freezes, its freeze check (the engine's
+ * `beforeStep`).
+ */
+export interface DeliveryWiring {
+  readonly store: DeliveryStore;
+  readonly beforeStep?: () => void;
+}
