@@ -1,13 +1,14 @@
 /**
  * The replicated job store on real (or simulated) I/O: it runs `ReplicationCore` on the WAL,
  * the transport, the membership view and the delivery engine, and offers the `JobService`
- * the API speaks and the `DeliveryStore` the engine reports to.
+ * the API speaks and the `DeliveryStore` the engine reports to. The node builds the engine
+ * (`JobStoreOptions.scheduler`); the store sees only its `DeliveryScheduler` side.
  *
- * Owns: the WAL and its directory lock, the delivery engine, the one timer (armed at the
- * core's next deadline), promise bookkeeping for callers, and the order outputs are carried
- * out in: appends are handed to the WAL in the order the core issued them and `persisted` is
- * called in that order (the WAL's writer is FIFO). Must not make replication decisions (the
- * core does) or delivery decisions (the engine does).
+ * Owns: the WAL and its directory lock, closing the engine it was given, the one timer (armed
+ * at the core's next deadline), promise bookkeeping for callers, and the order outputs are
+ * carried out in: appends are handed to the WAL in the order the core issued them and
+ * `persisted` is called in that order (the WAL's writer is FIFO). Must not make replication
+ * decisions (the core does) or delivery decisions (the engine does).
  *
  * Sends made during one event-loop turn are flushed together in a microtask: concurrent
  * submits share one WAL append (one fsync) and one replication message per peer.
@@ -24,11 +25,15 @@ import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import type { Rng } from "../lib/rng.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
 import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
-import { DeliveryEngine } from "../delivery/engine.ts";
-import type { AttemptTransport } from "../delivery/http_transport.ts";
-import type { Resolver } from "../delivery/ssrf_guard.ts";
 import type { StallMonitor } from "../lib/stall_monitor.ts";
-import type { DeadLetter, DeliveryJob, DeliveryReport, DeliveryStore } from "../delivery/types.ts";
+import type {
+  DeadLetter,
+  DeliveryJob,
+  DeliveryReport,
+  DeliveryScheduler,
+  DeliveryStore,
+  DeliveryWiring,
+} from "../delivery/types.ts";
 import { Wal } from "../wal/wal.ts";
 import type { WalFs } from "../wal/wal_fs.ts";
 import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/types.ts";
@@ -107,12 +112,14 @@ export interface JobStoreOptions {
   readonly members: () => readonly MemberRow[];
   readonly runtime?: Runtime;
   readonly rng: Rng;
-  /** Randomness for the delivery engine's jitter. @default `rng` */
-  readonly deliveryRng?: Rng;
   readonly metrics: MetricsRegistry;
-  /** How attempts are made. @default HTTP */
-  readonly attemptTransport?: AttemptTransport;
-  readonly resolve?: Resolver;
+  /**
+   * Builds the delivery engine this store hands its jobs to (`deliveryEngineFor`,
+   * src/delivery/engine.ts): called once, with the store (the engine's `DeliveryStore`) and
+   * its freeze check, before the store carries out its first output.
+   * @default none: nothing is delivered (tests of the store alone)
+   */
+  readonly scheduler?: (wiring: DeliveryWiring) => DeliveryScheduler;
   /**
    * Deliver owned jobs. Off only for `bench replication`, which measures the store alone.
    * @default true
@@ -120,12 +127,11 @@ export interface JobStoreOptions {
   readonly deliver?: boolean;
   /** Phase changes, handoffs, catch-up progress, WAL failure: for the node's log. */
   readonly onLog?: (event: string, fields: Record<string, unknown>) => void;
-  /** Every delivery report after the store has it (tests and harnesses). */
-  readonly onReport?: (report: DeliveryReport, job: DeliveryJob) => void;
   /**
    * Notices that this process was frozen (src/lib/stall_monitor.ts). On a freeze the store
    * stops delivering and catches up from a majority before it attempts anything again
-   * (`ReplicationCore.stalled`). @default none (the simulator freezes nothing it does not see)
+   * (`ReplicationCore.stalled`); the engine checks for a freeze before every step
+   * (`DeliveryWiring.beforeStep`). @default none (the simulator freezes nothing it does not see)
    */
   readonly stallMonitor?: StallMonitor;
 }
@@ -145,7 +151,7 @@ export class JobStore implements JobService, DeliveryStore {
   readonly #timer: DeadlineTimer;
   readonly #onLog: (event: string, fields: Record<string, unknown>) => void;
   readonly #metrics: MetricsRegistry;
-  #engine: DeliveryEngine | undefined;
+  #engine: DeliveryScheduler | undefined;
   readonly #deliver: boolean;
   readonly #unsubscribe: Array<() => void> = [];
   readonly #submitWaiters = new Map<number, Waiter<SubmitOutcome>>();
@@ -235,16 +241,8 @@ export class JobStore implements JobService, DeliveryStore {
   }
 
   #start(options: JobStoreOptions): void {
-    const delivery = options.delivery ?? deliveryDefaults;
-    this.#engine = new DeliveryEngine({
-      config: delivery,
+    this.#engine = options.scheduler?.({
       store: this,
-      runtime: this.#runtime,
-      rng: options.deliveryRng ?? options.rng,
-      metrics: options.metrics,
-      ...(options.attemptTransport !== undefined ? { transport: options.attemptTransport } : {}),
-      ...(options.resolve !== undefined ? { resolve: options.resolve } : {}),
-      ...(options.onReport !== undefined ? { onReport: options.onReport } : {}),
       ...(options.stallMonitor !== undefined
         ? { beforeStep: () => void options.stallMonitor!.check() }
         : {}),
@@ -754,10 +752,6 @@ export class JobStore implements JobService, DeliveryStore {
     this.#closed = true;
     this.#timer.close();
     for (const u of this.#unsubscribe) u();
-  }
-
-  get engine(): DeliveryEngine | undefined {
-    return this.#engine;
   }
 
   get walFailed(): boolean {

@@ -1,6 +1,6 @@
 /**
- * A hookd node process: the transport, membership, the replicated job store (with its WAL and
- * delivery engine) and the HTTP API, and their start and stop order.
+ * A hookd node process: the transport, membership, the replicated job store (with its WAL), the
+ * delivery engine the store hands its jobs to, and the HTTP API, and their start and stop order.
  *
  * Owns lifecycles only. Flag parsing is src/cli/node.ts; protocols live in their own areas.
  *
@@ -35,6 +35,7 @@ import { realRuntime, realTimerCounts } from "../lib/runtime.ts";
 import { denoWalFs } from "../wal/wal_fs.ts";
 import { type DataDirLock, lockDataDir } from "../jobs/data_dir_lock.ts";
 import type { DeliveryJob, DeliveryReport } from "../delivery/types.ts";
+import { type DeliveryEngine, deliveryEngineFor } from "../delivery/engine.ts";
 import { FaultInjector } from "./fault_injection.ts";
 import { StallMonitor } from "../lib/stall_monitor.ts";
 import { type FaultControlServer, serveFaultControl } from "./fault_control.ts";
@@ -95,6 +96,8 @@ export class Node {
   faults: { readonly injector: FaultInjector; readonly control: FaultControlServer } | undefined;
   #dataDirLock: DataDirLock | undefined;
   #stallMonitor: StallMonitor | undefined;
+  /** The delivery engine the store hands its jobs to (built when the store opens). */
+  #engine: DeliveryEngine | undefined;
   #stopping: Promise<void> | undefined;
 
   private constructor(
@@ -184,10 +187,11 @@ export class Node {
     const delivery: DeliveryConfig = { ...deliveryDefaults, ...options.delivery };
     let membership: MembershipService | undefined;
     let store: JobStore | undefined;
+    let engine: DeliveryEngine | undefined;
     // The dashboard's series and receiver windows (GET /, /v1/series, /v1/receivers).
     const dashboard = new DashboardRecorder({
       registry: metrics,
-      origins: () => store?.engine?.originLoads() ?? [],
+      origins: () => engine?.originLoads() ?? [],
     });
     let dataDirLock: DataDirLock | undefined;
     let stallMonitor: StallMonitor | undefined;
@@ -228,6 +232,18 @@ export class Node {
         thresholdMs: nodeDefaults.stallThresholdMs,
       });
       stallMonitor.start();
+      // One generator for the store and its engine's jitter.
+      const rng = randomRng();
+      const buildEngine = deliveryEngineFor({
+        config: delivery,
+        runtime: realRuntime,
+        rng,
+        metrics,
+        onReport: (report, job) => {
+          dashboard.onReport(report, job);
+          options.onReport?.(report, job);
+        },
+      });
       store = await JobStore.open({
         self: advertise,
         nodeId: options.nodeId,
@@ -236,15 +252,12 @@ export class Node {
         ...(options.wal !== undefined ? { wal: options.wal } : {}),
         ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
         ...(injector !== undefined ? { fs: injector.wrapFs(denoWalFs) } : {}),
-        onReport: (report, job) => {
-          dashboard.onReport(report, job);
-          options.onReport?.(report, job);
-        },
+        scheduler: (wiring) => (engine = buildEngine(wiring)),
         stallMonitor,
         delivery,
         transport,
         members,
-        rng: randomRng(),
+        rng,
         metrics,
         deliver: options.deliver ?? true,
         onLog: (event, fields) => {
@@ -282,6 +295,7 @@ export class Node {
         : undefined;
       created.#dataDirLock = dataDirLock;
       created.#stallMonitor = stallMonitor;
+      created.#engine = engine;
       created.#dashboard = dashboard;
       return created;
     } catch (error) {
@@ -310,7 +324,7 @@ export class Node {
   stop(): Promise<void> {
     this.#stopping ??= (async () => {
       this.store.stopAccepting();
-      await this.store.engine?.drain(this.#drainGraceMs);
+      await this.#engine?.drain(this.#drainGraceMs);
       await this.#replicationSettled(1_000);
       await this.membership.leave();
       await this.api?.shutdown();

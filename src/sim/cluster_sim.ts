@@ -26,6 +26,7 @@ import type { Runtime } from "../lib/runtime.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
 import type { MemberEvent } from "../membership/swim_core.ts";
 import { JobStore, type MemberRow } from "../jobs/job_store.ts";
+import { deliveryEngineFor } from "../delivery/engine.ts";
 import type { WalFile, WalFs } from "../wal/wal_fs.ts";
 import { SimDisk } from "./disk.ts";
 import { DurabilityProbe } from "./durability_probe.ts";
@@ -350,6 +351,7 @@ export class ClusterSim implements SimHistory {
     this.lives.push({ node: slot.nodeId, life, startMs: this.scheduler.nowMs, endMs: undefined });
     this.#traceLine(`start ${slot.nodeId}/${life}`);
     const runtime = stack.runtime;
+    const metrics = new MetricsRegistry();
     const opening = JobStore.open({
       self: slot.address,
       nodeId: slot.nodeId,
@@ -368,9 +370,15 @@ export class ClusterSim implements SimHistory {
       members: () => this.#members(slot, stack),
       runtime,
       rng: rng.fork(),
-      deliveryRng: rng.fork(),
-      metrics: new MetricsRegistry(),
-      attemptTransport: this.receiver.transportFor(slot.nodeId, life, runtime),
+      // Forked here, after the store's: the draw order of a node's start is unchanged.
+      scheduler: deliveryEngineFor({
+        config: SIM_DELIVERY,
+        runtime,
+        rng: rng.fork(),
+        metrics,
+        transport: this.receiver.transportFor(slot.nodeId, life, runtime),
+      }),
+      metrics,
       onLog: (event, fields) => {
         if (event === "caught-up" || event === "wal-failed" || event === "wal-truncated") {
           this.#traceLine(`log ${slot.nodeId}/${life} ${event} ${JSON.stringify(fields)}`);

@@ -9,6 +9,7 @@ import { SimSocket } from "../../src/sim/sim_socket.ts";
 import { UdpTransport } from "../../src/transport/udp_transport.ts";
 import { JobStore } from "../../src/jobs/job_store.ts";
 import type { AttemptTransport } from "../../src/delivery/http_transport.ts";
+import { deliveryEngineFor } from "../../src/delivery/engine.ts";
 import { deliveryDefaults } from "../../src/config/delivery.ts";
 
 const KEY = "smoke-test-cluster-key-0123456789";
@@ -40,6 +41,10 @@ Deno.test("five job stores on the simulator commit and deliver every submit once
       },
       close() {},
     };
+    // The store and its engine share one generator and one registry, as a node's do.
+    const rng = new Sfc32(200 + i);
+    const metrics = new MetricsRegistry();
+    const delivery = { ...deliveryDefaults, allowPrivateTargets: true };
     stores.push(
       await JobStore.open({
         self: voters[i]!,
@@ -56,10 +61,16 @@ Deno.test("five job stores on the simulator commit and deliver every submit once
             incarnation: 1,
           })),
         runtime,
-        rng: new Sfc32(200 + i),
-        metrics: new MetricsRegistry(),
-        attemptTransport: attempts,
-        delivery: { ...deliveryDefaults, allowPrivateTargets: true },
+        rng,
+        metrics,
+        scheduler: deliveryEngineFor({
+          config: delivery,
+          runtime,
+          rng,
+          metrics,
+          transport: attempts,
+        }),
+        delivery,
       }),
     );
   }
