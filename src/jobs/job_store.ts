@@ -117,7 +117,7 @@ export interface JobStoreOptions {
    * Builds the delivery engine this store hands its jobs to (`deliveryEngineFor`,
    * src/delivery/engine.ts): called once, with the store (the engine's `DeliveryStore`) and
    * its freeze check, before the store carries out its first output.
-   * @default none: nothing is delivered (tests of the store alone)
+   * Required unless `deliver` is false.
    */
   readonly scheduler?: (wiring: DeliveryWiring) => DeliveryScheduler;
   /**
@@ -201,6 +201,13 @@ export class JobStore implements JobService, DeliveryStore {
    * (`readiness()` says when it is done).
    */
   static async open(options: JobStoreOptions): Promise<JobStore> {
+    // A store that owns jobs and has nobody to deliver them would acknowledge jobs and sit on
+    // them without a word: a wiring mistake, refused before anything is opened.
+    if ((options.deliver ?? true) && options.scheduler === undefined) {
+      throw new RangeError(
+        "JobStore: deliver is on, so a scheduler (the delivery engine) is needed",
+      );
+    }
     const runtime = options.runtime ?? realRuntime;
     const walConfig = { ...options.wal };
     const core = new ReplicationCore({

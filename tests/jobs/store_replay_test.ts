@@ -88,3 +88,23 @@ Deno.test("JobStore.open still opens a WAL whose batches all decode", async () =
   assert(store.core.table.get("job_b")?.spec !== undefined, "the last batch was replayed");
   await store.close();
 });
+
+Deno.test("JobStore.open refuses to deliver with no scheduler: it would take jobs and never send them", async () => {
+  const disk = new SimDisk();
+  await assertRejects(
+    () =>
+      JobStore.open({
+        self: VOTERS[0]!,
+        nodeId: "n1",
+        voters: VOTERS,
+        dataDir: DIR,
+        fs: disk.mount(),
+        transport: NO_TRANSPORT,
+        members: () => [],
+        rng: new Sfc32(1),
+        metrics: new MetricsRegistry(),
+      }),
+    RangeError,
+    "scheduler",
+  );
+});
