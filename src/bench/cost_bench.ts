@@ -2,9 +2,10 @@
  * `hookd bench cost [--rates 200,1600] [--duration S] [--json]`: what a job must cost and what
  * it costs. First the floors of the runtime primitives a job uses, measured here
  * (cost_floors.ts); then, for each rate, a fresh five-node cluster driven open loop by the
- * sweep's generator (sweep.ts), every node profiled over the step's window (`hookd node
- * --cpu-profile-dir`, toggled by SIGUSR2): CPU µs per job
- * of each process, the nodes' CPU split per component from their profiles (cpu_profile.ts),
+ * sweep's generator (sweep.ts): CPU µs per job of each process, and, from a second fresh
+ * cluster at the same rate with every node profiled over the step's window (`hookd node
+ * --cpu-profile-dir`, toggled by SIGUSR2), the nodes' CPU split per component (cpu_profile.ts:
+ * the profile's shares applied to the unprofiled run's CPU, since profiling costs CPU itself),
  * datagrams, fsyncs and timer wake-ups per job, and beside them the necessary cost — the
  * floors times the operations: the operations this run made, and the fewest a lone job needs.
  *
@@ -234,22 +235,32 @@ export const costBenchCommand: LeafCommand = {
       for (const rate of rates) {
         const dir = `${profilesOut ?? scratch}/profiles-${rate}`;
         await Deno.mkdir(dir, { recursive: true });
-        log(`${rate} jobs/s for ${durationS} s on a fresh cluster${profile ? ", profiled" : ""}`);
-        const [row] = await runSweep({
-          sweep: "rate",
-          rates: [rate],
-          losses: [0],
-          durationS,
-          warmupS: WARMUP_S_DEFAULT,
-          nodes: 5,
-          via: ["http"],
-          walModes: ["batched"],
-          drainLimitS: 30,
-          graceS: 2,
-          payloadBytes: 128,
-          inFlight: 1024,
-          ...(profile ? { cpuProfileDir: dir } : {}),
-        });
+        // Two runs per rate when profiling: the profiler costs CPU of its own (starting it
+        // stalls every node for a moment, and sampling slows it), so CPU, latency and the
+        // operation counts come from an unprofiled run, and only the split by component from
+        // a profiled one, its shares applied to the unprofiled CPU.
+        const sweepAt = (cpuProfileDir: string | undefined) =>
+          runSweep({
+            sweep: "rate",
+            rates: [rate],
+            losses: [0],
+            durationS,
+            warmupS: WARMUP_S_DEFAULT,
+            nodes: 5,
+            via: ["http"],
+            walModes: ["batched"],
+            drainLimitS: 30,
+            graceS: 2,
+            payloadBytes: 128,
+            inFlight: 1024,
+            ...(cpuProfileDir !== undefined ? { cpuProfileDir } : {}),
+          });
+        log(`${rate} jobs/s for ${durationS} s on a fresh cluster, unprofiled`);
+        const [row] = await sweepAt(undefined);
+        if (profile) {
+          log(`${rate} jobs/s for ${durationS} s on a fresh cluster, profiled (for the split)`);
+          await sweepAt(dir);
+        }
         if (row === undefined) throw new Error(`the sweep at ${rate}/s gave no row`);
         const times = profile ? await profileDirTimes(dir) : undefined;
         rows.push(
