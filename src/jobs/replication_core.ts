@@ -5,16 +5,18 @@
  * (`wallMs`); answers with outputs the shell (job_store.ts) carries out. The same core runs on
  * real sockets and disks and inside the whole-cluster simulator.
  *
- * Owns: the job table, the per-origin "held" tracker, the catch-up log, proposals (submits,
- * confirm rounds and manual retries waiting for their majority), the ownership view, the
- * phase. Must not: do I/O, read a clock, call Math.random, or decide delivery timing (the
- * delivery engine does). Delegates to pieces it owns: the WAL batch being built and the
+ * Owns: the job table, the per-origin "held" tracker, the catch-up log, the ownership view,
+ * the phase, and what a proposal's outcome means (answers, commits, moving a submit over).
+ * Must not: do I/O, read a clock, call Math.random, or decide delivery timing (the delivery
+ * engine does). Delegates to pieces it owns: the WAL batch being built and the
  * appends awaiting their fsync (append_batcher.ts), the serving side of sync exchanges and
  * its snapshot sessions (sync_server.ts), the asking side of catch-up and anti-entropy (its
  * exchanges, the catch-up's progress, what a snapshot lets it infer: catchup_client.ts), the
  * voter view and owner cache (ownership_view.ts), submits from UDP clients answered per batch
  * (client_batches.ts), status queries forwarded to peers (pending_queries.ts), the per-peer
- * send queues and lazy records (repl_outbox.ts), metric registration (core_metrics.ts).
+ * send queues and lazy records (repl_outbox.ts), metric registration (core_metrics.ts), the
+ * proposals (submits, confirm rounds and manual retries waiting for their majority), their
+ * votes and the quorum arithmetic that decides them (proposals.ts).
  *
  * Durability order (what the shell must respect, etcd-raft style):
  * - An `append` output must be durable (WAL write + fsync) before the shell calls
@@ -32,7 +34,7 @@
 
 import { createHash } from "node:crypto";
 import { type JobsConfig, jobsDefaults, validateJobsConfig } from "../config.ts";
-import { assert } from "../lib/assert.ts";
+import { assert, unreachable } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import type { Rng } from "../lib/rng.ts";
 import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
@@ -67,6 +69,7 @@ import { JobTable } from "./job_table.ts";
 import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import { ownerOf } from "./preference.ts";
 import { OwnershipView, type VoterState } from "./ownership_view.ts";
+import { type Proposal, type ProposalKind, Proposals, stampKey } from "./proposals.ts";
 import { SeqTracker, subtractSeqs } from "./seq_tracker.ts";
 import { SyncServer } from "./sync_server.ts";
 import { CatchupClient, type CaughtUp } from "./catchup_client.ts";
@@ -123,51 +126,10 @@ export interface ReplicationCoreOptions {
   readonly payloadBytesMax: number;
 }
 
-type ProposalKind = "submit" | "confirm" | "revive";
-
-interface Proposal {
-  readonly key: string;
-  readonly kind: ProposalKind;
-  readonly stamp: Stamp;
-  readonly jobId: string;
-  readonly bodyHash: string;
-  readonly votes: Set<string>;
-  readonly conflicts: Map<string, boolean>;
-  readonly finished: Set<string>;
-  readonly deadlineMs: number;
-  readonly startedAtMs: number;
-  /** Submit requests answered when it resolves: id → was the job already there. */
-  readonly requests: Array<{ requestId: number; existing: boolean }>;
-  readonly reviveRequests: number[];
-  /** Whether this node's own copy is stored (it votes once durable). */
-  readonly localStored: boolean;
-  /** The body proposed (submits and confirms): a keyed job's COMMIT carries it. */
-  readonly spec: JobSpec | undefined;
-  /**
-   * Another incarnation of the key (another id) that a replica holds committed or finished,
-   * live for this submit: it stands, and this proposal resolves to it.
-   */
-  settledOther?: { readonly jobId: string; readonly bodyHash: string };
-  /**
-   * An earlier incarnation of the key a replica holds uncommitted, live for this submit: a
-   * client's submit moves over to it (a retry whose first try went unacknowledged, in the
-   * previous epoch), so one window makes one job.
-   */
-  earlierOther?: { readonly jobId: string; readonly submittedAtMs: number };
-  /** Voters holding another live, uncommitted incarnation this one cannot displace. */
-  readonly blocked: Set<string>;
-}
-
 interface TimerItem {
   readonly atMs: number;
   readonly kind: "confirm" | "proposal" | "query";
   readonly key: string;
-}
-
-const STAMP_SEP = "\u0000";
-
-function stampKey(s: Stamp): string {
-  return s.origin + STAMP_SEP + s.seq;
 }
 
 /** Largest seq a 53-bit field carries. */
@@ -211,14 +173,11 @@ export class ReplicationCore {
   readonly #ownership: OwnershipView;
   /** Records on their way to peers, lazy ones included (repl_outbox.ts). */
   readonly #outbox: ReplicationOutbox;
-  /** Submit proposals waiting for their majority → when they started, oldest first. */
-  readonly #submitsWaiting = new Map<string, number>();
   #outputs: CoreOutput[] = [];
   /** The WAL batch being built and the appends not yet durable (append_batcher.ts). */
   readonly #appends: AppendBatcher;
-  readonly #proposals = new Map<string, Proposal>();
-  /** Keyed submits in flight by job id (one proposal per id on this node). */
-  readonly #proposalByJob = new Map<string, string>();
+  /** Submits, confirm rounds and revives waiting for their majority (proposals.ts). */
+  readonly #proposals: Proposals;
   readonly #scheduled = new Map<string, number>();
   /** Jobs the engine refused (full), offered again on the next schedule retry. */
   readonly #deferred = new Set<string>();
@@ -255,6 +214,7 @@ export class ReplicationCore {
       `quorum ${this.quorum} of ${voters.length} voters is not a majority`,
     );
     this.#peers = voters.filter((v) => v !== options.self);
+    this.#proposals = new Proposals(voters, this.quorum, this.config.submitTimeoutMs);
     this.#ownership = new OwnershipView(options.self, voters, this.#peers);
     this.#rng = options.rng;
     this.#registry = options.metrics;
@@ -580,9 +540,8 @@ export class ReplicationCore {
           `idempotency key ${JSON.stringify(key)} was used with another body`,
         );
       }
-      const inFlight = this.#proposalByJob.get(jobId);
-      if (inFlight !== undefined) {
-        const p = this.#proposals.get(inFlight)!;
+      const p = this.#proposals.forJob(jobId);
+      if (p !== undefined) {
         if (p.bodyHash === bodyHash) {
           p.requests.push({ requestId, existing: true });
           return;
@@ -752,7 +711,7 @@ export class ReplicationCore {
     // The oldest submit still waiting for its majority says how far behind this node is. Past
     // the knee a submit taken now would only wait behind the others and time out (the
     // write-up's collapse): say no at once instead, and keep what is accepted fast.
-    const oldestMs = this.#submitsWaiting.values().next().value;
+    const oldestMs = this.#proposals.oldestSubmitStartedAtMs();
     if (oldestMs !== undefined && nowMs - oldestMs >= this.config.submitQueueAgeMaxMs) {
       this.#metrics.queueAgeRefusals.inc();
       return {
@@ -850,27 +809,16 @@ export class ReplicationCore {
     localStored: boolean,
     spec?: JobSpec,
   ): Proposal {
-    const key = stampKey(stamp);
-    const proposal: Proposal = {
-      key,
+    const proposal = this.#proposals.propose(
+      nowMs,
       kind,
       stamp,
       jobId,
       bodyHash,
-      votes: new Set(),
-      conflicts: new Map(),
-      finished: new Set(),
-      deadlineMs: nowMs + this.config.submitTimeoutMs,
-      startedAtMs: nowMs,
-      requests: [],
-      reviveRequests: [],
       localStored,
       spec,
-      blocked: new Set(),
-    };
-    this.#proposals.set(key, proposal);
-    if (kind === "submit") this.#submitsWaiting.set(key, nowMs);
-    if (kind !== "revive") this.#proposalByJob.set(jobId, key);
+    );
+    const key = proposal.key;
     this.#timers.push({ atMs: proposal.deadlineMs, kind: "proposal", key });
     // Already durable here (a confirm of a record we hold): our vote counts at once.
     if (localStored && this.tracker.has(stamp.origin, stamp.seq)) proposal.votes.add(this.self);
@@ -881,87 +829,74 @@ export class ReplicationCore {
     return proposal;
   }
 
-  /** Resolves a proposal once its outcome is certain, or leaves it waiting. */
+  /** Resolves a proposal once its outcome is certain (proposals.ts), or leaves it waiting. */
   #evaluate(nowMs: number, p: Proposal): void {
-    if (!this.#proposals.has(p.key)) return;
-    if (p.settledOther !== undefined) {
-      // Another incarnation of the key is acknowledged and live for this submit: this one can
-      // never gather a majority (the other's majority holds it and refuses this one), so the
-      // other stands, and a copy of this one held here is dropped (a confirm round of it
-      // ends here).
-      const other = p.settledOther;
-      this.#closeProposal(p);
-      this.#dropUncommittedCopy(p.jobId, undefined);
-      for (const r of p.requests) {
-        if (other.bodyHash === p.bodyHash) this.#answer(r.requestId, other.jobId, true);
-        else {
+    const verdict = this.#proposals.evaluate(p);
+    switch (verdict.kind) {
+      case "closed":
+      case "pending":
+        return;
+      case "settled-other": {
+        // The other incarnation stands, and a copy of this one held here is dropped (a
+        // confirm round of it ends here).
+        const other = verdict.other;
+        this.#dropUncommittedCopy(p.jobId, undefined);
+        for (const r of p.requests) {
+          if (other.bodyHash === p.bodyHash) this.#answer(r.requestId, other.jobId, true);
+          else {
+            this.#refuse(
+              r.requestId,
+              "idempotency_conflict",
+              "idempotency key was used with another body",
+            );
+          }
+        }
+        return;
+      }
+      case "moved":
+        // A first try that saw no majority, in the previous epoch: the submit moves over to
+        // it, under its id and first submit time, instead of racing it with a second job for
+        // one window. This node's own copy of the abandoned id goes (it was only ever
+        // proposed here).
+        this.#dropUncommittedCopy(p.jobId, p.stamp);
+        for (const r of p.requests) this.#submitSpec(nowMs, this.#wallMs, r, verdict.spec);
+        return;
+      case "finished":
+        for (const r of p.requests) this.#answer(r.requestId, p.jobId, true);
+        return;
+      case "blocked": {
+        // Whichever incarnation a majority confirms stands, and a retry then finds it.
+        for (const r of p.requests) {
+          this.#refuse(
+            r.requestId,
+            "no_quorum",
+            "another submit of this idempotency key is being replicated; it was not acknowledged",
+            1,
+          );
+        }
+        const entry = this.table.get(p.jobId);
+        if (entry !== undefined) this.#reconsider(nowMs, entry);
+        return;
+      }
+      case "conflict":
+        for (const r of p.requests) {
           this.#refuse(
             r.requestId,
             "idempotency_conflict",
             "idempotency key was used with another body",
           );
         }
-      }
-      return;
+        return;
+      case "committed":
+        this.#commit(nowMs, p);
+        return;
+      default:
+        unreachable(verdict, "proposal verdict");
     }
-    if (p.earlierOther !== undefined && p.kind === "submit" && p.spec !== undefined) {
-      // A replica holds an earlier incarnation, uncommitted (a first try that saw no majority,
-      // in the previous epoch): the submit moves over to it, under its id and first submit
-      // time, instead of racing it with a second job for one window. This node's own copy
-      // of the abandoned id goes (it was only ever proposed here).
-      const target = p.earlierOther;
-      this.#closeProposal(p);
-      this.#dropUncommittedCopy(p.jobId, p.stamp);
-      const spec: JobSpec = { ...p.spec, id: target.jobId, submittedAtMs: target.submittedAtMs };
-      for (const r of p.requests) this.#submitSpec(nowMs, this.#wallMs, r, spec);
-      return;
-    }
-    if (p.finished.size > 0 && p.kind !== "revive") {
-      // An earlier job with this key and body finished and was compacted: it stands.
-      this.#closeProposal(p);
-      for (const r of p.requests) this.#answer(r.requestId, p.jobId, true);
-      return;
-    }
-    // Votes, conflicts and blocks each count distinct voters (a peer's repeated ACK is a set
-    // insert): more of them than voters means a forged or miscounted vote got in.
-    assert(
-      p.votes.size <= this.voters.length && p.conflicts.size <= this.voters.length &&
-        p.blocked.size <= this.voters.length,
-      `proposal ${p.jobId}: ${p.votes.size} votes, ${p.conflicts.size} conflicts, ` +
-        `${p.blocked.size} blocked among ${this.voters.length} voters`,
-    );
-    const committedConflict = [...p.conflicts.values()].some((committed) => committed);
-    const possible = this.voters.length - p.conflicts.size;
-    if (!committedConflict && possible >= this.quorum && possible - p.blocked.size < this.quorum) {
-      // Enough replicas hold another live incarnation of the key, uncommitted, that this one
-      // cannot win now: not acknowledged (503), as without a majority; whichever incarnation
-      // a majority confirms stands, and a retry then finds it.
-      this.#closeProposal(p);
-      for (const r of p.requests) {
-        this.#refuse(
-          r.requestId,
-          "no_quorum",
-          "another submit of this idempotency key is being replicated; it was not acknowledged",
-          1,
-        );
-      }
-      const entry = this.table.get(p.jobId);
-      if (entry !== undefined) this.#reconsider(nowMs, entry);
-      return;
-    }
-    if (committedConflict || possible < this.quorum) {
-      this.#closeProposal(p);
-      for (const r of p.requests) {
-        this.#refuse(
-          r.requestId,
-          "idempotency_conflict",
-          "idempotency key was used with another body",
-        );
-      }
-      return;
-    }
-    if (p.votes.size < this.quorum) return;
-    this.#closeProposal(p);
+  }
+
+  /** A majority of the voters holds `p` durably: answers its requests, commits a submit. */
+  #commit(nowMs: number, p: Proposal): void {
     this.#metrics.quorumWaitMs.record(nowMs - p.startedAtMs);
     if (p.kind === "revive") {
       for (const requestId of p.reviveRequests) {
@@ -990,16 +925,9 @@ export class ReplicationCore {
     for (const r of p.requests) this.#answer(r.requestId, p.jobId, r.existing);
   }
 
-  #closeProposal(p: Proposal): void {
-    this.#proposals.delete(p.key);
-    this.#submitsWaiting.delete(p.key);
-    if (this.#proposalByJob.get(p.jobId) === p.key) this.#proposalByJob.delete(p.jobId);
-  }
-
   #expireProposal(nowMs: number, key: string): void {
-    const p = this.#proposals.get(key);
-    if (p === undefined || p.deadlineMs > nowMs) return;
-    this.#closeProposal(p);
+    const p = this.#proposals.expire(key, nowMs);
+    if (p === undefined) return;
     const reachable = this.reachableVoters();
     const message = `no majority of the ${this.voters.length} voters stored it within ` +
       `${this.config.submitTimeoutMs} ms (${p.votes.size} of ${this.quorum} needed; ` +
@@ -1257,44 +1185,8 @@ export class ReplicationCore {
 
   #onAck(nowMs: number, from: string, entries: readonly AckEntry[]): void {
     for (const e of entries) {
-      const p = this.#proposals.get(stampKey(e.stamp));
-      if (p === undefined) continue;
-      switch (e.status) {
-        case "ok":
-          p.votes.add(from);
-          break;
-        case "conflict":
-          p.conflicts.set(from, false);
-          break;
-        case "conflict_committed":
-          p.conflicts.set(from, true);
-          break;
-        case "finished":
-          p.finished.add(from);
-          break;
-        case "other_settled":
-          if (e.incarnation !== undefined) {
-            p.settledOther = { jobId: e.incarnation.jobId, bodyHash: e.bodyHash };
-          }
-          break;
-        case "other_live": {
-          const other = e.incarnation;
-          const mine = p.spec?.submittedAtMs;
-          // Earlier moves a client's submit over (ties by id, so two proposers agree);
-          // anything else only blocks this replica's vote.
-          const earlier = other !== undefined && mine !== undefined && p.kind === "submit" &&
-            (other.submittedAtMs < mine ||
-              (other.submittedAtMs === mine && other.jobId < p.jobId));
-          if (
-            earlier &&
-            (p.earlierOther === undefined ||
-              other.submittedAtMs < p.earlierOther.submittedAtMs)
-          ) p.earlierOther = other;
-          else if (!earlier) p.blocked.add(from);
-          break;
-        }
-      }
-      this.#evaluate(nowMs, p);
+      const p = this.#proposals.ack(from, e);
+      if (p !== undefined) this.#evaluate(nowMs, p);
     }
   }
 
@@ -1335,10 +1227,8 @@ export class ReplicationCore {
     assert(this.#ownPending >= 0, "own pending records never go negative");
     for (const [to, entries] of batch.acks) this.#sendAcks(to, entries);
     for (const key of batch.votes) {
-      const p = this.#proposals.get(key);
-      if (p === undefined) continue;
-      p.votes.add(this.self);
-      this.#evaluate(nowMs, p);
+      const p = this.#proposals.vote(key, this.self);
+      if (p !== undefined) this.#evaluate(nowMs, p);
     }
   }
 
@@ -1349,8 +1239,8 @@ export class ReplicationCore {
   storageFailed(reason: string): void {
     if (this.#phase === "failed") return;
     this.#phase = "failed";
-    for (const p of [...this.#proposals.values()]) {
-      this.#closeProposal(p);
+    for (const p of this.#proposals.inFlight()) {
+      this.#proposals.close(p);
       for (const r of p.requests) {
         this.#refuse(
           r.requestId,
@@ -1577,7 +1467,7 @@ export class ReplicationCore {
     }
     if (
       owned && entry.phase === "pending" && entry.spec !== undefined && !entry.committed &&
-      !this.#proposalByJob.has(entry.jobId) && !this.#confirmDue.has(entry.jobId)
+      !this.#proposals.hasJob(entry.jobId) && !this.#confirmDue.has(entry.jobId)
     ) {
       const atMs = nowMs + this.config.confirmDelayMs;
       this.#confirmDue.set(entry.jobId, atMs);
@@ -1598,7 +1488,7 @@ export class ReplicationCore {
     if (
       entry === undefined || entry.committed || entry.phase !== "pending" ||
       entry.spec === undefined ||
-      this.#phase !== "ready" || this.ownerOf(jobId) !== this.self || this.#proposalByJob.has(jobId)
+      this.#phase !== "ready" || this.ownerOf(jobId) !== this.self || this.#proposals.hasJob(jobId)
     ) return;
     if (this.reachableVoters() < this.quorum || this.#proposals.size >= this.config.proposalsMax) {
       const atMs = nowMs + this.config.confirmRetryMs;
@@ -1751,7 +1641,7 @@ export class ReplicationCore {
       this.#expireAtMs = nowMs + this.config.expireIntervalMs;
       for (const jobId of this.table.expire(wallMs)) this.#cancel(jobId);
       for (const entry of this.table.dueUncommitted(wallMs)) {
-        if (this.ownerOf(entry.jobId) === this.self || this.#proposalByJob.has(entry.jobId)) {
+        if (this.ownerOf(entry.jobId) === this.self || this.#proposals.hasJob(entry.jobId)) {
           this.table.recheckUncommitted(entry.jobId, wallMs + this.config.uncommittedRetentionMs);
         } else {
           this.table.dropUncommitted(entry.jobId);
