@@ -39,7 +39,7 @@ import type {
   ResumeState,
 } from "./types.ts";
 
-export type CoreOutput =
+export type DeliveryOutput =
   | {
     readonly type: "attempt";
     readonly job: DeliveryJob;
@@ -167,6 +167,11 @@ function stateOf(breaker: CircuitBreaker): BreakerState {
   return breaker.state;
 }
 
+/**
+ * Driven like every core (docs/architecture.md, "Driving a core"): inputs by named methods
+ * (`schedule`, `cancel`, `attemptDone`, `persisted`, each taking `nowMs`); `tick(nowMs)`;
+ * `takeOutputs()` for its `DeliveryOutput`s; `nextWakeMs()` for the next tick (Infinity: none).
+ */
 export class DeliveryCore {
   readonly #config: CoreConfig;
   readonly #rng: Rng;
@@ -183,7 +188,7 @@ export class DeliveryCore {
   readonly #origins = new Map<string, OriginState>();
   #runnable = new MinHeap<RunnableItem>(runnableLess);
   #timers = new MinHeap<TimerItem>(timerLess);
-  #outputs: CoreOutput[] = [];
+  #outputs: DeliveryOutput[] = [];
   #inflight = 0;
   #seq = 0;
   #breakersNotClosed = 0;
@@ -253,7 +258,7 @@ export class DeliveryCore {
   }
 
   /** Outputs produced since the last call, in order. */
-  takeOutputs(): CoreOutput[] {
+  takeOutputs(): DeliveryOutput[] {
     const out = this.#outputs;
     this.#outputs = [];
     return out;
@@ -360,11 +365,11 @@ export class DeliveryCore {
     this.#pump(nowMs);
   }
 
-  /** When the core next needs `tick` (epoch ms), or undefined when nothing waits on time. */
-  nextWakeMs(): number | undefined {
+  /** When the core next needs `tick` (epoch ms), or Infinity when nothing waits on time. */
+  nextWakeMs(): number {
     for (;;) {
       const top = this.#timers.peek();
-      if (top === undefined) return undefined;
+      if (top === undefined) return Infinity;
       if (!this.#isStaleTimer(top)) return top.atMs;
       this.#timers.pop();
     }

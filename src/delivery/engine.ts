@@ -14,7 +14,7 @@ import { realRuntime, type Runtime } from "../lib/runtime.ts";
 import { err, type Result } from "../lib/result.ts";
 import { randomRng, type Rng } from "../lib/rng.ts";
 import { type Counter, MetricsRegistry } from "../metrics/registry.ts";
-import { type CoreOutput, DeliveryCore, type OriginLoad } from "./delivery_core.ts";
+import { DeliveryCore, type DeliveryOutput, type OriginLoad } from "./delivery_core.ts";
 import { type AttemptTransport, HttpTransport } from "./http_transport.ts";
 import { DeliveryMetrics } from "./metrics.ts";
 import type { Resolver } from "./ssrf_guard.ts";
@@ -198,7 +198,7 @@ export class DeliveryEngine implements DeliveryScheduler {
     this.#arm();
   }
 
-  #handle(output: CoreOutput): void {
+  #handle(output: DeliveryOutput): void {
     if (output.type === "attempt") {
       // A closed or draining engine starts nothing new; the store still holds the job for its
       // next owner.
@@ -288,7 +288,7 @@ export class DeliveryEngine implements DeliveryScheduler {
     const wakeMs = this.#core.nextWakeMs();
     // The core keeps epoch-ms deadlines; the timer runs on the runtime's monotonic clock.
     this.#timer.arm(
-      wakeMs === undefined ? Infinity : this.#runtime.nowMs() + (wakeMs - this.#clock()),
+      wakeMs === Infinity ? Infinity : this.#runtime.nowMs() + (wakeMs - this.#clock()),
     );
   }
 }

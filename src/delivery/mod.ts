@@ -5,7 +5,7 @@
  */
 
 export { DeliveryEngine, deliveryEngineFor, type DeliveryEngineOptions } from "./engine.ts";
-export { type CoreOutput, DeliveryCore } from "./delivery_core.ts";
+export { DeliveryCore, type DeliveryOutput } from "./delivery_core.ts";
 export { type AttemptRequest, type AttemptTransport, HttpTransport } from "./http_transport.ts";
 export { MemoryDeliveryStore } from "./memory_store.ts";
 export { DeliveryMetrics } from "./metrics.ts";

@@ -39,7 +39,7 @@ import type { WalFs } from "../wal/wal_fs.ts";
 import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/types.ts";
 import { JOBS_CHANNEL } from "./job_messages.ts";
 import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
-import { type CoreOutput, ReplicationCore, type VoterState } from "./replication_core.ts";
+import { ReplicationCore, type ReplicationOutput, type VoterState } from "./replication_core.ts";
 import type {
   AttemptView,
   ClusterView,
@@ -587,7 +587,7 @@ export class JobStore implements JobService, DeliveryStore {
     } finally {
       this.#flushing = false;
     }
-    this.#timer.arm(this.core.nextDeadlineMs());
+    this.#timer.arm(this.core.nextWakeMs());
   }
 
   /**
@@ -601,7 +601,7 @@ export class JobStore implements JobService, DeliveryStore {
     if (!this.#flushing) this.#flush();
   }
 
-  #carryOut(output: CoreOutput): void {
+  #carryOut(output: ReplicationOutput): void {
     switch (output.type) {
       case "append": {
         this.#pendingAppends++;

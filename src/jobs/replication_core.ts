@@ -80,7 +80,7 @@ export type CorePhase = "recovering" | "catching_up" | "ready" | "stopping" | "f
 /** How this node sees a voter (from membership). Unknown voters count as alive. */
 export type { VoterState } from "./ownership_view.ts";
 
-export type CoreOutput =
+export type ReplicationOutput =
   /** Append `payload` to the WAL; call `persisted(token)` once it is durable. */
   | { readonly type: "append"; readonly token: number; readonly payload: Uint8Array }
   /** Send `bytes` reliably on JOBS_CHANNEL to a voter or a client's transport address. */
@@ -152,6 +152,12 @@ export function submitBodyHash(request: SubmitRequest): string {
   return h.digest("hex").slice(0, 32);
 }
 
+/**
+ * Driven like every core (docs/architecture.md, "Driving a core"): inputs by named methods
+ * (`submit`, `receive`, `persisted`, `viewChanged`, …, each taking `nowMs`); `tick(nowMs,
+ * wallMs)`; `takeOutputs()` for its `ReplicationOutput`s; `nextWakeMs()` for the next tick
+ * (Infinity: none).
+ */
 export class ReplicationCore {
   readonly self: string;
   readonly voters: readonly string[];
@@ -173,7 +179,7 @@ export class ReplicationCore {
   readonly #ownership: OwnershipView;
   /** Records on their way to peers, lazy ones included (repl_outbox.ts). */
   readonly #outbox: ReplicationOutbox;
-  #outputs: CoreOutput[] = [];
+  #outputs: ReplicationOutput[] = [];
   /** The WAL batch being built and the appends not yet durable (append_batcher.ts). */
   readonly #appends: AppendBatcher;
   /** Submits, confirm rounds and revives waiting for their majority (proposals.ts). */
@@ -309,7 +315,7 @@ export class ReplicationCore {
     return this.#ownership.ownerOf(jobId);
   }
 
-  takeOutputs(): CoreOutput[] {
+  takeOutputs(): ReplicationOutput[] {
     const out = this.#outputs;
     this.#outputs = [];
     return out;
@@ -1662,7 +1668,7 @@ export class ReplicationCore {
     this.#updateGauges();
   }
 
-  nextDeadlineMs(): number {
+  nextWakeMs(): number {
     let t = Math.min(
       this.#expireAtMs,
       this.#deferredAtMs,
@@ -1673,7 +1679,7 @@ export class ReplicationCore {
     if (top !== undefined) t = Math.min(t, top.atMs);
     if (this.#phase === "catching_up") t = Math.min(t, this.#catchup.catchupDueMs);
     t = Math.min(t, this.#catchup.exchangesDueMs());
-    t = Math.min(t, this.#syncServer.nextDeadlineMs());
+    t = Math.min(t, this.#syncServer.nextWakeMs());
     if (this.#phase === "ready") t = Math.min(t, this.#catchup.antiEntropyDueMs);
     return t;
   }

@@ -130,7 +130,7 @@ export class SyncServer {
   }
 
   /** When the next session goes idle (Infinity: none open). */
-  nextDeadlineMs(): number {
+  nextWakeMs(): number {
     let t = Infinity;
     for (const session of this.#sessions.values()) {
       t = Math.min(t, session.usedAtMs + this.#sessionIdleMs);

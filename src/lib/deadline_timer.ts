@@ -1,7 +1,8 @@
 /**
  * "Arm one timer at the core's next deadline": the adapter every sans-I/O shell needs (the
  * transport, membership, the delivery engine, the job store). Each core reports its next
- * deadline; the shell calls `arm(deadline)` after every step, and `onFire` steps the core.
+ * deadline (`nextWakeMs()`, Infinity for none); the shell calls `arm(deadline)` after every
+ * step, and `onFire` steps the core.
  *
  * Owns one timer on an injected `Runtime`. An earlier armed timer is kept when a later
  * deadline is asked for: firing early is harmless (the handler steps the core, which re-arms

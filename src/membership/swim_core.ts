@@ -178,6 +178,11 @@ interface Tombstone {
 
 const INCARNATION_MAX = 0xffffffff;
 
+/**
+ * Driven like every core (docs/architecture.md, "Driving a core"): inputs and the tick both go
+ * through `step(nowMs, input)` (`{ type: "tick" }` is the tick), which returns its outputs
+ * directly instead of queueing them for a `take…()`; `nextWakeMs()` for the next tick.
+ */
 export class SwimCore implements MembershipView {
   readonly nodeId: string;
   readonly address: string;

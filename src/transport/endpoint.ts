@@ -115,6 +115,12 @@ interface PeerKeyState {
   window: ReplayWindow;
 }
 
+/**
+ * Driven like every core (docs/architecture.md, "Driving a core"): inputs `send`,
+ * `sendUnreliable` and `receive(nowMs, …)`; `tick(nowMs)`; outputs by `take…()` — three kinds
+ * here, `takeDatagrams()`, `takeMessages()`, `takeEvents()`; `nextWakeMs()` for the next tick
+ * (Infinity: none).
+ */
 export class Endpoint {
   readonly nodeId: string;
   readonly epoch: number;
@@ -408,7 +414,7 @@ export class Endpoint {
   /** Runs due timers (acks, loss detection, probes, RTO), then flushes. */
   tick(nowMs: number): void {
     for (const session of this.#sessions.values()) {
-      if (session.nextDeadlineMs() <= nowMs) session.onTimers(nowMs);
+      if (session.nextWakeMs() <= nowMs) session.onTimers(nowMs);
     }
     this.flush(nowMs);
   }
@@ -427,10 +433,10 @@ export class Endpoint {
   }
 
   /** Earliest time `tick` has timer work; Infinity when none. */
-  nextDeadlineMs(): number {
+  nextWakeMs(): number {
     let deadline = Infinity;
     for (const session of this.#sessions.values()) {
-      const d = session.nextDeadlineMs();
+      const d = session.nextWakeMs();
       if (d < deadline) deadline = d;
     }
     return deadline;

@@ -92,7 +92,7 @@ export class SessionReceiver {
   // ---- timers ----------------------------------------------------------------------------
 
   /** When a held-back acknowledgement must go; Infinity when none is pending. */
-  nextDeadlineMs(): number {
+  nextWakeMs(): number {
     return this.#ackDeadlineMs;
   }
 

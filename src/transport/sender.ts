@@ -186,7 +186,7 @@ export class SessionSender {
    * Earliest time at which `onTimers` or a flush has work: loss detection, a probe or RTO,
    * or the pacer letting waiting data go (the window being open). Infinity when none.
    */
-  nextDeadlineMs(): number {
+  nextWakeMs(): number {
     let deadline = this.#lossTimeMs;
     if (this.#sent.size > 0) deadline = Math.min(deadline, this.#probeOrRtoDeadlineMs());
     if (this.#probeCredit === 0 && this.#windowOpen() && this.#hasChunkWaiting()) {

@@ -163,8 +163,8 @@ export class Session {
   // ---- timers ----------------------------------------------------------------------------
 
   /** Earliest time at which `onTimers` has work; Infinity when none. */
-  nextDeadlineMs(): number {
-    return Math.min(this.#receiver.nextDeadlineMs(), this.#sender.nextDeadlineMs());
+  nextWakeMs(): number {
+    return Math.min(this.#receiver.nextWakeMs(), this.#sender.nextWakeMs());
   }
 
   onTimers(nowMs: number): void {

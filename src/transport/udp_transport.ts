@@ -357,7 +357,7 @@ export class UdpTransport {
   }
 
   #armTimer(): void {
-    this.#timer.arm(this.endpoint.nextDeadlineMs());
+    this.#timer.arm(this.endpoint.nextWakeMs());
   }
 }
 

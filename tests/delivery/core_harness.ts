@@ -6,7 +6,7 @@
 import { type DeliveryConfig, deliveryDefaults } from "../../src/config/delivery.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
-import { type CoreOutput, DeliveryCore } from "../../src/delivery/delivery_core.ts";
+import { DeliveryCore, type DeliveryOutput } from "../../src/delivery/delivery_core.ts";
 import { DeliveryMetrics } from "../../src/delivery/metrics.ts";
 import type { AttemptResult, DeliveryJob, DeliveryReport } from "../../src/delivery/types.ts";
 
@@ -45,11 +45,11 @@ export function job(
   return { id, url: `${origin}/hook`, payload: "{}", secrets: [], ...extra };
 }
 
-export function split(outputs: CoreOutput[]): {
-  attempts: Array<Extract<CoreOutput, { type: "attempt" }>>;
+export function split(outputs: DeliveryOutput[]): {
+  attempts: Array<Extract<DeliveryOutput, { type: "attempt" }>>;
   reports: DeliveryReport[];
 } {
-  const attempts: Array<Extract<CoreOutput, { type: "attempt" }>> = [];
+  const attempts: Array<Extract<DeliveryOutput, { type: "attempt" }>> = [];
   const reports: DeliveryReport[] = [];
   for (const o of outputs) {
     if (o.type === "attempt") attempts.push(o);

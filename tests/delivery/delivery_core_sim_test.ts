@@ -96,7 +96,7 @@ function runSeed(seed: number): void {
     }
     wakeHandle?.cancel();
     const wake = core.nextWakeMs();
-    wakeHandle = wake === undefined ? undefined : sim.at(wake, () => {
+    wakeHandle = wake === Infinity ? undefined : sim.at(wake, () => {
       core.tick(sim.nowMs);
       flush();
     });

@@ -7,7 +7,7 @@ Deno.test("DeliveryCore starts a due job at once and needs no wake-up (no pollin
   assert(core.schedule(0, job("j1")).ok);
   const { attempts } = split(core.takeOutputs());
   assertEquals(attempts.map((a) => [a.job.id, a.attempt, a.timeoutMs]), [["j1", 1, 1_000]]);
-  assertEquals(core.nextWakeMs(), undefined);
+  assertEquals(core.nextWakeMs(), Infinity);
 });
 
 Deno.test("DeliveryCore arms a retry only after the store persisted the retry report", () => {
@@ -21,7 +21,7 @@ Deno.test("DeliveryCore arms a retry only after the store persisted the retry re
   const retry = reports[0]!;
   assert(retry.kind === "retry");
   assertEquals([retry.attemptsMade, retry.nextAttemptAtMs, retry.attempt.status], [1, 110, 500]);
-  assertEquals(core.nextWakeMs(), undefined, "no timer before the report is durable");
+  assertEquals(core.nextWakeMs(), Infinity, "no timer before the report is durable");
   core.tick(500);
   assertEquals(core.takeOutputs().length, 0, "nothing starts before persisted()");
   core.persisted(20, "j1", true);
@@ -163,7 +163,7 @@ Deno.test("DeliveryCore breaker holds an origin's queue without spending attempt
   core.tick(999);
   assertEquals(split(core.takeOutputs()).attempts.length, 0);
   const wake = core.nextWakeMs();
-  assert(wake !== undefined && wake <= 1_100, `wake ${wake}`);
+  assert(wake <= 1_100, `wake ${wake}`);
   core.tick(1_200);
   const trial = split(core.takeOutputs()).attempts;
   assertEquals(trial.length, 1, "one trial when half-open");
@@ -186,7 +186,7 @@ Deno.test("DeliveryCore cancel drops a waiting job; an in-flight attempt is stil
   assertEquals(out.attempts.length, 0, "the cancelled queued job must not start");
   core.persisted(3, "inflight", true);
   assertEquals(core.jobCount, 0);
-  assertEquals(core.nextWakeMs(), undefined);
+  assertEquals(core.nextWakeMs(), Infinity);
 });
 
 Deno.test("DeliveryCore drops a job whose retry could not be made durable", () => {

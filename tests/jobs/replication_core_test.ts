@@ -7,8 +7,8 @@ import { assert, assertEquals } from "../assert.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import {
-  type CoreOutput,
   ReplicationCore,
+  type ReplicationOutput,
   type VoterState,
 } from "../../src/jobs/replication_core.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
@@ -78,7 +78,7 @@ class Harness {
     }
   }
 
-  #take(i: number, out: CoreOutput): void {
+  #take(i: number, out: ReplicationOutput): void {
     switch (out.type) {
       case "append":
         this.pending.get(i)!.push(out.token);

@@ -13,8 +13,8 @@ import { assert } from "../assert.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import {
-  type CoreOutput,
   ReplicationCore,
+  type ReplicationOutput,
   type VoterState,
 } from "../../src/jobs/replication_core.ts";
 import { decodeWalBatch, encodeRecord } from "../../src/jobs/job_codec.ts";
@@ -127,7 +127,7 @@ export class ReviewCluster {
     }
   }
 
-  #take(i: number, out: CoreOutput): void {
+  #take(i: number, out: ReplicationOutput): void {
     switch (out.type) {
       case "append":
         this.pending[i]!.push({ token: out.token, payload: out.payload });

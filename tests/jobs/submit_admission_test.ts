@@ -7,7 +7,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
-import { type CoreOutput, ReplicationCore } from "../../src/jobs/replication_core.ts";
+import { ReplicationCore, type ReplicationOutput } from "../../src/jobs/replication_core.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
 import { jobsDefaults } from "../../src/config/jobs.ts";
 
@@ -27,7 +27,7 @@ Deno.test("submits are refused as overloaded while the oldest waiting submit is 
   const appends: number[] = [];
   const collect = (nowMs: number) => {
     core.flush(nowMs);
-    for (const out of core.takeOutputs() as CoreOutput[]) {
+    for (const out of core.takeOutputs() as ReplicationOutput[]) {
       if (out.type === "append") appends.push(out.token);
       if (out.type === "submit-done") answers.set(out.requestId, out.outcome);
     }

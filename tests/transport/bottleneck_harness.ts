@@ -81,7 +81,7 @@ export class Host {
       if (m.reliable) this.#record(m.fromAddress, m.bytes);
     }
     this.endpoint.takeEvents();
-    const deadline = this.endpoint.nextDeadlineMs();
+    const deadline = this.endpoint.nextWakeMs();
     if (deadline === Infinity || deadline >= this.#timerAtMs) return;
     this.#timer?.cancel();
     this.#timerAtMs = deadline;

@@ -199,7 +199,7 @@ Deno.test("Endpoint retransmits a lost datagram when its timer fires", () => {
   handshake(a, b);
   equal(a.send(1, B, 1, new TextEncoder().encode("once")).accepted, true);
   equal(deliver(1, a, A, b, () => true), 1); // lost
-  const deadline = a.nextDeadlineMs();
+  const deadline = a.nextWakeMs();
   ok(Number.isFinite(deadline) && deadline > 1, `deadline ${deadline}`);
   settle(deadline, a, b);
   deepStrictEqual(b.takeMessages().map(text), ["once"]);

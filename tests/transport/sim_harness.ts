@@ -54,7 +54,7 @@ export class SimNode {
     }
     this.delivered.push(...this.endpoint.takeMessages());
     this.events.push(...this.endpoint.takeEvents());
-    const deadline = this.endpoint.nextDeadlineMs();
+    const deadline = this.endpoint.nextWakeMs();
     if (deadline === Infinity || deadline >= this.#timerAtMs) return;
     this.#timer?.cancel();
     this.#timerAtMs = deadline;
