@@ -1,7 +1,8 @@
 /**
- * `hookd bench cost [--rates 200,1600] [--duration S] [--json]`: what a job must cost and what
- * it costs. First the floors of the runtime primitives a job uses, measured here
- * (cost_floors.ts); then, for each rate, a fresh five-node cluster driven open loop by the
+ * `hookd bench cost [--rates 200,1600] [--duration S] [--idle S] [--json]`: what a job must cost
+ * and what it costs. First the floors of the runtime primitives a job uses, measured here
+ * (cost_floors.ts); then what a fresh five-node cluster costs taking no jobs (CPU % of a core
+ * per node, timer wake-ups and datagrams per second); then, for each rate, a fresh five-node cluster driven open loop by the
  * sweep's generator (sweep.ts): CPU µs per job of each process, and, from a second fresh
  * cluster at the same rate with every node profiled over the step's window (`hookd node
  * --cpu-profile-dir`, toggled by SIGUSR2), the nodes' CPU split per component (cpu_profile.ts:
@@ -27,7 +28,15 @@ import { type Floor, measureFloors } from "./cost_floors.ts";
 import { COMPONENTS, type ComponentTimes, profileDirTimes } from "./cpu_profile.ts";
 import { machineDescription, runSweep, WARMUP_S_DEFAULT } from "./sweep.ts";
 import type { SweepRow } from "./sweep_row.ts";
-import { loadAverage } from "./bench_cluster.ts";
+import {
+  type BenchNodes,
+  cpuMsOf,
+  loadAverage,
+  scrapeAll,
+  startBenchNodes,
+  windowCounters,
+} from "./bench_cluster.ts";
+import { encodeHex } from "../lib/hex.ts";
 
 /** A lone job's fewest operations: the formula the "lone job" floor multiplies. */
 export const LONE_JOB_OPERATIONS = {
@@ -60,13 +69,81 @@ export interface CostRow {
   note: string;
 }
 
+/** A fresh five-node cluster taking no jobs: what being up costs (issue 19: ~1 % of a core). */
+export interface IdleCost {
+  seconds: number;
+  /** CPU of each node over the window, % of one core. */
+  cpu_pct_per_node: Record<string, number>;
+  cpu_pct_mean: number;
+  /** Timer wake-ups each node's shells asked for, per second, averaged over the nodes. */
+  timer_wakeups_per_s_per_node: number;
+  /** Datagrams each node sent per second (SWIM's probes and acks, anti-entropy), averaged. */
+  datagrams_out_per_s_per_node: number;
+}
+
 export interface CostReport {
   command: string;
   machine: Record<string, string | number>;
   load_before: number[];
   load_after: number[];
   floors: Floor[];
+  idle: IdleCost | null;
   rows: CostRow[];
+}
+
+/** Seconds a fresh cluster settles (joins, first catch-up) before the idle window starts. */
+const IDLE_SETTLE_MS = 5_000;
+
+/** Measures a fresh five-node cluster that takes no jobs, for `seconds`. */
+export async function measureIdle(seconds: number): Promise<IdleCost> {
+  const dataRoot = await Deno.makeTempDir({ prefix: "hookd-cost-idle-" });
+  const clusterKey = encodeHex(crypto.getRandomValues(new Uint8Array(24)));
+  let nodes: BenchNodes | undefined;
+  try {
+    nodes = await startBenchNodes({ nodes: 5, clusterKey, dataRoot, extraArgs: [], log });
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
+    const pids = nodes.ids.map((id) => nodes!.cluster.pid(id)!);
+    const scrape0 = await scrapeAll(nodes.httpUrls);
+    const cpu0 = await cpuMsOf(pids);
+    const startMs = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    const cpu1 = await cpuMsOf(pids);
+    const windowS = (performance.now() - startMs) / 1000;
+    const { counters } = windowCounters(scrape0, await scrapeAll(nodes.httpUrls), nodes.ids);
+    return idleCost(nodes.ids, pids, cpu0, cpu1, windowS, counters);
+  } finally {
+    await nodes?.cluster.stopAll(15_000).catch(() => {});
+    await Deno.remove(dataRoot, { recursive: true }).catch(() => {});
+  }
+}
+
+/** The idle figures from two CPU readings and the counters' change over `windowS`. */
+export function idleCost(
+  ids: readonly string[],
+  pids: readonly number[],
+  cpu0: ReadonlyMap<number, number>,
+  cpu1: ReadonlyMap<number, number>,
+  windowS: number,
+  counters: { timersFired: number; datagramsOut: number },
+): IdleCost {
+  const perNode: Record<string, number> = {};
+  let sum = 0;
+  ids.forEach((id, i) => {
+    const a = cpu0.get(pids[i]!);
+    const b = cpu1.get(pids[i]!);
+    if (a === undefined || b === undefined) return;
+    const pct = ((b - a) / 1000 / windowS) * 100;
+    perNode[id] = round(pct, 2)!;
+    sum += pct;
+  });
+  const measured = Object.keys(perNode).length;
+  return {
+    seconds: round(windowS, 1)!,
+    cpu_pct_per_node: perNode,
+    cpu_pct_mean: measured > 0 ? round(sum / measured, 2)! : 0,
+    timer_wakeups_per_s_per_node: round(counters.timersFired / windowS / ids.length, 1)!,
+    datagrams_out_per_s_per_node: round(counters.datagramsOut / windowS / ids.length, 1)!,
+  };
 }
 
 const spec: CommandSpec = {
@@ -86,6 +163,12 @@ const spec: CommandSpec = {
       valueName: "N",
       help: "Operations per fast primitive floor (fsync, HTTP and timers take a tenth)",
       default: "20000",
+    },
+    idle: {
+      type: "string",
+      valueName: "S",
+      help: "Seconds a fresh five-node cluster is measured taking no jobs (0: skip)",
+      default: "20",
     },
     "no-profile": {
       type: "boolean",
@@ -198,6 +281,16 @@ export function costMarkdown(report: CostReport): string {
   row("necessary µs, operations as run", (r) => r.necessary_us_as_run);
   row("necessary µs, a lone job's fewest", (r) => r.necessary_us_lone_job);
   row("p99 ms", (r) => r.p99_ms);
+  if (report.idle !== null) {
+    const idle = report.idle;
+    lines.push(
+      "",
+      `Idle, five nodes over ${idle.seconds} s: ${idle.cpu_pct_mean} % of a core per node ` +
+        `(${Object.entries(idle.cpu_pct_per_node).map(([id, p]) => `${id} ${p}`).join(", ")}), ` +
+        `${idle.timer_wakeups_per_s_per_node} timer wake-ups and ` +
+        `${idle.datagrams_out_per_s_per_node} datagrams out per second per node.`,
+    );
+  }
   return lines.join("\n") + "\n";
 }
 
@@ -216,6 +309,7 @@ export const costBenchCommand: LeafCommand = {
       max: 10_000_000,
       integer: true,
     });
+    const idleS = numberFlag(v, "idle", 20, { min: 0, max: 3600 });
     const profile = !booleanFlag(v, "no-profile");
     const profilesOut = stringFlag(v, "profiles-out");
     const json = booleanFlag(v, "json");
@@ -230,6 +324,15 @@ export const costBenchCommand: LeafCommand = {
       });
       for (const f of floors) {
         log(`  ${f.name}: ${f.cpuUs} µs CPU, ${f.wallUs} µs wall (${f.what})`);
+      }
+      let idle: IdleCost | null = null;
+      if (idleS > 0) {
+        log(`idle: a fresh five-node cluster taking no jobs, ${idleS} s`);
+        idle = await measureIdle(idleS);
+        log(
+          `idle: ${idle.cpu_pct_mean} % of a core per node, ` +
+            `${idle.timer_wakeups_per_s_per_node} timer wake-ups/s per node`,
+        );
       }
       const rows: CostRow[] = [];
       for (const rate of rates) {
@@ -277,6 +380,7 @@ export const costBenchCommand: LeafCommand = {
         load_before: loadBefore,
         load_after: await loadAverage(),
         floors,
+        idle,
         rows,
       };
       console.error(costMarkdown(report));
