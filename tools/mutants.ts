@@ -190,17 +190,17 @@ const MUTANTS: Mutant[] = [
   },
   {
     name: "limits-api-unchecked",
-    breaks: "the API refuses a job the codec cannot carry (300 headers) with 400, issue 17",
-    file: "src/api/validate.ts",
-    from: "if (limited !== undefined) return invalid(limited.field, limited.message);",
+    breaks: "the one submit validator refuses a job the codec cannot carry (300 headers), issue 17",
+    file: "src/delivery/submit_validation.ts",
+    from: "if (limited !== undefined) return problem(limited.field, limited.message);",
     to:
-      "if (limited !== undefined && Date.now() < 0) return invalid(limited.field, limited.message);",
-    tests: ["tests/jobs/job_limits_test.ts"],
+      "if (limited !== undefined && Date.now() < 0) return problem(limited.field, limited.message);",
+    tests: ["tests/jobs/job_limits_test.ts", "tests/jobs/submit_validation_test.ts"],
   },
   {
     name: "limits-url-in-chars",
     breaks: "job limits count a URL in UTF-8 bytes, as the codec does, not in characters",
-    file: "src/jobs/job_limits.ts",
+    file: "src/delivery/job_limits.ts",
     from: "if (!fitsUtf8(request.url, L.urlBytesMax)) {",
     to: "if (request.url.length > L.urlBytesMax) {",
     tests: ["tests/jobs/job_limits_test.ts", "tests/jobs/udp_client_test.ts"],
@@ -208,7 +208,7 @@ const MUTANTS: Mutant[] = [
   {
     name: "limits-header-count",
     breaks: "job limits bound the number of headers the codec can carry",
-    file: "src/jobs/job_limits.ts",
+    file: "src/delivery/job_limits.ts",
     from: "if (headers.length > L.headersMax) {",
     to: "if (headers.length > L.headersMax * 2) {",
     tests: ["tests/jobs/job_limits_test.ts", "tests/jobs/udp_client_test.ts"],

@@ -20,6 +20,7 @@
 
 import { type ApiConfig, apiDefaults, validateApiConfig } from "../config/api.ts";
 import { type DeliveryConfig, deliveryDefaults } from "../config/delivery.ts";
+import { type JobsConfig, jobsDefaults } from "../config/jobs.ts";
 import {
   DASHBOARD_HEADERS,
   DASHBOARD_PAGE,
@@ -54,7 +55,8 @@ import {
 /** The delivery limits a submit is checked against, so the API refuses what the engine would. */
 export type ApiJobLimits =
   & Pick<DeliveryConfig, "payloadBytesMax" | "jobHeadersBytesMax" | "attemptTimeoutMaxMs">
-  & Partial<Pick<DeliveryConfig, "allowPrivateTargets">>;
+  & Partial<Pick<DeliveryConfig, "allowPrivateTargets">>
+  & Partial<Pick<JobsConfig, "maxAttemptsMax">>;
 
 export interface ApiOptions {
   readonly service: JobService;
@@ -90,11 +92,11 @@ const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 export function createApiHandler(options: ApiOptions): ApiHandler {
   const config = validateApiConfig({ ...(options.config ?? apiDefaults) });
-  const jobLimits = options.jobLimits ?? deliveryDefaults;
+  const jobLimits: ApiJobLimits = options.jobLimits ?? deliveryDefaults;
   const limits: SubmitLimits = {
     payloadBytesMax: jobLimits.payloadBytesMax,
     jobHeadersBytesMax: jobLimits.jobHeadersBytesMax,
-    jobAttemptsMax: config.jobAttemptsMax,
+    maxAttemptsMax: jobLimits.maxAttemptsMax ?? jobsDefaults.maxAttemptsMax,
     attemptTimeoutMaxMs: jobLimits.attemptTimeoutMaxMs,
     idempotencyKeyCharsMax: config.idempotencyKeyCharsMax,
     // Only a node's own setting: without jobLimits nothing says private targets are refused.

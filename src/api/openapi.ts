@@ -63,7 +63,7 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       pattern: "^whsec_",
       description: "Standard Webhooks signing secret, whsec_<base64 of 24-64 bytes>.",
     },
-    maxAttempts: { type: "integer", minimum: 1, maximum: limits.jobAttemptsMax },
+    maxAttempts: { type: "integer", minimum: 1, maximum: limits.maxAttemptsMax },
     timeoutMs: { type: "integer", minimum: 1, maximum: limits.attemptTimeoutMaxMs },
   };
   const idempotencyKey: JsonObject = {

@@ -3,31 +3,23 @@
  * `SubmitRequest`: every check a submit must pass before the store sees it, each failure
  * naming the field a client must fix.
  *
- * Owns the request vocabulary (which fields exist, their types and bounds). The rules a job
- * must meet to be deliverable at all (URL scheme and credentials, header names and values,
- * secret sizes) are the delivery engine's `checkJob`, run here field by field so that a job
- * the API accepts is one the engine will not dead-letter at once. Pure: no I/O, no clock;
- * never throws on hostile input.
+ * Owns the request vocabulary (which fields exist, their JSON types). The rules a job must
+ * meet (URL, payload size, headers, secret, attempt and timeout bounds, idempotency key, what
+ * the codec carries) are `validateSubmit` (delivery/submit_validation.ts), the one validator
+ * the UDP client path and the delivery engine run too. Pure: no I/O, no clock; never throws
+ * on hostile input.
  */
 
-import { JOB_LIMITS } from "../config/job_limits.ts";
-import { checkJob } from "../delivery/job_check.ts";
-import { checkJobLimits, fitsUtf8, utf8Bytes } from "../jobs/job_limits.ts";
-import type { DeliveryJob } from "../delivery/types.ts";
+import {
+  checkIdempotencyKey as keyRefusal,
+  type SubmitLimits,
+  validateSubmit,
+} from "../delivery/submit_validation.ts";
 import type { SubmitRequest } from "../jobs/service.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import { type NumberTexts, stringifyKept } from "./json_text.ts";
 
-export interface SubmitLimits {
-  /** UTF-8 bytes of the payload's JSON text. */
-  readonly payloadBytesMax: number;
-  readonly jobHeadersBytesMax: number;
-  readonly jobAttemptsMax: number;
-  readonly attemptTimeoutMaxMs: number;
-  readonly idempotencyKeyCharsMax: number;
-  /** false: refuse URLs naming special IP literals at once (see JobLimits). @default true */
-  readonly allowPrivateTargets?: boolean;
-}
+export type { SubmitLimits };
 
 export interface FieldError {
   readonly code: "invalid" | "payload_too_large";
@@ -49,27 +41,10 @@ export const BATCH_JOB_FIELDS = [...SUBMIT_FIELDS, "idempotencyKey"] as const;
 /** The fields of `POST /v1/jobs/batch`'s body. */
 export const BATCH_FIELDS = ["jobs"] as const;
 
-const SECRET_PREFIX = "whsec_";
 /** Printable ASCII, the space included (RFC 9110 field values, minus obs-text). */
 const PRINTABLE = /^[\x20-\x7e]+$/;
-/** Space, C0 and C1 controls and DEL: not in a URL as written (RFC 3986), only encoded. */
-// deno-lint-ignore no-control-regex
-const URL_FORBIDDEN = /[\x00-\x20\x7f-\x9f]/;
 /** Longest dead-letter cursor accepted; the store's cursors are short opaque strings. */
 export const CURSOR_CHARS_MAX = 1024;
-
-/**
- * A well-formed job the per-field checks graft one field onto: every other part of it passes
- * `checkJob`, so a failure names the field under test.
- */
-const CHECK_BASE: DeliveryJob = Object.freeze({
-  id: "submit-check",
-  url: "https://example.invalid/",
-  payload: "",
-  secrets: Object.freeze([]),
-});
-
-const encoder = new TextEncoder();
 
 type Decoded<T> = Result<T, FieldError>;
 
@@ -132,10 +107,14 @@ function decodeJob(
     }
   }
 
-  const url = decodeUrl(value.url, Object.hasOwn(value, "url"), limits);
-  if (!url.ok) return url;
+  if (!Object.hasOwn(value, "url")) {
+    return invalid("url", "url is required (the http(s) URL the job is POSTed to)");
+  }
+  if (typeof value.url !== "string") {
+    return invalid("url", `url must be a string, not ${describe(value.url)}`);
+  }
   if (!Object.hasOwn(value, "payload")) return invalid("payload", "payload is required (any JSON)");
-  const payload = encodePayload(value, numberTexts, limits.payloadBytesMax);
+  const payload = encodePayload(value, numberTexts);
   if (!payload.ok) return payload;
 
   const request: {
@@ -146,95 +125,67 @@ function decodeJob(
     maxAttempts?: number;
     timeoutMs?: number;
     idempotencyKey?: string;
-  } = { url: url.value, payload: payload.value };
+  } = { url: value.url, payload: payload.value };
 
   if (Object.hasOwn(value, "headers")) {
-    const headers = decodeHeaders(value.headers, limits.jobHeadersBytesMax);
+    const headers = decodeHeaders(value.headers);
     if (!headers.ok) return headers;
     request.headers = headers.value;
   }
   if (Object.hasOwn(value, "secret")) {
-    const secret = decodeSecret(value.secret);
-    if (!secret.ok) return secret;
-    request.secret = secret.value;
+    if (typeof value.secret !== "string") {
+      return invalid("secret", `secret must be a string, not ${describe(value.secret)}`);
+    }
+    request.secret = value.secret;
   }
-  if (Object.hasOwn(value, "maxAttempts")) {
-    const n = boundedInteger("maxAttempts", value.maxAttempts, 1, limits.jobAttemptsMax);
-    if (!n.ok) return n;
-    request.maxAttempts = n.value;
-  }
-  if (Object.hasOwn(value, "timeoutMs")) {
-    const n = boundedInteger("timeoutMs", value.timeoutMs, 1, limits.attemptTimeoutMaxMs);
-    if (!n.ok) return n;
-    request.timeoutMs = n.value;
+  for (
+    const [field, max] of [["maxAttempts", limits.maxAttemptsMax], [
+      "timeoutMs",
+      limits.attemptTimeoutMaxMs,
+    ]] as const
+  ) {
+    if (!Object.hasOwn(value, field)) continue;
+    const raw = value[field];
+    if (typeof raw !== "number") {
+      return invalid(field, `${field} must be an integer in [1, ${max}], got ${describe(raw)}`);
+    }
+    request[field] = raw;
   }
   if (keyField && Object.hasOwn(value, "idempotencyKey")) {
     const raw = value.idempotencyKey;
     if (typeof raw !== "string") {
       return invalid("idempotencyKey", `idempotencyKey must be a string, not ${describe(raw)}`);
     }
-    const key = checkIdempotencyKey(raw, {
-      field: "idempotencyKey",
-      charsMax: limits.idempotencyKeyCharsMax,
-    });
-    if (!key.ok) return key;
-    request.idempotencyKey = key.value;
+    request.idempotencyKey = raw;
   }
-  // What the job codec can carry (JOB_LIMITS), the check the UDP client path makes too. Most
-  // bounds above are stricter; the header count is only bounded here.
-  const limited = checkJobLimits(request);
-  if (limited !== undefined) return invalid(limited.field, limited.message);
-  return ok(request);
-}
-
-function decodeUrl(raw: unknown, present: boolean, limits: SubmitLimits): Decoded<string> {
-  if (!present) return invalid("url", "url is required (the http(s) URL the job is POSTed to)");
-  if (typeof raw !== "string") return invalid("url", `url must be a string, not ${describe(raw)}`);
-  // Bytes, as the job codec counts them: a URL of 5,000 "é" is 5,016 characters but 10,016
-  // bytes, and accepted by characters it was a job no peer could decode.
-  if (!fitsUtf8(raw, JOB_LIMITS.urlBytesMax)) {
-    return invalid(
-      "url",
-      `url is ${utf8Bytes(raw)} bytes as UTF-8; at most ${JOB_LIMITS.urlBytesMax} bytes`,
-    );
+  // The rules themselves, the same on every path a job comes in by (submit_validation.ts).
+  const checked = validateSubmit(request, limits);
+  if (!checked.ok) {
+    const { field, message } = checked.reason;
+    // The payload's only rule is its size: 413, as a body over the limit.
+    return field === "payload"
+      ? err({ code: "payload_too_large", message, field })
+      : invalid(field, message);
   }
-  // A URL parser percent-encodes these, but the raw text is what the node keeps and shows
-  // (hookd status, the dashboard), where an ESC or a C1 CSI would drive a terminal.
-  if (URL_FORBIDDEN.test(raw)) {
-    return invalid("url", "url must not contain spaces or control characters; percent-encode them");
-  }
-  const checked = checkJob({ ...CHECK_BASE, url: raw }, limits);
-  if (!checked.ok) return invalid("url", checked.reason);
-  return ok(raw);
+  return ok(checked.value);
 }
 
 /** The job's payload as the JSON text the store keeps and the receiver gets. */
 function encodePayload(
   job: Readonly<Record<string, unknown>>,
   numberTexts: NumberTexts | undefined,
-  bytesMax: number,
 ): Decoded<string> {
-  let text: string;
   try {
     // Re-serialised from the parsed value: the receiver gets compact JSON whatever the
     // client's spacing, with its numbers as the client wrote them (json_text.ts). A nesting
     // deep enough to overflow the stack lands in the catch.
-    text = stringifyKept(job, "payload", numberTexts);
+    return ok(stringifyKept(job, "payload", numberTexts));
   } catch {
     return invalid("payload", "payload is nested too deeply to serialise");
   }
-  // UTF-8 needs at most 3 bytes per UTF-16 unit: most payloads skip the encode.
-  if (text.length * 3 > bytesMax && encoder.encode(text).length > bytesMax) {
-    return err({
-      code: "payload_too_large",
-      message: `payload is larger than ${bytesMax} bytes as JSON text`,
-      field: "payload",
-    });
-  }
-  return ok(text);
 }
 
-function decodeHeaders(raw: unknown, bytesMax: number): Decoded<Record<string, string>> {
+function decodeHeaders(raw: unknown): Decoded<Record<string, string>> {
   if (!isPlainObject(raw)) {
     return invalid("headers", `headers must be an object of name to value, not ${describe(raw)}`);
   }
@@ -248,34 +199,7 @@ function decodeHeaders(raw: unknown, bytesMax: number): Decoded<Record<string, s
   }
   // fromEntries defines properties rather than assigning them, so a "__proto__" header name
   // stays an ordinary key instead of replacing the record's prototype.
-  const headers = Object.fromEntries(Object.entries(raw)) as Record<string, string>;
-  const checked = checkJob({ ...CHECK_BASE, headers }, {
-    payloadBytesMax: 0,
-    jobHeadersBytesMax: bytesMax,
-  });
-  if (!checked.ok) return invalid("headers", checked.reason);
-  return ok(headers);
-}
-
-function decodeSecret(raw: unknown): Decoded<string> {
-  if (typeof raw !== "string") {
-    return invalid("secret", `secret must be a string, not ${describe(raw)}`);
-  }
-  if (!raw.startsWith(SECRET_PREFIX)) return invalid("secret", "secret must be whsec_<base64>");
-  const checked = checkJob({ ...CHECK_BASE, secrets: [raw] }, {
-    payloadBytesMax: 0,
-    jobHeadersBytesMax: 0,
-  });
-  if (!checked.ok) return invalid("secret", checked.reason);
-  return ok(raw);
-}
-
-function boundedInteger(field: string, raw: unknown, min: number, max: number): Decoded<number> {
-  if (typeof raw !== "number" || !Number.isInteger(raw) || raw < min || raw > max) {
-    const got = typeof raw === "number" ? String(raw) : describe(raw);
-    return invalid(field, `${field} must be an integer in [${min}, ${max}], got ${got}`);
-  }
-  return ok(raw);
+  return ok(Object.fromEntries(Object.entries(raw)) as Record<string, string>);
 }
 
 /** An idempotency key from the header (`field` "Idempotency-Key") or a batch item. */
@@ -283,10 +207,8 @@ export function checkIdempotencyKey(
   key: string,
   { field, charsMax }: { readonly field: string; readonly charsMax: number },
 ): Decoded<string> {
-  if (key.length === 0 || key.length > charsMax || !PRINTABLE.test(key)) {
-    return invalid(field, `${field} must be 1-${charsMax} printable ASCII characters`);
-  }
-  return ok(key);
+  const refused = keyRefusal(key, { field, charsMax });
+  return refused === undefined ? ok(key) : invalid(field, refused);
 }
 
 /** The `jobs` array of a batch body, each item still undecoded. */

@@ -177,6 +177,9 @@ export async function runReplicationBench(
       dataRoot,
       extraArgs: [
         "--no-deliver",
+        // The jobs name a loopback URL (never delivered): a UDP submit meets the API's rules,
+        // so a node refuses it as a private target without this.
+        "--allow-private-targets",
         "--loss",
         String(options.loss),
         "--wal-sync",

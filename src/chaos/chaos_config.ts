@@ -45,7 +45,7 @@ export interface ChaosConfig {
    */
   retryScheduleMs: readonly number[];
   /**
-   * Attempts a chaos job gets before it is dead-lettered (the API's largest, api.jobAttemptsMax):
+   * Attempts a chaos job gets before it is dead-lettered (the largest a submit may ask, jobs.maxAttemptsMax):
    * at the schedule's last step that is over three minutes of failures, so never within a run.
    * @default 100
    */

@@ -52,8 +52,6 @@ export interface ApiConfig {
    * @default 256
    */
   idempotencyKeyCharsMax: number;
-  /** Largest `maxAttempts` a job may ask for. @default 100 */
-  jobAttemptsMax: number;
   /** Jobs listed when a list request gives no `limit`. @default 50 */
   listLimitDefault: number;
   /** Largest `limit` of a list request (lists carry no payloads). @default 1000 */
@@ -73,7 +71,6 @@ export const apiDefaults: Readonly<ApiConfig> = Object.freeze({
   submitsInFlightMax: 256,
   batchJobsMax: 1000,
   idempotencyKeyCharsMax: 256,
-  jobAttemptsMax: 100,
   listLimitDefault: 50,
   listLimitMax: 1000,
   retryAfterS: 1,
@@ -88,7 +85,6 @@ export function validateApiConfig(config: ApiConfig): ApiConfig {
       "submitsInFlightMax",
       "batchJobsMax",
       "idempotencyKeyCharsMax",
-      "jobAttemptsMax",
       "listLimitDefault",
       "listLimitMax",
       "retryAfterS",

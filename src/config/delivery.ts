@@ -22,8 +22,6 @@ export interface DeliveryConfig {
    * @default 0.2
    */
   retryJitterRatio: number;
-  /** Attempts in total (the first one included) before a job becomes a dead letter. @default 7 */
-  attemptsMax: number;
   /**
    * A receiver's `Retry-After`, clamped to [retryAfterMinMs, retryAfterMaxMs], replaces the
    * scheduled delay when it is longer ("not before": it never shortens the schedule, or a
@@ -107,7 +105,6 @@ export interface DeliveryConfig {
 export const deliveryDefaults: Readonly<DeliveryConfig> = Object.freeze({
   retryScheduleMs: Object.freeze([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000]),
   retryJitterRatio: 0.2,
-  attemptsMax: 7,
   retryAfterMinMs: 1_000,
   retryAfterMaxMs: 7_200_000,
   attemptTimeoutMs: 15_000,
@@ -132,7 +129,6 @@ export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
   }
   config.retryScheduleMs.forEach((ms, i) => nonNegative(`delivery.retryScheduleMs[${i}]`, ms));
   probability("delivery.retryJitterRatio", config.retryJitterRatio);
-  positiveInteger("delivery.attemptsMax", config.attemptsMax);
   nonNegative("delivery.retryAfterMinMs", config.retryAfterMinMs);
   nonNegative("delivery.retryAfterMaxMs", config.retryAfterMaxMs);
   relation(

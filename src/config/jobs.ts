@@ -183,9 +183,17 @@ export interface JobsConfig {
    * @default 67_108_864
    */
   checkpointBytes: number;
-  /** Attempts a job gets when its submit names none. @default 7 */
+  /**
+   * Attempts a job gets (the first one included) when its submit names none: the store writes
+   * it into the job, and the delivery engine uses it for a job handed to it without one. The
+   * only attempts default (it replaced `delivery.attemptsMax`, issue 18). @default 7
+   */
   maxAttemptsDefault: number;
-  /** Largest `maxAttempts` a submit may ask for. @default 100 */
+  /**
+   * Largest `maxAttempts` a submit may ask for, over HTTP or UDP (`validateSubmit`); also the
+   * OpenAPI document's maximum. The only attempts maximum (it replaced `api.jobAttemptsMax`,
+   * issue 18). @default 100
+   */
   maxAttemptsMax: number;
   /** Jobs the engine refused (full) are offered to it again after this long. @default 500 */
   scheduleRetryMs: number;

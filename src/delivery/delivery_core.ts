@@ -21,6 +21,7 @@
  */
 
 import type { DeliveryConfig } from "../config/delivery.ts";
+import { type JobsConfig, jobsDefaults } from "../config/jobs.ts";
 import { assert } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import { err, ok, type Result } from "../lib/result.ts";
@@ -119,27 +120,29 @@ interface TimerItem {
   readonly origin?: OriginState;
 }
 
-export type CoreConfig = Pick<
-  DeliveryConfig,
-  | "retryScheduleMs"
-  | "retryJitterRatio"
-  | "attemptsMax"
-  | "retryAfterMinMs"
-  | "retryAfterMaxMs"
-  | "attemptTimeoutMs"
-  | "attemptTimeoutMaxMs"
-  | "lateAnswerWaitMs"
-  | "concurrentDeliveriesMax"
-  | "originConcurrencyMax"
-  | "jobsMax"
-  | "heldPayloadBytesMax"
-  | "payloadBytesMax"
-  | "jobHeadersBytesMax"
-  | "responseBodyBytesMax"
-  | "breakerFailureThreshold"
-  | "breakerOpenMs"
-  | "breakerOpenMaxMs"
->;
+export type CoreConfig =
+  & Pick<
+    DeliveryConfig,
+    | "retryScheduleMs"
+    | "retryJitterRatio"
+    | "retryAfterMinMs"
+    | "retryAfterMaxMs"
+    | "attemptTimeoutMs"
+    | "attemptTimeoutMaxMs"
+    | "lateAnswerWaitMs"
+    | "concurrentDeliveriesMax"
+    | "originConcurrencyMax"
+    | "jobsMax"
+    | "heldPayloadBytesMax"
+    | "payloadBytesMax"
+    | "jobHeadersBytesMax"
+    | "responseBodyBytesMax"
+    | "breakerFailureThreshold"
+    | "breakerOpenMs"
+    | "breakerOpenMaxMs"
+  >
+  // The one attempts default (config/jobs.ts) for a job that names none; the store's always do.
+  & Partial<Pick<JobsConfig, "maxAttemptsDefault">>;
 
 /** Stale runnable items tolerated beyond twice the origins held before a compaction. */
 const RUNNABLE_COMPACT_MIN = 1_024;
@@ -293,7 +296,7 @@ export class DeliveryCore {
     const refusal = !check.ok
       ? `refused: ${check.reason}`
       : attemptsMade >= this.#attemptsMax(job)
-      ? `${attemptsMade} attempts already made (attemptsMax ${this.#attemptsMax(job)})`
+      ? `${attemptsMade} attempts already made (maxAttempts ${this.#attemptsMax(job)})`
       : undefined;
     if (refusal !== undefined) {
       this.#metrics.deadLetters.inc();
@@ -415,9 +418,7 @@ export class DeliveryCore {
         ? `timed out after ${Math.round(result.latencyMs)} ms`
         : result.message,
     };
-    const policy = entry.job.maxAttempts === undefined
-      ? this.#config
-      : { ...this.#config, attemptsMax: this.#attemptsMax(entry.job) };
+    const policy = { ...this.#config, attemptsMax: this.#attemptsMax(entry.job) };
     const decision = decideRetry(policy, result, entry.attemptsMade, nowMs, this.#rng);
     switch (decision.kind) {
       case "delivered":
@@ -680,9 +681,9 @@ export class DeliveryCore {
   }
 
   /** The job's per-attempt timeout: its own, capped, or the node's default. */
-  /** A job's own attempt budget (the job store validates it) or the node's default. */
+  /** A job's own attempt budget (the job store validates it) or `jobs.maxAttemptsDefault`. */
   #attemptsMax(job: DeliveryJob): number {
-    return job.maxAttempts ?? this.#config.attemptsMax;
+    return job.maxAttempts ?? this.#config.maxAttemptsDefault ?? jobsDefaults.maxAttemptsDefault;
   }
 
   #timeoutMs(job: DeliveryJob): number {

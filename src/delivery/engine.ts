@@ -9,6 +9,7 @@
  */
 
 import { type DeliveryConfig, validateDeliveryConfig } from "../config/delivery.ts";
+import type { JobsConfig } from "../config/jobs.ts";
 import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
 import { err, type Result } from "../lib/result.ts";
@@ -29,8 +30,11 @@ import type {
   ResumeState,
 } from "./types.ts";
 
+/** The delivery config, and `jobs.maxAttemptsDefault` for jobs that name no `maxAttempts`. */
+export type EngineConfig = DeliveryConfig & Partial<Pick<JobsConfig, "maxAttemptsDefault">>;
+
 export interface DeliveryEngineOptions {
-  config: DeliveryConfig;
+  config: EngineConfig;
   store: DeliveryStore;
   /** @default an `HttpTransport` built from `config` */
   transport?: AttemptTransport;
@@ -97,7 +101,16 @@ export class DeliveryEngine implements DeliveryScheduler {
     this.#onReport = options.onReport;
     const metrics = new DeliveryMetrics(this.metrics);
     this.#storeFailures = metrics.storeFailures;
-    this.#core = new DeliveryCore(config, options.rng ?? randomRng(), metrics);
+    this.#core = new DeliveryCore(
+      {
+        ...config,
+        ...(options.config.maxAttemptsDefault !== undefined
+          ? { maxAttemptsDefault: options.config.maxAttemptsDefault }
+          : {}),
+      },
+      options.rng ?? randomRng(),
+      metrics,
+    );
     this.#transport = options.transport ?? new HttpTransport({
       allowPrivateTargets: config.allowPrivateTargets,
       responseBodyBytesMax: config.responseBodyBytesMax,

@@ -10,13 +10,20 @@
  * circuit breaker, stalling every other job to that origin. Refused here, the job becomes a
  * dead letter at once with a reason a person can act on.
  *
- * Owns the checks only (pure, no I/O, no clock). The API can run the same function at submit.
+ * The submit rules (URL, payload, headers, secrets, timeout, attempts) are `validateSubmit`'s
+ * (submit_validation.ts), the same the API and the UDP path run at submit; this adds only what
+ * a stored job has and a request has not: its id and its rotated secrets. Attempt and timeout
+ * bounds are checked against what a stored job can carry, not the node's current maxima: a job
+ * accepted before a maximum was lowered is capped at attempt time, not dead-lettered.
+ * Owns the checks only (pure, no I/O, no clock); the SSRF guard resolves names at delivery.
  */
 
+import { JOB_LIMITS } from "../config/job_limits.ts";
 import { err, ok, type Result } from "../lib/result.ts";
-import { checkScheme, specialAddressReason } from "./ssrf_guard.ts";
-import { decodeSecret } from "./signing.ts";
+import { checkSecret, validateSubmit } from "./submit_validation.ts";
 import type { DeliveryJob } from "./types.ts";
+
+export { SECRET_BYTES_MAX, SECRET_BYTES_MIN } from "./submit_validation.ts";
 
 export interface JobLimits {
   /** Largest payload, UTF-8 bytes. */
@@ -26,7 +33,6 @@ export interface JobLimits {
   /**
    * false: a URL naming a loopback, private, link-local or other special IP literal (or
    * `localhost`) is refused here, at once, as the SSRF guard would refuse every attempt.
-   * Names are not resolved here (no I/O): the guard checks what they resolve to at delivery.
    * @default true (no check)
    */
   readonly allowPrivateTargets?: boolean;
@@ -36,41 +42,12 @@ export interface JobLimits {
 export const JOB_ID_CHARS_MAX = 256;
 /** Secrets signed with at once: current plus old ones during rotation (each costs an HMAC). */
 export const JOB_SECRETS_MAX = 8;
-/** Standard Webhooks: a symmetric secret is random, at least 24 bytes, at most 512 bits. */
-export const SECRET_BYTES_MIN = 24;
-export const SECRET_BYTES_MAX = 64;
-
-/**
- * Headers hookd sets itself (a job's copy would be merged into ours by `fetch`, corrupting the
- * signature), and connection-level headers that are the HTTP client's business.
- */
-const RESERVED_HEADERS: ReadonlySet<string> = new Set([
-  "webhook-id",
-  "webhook-timestamp",
-  "webhook-signature",
-  "hookd-submitted-at",
-  "host",
-  "content-length",
-  "transfer-encoding",
-  "connection",
-  "keep-alive",
-  "upgrade",
-  "te",
-  "trailer",
-  "expect",
-  "proxy-connection",
-  "proxy-authorization",
-]);
-
-/** RFC 9110 token characters: what a header name may contain. */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** A header value `fetch` sends as given: Latin-1 without NUL, CR or LF. */
-// deno-lint-ignore no-control-regex
-const HEADER_VALUE = /^[^\x00\r\n\u0100-\uffff]*$/;
 /** Visible ASCII except "." (the spec's separator in "id.timestamp.body"). */
 const JOB_ID = /^[\x21-\x2d\x2f-\x7e]+$/;
 
-const encoder = new TextEncoder();
+/** What a stored job can carry (the codec's u16 attempts, u32 timeout): see the header. */
+const STORED_ATTEMPTS_MAX = 0xffff;
+const STORED_TIMEOUT_MS_MAX = 0xffff_ffff;
 
 /** Why `job` can never be delivered, or ok. The reason is a sentence for the dead letter. */
 export function checkJob(job: DeliveryJob, limits: JobLimits): Result<void> {
@@ -80,87 +57,29 @@ export function checkJob(job: DeliveryJob, limits: JobLimits): Result<void> {
         'visible ASCII characters without "." (it is signed as "id.timestamp.body")',
     );
   }
-  const url = checkScheme(job.url);
-  if (!url.ok) return url;
-  if (url.value.username !== "" || url.value.password !== "") {
-    return err(
-      "target URL must not carry credentials (user:password@); " +
-        "send an authorization header instead",
-    );
-  }
-  if (limits.allowPrivateTargets === false) {
-    const refusal = literalTargetRefusal(url.value);
-    if (refusal !== undefined) return err(refusal);
-  }
-  const payloadMax = limits.payloadBytesMax;
-  // UTF-8 needs at most 3 bytes per UTF-16 unit: most payloads skip the encode.
-  if (job.payload.length * 3 > payloadMax && encoder.encode(job.payload).length > payloadMax) {
-    return err(`payload is larger than payloadBytesMax (${payloadMax} bytes)`);
-  }
-  const headers = checkHeaders(job.headers ?? {}, limits.jobHeadersBytesMax);
-  if (!headers.ok) return headers;
-  const secrets = checkSecrets(job.secrets);
-  if (!secrets.ok) return secrets;
-  if (job.timeoutMs !== undefined && !(Number.isFinite(job.timeoutMs) && job.timeoutMs > 0)) {
-    return err(`job timeoutMs must be a positive number of ms, got ${job.timeoutMs}`);
-  }
-  return ok(undefined);
-}
-
-/** Why a URL's host is a special address by its text alone (an IP literal, localhost). */
-function literalTargetRefusal(url: URL): string | undefined {
-  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  const name = host.toLowerCase().replace(/\.$/, "");
-  const why = name === "localhost" || name.endsWith(".localhost")
-    ? "loopback"
-    : /^[\d.]+$/.test(host) || host.includes(":")
-    ? specialAddressReason(host)
-    : undefined;
-  return why === undefined
-    ? undefined
-    : `target ${url.origin} is a ${why} address; private targets are refused unless the ` +
-      "node runs with --allow-private-targets";
-}
-
-function checkHeaders(headers: Readonly<Record<string, string>>, bytesMax: number): Result<void> {
-  let bytes = 0;
-  const seen = new Set<string>();
-  for (const [name, value] of Object.entries(headers)) {
-    const shown = JSON.stringify(name.slice(0, 64));
-    if (!TOKEN.test(name)) return err(`header name ${shown} is not a valid HTTP token`);
-    const lower = name.toLowerCase();
-    if (RESERVED_HEADERS.has(lower)) return err(`header ${shown} is set by hookd, not by a job`);
-    // Two spellings of one name would be sent as one header with both values joined.
-    if (seen.has(lower)) return err(`header ${shown} is given twice (names ignore case)`);
-    seen.add(lower);
-    if (typeof value !== "string" || !HEADER_VALUE.test(value)) {
-      return err(`header ${shown} has a value with CR, LF, NUL or a non-Latin-1 character`);
-    }
-    bytes += name.length + value.length;
-    if (bytes > bytesMax) {
-      return err(`headers are larger than jobHeadersBytesMax (${bytesMax} bytes)`);
-    }
-  }
-  return ok(undefined);
-}
-
-function checkSecrets(secrets: readonly string[]): Result<void> {
-  if (secrets.length > JOB_SECRETS_MAX) {
+  if (job.secrets.length > JOB_SECRETS_MAX) {
     return err(`a job may carry at most ${JOB_SECRETS_MAX} signing secrets`);
   }
-  for (const [i, secret] of secrets.entries()) {
-    let bytes: number;
-    try {
-      bytes = decodeSecret(secret).length;
-    } catch {
-      return err(`signing secret ${i + 1} is not whsec_<base64>`);
-    }
-    if (bytes < SECRET_BYTES_MIN || bytes > SECRET_BYTES_MAX) {
-      return err(
-        `signing secret ${i + 1} decodes to ${bytes} bytes; ` +
-          `Standard Webhooks secrets are ${SECRET_BYTES_MIN}-${SECRET_BYTES_MAX} bytes`,
-      );
-    }
+  const checked = validateSubmit({
+    url: job.url,
+    payload: job.payload,
+    ...(job.headers !== undefined ? { headers: job.headers } : {}),
+    ...(job.timeoutMs !== undefined ? { timeoutMs: job.timeoutMs } : {}),
+    ...(job.maxAttempts !== undefined ? { maxAttempts: job.maxAttempts } : {}),
+  }, {
+    payloadBytesMax: limits.payloadBytesMax,
+    jobHeadersBytesMax: limits.jobHeadersBytesMax,
+    maxAttemptsMax: STORED_ATTEMPTS_MAX,
+    attemptTimeoutMaxMs: STORED_TIMEOUT_MS_MAX,
+    idempotencyKeyCharsMax: JOB_LIMITS.idempotencyKeyBytesMax,
+    ...(limits.allowPrivateTargets !== undefined
+      ? { allowPrivateTargets: limits.allowPrivateTargets }
+      : {}),
+  });
+  if (!checked.ok) return err(checked.reason.message);
+  for (const [i, secret] of job.secrets.entries()) {
+    const refused = checkSecret(secret, `signing secret ${i + 1}`);
+    if (refused !== undefined) return err(refused);
   }
   return ok(undefined);
 }

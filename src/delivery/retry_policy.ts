@@ -11,10 +11,18 @@ import { unreachable } from "../lib/assert.ts";
 import type { Rng } from "../lib/rng.ts";
 import type { AttemptOutcome, AttemptResult } from "./types.ts";
 
-export type RetryPolicyConfig = Pick<
-  DeliveryConfig,
-  "retryScheduleMs" | "retryJitterRatio" | "attemptsMax" | "retryAfterMinMs" | "retryAfterMaxMs"
->;
+export type RetryPolicyConfig =
+  & Pick<
+    DeliveryConfig,
+    "retryScheduleMs" | "retryJitterRatio" | "retryAfterMinMs" | "retryAfterMaxMs"
+  >
+  & {
+    /**
+     * Attempts in total (the first one included) before the job becomes a dead letter: the
+     * job's own `maxAttempts`, else `jobs.maxAttemptsDefault`.
+     */
+    readonly attemptsMax: number;
+  };
 
 export type RetryDecision =
   | { readonly kind: "delivered" }

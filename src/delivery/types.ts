@@ -35,7 +35,7 @@ export interface DeliveryJob {
   readonly secrets: readonly string[];
   /** Per-attempt timeout for this job, ms; capped at `attemptTimeoutMaxMs`. */
   readonly timeoutMs?: number;
-  /** Attempts in all before the job is dead-lettered; absent: `attemptsMax` of the config. */
+  /** Attempts in all before the job is dead-lettered; absent: `jobs.maxAttemptsDefault`. */
   readonly maxAttempts?: number;
   /**
    * When the job was submitted (epoch ms, fractional allowed). Sent as `hookd-submitted-at` so a
@@ -179,4 +179,26 @@ export interface DeliveryScheduler {
 export interface DeliveryWiring {
   readonly store: DeliveryStore;
   readonly beforeStep?: () => void;
+}
+
+/** One job as a client submits it, checked by `validateSubmit`
+ * (submit_validation.ts) on every path that takes one (HTTP API, UDP clients). */
+export interface SubmitRequest {
+  /** http(s) URL the job is POSTed to. */
+  readonly url: string;
+  /** Request body, exactly as it will be sent and signed (the API stores JSON text). */
+  readonly payload: string;
+  /** Extra request headers. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** `whsec_<base64>` signing secret; absent: requests are not signed. */
+  readonly secret?: string;
+  /** Attempts in all before the job is dead-lettered; absent: the node's default. */
+  readonly maxAttempts?: number;
+  /** Per-attempt timeout, ms; absent: the node's default. */
+  readonly timeoutMs?: number;
+  /**
+   * Client-chosen key: the same key (with the same body) returns the same job id instead of a
+   * second job, on any node, for the idempotency window; with another body it is a conflict.
+   */
+  readonly idempotencyKey?: string;
 }

@@ -218,6 +218,14 @@ export class JobStore implements JobService, DeliveryStore {
       metrics: options.metrics,
       walRecordBytesMax: walConfig.recordBytesMax ?? walDefaults.recordBytesMax,
       payloadBytesMax: (options.delivery ?? deliveryDefaults).payloadBytesMax,
+      submitLimits: {
+        jobHeadersBytesMax: (options.delivery ?? deliveryDefaults).jobHeadersBytesMax,
+        attemptTimeoutMaxMs: (options.delivery ?? deliveryDefaults).attemptTimeoutMaxMs,
+        // Only a node's own setting, as in the API: without one nothing says they are refused.
+        ...(options.delivery !== undefined
+          ? { allowPrivateTargets: options.delivery.allowPrivateTargets }
+          : {}),
+      },
     });
     const lock = options.fs === undefined ? await lockDataDir(options.dataDir) : undefined;
     let wal: Wal;

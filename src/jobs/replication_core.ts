@@ -33,7 +33,13 @@
  */
 
 import { createHash } from "node:crypto";
-import { type JobsConfig, jobsDefaults, validateJobsConfig } from "../config.ts";
+import {
+  apiDefaults,
+  deliveryDefaults,
+  type JobsConfig,
+  jobsDefaults,
+  validateJobsConfig,
+} from "../config.ts";
 import { assert, unreachable } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import type { Rng } from "../lib/rng.ts";
@@ -64,7 +70,7 @@ import {
   snapshotOf,
   type Stamp,
 } from "./job_model.ts";
-import { checkJobLimits, fitsUtf8 } from "./job_limits.ts";
+import { type SubmitLimits, validateSubmit } from "../delivery/submit_validation.ts";
 import { JobTable } from "./job_table.ts";
 import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import { ownerOf } from "./preference.ts";
@@ -124,6 +130,19 @@ export interface ReplicationCoreOptions {
   readonly walRecordBytesMax: number;
   /** Largest payload a UDP client may submit (`delivery.payloadBytesMax`). */
   readonly payloadBytesMax: number;
+  /**
+   * The rest of the bounds a UDP client's submit is checked against (`validateSubmit`, the
+   * API's rules): each absent one is its default; `allowPrivateTargets` absent: no check.
+   */
+  readonly submitLimits?: Partial<
+    Pick<
+      SubmitLimits,
+      | "jobHeadersBytesMax"
+      | "attemptTimeoutMaxMs"
+      | "idempotencyKeyCharsMax"
+      | "allowPrivateTargets"
+    >
+  >;
 }
 
 interface TimerItem {
@@ -170,7 +189,7 @@ export class ReplicationCore {
   readonly #metrics: CoreMetrics;
   readonly #registry: MetricsRegistry;
   readonly #walRecordBytesMax: number;
-  readonly #payloadBytesMax: number;
+  readonly #submitLimits: SubmitLimits;
   readonly #peers: readonly string[];
   #phase: CorePhase = "recovering";
   #nextOwnSeq = 1;
@@ -226,7 +245,18 @@ export class ReplicationCore {
     this.#registry = options.metrics;
     this.#metrics = registerMetrics(options.metrics);
     this.#walRecordBytesMax = options.walRecordBytesMax;
-    this.#payloadBytesMax = options.payloadBytesMax;
+    const limits = options.submitLimits ?? {};
+    this.#submitLimits = {
+      payloadBytesMax: options.payloadBytesMax,
+      jobHeadersBytesMax: limits.jobHeadersBytesMax ?? deliveryDefaults.jobHeadersBytesMax,
+      maxAttemptsMax: this.config.maxAttemptsMax,
+      attemptTimeoutMaxMs: limits.attemptTimeoutMaxMs ?? deliveryDefaults.attemptTimeoutMaxMs,
+      idempotencyKeyCharsMax: limits.idempotencyKeyCharsMax ??
+        apiDefaults.idempotencyKeyCharsMax,
+      ...(limits.allowPrivateTargets !== undefined
+        ? { allowPrivateTargets: limits.allowPrivateTargets }
+        : {}),
+    };
     this.#appends = new AppendBatcher(options.walRecordBytesMax, this.config.lazyAppendMs);
     this.table = new JobTable({
       historyMax: this.config.historyMax,
@@ -1060,9 +1090,11 @@ export class ReplicationCore {
     const batchId = this.#clientBatches.open(address, m.requestId, m.submits.length);
     m.submits.forEach((s, index) => {
       const requestId = this.#clientBatches.request(batchId, index);
-      const problem = validateClientSubmit(s.request, this.config, this.#payloadBytesMax);
-      if (problem !== undefined) {
-        this.#refuse(requestId, "invalid", problem);
+      // The API's rules, with its messages (submit_validation.ts): a UDP client gets refused
+      // exactly what an HTTP client would.
+      const checked = validateSubmit(s.request, this.#submitLimits);
+      if (!checked.ok) {
+        this.#refuse(requestId, "invalid", checked.reason.message);
         return;
       }
       this.submit(nowMs, wallMs, requestId, s.request);
@@ -1837,33 +1869,6 @@ function merged(ranges: Array<[number, number]>, below: number): Array<[number, 
     else out.push([r[0], r[1]]);
   }
   return out;
-}
-
-/** A submit from a UDP client gets the same checks the HTTP API makes (minimal form). */
-function validateClientSubmit(
-  request: SubmitRequest,
-  config: JobsConfig,
-  payloadBytesMax: number,
-): string | undefined {
-  // First what the job codec can carry (the API makes the same check): a request past it
-  // would be a SUBMIT every peer refuses to decode.
-  const limited = checkJobLimits(request);
-  if (limited !== undefined) return `${limited.field}: ${limited.message}`;
-  let url: URL;
-  try {
-    url = new URL(request.url);
-  } catch {
-    return "url: not a URL";
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return "url: must be http or https";
-  if (url.username !== "" || url.password !== "") return "url: must not carry credentials";
-  if (!fitsUtf8(request.payload, payloadBytesMax)) {
-    return `payload: larger than ${payloadBytesMax} bytes`;
-  }
-  if (request.maxAttempts !== undefined && request.maxAttempts > config.maxAttemptsMax) {
-    return `maxAttempts: at most ${config.maxAttemptsMax}`;
-  }
-  return undefined;
 }
 
 function encodeSingle(record: JobRecord): Uint8Array {

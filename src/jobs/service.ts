@@ -6,26 +6,9 @@
  * Owns types only; no behaviour, no I/O. Times are wall-clock epoch milliseconds.
  */
 
-/** One job as a client submits it, already validated by the API layer. */
-export interface SubmitRequest {
-  /** http(s) URL the job is POSTed to. */
-  readonly url: string;
-  /** Request body, exactly as it will be sent and signed (the API stores JSON text). */
-  readonly payload: string;
-  /** Extra request headers. */
-  readonly headers?: Readonly<Record<string, string>>;
-  /** `whsec_<base64>` signing secret; absent: requests are not signed. */
-  readonly secret?: string;
-  /** Attempts in all before the job is dead-lettered; absent: the node's default. */
-  readonly maxAttempts?: number;
-  /** Per-attempt timeout, ms; absent: the node's default. */
-  readonly timeoutMs?: number;
-  /**
-   * Client-chosen key: the same key (with the same body) returns the same job id instead of a
-   * second job, on any node, for the idempotency window; with another body it is a conflict.
-   */
-  readonly idempotencyKey?: string;
-}
+/** One job as a client submits it (delivery/types.ts; checked by delivery/submit_validation.ts). */
+import type { SubmitRequest } from "../delivery/types.ts";
+export type { SubmitRequest };
 
 /** Why a submit (or a retry by hand) was refused. */
 export type RefusalCode =

@@ -23,7 +23,7 @@ import type { DatagramSocket } from "../transport/datagram_socket.ts";
 import { UdpTransport } from "../transport/udp_transport.ts";
 import type { DeliveredMessage } from "../transport/types.ts";
 import { type ClientOutcome, decodeMessage, encodeMessage, JOBS_CHANNEL } from "./job_messages.ts";
-import { checkJobLimits } from "./job_limits.ts";
+import { checkJobLimits } from "../delivery/job_limits.ts";
 import type { SubmitRequest } from "./service.ts";
 
 /** What a UDP submit comes to: the node's answer, or why the client has none. */

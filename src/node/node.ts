@@ -12,7 +12,7 @@
 
 import { type ApiConfig, apiDefaults } from "../config/api.ts";
 import { type DeliveryConfig, deliveryDefaults } from "../config/delivery.ts";
-import type { JobsConfig } from "../config/jobs.ts";
+import { type JobsConfig, jobsDefaults } from "../config/jobs.ts";
 import {
   MEMBERSHIP_PACKET_BYTES_MIN,
   type MembershipConfig,
@@ -235,7 +235,10 @@ export class Node {
       // One generator for the store and its engine's jitter.
       const rng = randomRng();
       const buildEngine = deliveryEngineFor({
-        config: delivery,
+        config: {
+          ...delivery,
+          maxAttemptsDefault: options.jobs?.maxAttemptsDefault ?? jobsDefaults.maxAttemptsDefault,
+        },
         runtime: realRuntime,
         rng,
         metrics,
@@ -283,7 +286,10 @@ export class Node {
           registry: metrics,
           metrics: () => metrics.renderPrometheus(),
           config: { ...apiDefaults, ...options.api },
-          jobLimits: delivery,
+          jobLimits: {
+            ...delivery,
+            maxAttemptsMax: options.jobs?.maxAttemptsMax ?? jobsDefaults.maxAttemptsMax,
+          },
           dashboard,
         });
       }

@@ -312,7 +312,7 @@ Deno.test("the Idempotency-Key header states the key's window and what a reuse a
   const doc = buildOpenApi(apiDefaults, {
     payloadBytesMax: 1,
     jobHeadersBytesMax: 1,
-    jobAttemptsMax: 1,
+    maxAttemptsMax: 1,
     attemptTimeoutMaxMs: 1,
     idempotencyKeyCharsMax: 1,
   });

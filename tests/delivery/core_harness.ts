@@ -3,18 +3,19 @@
  * a function that collects outputs by type.
  */
 
-import { type DeliveryConfig, deliveryDefaults } from "../../src/config/delivery.ts";
+import { deliveryDefaults } from "../../src/config/delivery.ts";
+import type { EngineConfig } from "../../src/delivery/engine.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { DeliveryCore, type DeliveryOutput } from "../../src/delivery/delivery_core.ts";
 import { DeliveryMetrics } from "../../src/delivery/metrics.ts";
 import type { AttemptResult, DeliveryJob, DeliveryReport } from "../../src/delivery/types.ts";
 
-export const testConfig: DeliveryConfig = {
+export const testConfig: EngineConfig = {
   ...deliveryDefaults,
   retryScheduleMs: [100, 200, 400],
   retryJitterRatio: 0,
-  attemptsMax: 4,
+  maxAttemptsDefault: 4,
   retryAfterMinMs: 10,
   retryAfterMaxMs: 10_000,
   attemptTimeoutMs: 1_000,
@@ -25,7 +26,7 @@ export const testConfig: DeliveryConfig = {
 };
 
 export function makeCore(
-  overrides: Partial<DeliveryConfig> = {},
+  overrides: Partial<EngineConfig> = {},
   seed = 1,
 ): { core: DeliveryCore; registry: MetricsRegistry } {
   const registry = new MetricsRegistry();

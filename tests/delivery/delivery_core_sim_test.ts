@@ -27,7 +27,7 @@ function runSeed(seed: number): void {
   const rng = new Sfc32(seed);
   const sim = new SimScheduler();
   const { core } = makeCore(
-    { originConcurrencyMax: ORIGIN_MAX, concurrentDeliveriesMax: 5, attemptsMax: 5 },
+    { originConcurrencyMax: ORIGIN_MAX, concurrentDeliveriesMax: 5, maxAttemptsDefault: 5 },
     seed,
   );
   const origins: Origin[] = Array.from({ length: 1 + rng.int(4) }, (_, i) => ({
@@ -82,7 +82,7 @@ function runSeed(seed: number): void {
         const report = out.report;
         assert(!ended.has(report.jobId), `seed ${seed}: ${report.jobId} ended twice`);
         if (report.kind === "retry") {
-          assert(report.attemptsMade < 5, `seed ${seed}: retry after attemptsMax`);
+          assert(report.attemptsMade < 5, `seed ${seed}: retry after maxAttemptsDefault`);
           dueAt.set(report.jobId, report.nextAttemptAtMs);
           // The store takes a while to make the retry durable.
           sim.after(rng.int(50), () => {

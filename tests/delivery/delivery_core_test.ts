@@ -49,7 +49,7 @@ Deno.test("DeliveryCore resumes a handed-over job at its attempt count and due t
   assertEquals(split(core.takeOutputs()).attempts[0]!.attempt, 3);
 });
 
-Deno.test("DeliveryCore dead-letters after attemptsMax and at once on 410", () => {
+Deno.test("DeliveryCore dead-letters after maxAttemptsDefault and at once on 410", () => {
   const { core } = makeCore({ breakerFailureThreshold: 100 });
   core.schedule(0, job("gone"));
   core.takeOutputs();
@@ -201,7 +201,7 @@ Deno.test("DeliveryCore drops a job whose retry could not be made durable", () =
 });
 
 Deno.test("DeliveryCore dead-letters at once a handed-over job whose attempts are used up", () => {
-  const { core } = makeCore({ attemptsMax: 3 });
+  const { core } = makeCore({ maxAttemptsDefault: 3 });
   core.schedule(0, job("spent"), { attemptsMade: 3, nextAttemptAtMs: 0 });
   const { attempts, reports } = split(core.takeOutputs());
   assertEquals(attempts.length, 0);

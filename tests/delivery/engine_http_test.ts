@@ -5,7 +5,8 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { Webhook } from "standardwebhooks";
-import { type DeliveryConfig, deliveryDefaults } from "../../src/config/delivery.ts";
+import { deliveryDefaults } from "../../src/config/delivery.ts";
+import type { EngineConfig } from "../../src/delivery/engine.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { DeliveryEngine } from "../../src/delivery/engine.ts";
 import { MemoryDeliveryStore } from "../../src/delivery/memory_store.ts";
@@ -15,10 +16,10 @@ const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 /** Longest any test waits for a report; the test fails past it instead of hanging. */
 const WAIT_LIMIT_MS = 10_000;
 
-const config: DeliveryConfig = {
+const config: EngineConfig = {
   ...deliveryDefaults,
   retryScheduleMs: [10, 20, 40],
-  attemptsMax: 4,
+  maxAttemptsDefault: 4,
   retryAfterMinMs: 300,
   retryAfterMaxMs: 400,
   attemptTimeoutMs: 2_000,
@@ -50,7 +51,7 @@ function startReceiver(
 }
 
 /** An engine plus a way to await reports. */
-function harness(overrides: Partial<DeliveryConfig> = {}) {
+function harness(overrides: Partial<EngineConfig> = {}) {
   const store = new MemoryDeliveryStore();
   const reports: DeliveryReport[] = [];
   const waiters: Array<
@@ -263,7 +264,7 @@ Deno.test("DeliveryEngine keeps only a truncated response body and retries conne
   const receiver = startReceiver(() => new Response("x".repeat(10_000), { status: 500 }));
   const { engine, waitFor, submit, reports } = harness({
     responseBodyBytesMax: 16,
-    attemptsMax: 2,
+    maxAttemptsDefault: 2,
   });
   // A port nobody listens on: connection refused.
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -326,7 +327,7 @@ Deno.test("DeliveryEngine close aborts attempts in flight without spending them"
     return new Response(null, { status: 200 });
   });
   // One attempt allowed: had the aborted attempt counted, the job would be a dead letter.
-  const { engine, submit, reports, store } = harness({ attemptsMax: 1 });
+  const { engine, submit, reports, store } = harness({ maxAttemptsDefault: 1 });
   try {
     submit(job("msg_shutdown", receiver.url));
     await arrived;

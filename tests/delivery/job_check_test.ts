@@ -63,7 +63,7 @@ Deno.test("checkJob refuses secrets that are not whsec_ base64 of 24 to 64 bytes
 });
 
 Deno.test("checkJob refuses oversized payloads and non-positive timeouts", () => {
-  assert(/payloadBytesMax/.test(reason({ payload: "é".repeat(501) })!));
+  assert(/larger than 1000 bytes/.test(reason({ payload: "é".repeat(501) })!));
   assertEquals(reason({ payload: "é".repeat(500) }), undefined);
   for (const timeoutMs of [0, -1, NaN, Infinity]) {
     assert(/timeoutMs/.test(reason({ timeoutMs })!), String(timeoutMs));

@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import fc from "fast-check";
 import { deliveryDefaults } from "../../src/config/delivery.ts";
+import { jobsDefaults } from "../../src/config/jobs.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import {
   classifyAttempt,
@@ -128,5 +129,5 @@ Deno.test("deliveryDefaults retry schedule is the webhook-industry one", () => {
     18_000_000,
     36_000_000,
   ]);
-  assertEquals(deliveryDefaults.attemptsMax, deliveryDefaults.retryScheduleMs.length + 1);
+  assertEquals(jobsDefaults.maxAttemptsDefault, deliveryDefaults.retryScheduleMs.length + 1);
 });

@@ -120,7 +120,7 @@ Deno.test("over real HTTP, a receiver slower than the timeout gets the job once,
     config: {
       ...deliveryDefaults,
       retryScheduleMs: [20, 20, 20],
-      attemptsMax: 4,
+      maxAttemptsDefault: 4,
       attemptTimeoutMs: 150,
       lateAnswerWaitMs: 2_000,
       allowPrivateTargets: true,

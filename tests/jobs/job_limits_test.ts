@@ -20,7 +20,7 @@ import {
 import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import type { JobSpec } from "../../src/jobs/job_model.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
-import { checkJobLimits, utf8Bytes } from "../../src/jobs/job_limits.ts";
+import { checkJobLimits, utf8Bytes } from "../../src/delivery/job_limits.ts";
 import { call, errorOf, makeApi, post } from "../api/harness.ts";
 import { ReviewCluster, WALL } from "./review_harness.ts";
 

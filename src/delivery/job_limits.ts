@@ -3,13 +3,14 @@
  * job codec can carry, field by field, in the units the codec counts (UTF-8 bytes, item
  * counts), and the largest SUBMIT record a job within them encodes to.
  *
- * Owns the check only; the API (src/api/validate.ts) and the UDP client path
- * (replication_core.ts) both call it, and the codec decodes by the same `JOB_LIMITS`, so what
- * is accepted and what can be stored cannot drift apart again. Pure, never throws.
+ * Owns the check only; the one submit validator (submit_validation.ts, run by the API, the
+ * UDP client path and the delivery engine) calls it, the UDP client checks its own requests
+ * with it before sending, and the codec decodes by the same `JOB_LIMITS`, so what is accepted
+ * and what can be stored cannot drift apart again. Pure, never throws.
  */
 
 import { JOB_LIMITS } from "../config.ts";
-import type { SubmitRequest } from "./service.ts";
+import type { SubmitRequest } from "./types.ts";
 
 /** Why a request does not fit: the field a client must fix, and a sentence naming the limit. */
 export interface LimitProblem {
