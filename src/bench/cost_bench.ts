@@ -26,7 +26,7 @@ import { round } from "../lib/round.ts";
 import { transportDefaults } from "../config/transport.ts";
 import { type Floor, measureFloors } from "./cost_floors.ts";
 import { COMPONENTS, type ComponentTimes, profileDirTimes } from "./cpu_profile.ts";
-import { machineDescription, runSweep, WARMUP_S_DEFAULT } from "./sweep.ts";
+import { machineDescription, runSweep, sweepOptionsFromFlags } from "./sweep.ts";
 import type { SweepRow } from "./sweep_row.ts";
 import {
   type BenchNodes,
@@ -342,22 +342,14 @@ export const costBenchCommand: LeafCommand = {
         // stalls every node for a moment, and sampling slows it), so CPU, latency and the
         // operation counts come from an unprofiled run, and only the split by component from
         // a profiled one, its shares applied to the unprofiled CPU.
+        // The sweep's own defaults (warm-up, drain, payload, in-flight), as `hookd bench
+        // --rates R --duration S` would run it.
+        const sweepOptions = sweepOptionsFromFlags({
+          rates: String(rate),
+          duration: String(durationS),
+        });
         const sweepAt = (cpuProfileDir: string | undefined) =>
-          runSweep({
-            sweep: "rate",
-            rates: [rate],
-            losses: [0],
-            durationS,
-            warmupS: WARMUP_S_DEFAULT,
-            nodes: 5,
-            via: ["http"],
-            walModes: ["batched"],
-            drainLimitS: 30,
-            graceS: 2,
-            payloadBytes: 128,
-            inFlight: 1024,
-            ...(cpuProfileDir !== undefined ? { cpuProfileDir } : {}),
-          });
+          runSweep({ ...sweepOptions, ...(cpuProfileDir !== undefined ? { cpuProfileDir } : {}) });
         log(`${rate} jobs/s for ${durationS} s on a fresh cluster, unprofiled`);
         const [row] = await sweepAt(undefined);
         if (profile) {

@@ -42,7 +42,8 @@ function submitBatch(seq: number, id: string): Uint8Array {
   ]);
 }
 
-function open(disk: SimDisk): Promise<JobStore> {
+/** Opens a store on `disk` that delivers nothing (`deliver` as given: true asks for delivery). */
+function open(disk: SimDisk, deliver = false): Promise<JobStore> {
   return JobStore.open({
     self: VOTERS[0]!,
     nodeId: "n1",
@@ -53,7 +54,7 @@ function open(disk: SimDisk): Promise<JobStore> {
     members: () => [],
     rng: new Sfc32(1),
     metrics: new MetricsRegistry(),
-    deliver: false,
+    deliver,
   });
 }
 
@@ -92,18 +93,7 @@ Deno.test("JobStore.open still opens a WAL whose batches all decode", async () =
 Deno.test("JobStore.open refuses to deliver with no scheduler: it would take jobs and never send them", async () => {
   const disk = new SimDisk();
   await assertRejects(
-    () =>
-      JobStore.open({
-        self: VOTERS[0]!,
-        nodeId: "n1",
-        voters: VOTERS,
-        dataDir: DIR,
-        fs: disk.mount(),
-        transport: NO_TRANSPORT,
-        members: () => [],
-        rng: new Sfc32(1),
-        metrics: new MetricsRegistry(),
-      }),
+    () => open(disk, true),
     RangeError,
     "scheduler",
   );
