@@ -1,6 +1,6 @@
 /**
  * `deno bench bench/`: per-message CPU of the codecs on the hot paths — a transport datagram
- * (frames, sealed with AES-256-GCM; the HMAC-SHA256 of wire version 1 beside it for
+ * (frames, sealed with ChaCha20-Poly1305; the HMAC-SHA256 of wire version 1 beside it for
  * comparison), a SWIM packet, and a Standard Webhooks signature. These are the costs every
  * replicated record, probe and delivery pays on top of the network.
  */
@@ -39,7 +39,7 @@ const hmacSign = (d: Uint8Array) => {
 };
 const signed = encodeDatagram(header, frames, hmacTagBytes, hmacSign);
 
-Deno.bench("transport: encode and seal (AES-256-GCM) a datagram of 13 100-byte messages", {
+Deno.bench("transport: encode and seal (ChaCha20-Poly1305) a datagram of 13 100-byte messages", {
   group: "datagram out",
   baseline: true,
 }, () => {
@@ -52,7 +52,7 @@ Deno.bench("transport: encode and sign (HMAC-SHA256, wire v1's MAC) the same dat
   encodeDatagram(header, frames, hmacTagBytes, hmacSign);
 });
 
-Deno.bench("transport: open (AES-256-GCM) and decode that datagram", {
+Deno.bench("transport: open (ChaCha20-Poly1305) and decode that datagram", {
   group: "datagram in",
   baseline: true,
 }, () => {

@@ -124,6 +124,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/transport/sim_test.ts", "tests/transport/endpoint_test.ts"],
   },
   {
+    name: "aead-open-ignores-tag",
+    breaks: "a datagram opens only when its ChaCha20-Poly1305 tag authenticates it",
+    file: "src/lib/sodium.ts",
+    from: "  if (rc !== 0) return false;\n",
+    to: "",
+    tests: ["tests/lib/sodium_test.ts", "tests/transport/datagram_crypto_test.ts"],
+  },
+  {
     name: "transport-no-replay-window",
     breaks: "a replayed datagram is dropped",
     file: "src/transport/replay_window.ts",

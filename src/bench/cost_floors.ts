@@ -1,6 +1,6 @@
 /**
  * The floors of the runtime primitives a job uses, measured on the machine this runs on: what
- * one UDP send or receive, one AES-256-GCM seal or open of a full datagram, one small write +
+ * one UDP send or receive, one ChaCha20-Poly1305 seal or open of a full datagram, one small write +
  * fsync, one HTTP request served and fetched over a kept-alive connection, and one timer
  * wake-up cost, in CPU µs (user + system of this process) and wall µs. `hookd bench cost`
  * multiplies them by the operations a job needs to say what a job must cost.
@@ -122,7 +122,7 @@ async function aeadFloors(options: FloorOptions): Promise<Floor[]> {
   const sealed: Uint8Array[] = [];
   const seal = await measure(
     "aead_seal",
-    `AES-256-GCM seal of a ${options.datagramBytes}-byte datagram (node:crypto)`,
+    `ChaCha20-Poly1305 seal of a ${options.datagramBytes}-byte datagram (libsodium, WebAssembly)`,
     options.ops,
     (ops) => {
       for (let i = 0; i < ops; i++) {
@@ -137,7 +137,7 @@ async function aeadFloors(options: FloorOptions): Promise<Floor[]> {
   let failed = 0;
   const open = await measure(
     "aead_open",
-    `AES-256-GCM open of a ${options.datagramBytes}-byte datagram (node:crypto)`,
+    `ChaCha20-Poly1305 open of a ${options.datagramBytes}-byte datagram (libsodium, WebAssembly)`,
     options.ops,
     (ops) => {
       for (let i = 0; i < ops; i++) {

@@ -2,7 +2,7 @@
  * Where the cluster key comes from (`--cluster-key`, else the `HOOKD_CLUSTER_KEY` environment
  * variable), and the HMAC-SHA256 authenticator that wire version 1 used.
  *
- * Datagrams are now sealed with AES-256-GCM (datagram_crypto.ts). `HmacSha256Authenticator`
+ * Datagrams are now sealed with ChaCha20-Poly1305 (datagram_crypto.ts). `HmacSha256Authenticator`
  * stays for callers written against the old `authenticator` option, which hand the endpoint
  * their cluster key this way (`clusterKeyOf`), and for the per-datagram cost comparison in
  * bench/codec_bench.ts. This module never logs or stores the key's text.

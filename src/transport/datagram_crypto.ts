@@ -1,16 +1,16 @@
 /**
- * Datagram confidentiality and integrity: every datagram is sealed with AES-256-GCM under a
- * key derived from the cluster key, so SUBMIT records (webhook payloads, signing secrets) are
- * unreadable on the path and a forged or altered datagram fails to open.
+ * Datagram confidentiality and integrity: every datagram is sealed with ChaCha20-Poly1305
+ * (IETF, RFC 8439) under a key derived from the cluster key, so SUBMIT records (webhook
+ * payloads, signing secrets) are unreadable on the path and a forged or altered datagram fails
+ * to open.
  *
  * Owns key derivation and sealing/opening; it knows the outer header's layout (frame_codec.ts)
- * only as where the nonce counter sits and what the associated data is. Synchronous on purpose
- * (`node:crypto`'s createCipheriv is synchronous under Deno; WebCrypto is not): the core runs
- * inside the simulator with no awaits. Measured on the 2-core machine with other work running
- * (`deno bench bench/codec_bench.ts`, a 1,350-byte datagram of 13 messages, min / p75): encode
- * and seal 10.1 / 13.8 µs against 4.8 / 7.6 µs to encode and HMAC-sign; open and decode
- * 10.1 / 13.3 µs against 4.6 / 6.8 µs to verify and decode: about 6 µs more each way. The
- * pure-JS AES-GCM of @noble/ciphers took 45 / 65 µs to seal alone, so it was not taken.
+ * only as where the nonce counter sits and what the associated data is. Synchronous on purpose:
+ * the core runs inside the simulator with no awaits. The AEAD is libsodium's (src/lib/sodium.ts),
+ * called on its WebAssembly heap: `node:crypto`'s AES-256-GCM built a cipher object per
+ * datagram and took 17.6 µs to seal 200 bytes against 2.7 µs here (sodium.ts has the figures),
+ * and was a quarter of the simulator's CPU (issue 19). The pure-JS AES-GCM of @noble/ciphers took 45 / 65 µs to seal
+ * alone. AES-GCM itself is not on offer there: WebAssembly has no AES instructions.
  *
  * Keys and nonces. Each sending endpoint draws a random 16-byte key id when it starts and
  * numbers its datagrams with one counter (all peers together). The key is
@@ -18,11 +18,11 @@
  * and the 96-bit nonce is 0‖counter. A nonce therefore never repeats under one key: the
  * counter never repeats within a process, and a restarted process draws a new key id (a
  * collision needs ~2^64 restarts). The generation moves the sender to a fresh key every 2^24
- * datagrams, far inside AES-GCM's usage limits for datagrams this size (RFC 9001 §6.6).
+ * datagrams, far inside ChaCha20-Poly1305's usage limits (RFC 9001 §6.6).
  */
 
-import { createCipheriv, createDecipheriv, createHmac } from "node:crypto";
-import { Buffer } from "node:buffer";
+import { createHmac } from "node:crypto";
+import { chachaOpenInPlace, chachaSealInPlace } from "../lib/sodium.ts";
 import { KEY_ID_BYTES, OUTER_HEADER_BYTES } from "./frame_codec.ts";
 import { CLUSTER_KEY_BYTES_MIN } from "./auth.ts";
 
@@ -30,8 +30,8 @@ export const AEAD_TAG_BYTES = 16;
 /** Datagrams sealed under one derived key before the sender moves to the next generation. */
 export const KEY_GENERATION_DATAGRAMS = 2 ** 24;
 
-const HKDF_SALT = new TextEncoder().encode("hookd transport v2 datagram keys");
-const HKDF_INFO_LABEL = new TextEncoder().encode("aes-256-gcm ");
+const HKDF_SALT = new TextEncoder().encode("hookd transport v3 datagram keys");
+const HKDF_INFO_LABEL = new TextEncoder().encode("chacha20-poly1305 ");
 /** Where the counter sits in the outer header (frame_codec.ts). */
 const COUNTER_OFFSET = 20;
 
@@ -42,7 +42,7 @@ export function keyGeneration(counter: number): number {
 
 /** The cluster key's pseudo-random key (HKDF-Extract), from which datagram keys are expanded. */
 export class ClusterKeyring {
-  readonly #prk: Buffer;
+  readonly #prk: Uint8Array;
 
   constructor(clusterKey: string | Uint8Array) {
     const bytes = typeof clusterKey === "string"
@@ -56,56 +56,54 @@ export class ClusterKeyring {
     this.#prk = createHmac("sha256", HKDF_SALT).update(bytes).digest();
   }
 
-  /** The AES-256 key for a sender's key id and generation: HKDF-Expand, one HMAC block. */
-  derive(keyId: Uint8Array, generation: number): Buffer {
+  /** The 256-bit key for a sender's key id and generation: HKDF-Expand, one HMAC block. */
+  derive(keyId: Uint8Array, generation: number): Uint8Array {
     const info = new Uint8Array(HKDF_INFO_LABEL.length + KEY_ID_BYTES + 4 + 1);
     info.set(HKDF_INFO_LABEL);
     info.set(keyId.subarray(0, KEY_ID_BYTES), HKDF_INFO_LABEL.length);
     new DataView(info.buffer).setUint32(HKDF_INFO_LABEL.length + KEY_ID_BYTES, generation, true);
     info[info.length - 1] = 1; // HKDF's block counter T(1)
-    return createHmac("sha256", this.#prk).update(info).digest();
+    return new Uint8Array(createHmac("sha256", this.#prk).update(info).digest());
   }
 }
 
-/** 0‖counter, the counter's 8 bytes as they are on the wire. */
+/** 0‖counter, the counter's 8 bytes as they are on the wire; one array reused (single thread). */
+const nonce = new Uint8Array(12);
 function nonceOf(datagram: Uint8Array): Uint8Array {
-  const iv = new Uint8Array(12);
-  iv.set(datagram.subarray(COUNTER_OFFSET, COUNTER_OFFSET + 8), 4);
-  return iv;
+  nonce.set(datagram.subarray(COUNTER_OFFSET, COUNTER_OFFSET + 8), 4);
+  return nonce;
 }
 
 /**
  * Seals `datagram` in place: everything after the outer header up to the last
  * `AEAD_TAG_BYTES` is encrypted, the outer header authenticated, the tag written at the end.
  */
-export function sealDatagram(key: Buffer, datagram: Uint8Array): void {
+export function sealDatagram(key: Uint8Array, datagram: Uint8Array): void {
   const end = datagram.length - AEAD_TAG_BYTES;
-  const cipher = createCipheriv("aes-256-gcm", key, nonceOf(datagram));
-  cipher.setAAD(datagram.subarray(0, OUTER_HEADER_BYTES));
-  const sealed = cipher.update(datagram.subarray(OUTER_HEADER_BYTES, end));
-  cipher.final();
-  datagram.set(sealed, OUTER_HEADER_BYTES);
-  datagram.set(cipher.getAuthTag(), end);
+  chachaSealInPlace(
+    key,
+    nonceOf(datagram),
+    datagram.subarray(0, OUTER_HEADER_BYTES),
+    datagram.subarray(OUTER_HEADER_BYTES, end),
+    datagram.subarray(end),
+  );
 }
 
 /**
  * Opens a sealed datagram: a new array with the outer header and the inner part in the clear
- * (no tag), or undefined when it does not authenticate under `key`. Never throws.
+ * (no tag), or undefined when it does not authenticate under `key`. Never throws, and never
+ * changes `datagram`.
  */
-export function openDatagram(key: Buffer, datagram: Uint8Array): Uint8Array | undefined {
+export function openDatagram(key: Uint8Array, datagram: Uint8Array): Uint8Array | undefined {
   const end = datagram.length - AEAD_TAG_BYTES;
   if (end < OUTER_HEADER_BYTES) return undefined;
-  try {
-    const decipher = createDecipheriv("aes-256-gcm", key, nonceOf(datagram));
-    decipher.setAAD(datagram.subarray(0, OUTER_HEADER_BYTES));
-    decipher.setAuthTag(datagram.subarray(end));
-    const plain = decipher.update(datagram.subarray(OUTER_HEADER_BYTES, end));
-    decipher.final();
-    const out = new Uint8Array(end);
-    out.set(datagram.subarray(0, OUTER_HEADER_BYTES));
-    out.set(plain, OUTER_HEADER_BYTES);
-    return out;
-  } catch {
-    return undefined;
-  }
+  const out = datagram.slice(0, end);
+  const opened = chachaOpenInPlace(
+    key,
+    nonceOf(datagram),
+    out.subarray(0, OUTER_HEADER_BYTES),
+    out.subarray(OUTER_HEADER_BYTES),
+    datagram.subarray(end),
+  );
+  return opened ? out : undefined;
 }

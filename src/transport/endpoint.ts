@@ -41,7 +41,6 @@ import {
   openDatagram,
   sealDatagram,
 } from "./datagram_crypto.ts";
-import { Buffer } from "node:buffer";
 import { Session, type SessionContext, type SessionOutput } from "./session.ts";
 import { ReplayWindow } from "./replay_window.ts";
 import { TokenBucket } from "./token_bucket.ts";
@@ -111,7 +110,7 @@ interface PeerKeyState {
   /** A newer process took its address over: its datagrams are late, or replayed. */
   retired: boolean;
   /** Derived keys by generation (see datagram_crypto.ts). */
-  keys: Map<number, Buffer>;
+  keys: Map<number, Uint8Array>;
   window: ReplayWindow;
 }
 
@@ -133,7 +132,7 @@ export class Endpoint {
   readonly #keyId: Uint8Array;
   /** The next datagram's nonce counter; never reused while this endpoint lives. */
   #counter = 0;
-  #sendKey: { generation: number; key: Buffer } | undefined;
+  #sendKey: { generation: number; key: Uint8Array } | undefined;
   /** Every peer key id that opened a datagram, by key id (latin1), oldest first. */
   readonly #peerKeys = new Map<string, PeerKeyState>();
   /** The shared budget for deriving keys for datagrams from addresses with no session. */
@@ -505,7 +504,7 @@ export class Endpoint {
     }
   }
 
-  /** Seals a datagram the session built: the next counter, then AES-256-GCM. */
+  /** Seals a datagram the session built: the next counter, then ChaCha20-Poly1305. */
   #seal(datagram: Uint8Array): void {
     const counter = this.#counter++;
     writeCounter(datagram, counter);

@@ -1,6 +1,7 @@
 /**
- * The transport's wire format, version 2: one datagram = a clear outer header, then the
- * sealed (AES-256-GCM) inner header and frames, then the 16-byte tag.
+ * The transport's wire format, version 3: one datagram = a clear outer header, then the sealed
+ * (ChaCha20-Poly1305) inner header and frames, then the 16-byte tag. Version 2 was the same
+ * layout sealed with AES-256-GCM.
  *
  * Owns byte layout only: `DatagramWriter` (the sender's zero-copy builder), `readOuterHeader`
  * (the cheap checks made before any cryptography) and `decodeDatagram` (which never throws:
@@ -9,7 +10,7 @@
  * clear: the endpoint opens it first, tests may build one unsealed.
  *
  * All integers little-endian. Outer header (28 bytes, the AEAD's associated data):
- *   0  u16 magic 0x4B48 ("HK")   2 u8 version (2)   3 u8 flags (reserved, 0)
+ *   0  u16 magic 0x4B48 ("HK")   2 u8 version (3)   3 u8 flags (reserved, 0)
  *   4  16 bytes: the sender's key id, random per process: which derived key sealed this
  *   20 u53 counter (u32 low, u32 high < 2^21): the nonce, never repeated under one key id
  * Inner header (17 bytes + node id), sealed:
@@ -33,7 +34,7 @@ import { err, ok, type Result } from "../lib/result.ts";
 import { assert, unreachable } from "../lib/assert.ts";
 
 export const MAGIC = 0x4b48;
-export const VERSION = 2;
+export const VERSION = 3;
 export const KEY_ID_BYTES = 16;
 /** The clear part every datagram starts with: magic, version, flags, key id, counter. */
 export const OUTER_HEADER_BYTES = 28;

@@ -1,6 +1,6 @@
 /**
  * The transport's public API: reliable and unreliable messages between `"host:port"` peers
- * over one UDP socket, every datagram sealed (AES-256-GCM) under keys derived from the
+ * over one UDP socket, every datagram sealed (ChaCha20-Poly1305) under keys derived from the
  * cluster key.
  *
  * Owns nothing but this list of re-exports and the design notes below. Applications use

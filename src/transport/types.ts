@@ -105,7 +105,7 @@ export interface OutgoingDatagram {
 }
 
 /**
- * The MAC of wire version 1 (see auth.ts); datagrams are now sealed with AES-256-GCM instead,
+ * The MAC of wire version 1 (see auth.ts); datagrams are now sealed with ChaCha20-Poly1305 instead,
  * and an `HmacSha256Authenticator` only hands its cluster key to the endpoint. Synchronous:
  * the core runs inside the simulator with no awaits.
  */
