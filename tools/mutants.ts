@@ -132,6 +132,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/lib/sodium_test.ts", "tests/transport/datagram_crypto_test.ts"],
   },
   {
+    name: "wal-inline-sync-on-slow-disk",
+    breaks: "fsyncs leave the event-loop thread once the disk's recent ones are slow",
+    file: "src/wal/wal_fs.ts",
+    from: "    return this.#averageMs < this.limitMs;",
+    to: "    return this.limitMs > 0;",
+    tests: ["tests/wal/wal_fs_test.ts"],
+  },
+  {
     name: "transport-no-replay-window",
     breaks: "a replayed datagram is dropped",
     file: "src/transport/replay_window.ts",

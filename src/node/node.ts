@@ -20,7 +20,7 @@ import {
 } from "../config/membership.ts";
 import { nodeDefaults } from "../config/node.ts";
 import type { TransportConfig } from "../config/transport.ts";
-import type { WalConfig } from "../config/wal.ts";
+import { type WalConfig, walDefaults } from "../config/wal.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
 import { randomRng } from "../lib/rng.ts";
 import { canonicalAddress, UdpTransport } from "../transport/mod.ts";
@@ -32,7 +32,7 @@ import { type ApiServer, type ApiTls, serveApi } from "../api/mod.ts";
 import { type HostPort, parseAddress } from "../transport/address.ts";
 import { bindUdpSocket } from "../transport/datagram_socket.ts";
 import { realRuntime, realTimerCounts } from "../lib/runtime.ts";
-import { denoWalFs } from "../wal/wal_fs.ts";
+import { denoWalFsWith } from "../wal/wal_fs.ts";
 import { type DataDirLock, lockDataDir } from "../jobs/data_dir_lock.ts";
 import type { DeliveryJob, DeliveryReport } from "../delivery/types.ts";
 import { type DeliveryEngine, deliveryEngineFor } from "../delivery/engine.ts";
@@ -254,7 +254,9 @@ export class Node {
         dataDir: options.dataDir,
         ...(options.wal !== undefined ? { wal: options.wal } : {}),
         ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
-        ...(injector !== undefined ? { fs: injector.wrapFs(denoWalFs) } : {}),
+        ...(injector !== undefined
+          ? { fs: injector.wrapFs(denoWalFsWith({ ...walDefaults, ...options.wal })) }
+          : {}),
         scheduler: (wiring) => (engine = buildEngine(wiring)),
         stallMonitor,
         delivery,

@@ -17,4 +17,4 @@ export {
   type TruncationReport,
   WalCorruptionError,
 } from "./recovery.ts";
-export { denoWalFs, type WalFile, type WalFs } from "./wal_fs.ts";
+export { denoWalFs, denoWalFsWith, type WalFile, type WalFs } from "./wal_fs.ts";

@@ -36,7 +36,7 @@ import {
   segmentFileName,
 } from "./record_codec.ts";
 import { recoverWal, type RecoveryReport, type ReplayedRecord } from "./recovery.ts";
-import { denoWalFs, joinPath, type WalFile, type WalFs } from "./wal_fs.ts";
+import { denoWalFsWith, joinPath, type WalFile, type WalFs } from "./wal_fs.ts";
 
 /** The WAL stopped accepting appends after a write or fsync failed. */
 export class WalFailedError extends Error {
@@ -185,7 +185,7 @@ export class Wal {
     options: WalOpenOptions = {},
   ): Promise<{ wal: Wal; report: RecoveryReport }> {
     const config = validateWalConfig({ ...walDefaults, ...options.config });
-    const fs = options.fs ?? denoWalFs;
+    const fs = options.fs ?? denoWalFsWith(config);
     const metrics = registerMetrics(options.metrics ?? new MetricsRegistry());
     const recovered = await recoverWal(
       fs,

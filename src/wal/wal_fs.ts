@@ -6,6 +6,8 @@
  * a disk that loses unsynced writes on a crash (src/sim/disk.ts).
  */
 
+import { walDefaults } from "../config/wal.ts";
+
 export interface WalFile {
   /** Appends all of `bytes` at the end of the file. */
   writeAll(bytes: Uint8Array): Promise<void>;
@@ -40,11 +42,43 @@ export function joinPath(dir: string, name: string): string {
  */
 const SYNC_WRITE_BYTES_MAX = 256 * 1024;
 
+/**
+ * Whether the next fsync runs inline on the event-loop thread: while a moving average of the
+ * recent ones (inline or not, measured from call to completion) stays under `limitMs`. One per
+ * file system, as the disk is what it measures. Pure: the clock is the caller's.
+ */
+export class InlineSyncPolicy {
+  readonly limitMs: number;
+  #averageMs = 0;
+
+  constructor(limitMs: number) {
+    this.limitMs = limitMs;
+  }
+
+  get averageMs(): number {
+    return this.#averageMs;
+  }
+
+  inline(): boolean {
+    return this.#averageMs < this.limitMs;
+  }
+
+  /**
+   * An fsync took `ms`. A weight of 1/5 for the newest: one fsync of 10 × the limit moves the
+   * next ones off-thread, and about eight fast ones bring them back.
+   */
+  observe(ms: number): void {
+    this.#averageMs += (ms - this.#averageMs) / 5;
+  }
+}
+
 class DenoWalFile implements WalFile {
   readonly #file: Deno.FsFile;
+  readonly #policy: InlineSyncPolicy;
 
-  constructor(file: Deno.FsFile) {
+  constructor(file: Deno.FsFile, policy: InlineSyncPolicy) {
     this.#file = file;
+    this.#policy = policy;
   }
 
   async writeAll(bytes: Uint8Array): Promise<void> {
@@ -62,7 +96,18 @@ class DenoWalFile implements WalFile {
   }
 
   syncData(): Promise<void> {
-    return this.#file.syncData();
+    const startMs = performance.now();
+    if (this.#policy.inline()) {
+      try {
+        this.#file.syncDataSync();
+      } catch (error) {
+        return Promise.reject(error);
+      } finally {
+        this.#policy.observe(performance.now() - startMs);
+      }
+      return Promise.resolve();
+    }
+    return this.#file.syncData().finally(() => this.#policy.observe(performance.now() - startMs));
   }
 
   close(): void {
@@ -70,7 +115,22 @@ class DenoWalFile implements WalFile {
   }
 }
 
-export const denoWalFs: WalFs = {
+/**
+ * The WAL's file system on Deno. `inlineSyncMsMax` is `WalConfig.inlineSyncMsMax`: how slow the
+ * recent fsyncs may be before they leave the event-loop thread.
+ */
+export function denoWalFsWith(options: { inlineSyncMsMax: number }): WalFs {
+  const policy = new InlineSyncPolicy(options.inlineSyncMsMax);
+  return {
+    ...denoFileSystem,
+    async openAppend(path, create) {
+      const file = await Deno.open(path, { append: true, create, createNew: false, read: false });
+      return new DenoWalFile(file, policy);
+    },
+  };
+}
+
+const denoFileSystem: Omit<WalFs, "openAppend"> = {
   async mkdirp(dir) {
     // A new directory's own entry must be made durable too (an fsync of its parent), or a
     // crash could take the whole log, acknowledged records and all, with it.
@@ -115,10 +175,6 @@ export const denoWalFs: WalFs = {
       file.close();
     }
   },
-  async openAppend(path, create) {
-    const file = await Deno.open(path, { append: true, create, createNew: false, read: false });
-    return new DenoWalFile(file);
-  },
   async truncate(path, lengthBytes) {
     const file = await Deno.open(path, { write: true });
     try {
@@ -135,6 +191,9 @@ export const denoWalFs: WalFs = {
     return syncDirectory(dir);
   },
 };
+
+/** The WAL's file system on Deno with the default `inlineSyncMsMax`. */
+export const denoWalFs: WalFs = denoWalFsWith(walDefaults);
 
 async function syncDirectory(dir: string): Promise<void> {
   const handle = await Deno.open(dir, { read: true });
