@@ -69,6 +69,11 @@ export interface ClusterSimOptions {
   drainLimitMs?: number;
   /** Every trace line, as it happens (for `hookd sim --trace`). */
   onTrace?: (line: string) => void;
+  /**
+   * Runs this profile instead of the seed's: a fault-free one measures what the cores cost with
+   * no syscalls, sockets or other processes in the figure (bench/results/cost/sim_cost_probe.ts).
+   */
+  profile?: SimProfile;
 }
 
 /** What a run counted; the faults' counts are `FaultStats`'s. */
@@ -208,7 +213,7 @@ export class ClusterSim implements SimHistory {
 
   constructor(options: ClusterSimOptions) {
     this.seed = options.seed;
-    this.profile = profileFor(options.seed);
+    this.profile = options.profile ?? profileFor(options.seed);
     this.#chaosMs = options.chaosMs ?? 30_000;
     this.#drainLimitMs = options.drainLimitMs ?? 120_000;
     this.#onTrace = options.onTrace;
