@@ -55,9 +55,10 @@ export interface WalConfig {
   /**
    * An fsync runs on the event-loop thread while the recent ones took less than this (a moving
    * average), and in Deno's blocking-thread pool once they take longer. Inline, a small batch's
-   * write + fdatasync cost 28-31 µs of CPU against 62-65 µs through the pool, and the pool's
-   * completion is one more thread wake-up per fsync; a five-node cluster spent 7-10 % less CPU
-   * per job at 200 jobs/s (issue 19). Off-thread, a disk that stalls for seconds cannot stall
+   * write + fdatasync cost 28-31 µs of CPU against 62-65 µs through the pool
+   * (bench/results/cost/fsync_modes.ts), and the pool's completion is one more thread wake-up
+   * per fsync; five nodes spent 7-9 % less CPU per job at 200 jobs/s
+   * (bench/results/cost/wake_census_output.txt; issue 19). Off-thread, a disk that stalls for seconds cannot stall
    * the node's probes, acks and timers with it. 0: always off-thread.
    * @default 2
    */
