@@ -14,13 +14,9 @@
  * submits share one WAL append (one fsync) and one replication message per peer.
  */
 
-import {
-  type DeliveryConfig,
-  deliveryDefaults,
-  type JobsConfig,
-  type WalConfig,
-  walDefaults,
-} from "../config.ts";
+import { type DeliveryConfig, deliveryDefaults } from "../config/delivery.ts";
+import type { JobsConfig } from "../config/jobs.ts";
+import { type WalConfig, walDefaults } from "../config/wal.ts";
 import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import type { Rng } from "../lib/rng.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
