@@ -16,6 +16,9 @@
  *   2  api, sim, jobs, membership, dashboard
  *   1  delivery, wal, transport
  *   0  metrics, lib, config       (lib imports nothing outside lib)
+ *
+ * The folders in BARREL_FREE import each config area from its own module (src/config/<area>.ts),
+ * never through the barrel src/config.ts, so their imports name the areas they depend on.
  */
 
 import { relative } from "node:path";
@@ -43,6 +46,10 @@ const LAYERS: Readonly<Record<string, number>> = {
 
 /** Folders at the very bottom: they import nothing outside themselves (lib is used by all). */
 const LEAVES: ReadonlySet<string> = new Set(["lib"]);
+
+/** Folders whose files may not import the barrel src/config.ts (issue 18). */
+const BARREL_FREE: ReadonlySet<string> = new Set(["jobs", "sim"]);
+const BARREL = "config.ts";
 
 /**
  * Known exceptions, each a file cycle (its files sorted, joined by " ") or a file edge
@@ -124,6 +131,13 @@ function folderOf(file: string): string {
   return slash < 0 ? file.replace(/\.ts$/, "") : file.slice(0, slash);
 }
 
+/** Each import of the barrel by a file of a BARREL_FREE folder, as "from.ts -> config.ts". */
+function barrelImports(graph: Map<string, readonly string[]>): string[] {
+  return [...graph]
+    .filter(([from, targets]) => BARREL_FREE.has(folderOf(from)) && targets.includes(BARREL))
+    .map(([from]) => `${from} -> ${BARREL}`);
+}
+
 interface Findings {
   problems: string[];
   matched: Set<string>;
@@ -197,6 +211,32 @@ Deno.test("src/ has no import cycle and no import from a folder to a higher laye
   ];
   if (lines.length > 0) {
     throw new Error(`${lines.length} layering problem(s):\n  ${lines.join("\n  ")}`);
+  }
+});
+
+Deno.test("src/jobs and src/sim import config from src/config/<area>.ts, not the barrel", async () => {
+  const found = barrelImports(await importGraph());
+  if (found.length > 0) {
+    throw new Error(
+      `${found.length} barrel import(s); import from the area's module under src/config/ ` +
+        `instead:\n  ${found.join("\n  ")}`,
+    );
+  }
+});
+
+Deno.test("barrelImports finds the barrel imported by a barrel-free folder, and nothing else", () => {
+  const graph = new Map<string, string[]>([
+    ["jobs/a.ts", ["config.ts", "lib/x.ts"]],
+    ["jobs/b.ts", ["config/jobs.ts"]],
+    ["sim/c.ts", ["config.ts"]],
+    ["delivery/d.ts", ["config.ts"]],
+    ["config.ts", ["config/jobs.ts"]],
+  ]);
+  const found = barrelImports(graph);
+  if (
+    JSON.stringify(found) !== JSON.stringify(["jobs/a.ts -> config.ts", "sim/c.ts -> config.ts"])
+  ) {
+    throw new Error(`found ${JSON.stringify(found)}`);
   }
 });
 

@@ -12,7 +12,7 @@
  * turns ready, routes sync replies here and asks it for its deadlines.
  */
 
-import type { JobsConfig } from "../config.ts";
+import type { JobsConfig } from "../config/jobs.ts";
 import type { Rng } from "../lib/rng.ts";
 import type { CatchupLog } from "./catchup_log.ts";
 import type { CoreMetrics } from "./core_metrics.ts";

@@ -14,13 +14,10 @@
  * submits share one WAL append (one fsync) and one replication message per peer.
  */
 
-import {
-  type DeliveryConfig,
-  deliveryDefaults,
-  type JobsConfig,
-  type WalConfig,
-  walDefaults,
-} from "../config.ts";
+import { type ApiConfig, apiDefaults } from "../config/api.ts";
+import { type DeliveryConfig, deliveryDefaults } from "../config/delivery.ts";
+import type { JobsConfig } from "../config/jobs.ts";
+import { type WalConfig, walDefaults } from "../config/wal.ts";
 import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import type { Rng } from "../lib/rng.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
@@ -107,6 +104,11 @@ export interface JobStoreOptions {
   readonly wal?: Partial<WalConfig>;
   readonly jobs?: Partial<JobsConfig>;
   readonly delivery?: DeliveryConfig;
+  /**
+   * The node's API bounds that a UDP client's submit is also checked against, so a key the
+   * HTTP API refuses is refused on the UDP path too. @default apiDefaults
+   */
+  readonly api?: Pick<ApiConfig, "idempotencyKeyCharsMax">;
   readonly transport: JobsTransport;
   /** The membership table now (called after every `membershipChanged`). */
   readonly members: () => readonly MemberRow[];
@@ -221,6 +223,7 @@ export class JobStore implements JobService, DeliveryStore {
       submitLimits: {
         jobHeadersBytesMax: (options.delivery ?? deliveryDefaults).jobHeadersBytesMax,
         attemptTimeoutMaxMs: (options.delivery ?? deliveryDefaults).attemptTimeoutMaxMs,
+        idempotencyKeyCharsMax: (options.api ?? apiDefaults).idempotencyKeyCharsMax,
         // Only a node's own setting, as in the API: without one nothing says they are refused.
         ...(options.delivery !== undefined
           ? { allowPrivateTargets: options.delivery.allowPrivateTargets }

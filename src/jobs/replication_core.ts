@@ -33,13 +33,9 @@
  */
 
 import { createHash } from "node:crypto";
-import {
-  apiDefaults,
-  deliveryDefaults,
-  type JobsConfig,
-  jobsDefaults,
-  validateJobsConfig,
-} from "../config.ts";
+import { apiDefaults } from "../config/api.ts";
+import { deliveryDefaults } from "../config/delivery.ts";
+import { type JobsConfig, jobsDefaults, validateJobsConfig } from "../config/jobs.ts";
 import { assert, unreachable } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import type { Rng } from "../lib/rng.ts";

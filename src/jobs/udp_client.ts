@@ -14,8 +14,12 @@
  * (callers do), retry (a retried submit without an idempotency key is a second job).
  */
 
-import { type TransportConfig, type UdpClientConfig, udpClientDefaults } from "../config.ts";
-import { validateUdpClientConfig } from "../config.ts";
+import type { TransportConfig } from "../config/transport.ts";
+import {
+  type UdpClientConfig,
+  udpClientDefaults,
+  validateUdpClientConfig,
+} from "../config/udp_client.ts";
 import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";

@@ -185,6 +185,9 @@ export class Node {
     }
     const voters = [...new Set([...peers, advertise])].sort();
     const delivery: DeliveryConfig = { ...deliveryDefaults, ...options.delivery };
+    // One API config for the HTTP API and the store: the UDP client path checks submits
+    // against the same idempotency-key bound.
+    const apiConfig: ApiConfig = { ...apiDefaults, ...options.api };
     let membership: MembershipService | undefined;
     let store: JobStore | undefined;
     let engine: DeliveryEngine | undefined;
@@ -260,6 +263,7 @@ export class Node {
         scheduler: (wiring) => (engine = buildEngine(wiring)),
         stallMonitor,
         delivery,
+        api: apiConfig,
         transport,
         members,
         rng,
@@ -287,7 +291,7 @@ export class Node {
           service: store,
           registry: metrics,
           metrics: () => metrics.renderPrometheus(),
-          config: { ...apiDefaults, ...options.api },
+          config: apiConfig,
           jobLimits: {
             ...delivery,
             maxAttemptsMax: options.jobs?.maxAttemptsMax ?? jobsDefaults.maxAttemptsMax,

@@ -20,7 +20,7 @@
  * its options.
  */
 
-import { jobsDefaults } from "../config.ts";
+import { jobsDefaults } from "../config/jobs.ts";
 import { type Rng, Sfc32 } from "../lib/rng.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";

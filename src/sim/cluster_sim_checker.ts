@@ -36,7 +36,7 @@
  */
 
 import { signatureHeader } from "../delivery/signing.ts";
-import { jobsDefaults } from "../config.ts";
+import { jobsDefaults } from "../config/jobs.ts";
 import { keyedJobId, keyEpoch } from "../jobs/keyed_id.ts";
 import { SIM_WALL_EPOCH_MS } from "./sim_runtime.ts";
 import { isDeadPhase, isFinishedPhase, type SimHistory, type SubmitLog } from "./sim_history.ts";

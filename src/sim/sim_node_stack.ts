@@ -10,11 +10,8 @@
  * on `runtime` and `transport` here. Never reads the wall clock or `Math.random`.
  */
 
-import {
-  MEMBERSHIP_PACKET_BYTES_MIN,
-  type MembershipConfig,
-  type TransportConfig,
-} from "../config.ts";
+import { MEMBERSHIP_PACKET_BYTES_MIN, type MembershipConfig } from "../config/membership.ts";
+import type { TransportConfig } from "../config/transport.ts";
 import type { Rng } from "../lib/rng.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import { MembershipService } from "../membership/membership_service.ts";

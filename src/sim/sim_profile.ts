@@ -10,14 +10,10 @@
  * history (sim_history.ts).
  */
 
-import {
-  type DeliveryConfig,
-  deliveryDefaults,
-  type JobsConfig,
-  jobsDefaults,
-  type TransportConfig,
-  type WalConfig,
-} from "../config.ts";
+import { type DeliveryConfig, deliveryDefaults } from "../config/delivery.ts";
+import { type JobsConfig, jobsDefaults } from "../config/jobs.ts";
+import type { TransportConfig } from "../config/transport.ts";
+import type { WalConfig } from "../config/wal.ts";
 import { Sfc32 } from "../lib/rng.ts";
 
 /** Nodes in a simulated cluster (all voters). */

@@ -9,7 +9,8 @@
  * `Math.random`: a run is a pure function of its seed and the calls made on it.
  */
 
-import type { MembershipConfig, TransportConfig } from "../config.ts";
+import type { MembershipConfig } from "../config/membership.ts";
+import type { TransportConfig } from "../config/transport.ts";
 import { type Rng, Sfc32 } from "../lib/rng.ts";
 import type { SwimCore } from "../membership/swim_core.ts";
 import { SimNetwork } from "./network.ts";

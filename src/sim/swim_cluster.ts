@@ -10,7 +10,7 @@
  * never reads the wall clock or `Math.random`: a run is a pure function of its seed.
  */
 
-import type { MembershipConfig } from "../config.ts";
+import type { MembershipConfig } from "../config/membership.ts";
 import { type Rng, Sfc32 } from "../lib/rng.ts";
 import { SimNetwork } from "./network.ts";
 import { SimScheduler, type TimerHandle } from "./scheduler.ts";

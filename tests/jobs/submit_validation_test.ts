@@ -11,7 +11,15 @@ import { apiDefaults, deliveryDefaults, jobsDefaults } from "../../src/config.ts
 import { type SubmitLimits, validateSubmit } from "../../src/delivery/submit_validation.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
 import { ReplicationCore } from "../../src/jobs/replication_core.ts";
-import { type ClientOutcome, decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
+import {
+  type ClientOutcome,
+  decodeMessage,
+  encodeMessage,
+  JOBS_CHANNEL,
+} from "../../src/jobs/job_messages.ts";
+import { JobStore } from "../../src/jobs/job_store.ts";
+import { SimDisk } from "../../src/sim/disk.ts";
+import type { DeliveredMessage } from "../../src/transport/types.ts";
 import { call, errorOf, makeApi, post, SECRET } from "../api/harness.ts";
 
 const LIMITS: SubmitLimits = {
@@ -146,4 +154,76 @@ Deno.test("validateSubmit returns the request when it meets every rule, else the
   // Never throws on values outside the type (the UDP decoder and the engine pass what they got).
   const hostile = validateSubmit({ ...OK, maxAttempts: NaN, timeoutMs: Infinity }, LIMITS);
   assertEquals(hostile.ok ? undefined : hostile.reason.field, "maxAttempts");
+});
+
+Deno.test("a store checks a UDP client's idempotency key against the node's api.idempotencyKeyCharsMax, as its API does", async () => {
+  const charsMax = 16;
+  // Longer than this node allows, shorter than the default: refused only if the store was
+  // given the node's bound.
+  const key = "k".repeat(charsMax + 1);
+  assert(key.length < apiDefaults.idempotencyKeyCharsMax);
+  const request: SubmitRequest = { ...OK, idempotencyKey: key };
+
+  const api = makeApi({ config: { idempotencyKeyCharsMax: charsMax } });
+  const { payload, ...rest } = request;
+  const answer = await call(
+    api,
+    post("/v1/jobs", { ...rest, payload: JSON.parse(payload) }, { "idempotency-key": key }),
+  );
+  assertEquals(answer.status, 400);
+  assertEquals(errorOf(answer).field, "Idempotency-Key");
+
+  const self = "10.0.0.1:7000";
+  const client = "10.0.0.9:9000";
+  let receive: ((message: DeliveredMessage) => void) | undefined;
+  const replies: Uint8Array[] = [];
+  const store = await JobStore.open({
+    self,
+    nodeId: "n1",
+    voters: [self],
+    dataDir: "/data",
+    fs: new SimDisk().mount(),
+    api: { idempotencyKeyCharsMax: charsMax },
+    transport: {
+      send: (to, _channel, bytes) => {
+        if (to === client) replies.push(bytes);
+        return { accepted: true };
+      },
+      onMessage: (handler) => {
+        receive = handler;
+        return () => {};
+      },
+      onEvent: () => () => {},
+    },
+    members: () => [],
+    rng: new Sfc32(1),
+    metrics: new MetricsRegistry(),
+    deliver: false,
+  });
+  try {
+    assert(receive !== undefined, "the store listens to the transport");
+    receive({
+      fromAddress: client,
+      fromNodeId: "client",
+      channel: JOBS_CHANNEL,
+      reliable: true,
+      bytes: encodeMessage({ kind: "client-submit", requestId: 1, submits: [{ request }] }),
+    });
+    // The store carries the core's outputs out in a microtask; the refusal needs no WAL append.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const outcomes = replies.flatMap((bytes) => {
+      const decoded = decodeMessage(bytes);
+      return decoded.ok && decoded.value.kind === "client-result" ? decoded.value.outcomes : [];
+    });
+    assertEquals(outcomes.length, 1, JSON.stringify(outcomes));
+    const outcome = outcomes[0]!;
+    assert(!outcome.ok, "the UDP path accepted a key the node's API refuses");
+    assertEquals(outcome.code, "invalid");
+    assertEquals(
+      outcome.message,
+      `idempotencyKey must be 1-${charsMax} printable ASCII characters`,
+    );
+  } finally {
+    await store.close();
+  }
 });
