@@ -9,7 +9,7 @@
  * and what can be stored cannot drift apart again. Pure, never throws.
  */
 
-import { JOB_LIMITS } from "../config.ts";
+import { JOB_LIMITS } from "../config/job_limits.ts";
 import type { SubmitRequest } from "./types.ts";
 
 /** Why a request does not fit: the field a client must fix, and a sentence naming the limit. */
