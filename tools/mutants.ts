@@ -416,6 +416,15 @@ const MUTANTS: Mutant[] = [
     to: "      listeningUntilMs: 0,",
     tests: ["tests/jobs/duplicates_test.ts"],
   },
+  {
+    name: "jobs-admission-ignores-quorum",
+    breaks:
+      "a submit is refused at once (no_quorum) while fewer than a quorum of voters are reachable",
+    file: "src/jobs/submit_admission.ts",
+    from: "if (state.reachableVoters < state.quorum) {",
+    to: "if (state.reachableVoters < 0) {",
+    tests: ["tests/jobs/submit_admission_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

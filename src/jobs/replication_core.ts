@@ -16,7 +16,8 @@
  * (client_batches.ts), status queries forwarded to peers (pending_queries.ts), the per-peer
  * send queues and lazy records (repl_outbox.ts), metric registration (core_metrics.ts), the
  * proposals (submits, confirm rounds and manual retries waiting for their majority), their
- * votes and the quorum arithmetic that decides them (proposals.ts).
+ * votes and the quorum arithmetic that decides them (proposals.ts), and whether a submit may
+ * start now (submit_admission.ts).
  *
  * Durability order (what the shell must respect, etcd-raft style):
  * - An `append` output must be durable (WAL write + fsync) before the shell calls
@@ -74,10 +75,12 @@ import { OwnershipView, type VoterState } from "./ownership_view.ts";
 import { type Proposal, type ProposalKind, Proposals, stampKey } from "./proposals.ts";
 import { SeqTracker, subtractSeqs } from "./seq_tracker.ts";
 import { SyncServer } from "./sync_server.ts";
+import { admissionRefusal, type CorePhase } from "./submit_admission.ts";
 import { CatchupClient, type CaughtUp } from "./catchup_client.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
 
-export type CorePhase = "recovering" | "catching_up" | "ready" | "stopping" | "failed";
+/** The core's phase; it takes submits only when `ready` (submit_admission.ts). */
+export type { CorePhase } from "./submit_admission.ts";
 
 /** How this node sees a voter (from membership). Unknown voters count as alive. */
 export type { VoterState } from "./ownership_view.ts";
@@ -704,73 +707,21 @@ export class ReplicationCore {
     }
   }
 
+  /** Whether a submit or revive may start now (submit_admission.ts); counts queue-age refusals. */
   #admission(nowMs: number): Refusal | undefined {
-    switch (this.#phase) {
-      case "recovering":
-      case "catching_up":
-        return {
-          ok: false,
-          code: "not_ready",
-          message: "this node is recovering its log and catching up with its peers",
-          retryAfterS: 1,
-        };
-      case "stopping":
-        return {
-          ok: false,
-          code: "shutting_down",
-          message: "this node is shutting down",
-          retryAfterS: 1,
-        };
-      case "failed":
-        return {
-          ok: false,
-          code: "storage_failed",
-          message: "this node's write-ahead log failed; it acknowledges nothing (fail-stop)",
-          retryAfterS: 1,
-        };
-      case "ready":
-        break;
-    }
-    if (this.reachableVoters() < this.quorum) {
-      return {
-        ok: false,
-        code: "no_quorum",
-        message: `only ${this.reachableVoters()} of ${this.voters.length} voters are reachable; ` +
-          `a submit needs ${this.quorum}`,
-        retryAfterS: 1,
-      };
-    }
-    // The oldest submit still waiting for its majority says how far behind this node is. Past
-    // the knee a submit taken now would only wait behind the others and time out (the
-    // write-up's collapse): say no at once instead, and keep what is accepted fast.
-    const oldestMs = this.#proposals.oldestSubmitStartedAtMs();
-    if (oldestMs !== undefined && nowMs - oldestMs >= this.config.submitQueueAgeMaxMs) {
-      this.#metrics.queueAgeRefusals.inc();
-      return {
-        ok: false,
-        code: "overloaded",
-        message: `this node's oldest submit has waited ${Math.round(nowMs - oldestMs)} ms for ` +
-          `its majority (submitQueueAgeMaxMs ${this.config.submitQueueAgeMaxMs})`,
-        retryAfterS: 1,
-      };
-    }
-    if (this.#proposals.size >= this.config.proposalsMax) {
-      return {
-        ok: false,
-        code: "overloaded",
-        message: `${this.#proposals.size} submits are already being replicated (proposalsMax)`,
-        retryAfterS: 1,
-      };
-    }
-    if (this.#ownPending >= this.config.originPendingMax) {
-      return {
-        ok: false,
-        code: "overloaded",
-        message: "this node's log is behind (originPendingMax records not yet on disk)",
-        retryAfterS: 1,
-      };
-    }
-    return undefined;
+    const refused = admissionRefusal({
+      phase: this.#phase,
+      reachableVoters: this.reachableVoters(),
+      voterCount: this.voters.length,
+      quorum: this.quorum,
+      oldestSubmitStartedAtMs: this.#proposals.oldestSubmitStartedAtMs(),
+      proposals: this.#proposals.size,
+      ownPending: this.#ownPending,
+      config: this.config,
+    }, nowMs);
+    if (refused === undefined) return undefined;
+    if (refused.rule === "queue_age") this.#metrics.queueAgeRefusals.inc();
+    return refused.refusal;
   }
 
   #refuse(requestId: number, code: RefusalCode, message: string, retryAfterS?: number): void {

@@ -1,7 +1,11 @@
 /**
- * Load shedding in the replication core: while the oldest submit waiting for its majority is
- * older than `submitQueueAgeMaxMs`, new submits are refused at once (`overloaded`) instead of
- * queueing behind it until they time out; once the queue moves, submits are taken again.
+ * Submit admission (src/jobs/submit_admission.ts): the rules in the order they are checked
+ * (phase, quorum, queue age, proposals in flight, own records not yet on disk), the exact
+ * boundary of each limit, and the refusals' exact codes and messages; then, through the core,
+ * load shedding: while the oldest submit waiting for its majority is older than
+ * `submitQueueAgeMaxMs`, new submits are refused at once (`overloaded`, counted in
+ * hookd_jobs_queue_age_refusals_total) instead of queueing behind it until they time out; once
+ * the queue moves, submits are taken again.
  */
 
 import { assert, assertEquals } from "../assert.ts";
@@ -10,16 +14,187 @@ import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { ReplicationCore, type ReplicationOutput } from "../../src/jobs/replication_core.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
 import { jobsDefaults } from "../../src/config/jobs.ts";
+import {
+  admissionRefusal,
+  type AdmissionRule,
+  type AdmissionState,
+} from "../../src/jobs/submit_admission.ts";
 
 const SELF = "10.0.0.1:7000";
 const WALL = 1_800_000_000_000;
+const QUEUE_AGE_REFUSALS = "hookd_jobs_queue_age_refusals_total";
 
-Deno.test("submits are refused as overloaded while the oldest waiting submit is older than submitQueueAgeMaxMs", () => {
+/** Small limits, so each boundary reads plainly. */
+const CONFIG = { submitQueueAgeMaxMs: 500, proposalsMax: 100, originPendingMax: 1000 };
+const NOW = 10_000;
+
+/** A ready node of 5 voters, all reachable, nothing in flight. */
+const READY: AdmissionState = {
+  phase: "ready",
+  reachableVoters: 5,
+  voterCount: 5,
+  quorum: 3,
+  oldestSubmitStartedAtMs: undefined,
+  proposals: 0,
+  ownPending: 0,
+  config: CONFIG,
+};
+
+/** Every rule broken at once: only the phase would pass were it ready. */
+const ALL_BROKEN: AdmissionState = {
+  phase: "recovering",
+  reachableVoters: 2,
+  voterCount: 5,
+  quorum: 3,
+  oldestSubmitStartedAtMs: NOW - CONFIG.submitQueueAgeMaxMs,
+  proposals: CONFIG.proposalsMax,
+  ownPending: CONFIG.originPendingMax,
+  config: CONFIG,
+};
+
+function overloaded(message: string) {
+  return { ok: false, code: "overloaded", message, retryAfterS: 1 };
+}
+
+Deno.test("admission: a ready node under every limit is admitted", () => {
+  assertEquals(admissionRefusal(READY, NOW), undefined);
+  // Each limit one short of refusing, all at once.
+  const atTheEdge: AdmissionState = {
+    ...READY,
+    reachableVoters: READY.quorum,
+    oldestSubmitStartedAtMs: NOW - (CONFIG.submitQueueAgeMaxMs - 1),
+    proposals: CONFIG.proposalsMax - 1,
+    ownPending: CONFIG.originPendingMax - 1,
+  };
+  assertEquals(admissionRefusal(atTheEdge, NOW), undefined);
+});
+
+Deno.test("admission: the rules are checked in order: phase, quorum, queue age, proposals, own pending", () => {
+  const rules: (AdmissionRule | undefined)[] = [];
+  let state: AdmissionState = ALL_BROKEN;
+  const fixes: Partial<AdmissionState>[] = [
+    { phase: "ready" },
+    { reachableVoters: 3 },
+    { oldestSubmitStartedAtMs: undefined },
+    { proposals: 0 },
+    { ownPending: 0 },
+  ];
+  rules.push(admissionRefusal(state, NOW)?.rule);
+  for (const fix of fixes) {
+    state = { ...state, ...fix };
+    rules.push(admissionRefusal(state, NOW)?.rule);
+  }
+  assertEquals(rules, ["phase", "quorum", "queue_age", "proposals", "own_pending", undefined]);
+});
+
+Deno.test("admission: a node not ready refuses by phase, whatever else holds", () => {
+  const cases: [AdmissionState["phase"], string, string][] = [
+    ["recovering", "not_ready", "this node is recovering its log and catching up with its peers"],
+    ["catching_up", "not_ready", "this node is recovering its log and catching up with its peers"],
+    ["stopping", "shutting_down", "this node is shutting down"],
+    [
+      "failed",
+      "storage_failed",
+      "this node's write-ahead log failed; it acknowledges nothing (fail-stop)",
+    ],
+  ];
+  for (const [phase, code, message] of cases) {
+    const expected = { rule: "phase", refusal: { ok: false, code, message, retryAfterS: 1 } };
+    assertEquals(admissionRefusal({ ...READY, phase }, NOW), expected, phase);
+    assertEquals(admissionRefusal({ ...ALL_BROKEN, phase }, NOW), expected, `${phase}, all broken`);
+  }
+});
+
+Deno.test("admission: fewer reachable voters than the quorum refuses no_quorum; exactly the quorum admits", () => {
+  assertEquals(admissionRefusal({ ...READY, reachableVoters: 2 }, NOW), {
+    rule: "quorum",
+    refusal: {
+      ok: false,
+      code: "no_quorum",
+      message: "only 2 of 5 voters are reachable; a submit needs 3",
+      retryAfterS: 1,
+    },
+  });
+  assertEquals(admissionRefusal({ ...READY, reachableVoters: 3 }, NOW), undefined);
+  // Checked before the limits.
+  assertEquals(admissionRefusal({ ...ALL_BROKEN, phase: "ready" }, NOW)?.rule, "quorum");
+});
+
+Deno.test("admission: an oldest waiting submit aged submitQueueAgeMaxMs refuses overloaded; one ms younger admits", () => {
+  const aged = (ageMs: number) => ({ ...READY, oldestSubmitStartedAtMs: NOW - ageMs });
+  assertEquals(admissionRefusal(aged(500), NOW), {
+    rule: "queue_age",
+    refusal: overloaded(
+      "this node's oldest submit has waited 500 ms for its majority (submitQueueAgeMaxMs 500)",
+    ),
+  });
+  assertEquals(admissionRefusal(aged(499), NOW), undefined);
+  assertEquals(admissionRefusal(aged(0), NOW), undefined);
+  // The wait in the message is rounded to the ms.
+  assertEquals(
+    admissionRefusal(aged(1234.6), NOW)?.refusal.message,
+    "this node's oldest submit has waited 1235 ms for its majority (submitQueueAgeMaxMs 500)",
+  );
+  // Checked before proposals and own pending.
+  assertEquals(
+    admissionRefusal({ ...ALL_BROKEN, phase: "ready", reachableVoters: 5 }, NOW)?.rule,
+    "queue_age",
+  );
+});
+
+Deno.test("admission: proposalsMax proposals in flight refuses overloaded; one fewer admits", () => {
+  assertEquals(admissionRefusal({ ...READY, proposals: 100 }, NOW), {
+    rule: "proposals",
+    refusal: overloaded("100 submits are already being replicated (proposalsMax)"),
+  });
+  assertEquals(admissionRefusal({ ...READY, proposals: 99 }, NOW), undefined);
+  // Checked before own pending.
+  assertEquals(
+    admissionRefusal({ ...READY, proposals: 100, ownPending: 1000 }, NOW)?.rule,
+    "proposals",
+  );
+});
+
+Deno.test("admission: originPendingMax own records not yet on disk refuses overloaded; one fewer admits", () => {
+  assertEquals(admissionRefusal({ ...READY, ownPending: 1000 }, NOW), {
+    rule: "own_pending",
+    refusal: overloaded("this node's log is behind (originPendingMax records not yet on disk)"),
+  });
+  assertEquals(admissionRefusal({ ...READY, ownPending: 999 }, NOW), undefined);
+});
+
+Deno.test("admission through the core: a revive refused by phase answers the refusal as it is, and counts no queue-age refusal", () => {
+  const metrics = new MetricsRegistry();
   const core = new ReplicationCore({
     self: SELF,
     voters: [SELF],
     rng: new Sfc32(1),
-    metrics: new MetricsRegistry(),
+    metrics,
+    walRecordBytesMax: 1 << 20,
+    payloadBytesMax: 1 << 20,
+  });
+  core.revive(0, WALL, 7, "no-such-job");
+  const outs = core.takeOutputs().filter((o) => o.type === "revive-done");
+  assertEquals(outs, [{
+    type: "revive-done",
+    requestId: 7,
+    outcome: {
+      ok: false,
+      code: "not_ready",
+      message: "this node is recovering its log and catching up with its peers",
+      retryAfterS: 1,
+    },
+  }]);
+  assertEquals(metrics.sumCounters(QUEUE_AGE_REFUSALS), 0);
+});
+
+Deno.test("submits are refused as overloaded while the oldest waiting submit is older than submitQueueAgeMaxMs", () => {
+  const metrics = new MetricsRegistry();
+  const core = new ReplicationCore({
+    self: SELF,
+    voters: [SELF],
+    rng: new Sfc32(1),
+    metrics,
     walRecordBytesMax: 1 << 20,
     payloadBytesMax: 1 << 20,
   });
@@ -50,6 +225,7 @@ Deno.test("submits are refused as overloaded while the oldest waiting submit is 
     refused !== undefined && !refused.ok && refused.code === "overloaded",
     JSON.stringify(refused),
   );
+  assertEquals(metrics.sumCounters(QUEUE_AGE_REFUSALS), 1, "the core counts a queue-age refusal");
   // The log catches up: the waiting submits are answered and new ones taken again.
   for (const token of appends.splice(0)) core.persisted(limit + 1, token);
   collect(limit + 1);
