@@ -14,7 +14,6 @@
  * submits share one WAL append (one fsync) and one replication message per peer.
  */
 
-import { denoWalFsWith } from "../wal/wal_fs.ts";
 import { type ApiConfig, apiDefaults } from "../config/api.ts";
 import { type DeliveryConfig, deliveryDefaults } from "../config/delivery.ts";
 import type { JobsConfig } from "../config/jobs.ts";
@@ -82,11 +81,6 @@ export interface JobsTransport {
   send(address: string, channel: number, bytes: Uint8Array): SendResult;
   onMessage(handler: (message: DeliveredMessage) => void): () => void;
   onEvent(handler: (event: TransportEvent) => void): () => void;
-  /**
-   * Sends what is queued now, not at the end of the turn (`UdpTransport.sendQueuedNow`): the
-   * store calls it before its WAL blocks the thread in an inline fsync.
-   */
-  sendQueuedNow?(): void;
 }
 
 /** A member as membership reports it. */
@@ -242,12 +236,7 @@ export class JobStore implements JobService, DeliveryStore {
       const opened = await Wal.open(options.dataDir, {
         config: walConfig,
         metrics: options.metrics,
-        // A SUBMIT's replicas fsync while the leader does: its records leave before the
-        // leader's own inline fsync blocks the thread (wal_fs.ts), not after.
-        fs: options.fs ?? denoWalFsWith({
-          inlineSyncMsMax: walConfig.inlineSyncMsMax ?? walDefaults.inlineSyncMsMax,
-          beforeInlineSync: () => options.transport.sendQueuedNow?.(),
-        }),
+        ...(options.fs !== undefined ? { fs: options.fs } : {}),
         rng: options.rng,
         replay: (record) => {
           const problem = core.replay(record.kind, record.payload, runtime.wallMs());

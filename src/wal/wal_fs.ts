@@ -75,12 +75,10 @@ export class InlineSyncPolicy {
 class DenoWalFile implements WalFile {
   readonly #file: Deno.FsFile;
   readonly #policy: InlineSyncPolicy;
-  readonly #beforeInlineSync: () => void;
 
-  constructor(file: Deno.FsFile, policy: InlineSyncPolicy, beforeInlineSync: () => void) {
+  constructor(file: Deno.FsFile, policy: InlineSyncPolicy) {
     this.#file = file;
     this.#policy = policy;
-    this.#beforeInlineSync = beforeInlineSync;
   }
 
   async writeAll(bytes: Uint8Array): Promise<void> {
@@ -98,13 +96,8 @@ class DenoWalFile implements WalFile {
   }
 
   syncData(): Promise<void> {
+    const startMs = performance.now();
     if (this.#policy.inline()) {
-      try {
-        this.#beforeInlineSync();
-      } catch {
-        // The hook only hurries other work along; the fsync must happen regardless.
-      }
-      const startMs = performance.now();
       try {
         this.#file.syncDataSync();
       } catch (error) {
@@ -114,7 +107,6 @@ class DenoWalFile implements WalFile {
       }
       return Promise.resolve();
     }
-    const startMs = performance.now();
     return this.#file.syncData().finally(() => this.#policy.observe(performance.now() - startMs));
   }
 
@@ -127,18 +119,13 @@ class DenoWalFile implements WalFile {
  * The WAL's file system on Deno. `inlineSyncMsMax` is `WalConfig.inlineSyncMsMax`: how slow the
  * recent fsyncs may be before they leave the event-loop thread.
  */
-export function denoWalFsWith(options: {
-  inlineSyncMsMax: number;
-  /** Runs just before an fsync blocks the thread inline (not before one in the pool). */
-  beforeInlineSync?: () => void;
-}): WalFs {
+export function denoWalFsWith(options: { inlineSyncMsMax: number }): WalFs {
   const policy = new InlineSyncPolicy(options.inlineSyncMsMax);
-  const beforeInlineSync = options.beforeInlineSync ?? (() => {});
   return {
     ...denoFileSystem,
     async openAppend(path, create) {
       const file = await Deno.open(path, { append: true, create, createNew: false, read: false });
-      return new DenoWalFile(file, policy, beforeInlineSync);
+      return new DenoWalFile(file, policy);
     },
   };
 }
