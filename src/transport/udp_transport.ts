@@ -311,9 +311,7 @@ export class UdpTransport {
   #scheduleFlush(): void {
     if (this.#flushQueued || this.#closed) return;
     this.#flushQueued = true;
-    // Not a microtask: the job store's outputs of this turn (a vote after an inline fsync, a
-    // COMMIT) then leave in the datagram that carries the ack, instead of one datagram each.
-    this.#runtime.defer(() => {
+    queueMicrotask(() => {
       this.#flushQueued = false;
       this.#flushNow();
     });

@@ -16,7 +16,6 @@ function steppingRuntime(): Runtime & { readonly pauses: number[] } {
       queueMicrotask(fn);
       return () => {};
     },
-    defer: (fn) => queueMicrotask(fn),
   };
 }
 

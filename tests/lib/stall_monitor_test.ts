@@ -14,9 +14,6 @@ function manualRuntime() {
       timers.push(timer);
       return () => void (timers = timers.filter((t) => t !== timer));
     },
-    defer(fn) {
-      timers.push({ atMs: now, fn });
-    },
   };
   return {
     runtime,

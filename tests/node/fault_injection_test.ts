@@ -26,7 +26,6 @@ function manualRuntime(): Runtime & { advance(ms: number): void } {
     nowMs: () => now,
     wallMs: () => 1_700_000_000_000 + now,
     setTimer: () => () => {},
-    defer: () => {},
     advance(ms: number) {
       now += ms;
     },
