@@ -42,7 +42,7 @@ Deno.test("wal config: inlineSyncMsMax must be a finite number >= 0", () => {
 Deno.test("deno WAL file system: bytes synced inline and off-thread are all in the file", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    for (const inlineSyncMsMax of [walDefaults.inlineSyncMsMax, 0]) {
+    for (const inlineSyncMsMax of [2, 0]) {
       const fs = denoWalFsWith({ inlineSyncMsMax });
       const path = `${dir}/segment-${inlineSyncMsMax}`;
       const file = await fs.openAppend(path, true);
