@@ -84,6 +84,25 @@ function scratchFor(textBytes: number, adBytes: number): number {
   return scratch;
 }
 
+/** Copies one call's inputs into the scratch region; returns its base pointer. */
+function staged(
+  key: Uint8Array,
+  nonce: Uint8Array,
+  ad: Uint8Array,
+  text: Uint8Array,
+  tag: Uint8Array | undefined,
+): number {
+  assert(key.length === CHACHA_KEY_BYTES && nonce.length === CHACHA_NONCE_BYTES, "key, nonce");
+  const base = scratchFor(text.length, ad.length);
+  const heap = raw.HEAPU8;
+  heap.set(key, base + KEY_AT);
+  heap.set(nonce, base + NONCE_AT);
+  heap.set(ad, base + AD_AT);
+  if (tag !== undefined) heap.set(tag, base + TAG_AT);
+  heap.set(text, base + TEXT_AT);
+  return base;
+}
+
 /**
  * Encrypts `text` in place under `key` and `nonce`, authenticating `ad` too, and writes the
  * 16-byte tag into `tag`.
@@ -95,14 +114,8 @@ export function chachaSealInPlace(
   text: Uint8Array,
   tag: Uint8Array,
 ): void {
-  assert(key.length === CHACHA_KEY_BYTES && nonce.length === CHACHA_NONCE_BYTES, "key, nonce");
   assert(tag.length === CHACHA_TAG_BYTES, "tag length");
-  const base = scratchFor(text.length, ad.length);
-  const heap = raw.HEAPU8;
-  heap.set(key, base + KEY_AT);
-  heap.set(nonce, base + NONCE_AT);
-  heap.set(ad, base + AD_AT);
-  heap.set(text, base + TEXT_AT);
+  const base = staged(key, nonce, ad, text, undefined);
   const text0 = base + TEXT_AT;
   const rc = raw._crypto_aead_chacha20poly1305_ietf_encrypt_detached(
     text0,
@@ -119,6 +132,7 @@ export function chachaSealInPlace(
     base + KEY_AT,
   );
   assert(rc === 0, "ChaCha20-Poly1305 encryption failed");
+  const heap = raw.HEAPU8;
   text.set(heap.subarray(text0, text0 + text.length));
   tag.set(heap.subarray(base + TAG_AT, base + TAG_AT + CHACHA_TAG_BYTES));
 }
@@ -134,15 +148,8 @@ export function chachaOpenInPlace(
   text: Uint8Array,
   tag: Uint8Array,
 ): boolean {
-  assert(key.length === CHACHA_KEY_BYTES && nonce.length === CHACHA_NONCE_BYTES, "key, nonce");
   if (tag.length !== CHACHA_TAG_BYTES) return false;
-  const base = scratchFor(text.length, ad.length);
-  const heap = raw.HEAPU8;
-  heap.set(key, base + KEY_AT);
-  heap.set(nonce, base + NONCE_AT);
-  heap.set(ad, base + AD_AT);
-  heap.set(tag, base + TAG_AT);
-  heap.set(text, base + TEXT_AT);
+  const base = staged(key, nonce, ad, text, tag);
   const text0 = base + TEXT_AT;
   const rc = raw._crypto_aead_chacha20poly1305_ietf_decrypt_detached(
     text0,
@@ -158,6 +165,7 @@ export function chachaOpenInPlace(
     base + KEY_AT,
   );
   if (rc !== 0) return false;
+  const heap = raw.HEAPU8;
   text.set(heap.subarray(text0, text0 + text.length));
   return true;
 }

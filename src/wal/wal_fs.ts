@@ -55,10 +55,6 @@ export class InlineSyncPolicy {
     this.limitMs = limitMs;
   }
 
-  get averageMs(): number {
-    return this.#averageMs;
-  }
-
   inline(): boolean {
     return this.#averageMs < this.limitMs;
   }
@@ -74,9 +70,10 @@ export class InlineSyncPolicy {
 
 class DenoWalFile implements WalFile {
   readonly #file: Deno.FsFile;
-  readonly #policy: InlineSyncPolicy;
+  /** Undefined when inline fsyncs are off (`inlineSyncMsMax` 0): nothing to measure. */
+  readonly #policy: InlineSyncPolicy | undefined;
 
-  constructor(file: Deno.FsFile, policy: InlineSyncPolicy) {
+  constructor(file: Deno.FsFile, policy: InlineSyncPolicy | undefined) {
     this.#file = file;
     this.#policy = policy;
   }
@@ -86,7 +83,7 @@ class DenoWalFile implements WalFile {
     if (bytes.length <= SYNC_WRITE_BYTES_MAX) {
       // Into the page cache in a few µs on this thread. The async write is a round trip through
       // Deno's blocking-thread pool, which a lone job's batch on a loaded 2-core machine waited
-      // 1.5 ms for before its fsync could even start (issue 19); the fsync stays async.
+      // 1.5 ms for before its fsync could even start (issue 19).
       while (offset < bytes.length) offset += this.#file.writeSync(bytes.subarray(offset));
       return;
     }
@@ -96,18 +93,20 @@ class DenoWalFile implements WalFile {
   }
 
   syncData(): Promise<void> {
+    const policy = this.#policy;
+    if (policy === undefined) return this.#file.syncData();
     const startMs = performance.now();
-    if (this.#policy.inline()) {
+    if (policy.inline()) {
       try {
         this.#file.syncDataSync();
       } catch (error) {
         return Promise.reject(error);
       } finally {
-        this.#policy.observe(performance.now() - startMs);
+        policy.observe(performance.now() - startMs);
       }
       return Promise.resolve();
     }
-    return this.#file.syncData().finally(() => this.#policy.observe(performance.now() - startMs));
+    return this.#file.syncData().finally(() => policy.observe(performance.now() - startMs));
   }
 
   close(): void {
@@ -120,7 +119,9 @@ class DenoWalFile implements WalFile {
  * recent fsyncs may be before they leave the event-loop thread.
  */
 export function denoWalFsWith(options: { inlineSyncMsMax: number }): WalFs {
-  const policy = new InlineSyncPolicy(options.inlineSyncMsMax);
+  const policy = options.inlineSyncMsMax > 0
+    ? new InlineSyncPolicy(options.inlineSyncMsMax)
+    : undefined;
   return {
     ...denoFileSystem,
     async openAppend(path, create) {
