@@ -6,11 +6,12 @@
  *
  * Owns key derivation and sealing/opening; it knows the outer header's layout (frame_codec.ts)
  * only as where the nonce counter sits and what the associated data is. Synchronous on purpose:
- * the core runs inside the simulator with no awaits. The AEAD is libsodium's (src/lib/sodium.ts),
- * called on its WebAssembly heap: `node:crypto`'s AES-256-GCM built a cipher object per
- * datagram and took 17.6 µs to seal 200 bytes against 2.7 µs here (sodium.ts has the figures),
- * and was a quarter of the simulator's CPU (issue 19). The pure-JS AES-GCM of @noble/ciphers took 45 / 65 µs to seal
- * alone. AES-GCM itself is not on offer there: WebAssembly has no AES instructions.
+ * the core runs inside the simulator with no awaits. The AEAD is libsodium's
+ * (src/lib/sodium.ts), called on its WebAssembly heap: `node:crypto`'s AES-256-GCM built a
+ * cipher object per datagram and took 17.6 µs to seal 200 bytes against 2.7 µs here (sodium.ts
+ * has the figures), and was a quarter of the simulator's CPU (issue 19). The pure-JS AES-GCM
+ * of @noble/ciphers took 45 / 65 µs to seal alone. AES-GCM itself is not on offer in
+ * libsodium's WebAssembly build: WebAssembly has no AES instructions.
  *
  * Keys and nonces. Each sending endpoint draws a random 16-byte key id when it starts and
  * numbers its datagrams with one counter (all peers together). The key is
