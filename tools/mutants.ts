@@ -384,6 +384,22 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/duplicates_test.ts"],
   },
   {
+    name: "dups-catchup-on-majority-alone",
+    breaks: "a catch-up waits (bounded) for every voter not held down, not a majority alone",
+    file: "src/jobs/catchup_client.ts",
+    from: "if (!straggling || nowMs >= waitEndsMs) {",
+    to: "if (straggling || !straggling) {",
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
+  {
+    name: "dups-sync-serves-durable-only",
+    breaks: "a sync answer carries every record the log holds, durable here or not yet",
+    file: "src/jobs/sync_server.ts",
+    from: "const to = Math.max(this.#tracker.max(origin), this.#log.max(origin));",
+    to: "const to = this.#tracker.max(origin);",
+    tests: ["tests/jobs/duplicates_test.ts"],
+  },
+  {
     name: "dups-rescheduled-forgets-open-request",
     breaks: "a job that left the engine and came back waits for its open request's answer",
     file: "src/delivery/delivery_core.ts",

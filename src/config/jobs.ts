@@ -65,6 +65,15 @@ export interface JobsConfig {
    */
   catchupRetryMs: number;
   /**
+   * A catch-up (after a restart or a freeze) completes on a majority's answers, but then waits
+   * this long for the voters not yet heard from that this node does not hold down: a job its
+   * replacement delivered moments ago has its DONE only there (nobody waits for a DONE's
+   * majority), and turning ready without it would attempt the job again. A voter that cannot
+   * answer (down, but not yet seen so) delays readiness by this much at most.
+   * @default 250
+   */
+  catchupStragglerWaitMs: number;
+  /**
    * Records kept in memory (encoded) to serve anti-entropy and catch-up, bytes. A peer that
    * needs older records gets a snapshot of the job table instead. 64 MiB is minutes of
    * history at a thousand 1-KiB jobs a second.
@@ -208,6 +217,7 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   confirmRetryMs: 2000,
   antiEntropyIntervalMs: 2000,
   catchupRetryMs: 500,
+  catchupStragglerWaitMs: 250,
   catchupLogBytesMax: 64 * 1024 * 1024,
   messageBytesMax: 256 * 1024,
   syncReplyBytesMax: 1024 * 1024,
@@ -269,6 +279,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "uncommittedRetentionMs",
       "finishedTombstoneMs",
       "lazyAppendMs",
+      "catchupStragglerWaitMs",
     ] as const
   ) nonNegative(`jobs.${name}`, config[name]);
   // Shedding load must start before submits time out, or it sheds nothing.

@@ -115,6 +115,7 @@ export interface CatchupClientOptions {
   readonly config: Pick<
     JobsConfig,
     | "catchupRetryMs"
+    | "catchupStragglerWaitMs"
     | "antiEntropyIntervalMs"
     | "idempotencyWindowMs"
     | "idempotencyClockSkewMs"
@@ -146,6 +147,8 @@ export class CatchupClient {
   readonly #exchanges = new Map<number, SyncExchange>();
   #catchupNextMs = 0;
   #catchupStartedMs = 0;
+  /** When a majority had answered our catch-up (undefined: not yet); stragglers wait past it. */
+  #majorityAtMs: number | undefined;
   /** Catching up again after a freeze (`stalled`), not after a restart. */
   #resyncing = false;
   /** Highest seq of our own origin any peer reported holding. */
@@ -188,6 +191,7 @@ export class CatchupClient {
   begin(nowMs: number): void {
     this.#catchupStartedMs = nowMs;
     this.#catchupNextMs = nowMs;
+    this.#majorityAtMs = undefined;
   }
 
   /**
@@ -200,23 +204,41 @@ export class CatchupClient {
     for (const [id, ex] of this.#exchanges) if (ex.catchup) this.#exchanges.delete(id);
     this.#catchupStartedMs = nowMs;
     this.#catchupNextMs = nowMs;
+    this.#majorityAtMs = undefined;
   }
 
-  /** Asks the voters not yet heard from, at most every `catchupRetryMs`; done on a majority. */
+  /**
+   * Asks the voters not yet heard from, at most every `catchupRetryMs`. Done on a majority and
+   * then every voter not held down, or `catchupStragglerWaitMs` after the majority: the DONE of
+   * a job its replacement delivered just before we came back may be on that replacement alone
+   * (a DONE is sent lazily and nobody waits for its majority), and a majority that lacks it
+   * would have us attempt the job again.
+   */
   catchupTick(nowMs: number): void {
     if (!this.#host.catchingUp()) return;
+    let waitEndsMs = Infinity;
     if (this.#catchupDone.size + 1 >= this.#quorum) {
-      this.#finishCatchup(nowMs);
-      return;
+      this.#majorityAtMs ??= nowMs;
+      waitEndsMs = this.#majorityAtMs + this.#config.catchupStragglerWaitMs;
+      const straggling = this.#peers.some((p) =>
+        !this.#catchupDone.has(p) && !this.#host.isDown(p)
+      );
+      if (!straggling || nowMs >= waitEndsMs) {
+        this.#finishCatchup(nowMs);
+        return;
+      }
     }
-    if (nowMs < this.#catchupNextMs) return;
-    this.#catchupNextMs = nowMs + this.#config.catchupRetryMs;
-    const asking = new Set<string>();
-    for (const ex of this.#exchanges.values()) if (ex.catchup) asking.add(ex.peer);
-    for (const peer of this.#peers) {
-      if (this.#catchupDone.has(peer) || this.#host.isDown(peer) || asking.has(peer)) continue;
-      this.#startExchange(nowMs, peer, true);
+    if (nowMs >= this.#catchupNextMs) {
+      this.#catchupNextMs = nowMs + this.#config.catchupRetryMs;
+      const asking = new Set<string>();
+      for (const ex of this.#exchanges.values()) if (ex.catchup) asking.add(ex.peer);
+      for (const peer of this.#peers) {
+        if (this.#catchupDone.has(peer) || this.#host.isDown(peer) || asking.has(peer)) continue;
+        this.#startExchange(nowMs, peer, true);
+      }
     }
+    // Waiting for stragglers: the tick at the wait's end finishes.
+    this.#catchupNextMs = Math.min(this.#catchupNextMs, waitEndsMs);
   }
 
   #finishCatchup(nowMs: number): void {

@@ -20,6 +20,8 @@ export class CatchupLog {
   readonly #bytesMax: number;
   readonly #byOrigin = new Map<string, Map<number, Uint8Array>>();
   readonly #floor = new Map<string, number>();
+  /** Highest seq ever kept per origin (kept past eviction: the floor covers what went). */
+  readonly #max = new Map<string, number>();
   /** Insertion order, for eviction; a consumed prefix is dropped in chunks. */
   #fifo: Evictable[] = [];
   #fifoHead = 0;
@@ -50,6 +52,7 @@ export class CatchupLog {
     }
     if (m.has(seq) || seq <= (this.#floor.get(origin) ?? 0)) return;
     m.set(seq, bytes);
+    if (seq > (this.#max.get(origin) ?? 0)) this.#max.set(origin, seq);
     this.#fifo.push({ origin, seq, sizeBytes: bytes.length });
     this.#bytes += bytes.length;
     while (this.#bytes > this.#bytesMax && this.#fifoHead < this.#fifo.length) this.#evictOne();
@@ -97,6 +100,16 @@ export class CatchupLog {
     }
     for (const [seq, bytes] of m) if (seq >= from && seq <= to) out.push([seq, bytes]);
     return out.sort((a, b) => a[0] - b[0]);
+  }
+
+  /** Highest seq of `origin` this log has kept (0: none), durable here or still on its way. */
+  max(origin: string): number {
+    return this.#max.get(origin) ?? 0;
+  }
+
+  /** The origins this log has kept records of. */
+  origins(): string[] {
+    return [...this.#max.keys()];
   }
 
   /** Seqs of `origin` at or below this may have been dropped here: this log cannot serve them. */

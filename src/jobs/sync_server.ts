@@ -49,7 +49,7 @@ export interface SyncPage {
 
 export interface SyncServerOptions {
   readonly tracker: Pick<SeqTracker, "origins" | "max" | "summary">;
-  readonly log: Pick<CatchupLog, "floor" | "collectSorted">;
+  readonly log: Pick<CatchupLog, "floor" | "collectSorted" | "max" | "origins">;
   readonly table: Pick<JobTable, "snapshotRecords">;
   readonly syncReplyBytesMax: number;
   readonly syncSessionIdleMs: number;
@@ -145,7 +145,11 @@ export class SyncServer {
   #walkRecords(
     m: SyncRequest,
   ): { records: Uint8Array[]; more: boolean; cursor: SyncCursor } | undefined {
-    const origins = this.#tracker.origins();
+    // What the log holds, durable here or not: a record still on its way to this disk (a DONE
+    // written lazily) is as good as one a peer sends us, and a node catching up after a freeze
+    // must see the DONE its replacement made a moment ago, or it attempts that job again.
+    // Sorted: a cursor resumes at its origin's place, which must not move between pages.
+    const origins = [...new Set([...this.#tracker.origins(), ...this.#log.origins()])].sort();
     const resume = m.cursor.kind === "records" ? m.cursor : undefined;
     const first = resume !== undefined ? Math.max(0, origins.indexOf(resume.origin)) : 0;
     const spans: Array<{ origin: string; from: number; to: number; theirs?: HeldRanges }> = [];
@@ -154,7 +158,7 @@ export class SyncServer {
       const theirs = m.held.find((h) => h.origin === origin);
       let from = (theirs?.contiguous ?? 0) + 1;
       if (resume?.origin === origin) from = Math.max(from, resume.seq + 1);
-      const to = this.#tracker.max(origin);
+      const to = Math.max(this.#tracker.max(origin), this.#log.max(origin));
       if (from > to) continue;
       if (from <= this.#log.floor(origin)) return undefined;
       spans.push({ origin, from, to, ...(theirs !== undefined ? { theirs } : {}) });

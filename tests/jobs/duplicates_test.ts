@@ -196,6 +196,69 @@ Deno.test("a node frozen while it catches up starts over: it never turns ready o
   assertEquals(c.scheduled[0]!.filter((j) => j === id), [], "not attempted again by node 0");
 });
 
+/**
+ * A ready node frozen (SIGSTOP) while its replacement delivers its job: the DONE is made a
+ * moment before the node resumes, so it is still lazy on the replacement (not sent, not on its
+ * disk) and no majority holds it. Node 0 holds the job it owns, committed and pending.
+ */
+function frozenWhileReplacementDelivers(config: { catchupStragglerWaitMs?: number } = {}) {
+  const c = new ReviewCluster(config);
+  c.startAll();
+  const requestId = c.submit(0, { url: "http://a.test/", payload: "{}" });
+  c.settle();
+  const answer = c.answers.get(requestId);
+  assert(answer?.ok === true, "acknowledged");
+  const id = answer.id;
+  c.tick(100);
+  c.settle();
+  assertEquals(c.scheduled[0]!.includes(id), true);
+  c.scheduled[0]!.length = 0;
+  for (const i of [1, 2, 3, 4]) c.view(i, { 0: "dead" });
+  const owner = c.cores.findIndex((core) => core.self === c.cores[1]!.ownerOf(id));
+  assert(owner > 0, "a replacement owns the job");
+  c.delivered(owner, id);
+  const others = [1, 2, 3, 4].filter((i) => i !== owner);
+  // SIGCONT: node 0 asks every voter; the three that did not deliver answer first.
+  c.cores[0]!.stalled(c.nowMs, c.wallMs, 5_000);
+  c.collect();
+  const fromOthers = (m: InFlight) =>
+    (m.kind === "sync-req" && m.from === 0 && others.includes(m.to)) ||
+    (m.kind === "sync-reply" && m.to === 0 && others.includes(m.from));
+  c.pass(fromOthers);
+  return { c, id, owner };
+}
+
+Deno.test("a node back from a freeze waits for the replacement's answer: a DONE made a moment ago is not attempted again", () => {
+  const { c, id, owner } = frozenWhileReplacementDelivers();
+  // A majority answered, none with the DONE: node 0 waits for the voter it holds alive.
+  assertEquals(c.cores[0]!.phase, "catching_up");
+  assertEquals(c.cores[0]!.table.get(id)?.phase, "pending");
+  // The replacement answers from its log, its DONE not yet on its own disk.
+  c.pass((m) =>
+    (m.kind === "sync-req" && m.from === 0 && m.to === owner) ||
+    (m.kind === "sync-reply" && m.to === 0 && m.from === owner)
+  );
+  const replacement = c.cores[owner]!;
+  assert(
+    replacement.tracker.max(replacement.self) < replacement.log.max(replacement.self),
+    "the DONE is not yet durable where it was made",
+  );
+  c.tick(1);
+  assertEquals(c.cores[0]!.phase, "ready");
+  assertEquals(c.cores[0]!.table.get(id)?.phase, "delivered");
+  assertEquals(c.scheduled[0]!.filter((j) => j === id), [], "not attempted again by node 0");
+});
+
+Deno.test("a voter that never answers holds a catch-up back catchupStragglerWaitMs at most", () => {
+  const { c, id } = frozenWhileReplacementDelivers({ catchupStragglerWaitMs: 300 });
+  c.tick(299);
+  assertEquals(c.cores[0]!.phase, "catching_up");
+  c.tick(1);
+  assertEquals(c.cores[0]!.phase, "ready");
+  // Without the replacement's answer the job is attempted again: at-least-once, bounded wait.
+  assertEquals(c.scheduled[0]!.filter((j) => j === id), [id]);
+});
+
 Deno.test("the HTTP transport holds at most listeningMax timed-out requests open", async () => {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     await req.text();

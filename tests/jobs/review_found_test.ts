@@ -58,7 +58,8 @@ Deno.test("a replica that counts a SUBMIT's seq as held (voided by a restart's S
   // margin), the SUBMIT's among them. Later the client retried on core 1, which confirmed its
   // copy: cores 2, 3 and 4 found the seq 'held' and answered 'ok' without holding the job,
   // so the retry was acknowledged while one disk held it.
-  const c = new ReviewCluster();
+  // A majority's answers end the catch-up at once (no wait for the voters out of reach).
+  const c = new ReviewCluster({ catchupStragglerWaitMs: 0 });
   c.startAll();
   const request: SubmitRequest = { url: "http://a.test/", payload: "{}", idempotencyKey: "k-2" };
   const id = keyedJobId(request.idempotencyKey!, keyEpoch(WALL, jobsDefaults.idempotencyWindowMs));
@@ -215,7 +216,8 @@ Deno.test("a node confirming a job votes with a SUBMIT on its own disk, not with
   // core 3 counts the seq (voided by core 1's restart) and holds the job only by a handoff
   // still being written when the client's retry reaches it. Its vote, core 2's copy and core
   // 4's made three: acknowledged while two disks held the job.
-  const c = new ReviewCluster();
+  // A majority's answers end the catch-up at once (no wait for the voters out of reach).
+  const c = new ReviewCluster({ catchupStragglerWaitMs: 0 });
   c.startAll();
   const request: SubmitRequest = { url: "http://a.test/", payload: "{}", idempotencyKey: "k-5" };
   const id = keyedJobId(request.idempotencyKey!, keyEpoch(WALL, jobsDefaults.idempotencyWindowMs));
