@@ -140,6 +140,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/wal/wal_fs_test.ts"],
   },
   {
+    name: "transport-flush-per-microtask",
+    breaks: "a turn's outputs leave together: a reply made a few microtasks on rides with its ack",
+    file: "src/transport/udp_transport.ts",
+    from: "    this.#runtime.defer(() => {\n      this.#flushQueued = false;",
+    to: "    queueMicrotask(() => {\n      this.#flushQueued = false;",
+    tests: ["tests/transport/udp_transport_test.ts"],
+  },
+  {
     name: "transport-no-replay-window",
     breaks: "a replayed datagram is dropped",
     file: "src/transport/replay_window.ts",

@@ -27,6 +27,7 @@
  * own the nodes, the sink and every verdict.
  */
 
+import { setImmediate } from "node:timers";
 import { type CommandSpec, listFlag, numberFlag, stringFlag, UsageError } from "../process/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { readLines } from "../lib/lines.ts";
@@ -128,6 +129,9 @@ export const generatorRuntime: Runtime = Object.freeze({
   setTimer(delayMs: number, fn: () => void): () => void {
     const handle = setTimeout(fn, Math.max(0, delayMs));
     return () => clearTimeout(handle);
+  },
+  defer(fn: () => void): void {
+    setImmediate(fn);
   },
 });
 /** How long a closed-loop slot waits after a refusal (503) before it submits again. */

@@ -8,6 +8,8 @@
  * protocol module.
  */
 
+import { setImmediate } from "node:timers";
+
 /** setTimeout's largest delay; a later deadline is re-armed when this one fires. */
 export const TIMER_DELAY_MAX_MS = 2_147_483_647;
 
@@ -22,6 +24,13 @@ export interface Runtime {
   wallMs(): number;
   /** Runs `fn` once after `delayMs` (clamped to [0, TIMER_DELAY_MAX_MS]); returns a cancel. */
   setTimer(delayMs: number, fn: () => void): () => void;
+  /**
+   * Runs `fn` once after this turn's microtasks (and those they queue), before the event loop
+   * waits for I/O again: `setImmediate`, not a timer. A shell that defers its flush here sends
+   * in one go what a whole turn produced, e.g. a replica's transport ack in the datagram of the
+   * vote its inline fsync made in that same turn.
+   */
+  defer(fn: () => void): void;
 }
 
 /**
@@ -40,6 +49,9 @@ export const realRuntime: Runtime = Object.freeze({
       fn();
     }, clampDelayMs(delayMs));
     return () => clearTimeout(handle);
+  },
+  defer(fn: () => void): void {
+    setImmediate(fn);
   },
 });
 

@@ -46,6 +46,11 @@ export class SimRuntime implements Runtime {
     };
   }
 
+  /** After the events already due now (and their microtasks), as `setImmediate` would. */
+  defer(fn: () => void): void {
+    this.setTimer(0, fn);
+  }
+
   /** The node crashed: every pending timer is dropped and no new one fires. */
   halt(): void {
     this.#halted = true;

@@ -122,6 +122,10 @@ export class StallingRuntime implements Runtime {
       cancel();
     };
   }
+
+  defer(fn: () => void): void {
+    this.#inner.defer(() => this.#gate.timer(fn));
+  }
 }
 
 /** A `DatagramSocket` whose received datagrams reach the node only when it is not stalled. */

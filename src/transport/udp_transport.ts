@@ -311,7 +311,9 @@ export class UdpTransport {
   #scheduleFlush(): void {
     if (this.#flushQueued || this.#closed) return;
     this.#flushQueued = true;
-    queueMicrotask(() => {
+    // Not a microtask: the job store's outputs of this turn (a vote after an inline fsync, a
+    // COMMIT) then leave in the datagram that carries the ack, instead of one datagram each.
+    this.#runtime.defer(() => {
       this.#flushQueued = false;
       this.#flushNow();
     });

@@ -46,6 +46,9 @@ export class VirtualRuntime implements Runtime {
       timer.cancelled = true;
     };
   }
+  defer(fn: () => void): void {
+    this.setTimer(0, fn);
+  }
 
   /**
    * Runs `work` to its end, firing virtual timers whenever nothing else can make progress.

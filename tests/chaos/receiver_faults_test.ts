@@ -35,6 +35,9 @@ function manualRuntime(): Runtime & { advance(ms: number): void } {
       timers.push(timer);
       return () => void timers.splice(timers.indexOf(timer), 1);
     },
+    defer(fn) {
+      timers.push({ atMs: now, fn });
+    },
     advance(ms: number) {
       now += ms;
       for (const t of timers.filter((t) => t.atMs <= now)) {

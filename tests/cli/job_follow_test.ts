@@ -16,6 +16,7 @@ function steppingRuntime(): Runtime & { readonly pauses: number[] } {
       queueMicrotask(fn);
       return () => {};
     },
+    defer: (fn) => queueMicrotask(fn),
   };
 }
 

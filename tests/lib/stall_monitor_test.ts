@@ -14,6 +14,9 @@ function manualRuntime() {
       timers.push(timer);
       return () => void (timers = timers.filter((t) => t !== timer));
     },
+    defer(fn) {
+      timers.push({ atMs: now, fn });
+    },
   };
   return {
     runtime,

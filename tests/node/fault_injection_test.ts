@@ -26,6 +26,7 @@ function manualRuntime(): Runtime & { advance(ms: number): void } {
     nowMs: () => now,
     wallMs: () => 1_700_000_000_000 + now,
     setTimer: () => () => {},
+    defer: () => {},
     advance(ms: number) {
       now += ms;
     },
