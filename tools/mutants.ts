@@ -148,6 +148,23 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/transport/udp_transport_test.ts"],
   },
   {
+    name: "wal-inline-sync-without-sending-first",
+    breaks: "what is queued for peers leaves before an inline fsync blocks the thread",
+    file: "src/wal/wal_fs.ts",
+    from: "        this.#beforeInlineSync();\n",
+    to: "",
+    tests: ["tests/wal/wal_fs_test.ts"],
+  },
+  {
+    name: "transport-send-queued-sends-acks-alone",
+    breaks:
+      "sending queued messages early leaves an ack with nothing to ride on for the turn's flush",
+    file: "src/transport/session.ts",
+    from: "    if (dataOnly && !this.#sender.hasData(nowMs)) return;\n",
+    to: "",
+    tests: ["tests/transport/udp_transport_test.ts"],
+  },
+  {
     name: "transport-no-replay-window",
     breaks: "a replayed datagram is dropped",
     file: "src/transport/replay_window.ts",

@@ -59,11 +59,12 @@ export interface WalConfig {
    * (bench/results/cost/fsync_modes.ts), and five nodes spent 7-9 % less CPU per job at 200
    * jobs/s (bench/results/cost/wake_census_output.txt; issue 19).
    *
-   * Off by default: with it on, tests/e2e/stall_e2e_test.ts failed 1 run in 6 to 10 (a node
-   * resumed after SIGSTOP re-attempted jobs its replacement had delivered, right after its
-   * catch-up), and 0 in 25 with it off (issue 19's note). Until that is understood, turn it on
-   * only to measure. 0: always off-thread.
-   * @default 0
+   * Off-thread, a disk that stalls for seconds cannot stall the node's probes, acks and timers
+   * with it; inline, what is queued for peers leaves just before the fsync blocks
+   * (`beforeInlineSync`), so a SUBMIT's replicas fsync while the leader does. (It was off for a
+   * session: tests/e2e/stall_e2e_test.ts failed with it on, from a catch-up race fixed since.)
+   * 0: always off-thread.
+   * @default 2
    */
   inlineSyncMsMax: number;
 }
@@ -76,7 +77,7 @@ export const walDefaults: Readonly<WalConfig> = Object.freeze({
   batchWaitMs: 0,
   queueRecordsMax: 65536,
   recordBytesMax: 2 * 1024 * 1024,
-  inlineSyncMsMax: 0,
+  inlineSyncMsMax: 2,
 });
 
 export function validateWalConfig(config: WalConfig): WalConfig {

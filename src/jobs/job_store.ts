@@ -32,7 +32,7 @@ import type {
   DeliveryWiring,
 } from "../delivery/types.ts";
 import { Wal } from "../wal/wal.ts";
-import type { WalFs } from "../wal/wal_fs.ts";
+import { denoWalFsWith, type WalFs } from "../wal/wal_fs.ts";
 import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/types.ts";
 import { JOBS_CHANNEL } from "./job_messages.ts";
 import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
@@ -81,6 +81,11 @@ export interface JobsTransport {
   send(address: string, channel: number, bytes: Uint8Array): SendResult;
   onMessage(handler: (message: DeliveredMessage) => void): () => void;
   onEvent(handler: (event: TransportEvent) => void): () => void;
+  /**
+   * Sends what is queued now, not at the end of the turn (`UdpTransport.sendQueuedNow`): the
+   * store calls it before its WAL blocks the thread in an inline fsync.
+   */
+  sendQueuedNow?(): void;
 }
 
 /** A member as membership reports it. */
@@ -236,7 +241,12 @@ export class JobStore implements JobService, DeliveryStore {
       const opened = await Wal.open(options.dataDir, {
         config: walConfig,
         metrics: options.metrics,
-        ...(options.fs !== undefined ? { fs: options.fs } : {}),
+        // A SUBMIT's replicas fsync while the leader does: its records leave before the
+        // leader's own inline fsync blocks the thread (wal_fs.ts), not after.
+        fs: options.fs ?? denoWalFsWith({
+          inlineSyncMsMax: walConfig.inlineSyncMsMax ?? walDefaults.inlineSyncMsMax,
+          beforeInlineSync: () => options.transport.sendQueuedNow?.(),
+        }),
         rng: options.rng,
         replay: (record) => {
           const problem = core.replay(record.kind, record.payload, runtime.wallMs());

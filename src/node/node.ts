@@ -258,7 +258,13 @@ export class Node {
         ...(options.wal !== undefined ? { wal: options.wal } : {}),
         ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
         ...(injector !== undefined
-          ? { fs: injector.wrapFs(denoWalFsWith({ ...walDefaults, ...options.wal })) }
+          ? {
+            fs: injector.wrapFs(denoWalFsWith({
+              ...walDefaults,
+              ...options.wal,
+              beforeInlineSync: () => transport.sendQueuedNow(),
+            })),
+          }
           : {}),
         scheduler: (wiring) => (engine = buildEngine(wiring)),
         stallMonitor,

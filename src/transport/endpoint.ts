@@ -418,11 +418,14 @@ export class Endpoint {
     this.flush(nowMs);
   }
 
-  /** Builds datagrams for everything queued; many messages share one datagram. */
-  flush(nowMs: number): void {
+  /**
+   * Builds datagrams for everything queued; many messages share one datagram. `dataOnly`:
+   * only for peers with data waiting (their pending acks ride along); acks alone wait.
+   */
+  flush(nowMs: number, dataOnly = false): void {
     const datagrams = this.#out.datagrams;
     const before = datagrams.length;
-    for (const session of this.#sessions.values()) session.flush(nowMs);
+    for (const session of this.#sessions.values()) session.flush(nowMs, dataOnly);
     for (let i = before; i < datagrams.length; i++) {
       const length = datagrams[i]!.bytes.length;
       assert(length <= this.config.datagramBytes, `datagram of ${length} bytes built`);

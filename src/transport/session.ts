@@ -328,7 +328,12 @@ export class Session {
   // ---- building datagrams ----------------------------------------------------------------
 
   /** Builds every datagram this session may send now (data within the window, acks). */
-  flush(nowMs: number): void {
+  /**
+   * Builds the datagrams due. `dataOnly`: only when data waits for this peer (a pending ack
+   * rides along); an ack alone stays pending for the next full flush.
+   */
+  flush(nowMs: number, dataOnly = false): void {
+    if (dataOnly && !this.#sender.hasData(nowMs)) return;
     if (this.#announceTo !== undefined) this.#buildAnnounce(this.#announceTo);
     // Bounded: each iteration sends at least one chunk, one unreliable message or the ack.
     for (;;) {

@@ -319,6 +319,19 @@ export class UdpTransport {
     });
   }
 
+  /**
+   * Sends now the messages queued for peers instead of at the end of the turn; acks with no
+   * message to ride on still wait for the turn's flush. For a caller about to block the thread
+   * (the job store before an inline fsync), so a SUBMIT's replicas start on it meanwhile.
+   */
+  sendQueuedNow(): void {
+    if (this.#closed) return;
+    this.endpoint.flush(this.#runtime.nowMs(), true);
+    for (const d of this.endpoint.takeDatagrams()) this.#sendDatagram(d.address, d.bytes);
+    this.#dispatch();
+    this.#armTimer();
+  }
+
   #flushNow(): void {
     if (this.#closed) return;
     this.endpoint.tick(this.#runtime.nowMs());

@@ -156,3 +156,34 @@ Deno.test("UdpTransport sends a turn's reply in the datagram that acknowledges t
     await b.close();
   }
 });
+
+Deno.test("UdpTransport.sendQueuedNow sends queued messages at once, and leaves an ack with nothing to ride on for the turn's flush", async () => {
+  const a = UdpTransport.start({ nodeId: "a", clusterKey: KEY });
+  const b = UdpTransport.start({ nodeId: "b", clusterKey: KEY });
+  try {
+    const out = (t: UdpTransport) =>
+      Number(t.metrics.snapshot()['hookd_transport_datagrams_total{direction="out"}']);
+    const got: string[] = [];
+    a.onMessage((m) => got.push(text(m)));
+    const seen: Array<[number, number]> = [];
+    b.onMessage((m) => {
+      // Inside b's receive: only an ack is pending, so nothing may leave yet.
+      const before = out(b);
+      b.sendQueuedNow();
+      const afterAckOnly = out(b);
+      b.send(a.address, m.channel, new TextEncoder().encode(`re: ${text(m)}`));
+      b.sendQueuedNow();
+      seen.push([afterAckOnly - before, out(b) - afterAckOnly]);
+    });
+    equal(a.send(b.address, 2, new TextEncoder().encode("first")).accepted, true);
+    await waitFor("the first reply", () => got.length === 1 && a.isIdle(b.address));
+    equal(a.send(b.address, 2, new TextEncoder().encode("second")).accepted, true);
+    await waitFor("the second reply", () => got.length === 2 && a.isIdle(b.address));
+    deepStrictEqual(got, ["re: first", "re: second"]);
+    // The second request (sessions open): no ack-only datagram, then one datagram at once.
+    deepStrictEqual(seen[1], [0, 1]);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});

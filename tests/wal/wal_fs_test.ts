@@ -75,3 +75,32 @@ Deno.test("deno WAL file system: an fsync that fails inline rejects, and does no
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("deno WAL file system: the hook runs before each inline fsync only, and one that throws does not stop the fsync", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    for (const [inlineSyncMsMax, expected] of [[1_000, 3], [0, 0]] as const) {
+      let calls = 0;
+      const fs = denoWalFsWith({
+        inlineSyncMsMax,
+        beforeInlineSync: () => {
+          calls++;
+          throw new Error("a hook that throws");
+        },
+      });
+      const file = await fs.openAppend(`${dir}/segment-${inlineSyncMsMax}`, true);
+      for (let i = 0; i < 3; i++) {
+        await file.writeAll(new Uint8Array([i]));
+        await file.syncData();
+      }
+      file.close();
+      equal(calls, expected, `inlineSyncMsMax ${inlineSyncMsMax}`);
+      deepStrictEqual(
+        await fs.readFile(`${dir}/segment-${inlineSyncMsMax}`),
+        Uint8Array.of(0, 1, 2),
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
