@@ -22,6 +22,7 @@ import { API_TOKEN_CHARS_MIN, type ApiTls, apiTokenProblem, loadTlsFiles } from 
 import { parseAddress } from "../transport/address.ts";
 import { apiDefaults } from "../config/api.ts";
 import { jobsDefaults } from "../config/jobs.ts";
+import { walDefaults } from "../config/wal.ts";
 import { DataDirLockedError } from "../jobs/data_dir_lock.ts";
 import { WalCorruptionError } from "../wal/recovery.ts";
 import { JobLogReplayError } from "../jobs/job_store.ts";
@@ -97,6 +98,13 @@ export const nodeCommand: LeafCommand = {
         help: "WAL mode: batched (group commit) or per-append (one fsync per record; for benches)",
         valueName: "MODE",
         default: "batched",
+      },
+      "wal-inline-sync-ms": {
+        type: "string",
+        help:
+          "fsync on the event-loop thread while recent fsyncs took less than this, ms (0: always in the blocking pool)",
+        valueName: "MS",
+        default: String(walDefaults.inlineSyncMsMax),
       },
       "no-deliver": {
         type: "boolean",
@@ -255,6 +263,9 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
   if (walSync !== "batched" && walSync !== "per-append") {
     throw new UsageError(`hookd node: --wal-sync must be batched or per-append, got ${walSync}`);
   }
+  const inlineSyncMsMax = numberFlag(values, "wal-inline-sync-ms", walDefaults.inlineSyncMsMax, {
+    min: 0,
+  });
   const scheduleRaw = stringFlag(values, "retry-schedule");
   let retryScheduleMs: number[] | undefined;
   if (scheduleRaw !== undefined) {
@@ -285,7 +296,7 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
     ...(transport.lossSeed !== undefined ? { lossSeed: transport.lossSeed } : {}),
     ...(transport.config !== undefined ? { transport: transport.config } : {}),
     jobs: { finishedRetentionMs: retentionS * 1000 },
-    wal: { syncMode: walSync },
+    wal: { syncMode: walSync, inlineSyncMsMax },
     delivery: {
       allowPrivateTargets: booleanFlag(values, "allow-private-targets"),
       ...(retryScheduleMs !== undefined ? { retryScheduleMs } : {}),

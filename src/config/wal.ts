@@ -61,10 +61,15 @@ export interface WalConfig {
    *
    * Off-thread, a disk that stalls for seconds cannot stall the node's probes, acks and timers
    * with it; inline, what is queued for peers leaves just before the fsync blocks
-   * (`beforeInlineSync`), so a SUBMIT's replicas fsync while the leader does. (It was off for a
-   * session: tests/e2e/stall_e2e_test.ts failed with it on, from a catch-up race fixed since.)
+   * (`beforeInlineSync`), so a SUBMIT's replicas fsync while the leader does.
+   *
+   * Off by default (`hookd node --wal-inline-sync-ms 2` turns it on): once the transport's flush
+   * moved to the end of the turn, it saved datagrams (12.1-12.9 per job against 13.8-15.2 at
+   * 200/s) but no CPU (1,497-1,647 µs per job per node against 1,550-1,580, alternated three
+   * times) and no latency (lone-job p50 10.4-12.5 ms against 9.1-13.7):
+   * bench/results/ab_session19/. A change for speed that moves neither stays off.
    * 0: always off-thread.
-   * @default 2
+   * @default 0
    */
   inlineSyncMsMax: number;
 }
@@ -77,7 +82,7 @@ export const walDefaults: Readonly<WalConfig> = Object.freeze({
   batchWaitMs: 0,
   queueRecordsMax: 65536,
   recordBytesMax: 2 * 1024 * 1024,
-  inlineSyncMsMax: 2,
+  inlineSyncMsMax: 0,
 });
 
 export function validateWalConfig(config: WalConfig): WalConfig {
