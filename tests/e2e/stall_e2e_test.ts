@@ -102,8 +102,8 @@ Deno.test({
         await waitUntil(() => jobs.every((id) => received.has(id)), 30_000),
         `the others delivered ${jobs.filter((id) => received.has(id)).length} of ${jobs.length}`,
       );
-      // Everything n1 held is delivered. A freeze of a few seconds, well past the 1 s a node
-      // takes to call itself frozen (nodeDefaults.stallThresholdMs).
+      // Everything n1 held is delivered. A freeze of a few seconds, well past the 1.1 s after
+      // which a node always calls itself frozen (nodeDefaults: beat + threshold).
       await new Promise((r) => setTimeout(r, Math.max(0, stoppedAtMs + 3_000 - Date.now())));
       const resumedAtMs = Date.now();
       Deno.kill(pids.get("n1")!, "SIGCONT");
