@@ -10,6 +10,7 @@
 import type { ApiConfig } from "../config/api.ts";
 import { JOB_LIMITS } from "../config/job_limits.ts";
 import { jobsDefaults } from "../config/jobs.ts";
+import { ATTEMPT_OUTCOMES } from "../delivery/types.ts";
 import { API_ERROR_CODES } from "./errors.ts";
 import type { SubmitLimits } from "./validate.ts";
 
@@ -483,10 +484,7 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             },
             startedAtMs: { type: "number", description: "Epoch ms" },
             latencyMs: { type: "number" },
-            outcome: {
-              type: "string",
-              description: "success, gone, http_error, timeout, network_error, refused",
-            },
+            outcome: { type: "string", enum: [...ATTEMPT_OUTCOMES] },
             status: { type: "integer" },
             detail: { type: "string" },
             node: { type: "string" },

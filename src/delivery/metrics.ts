@@ -8,17 +8,10 @@
 
 import type { Counter, Gauge, MetricsRegistry } from "../metrics/registry.ts";
 import type { Histogram } from "../metrics/histogram.ts";
-import type { AttemptOutcome } from "./types.ts";
+import { ATTEMPT_OUTCOMES, type AttemptOutcome } from "./types.ts";
 import type { BreakerState } from "./circuit_breaker.ts";
 
-const OUTCOMES: readonly AttemptOutcome[] = [
-  "success",
-  "gone",
-  "http_error",
-  "timeout",
-  "network_error",
-  "refused",
-];
+const OUTCOMES: readonly AttemptOutcome[] = ATTEMPT_OUTCOMES;
 
 export const BREAKER_STATE_VALUE: Readonly<Record<BreakerState, number>> = {
   closed: 0,

@@ -76,14 +76,22 @@ export type AttemptResult =
   /** Refused before sending: bad scheme, private address with the guard on, payload too big. */
   | { readonly kind: "refused"; readonly message: string; readonly latencyMs: number };
 
+/**
+ * The outcomes an attempt can have: the one list the engine's classification, its metrics'
+ * labels, the job's history, the WAL codec (by index: append only, never reorder) and the API
+ * use.
+ */
+export const ATTEMPT_OUTCOMES = [
+  "success",
+  "gone",
+  "http_error",
+  "timeout",
+  "network_error",
+  "refused",
+] as const;
+
 /** Outcome label of an attempt, used in metrics and records. */
-export type AttemptOutcome =
-  | "success"
-  | "gone"
-  | "http_error"
-  | "timeout"
-  | "network_error"
-  | "refused";
+export type AttemptOutcome = typeof ATTEMPT_OUTCOMES[number];
 
 /** One attempt, as kept in a job's history. */
 export interface AttemptRecord {

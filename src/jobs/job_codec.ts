@@ -14,8 +14,8 @@ import { ByteReader, ByteWriter, DecodeError } from "../lib/bytes.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import { assert, unreachable } from "../lib/assert.ts";
 import { JOB_LIMITS } from "../config/job_limits.ts";
+import { ATTEMPT_OUTCOMES } from "../delivery/types.ts";
 import {
-  ATTEMPT_OUTCOMES,
   type AttemptEntry,
   type HeldRanges,
   type JobPhase,

@@ -14,6 +14,8 @@
  * over pending, then more attempts over fewer. Applying a record twice changes nothing.
  */
 
+import type { AttemptOutcome } from "../delivery/types.ts";
+
 /** Where a replicated record comes from: its origin voter and that origin's sequence number. */
 export interface Stamp {
   /** The origin's voter address (`host:port`, canonical). */
@@ -43,23 +45,6 @@ export interface JobSpec {
   readonly bodyHash: string;
 }
 
-export type AttemptOutcomeCode =
-  | "success"
-  | "gone"
-  | "http_error"
-  | "timeout"
-  | "network_error"
-  | "refused";
-
-export const ATTEMPT_OUTCOMES: readonly AttemptOutcomeCode[] = [
-  "success",
-  "gone",
-  "http_error",
-  "timeout",
-  "network_error",
-  "refused",
-];
-
 /** One attempt in a job's history. */
 export interface AttemptEntry {
   /** 1-based within its round (the retry policy's count): a manual retry starts again at 1. */
@@ -71,7 +56,7 @@ export interface AttemptEntry {
   readonly retry?: number;
   readonly startedAtMs: number;
   readonly latencyMs: number;
-  readonly outcome: AttemptOutcomeCode;
+  readonly outcome: AttemptOutcome;
   /** 0 when the receiver did not answer. */
   readonly status: number;
   readonly detail: string;

@@ -66,7 +66,10 @@ export interface AttemptView {
   /** When it started, epoch ms. */
   readonly startedAtMs: number;
   readonly latencyMs: number;
-  /** success, gone, http_error, timeout, network_error, refused */
+  /**
+   * One of ATTEMPT_OUTCOMES (delivery/types.ts); typed as text, as a client reads it, since a
+   * newer node may add one.
+   */
   readonly outcome: string;
   /** HTTP status, when the receiver answered. */
   readonly status?: number;

@@ -12,7 +12,7 @@ import type {
   ReplicatedRecord,
   Stamp,
 } from "../../src/jobs/job_model.ts";
-import { ATTEMPT_OUTCOMES } from "../../src/jobs/job_model.ts";
+import { ATTEMPT_OUTCOMES } from "../../src/delivery/types.ts";
 
 export const ORIGINS = ["10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.3:7000"];
 
