@@ -47,7 +47,7 @@ import {
 } from "../config/membership.ts";
 import { assert, unreachable } from "../lib/assert.ts";
 import type { Rng } from "../lib/rng.ts";
-import { type Counter, type Gauge, MetricsRegistry } from "../metrics/registry.ts";
+import { MetricsRegistry } from "../metrics/registry.ts";
 import { Awareness } from "./awareness.ts";
 import {
   decodePacket,
@@ -74,6 +74,7 @@ import {
 } from "./messages.ts";
 import { Suspicion } from "./suspicion.ts";
 import { retransmitLimit, suspicionBounds } from "./suspicion_math.ts";
+import { registerSwimMetrics, type SwimMetrics } from "./swim_metrics.ts";
 
 export type SwimInput =
   | { type: "tick" }
@@ -225,26 +226,7 @@ export class SwimCore implements MembershipView {
   #joined: boolean;
   #leaving = false;
   #out: SwimOutput[] = [];
-  readonly #m: {
-    probes: Counter;
-    acks: Counter;
-    nacks: Counter;
-    indirectProbes: Counter;
-    relayed: Counter;
-    relayRefused: Counter;
-    suspicionsRaised: Counter;
-    suspicionsRefuted: Counter;
-    selfRefutations: Counter;
-    deadDeclared: Counter;
-    lateWakes: Counter;
-    refutationsRefused: Counter;
-    decodeErrors: Counter;
-    packetsIn: Counter;
-    packetsOut: Counter;
-    membersRefused: Counter;
-    byState: Record<MemberState, Gauge>;
-    awareness: Gauge;
-  };
+  readonly #m: SwimMetrics;
 
   constructor(options: SwimCoreOptions) {
     this.config = validateMembershipConfig({ ...membershipDefaults, ...options.config });
@@ -278,39 +260,7 @@ export class SwimCore implements MembershipView {
     this.#nextSyncMs = now + (0.5 + this.#rng.next()) * this.config.syncIntervalMs;
     this.#nextJoinMs = now;
     this.#joined = this.#seeds.length === 0;
-    const reg = options.metrics ?? new MetricsRegistry();
-    const c = (name: string, help: string) => reg.counter(`hookd_membership_${name}`, help);
-    this.#m = {
-      probes: c("probes_total", "Direct probes started"),
-      acks: c("acks_total", "Probes answered by an ack (direct or relayed)"),
-      nacks: c("nacks_total", "Nacks received from indirect probers"),
-      indirectProbes: c("indirect_probes_total", "Ping-req messages sent to relays"),
-      relayed: c("relayed_probes_total", "Indirect probes relayed for other members"),
-      relayRefused: c("relay_refused_total", "Ping-req refused: too many relays pending"),
-      suspicionsRaised: c("suspicions_raised_total", "Members this node began to suspect"),
-      suspicionsRefuted: c("suspicions_refuted_total", "Suspected members seen alive again"),
-      selfRefutations: c("self_refutations_total", "Suspicions of this node it refuted"),
-      deadDeclared: c("dead_declared_total", "Suspicion timeouts that declared a member dead"),
-      lateWakes: c(
-        "late_wakes_total",
-        "Steps that came later than lateWakeToleranceMs past a deadline (this node stalled)",
-      ),
-      refutationsRefused: c(
-        "refutations_refused_total",
-        "Claims about this node at the last incarnation (forged or corrupt), not refuted",
-      ),
-      decodeErrors: c("decode_errors_total", "Membership packets that failed to decode"),
-      packetsIn: c("packets_in_total", "Membership packets received"),
-      packetsOut: c("packets_out_total", "Membership packets sent"),
-      membersRefused: c("members_refused_total", "New members refused: table full"),
-      byState: {
-        alive: reg.gauge("hookd_membership_members", "Members per state", { state: "alive" }),
-        suspect: reg.gauge("hookd_membership_members", "Members per state", { state: "suspect" }),
-        dead: reg.gauge("hookd_membership_members", "Members per state", { state: "dead" }),
-        left: reg.gauge("hookd_membership_members", "Members per state", { state: "left" }),
-      },
-      awareness: reg.gauge("hookd_membership_awareness_score", "Lifeguard local health score"),
-    };
+    this.#m = registerSwimMetrics(options.metrics ?? new MetricsRegistry());
     this.#updateGauges();
     this.#wakeMs = this.#computeWakeMs();
   }
