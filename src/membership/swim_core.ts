@@ -55,9 +55,9 @@ import {
   messageBytes,
   PACKET_HEADER_BYTES,
   PACKET_MESSAGES_MAX,
-  SYNC_MEMBERS_MAX,
 } from "./codec.ts";
 import { GossipQueue } from "./gossip_queue.ts";
+import { type Member, type MemberInfo, MemberTable } from "./member_table.ts";
 import {
   ack,
   ADDRESS_BYTES_MAX,
@@ -65,7 +65,6 @@ import {
   dead,
   type GossipMessage,
   type MemberRecord,
-  type MemberState,
   nack,
   NODE_ID_BYTES_MAX,
   ping,
@@ -101,15 +100,7 @@ export type SwimOutput =
   }
   | { type: "event"; event: MemberEvent };
 
-/** A read-only row of the member table. */
-export interface MemberInfo {
-  readonly nodeId: string;
-  readonly address: string;
-  readonly incarnation: number;
-  readonly state: MemberState;
-  /** When this node last saw the member change state (its own clock). */
-  readonly stateChangeMs: number;
-}
+export type { MemberInfo };
 
 /** What ownership and the CLI may read; nothing here changes the protocol state. */
 export interface MembershipView {
@@ -140,15 +131,6 @@ export interface SwimCoreOptions {
   metrics?: MetricsRegistry;
 }
 
-interface Member {
-  nodeId: string;
-  address: string;
-  incarnation: number;
-  state: MemberState;
-  stateChangeMs: number;
-  suspicion: Suspicion | undefined;
-}
-
 interface Probe {
   seq: number;
   targetId: string;
@@ -170,13 +152,6 @@ interface Relay {
   expiresMs: number;
 }
 
-/** What is left of a reaped member: enough to refuse a stale alive and to share in syncs. */
-interface Tombstone {
-  address: string;
-  incarnation: number;
-  state: "dead" | "left";
-}
-
 const INCARNATION_MAX = 0xffffffff;
 
 /**
@@ -190,8 +165,7 @@ export class SwimCore implements MembershipView {
   readonly config: Readonly<MembershipConfig>;
   readonly #rng: Rng;
   readonly #seeds: string[];
-  readonly #members = new Map<string, Member>();
-  readonly #tombstones = new Map<string, Tombstone>();
+  readonly #table: MemberTable;
   readonly #gossip: GossipQueue;
   readonly #awareness: Awareness;
   readonly #relays = new Map<number, Relay>();
@@ -210,19 +184,6 @@ export class SwimCore implements MembershipView {
    * that comes on time (see `#checkLateWake`).
    */
   #lateWakePostponeArmed = true;
-  /**
-   * Bumped by every change to the table that moves a count by state or a member's deadline
-   * (state, suspicion, a member added or reaped): what is derived from the whole table is
-   * recomputed only when it moved, not for every packet (at 200 members that was most of the
-   * cost of a step).
-   */
-  #version = 0;
-  #countsVersion = -1;
-  #counts: Record<MemberState, number> = { alive: 0, suspect: 0, dead: 0, left: 0 };
-  #liveAddressesVersion = -1;
-  #liveAddressesSet: ReadonlySet<string> = new Set();
-  #memberWakeVersion = -1;
-  #memberWakeMs = Infinity;
   #joined: boolean;
   #leaving = false;
   #out: SwimOutput[] = [];
@@ -245,14 +206,14 @@ export class SwimCore implements MembershipView {
       `incarnation must be a u32, got ${incarnation}`,
     );
     const now = options.nowMs;
-    this.#members.set(this.nodeId, {
+    this.#table = new MemberTable({
       nodeId: this.nodeId,
       address: this.address,
       incarnation,
       state: "alive",
       stateChangeMs: now,
       suspicion: undefined,
-    });
+    }, this.config);
     // Spread the first probe and sync over a period so that nodes started together do not
     // move in lockstep.
     this.#nextProbeMs = now + this.#rng.next() * this.config.probeIntervalMs;
@@ -270,27 +231,23 @@ export class SwimCore implements MembershipView {
   // -------------------------------------------------------------------------------------------
 
   members(): MemberInfo[] {
-    return [...this.#members.values()].map(toInfo);
+    return this.#table.infos();
   }
 
   member(nodeId: string): MemberInfo | undefined {
-    const m = this.#members.get(nodeId);
-    return m === undefined ? undefined : toInfo(m);
+    return this.#table.info(nodeId);
   }
 
   isDead(nodeId: string): boolean {
-    const m = this.#members.get(nodeId);
-    if (m === undefined) return this.#tombstones.has(nodeId);
-    return m.state === "dead" || m.state === "left";
+    return this.#table.isDead(nodeId);
   }
 
   isAlive(nodeId: string): boolean {
-    const s = this.#members.get(nodeId)?.state;
-    return s === "alive" || s === "suspect";
+    return this.#table.isAlive(nodeId);
   }
 
   get incarnation(): number {
-    return this.#self().incarnation;
+    return this.#table.self().incarnation;
   }
 
   get awarenessScore(): number {
@@ -352,7 +309,7 @@ export class SwimCore implements MembershipView {
     } else if (!this.#leaving) {
       wake = Math.min(wake, this.#nextProbeMs);
     }
-    wake = Math.min(wake, this.#memberWake());
+    wake = Math.min(wake, this.#table.wakeMs());
     for (const r of this.#relays.values()) wake = Math.min(wake, r.nackAtMs, r.expiresMs);
     return wake;
   }
@@ -365,7 +322,7 @@ export class SwimCore implements MembershipView {
    * client's answers used them all up within milliseconds and the members heard nothing.
    */
   gossipPacket(spaceBytes: number, toAddress?: string): Uint8Array | null {
-    if (toAddress !== undefined && !this.#liveAddresses().has(toAddress)) return null;
+    if (toAddress !== undefined && !this.#table.liveAddresses().has(toAddress)) return null;
     const room = Math.min(spaceBytes, this.config.packetBytesMax) - PACKET_HEADER_BYTES;
     const updates = this.#gossip.take(room, PACKET_MESSAGES_MAX, this.#retransmitLimit());
     if (updates.length === 0) return null;
@@ -385,8 +342,8 @@ export class SwimCore implements MembershipView {
     }
     this.#tickProbe(now);
     // Suspicion deadlines and reaps: only when one is due, not a table walk per tick.
-    const membersDue = now >= this.#memberWake();
-    for (const m of membersDue ? [...this.#members.values()] : []) {
+    const membersDue = now >= this.#table.wakeMs();
+    for (const m of membersDue ? [...this.#table.values()] : []) {
       if (m.suspicion !== undefined && now >= m.suspicion.deadlineMs) {
         this.#m.deadDeclared.inc();
         const notice = dead(m.nodeId, m.incarnation, this.nodeId);
@@ -409,7 +366,7 @@ export class SwimCore implements MembershipView {
       if (this.#joined && !this.#leaving) this.#periodicSync(now);
       this.#nextSyncMs = now + this.config.syncIntervalMs;
     }
-    if (membersDue) this.#reap(now);
+    if (membersDue) this.#table.reap(now);
   }
 
   /**
@@ -438,8 +395,7 @@ export class SwimCore implements MembershipView {
     if (!this.#lateWakePostponeArmed) return;
     this.#lateWakePostponeArmed = false;
     const resumeMs = now + this.config.probeTimeoutMs;
-    for (const m of this.#members.values()) m.suspicion?.postpone(resumeMs);
-    this.#touch();
+    this.#table.postponeSuspicions(resumeMs);
     const probe = this.#probe;
     if (probe !== undefined) {
       if (!probe.indirectSent && probe.indirectAtMs < resumeMs) {
@@ -494,7 +450,7 @@ export class SwimCore implements MembershipView {
 
   #probeIndirect(probe: Probe): void {
     probe.indirectSent = true;
-    const target = this.#members.get(probe.targetId);
+    const target = this.#table.get(probe.targetId);
     const targetIncarnation = target?.incarnation ?? 0;
     const targetSuspect = target?.state === "suspect";
     const relays = this.#pick(
@@ -527,7 +483,7 @@ export class SwimCore implements MembershipView {
     // before we accuse anyone else.
     const delta = probe.expectedNacks > 0 ? probe.expectedNacks - probe.nacks : 1;
     this.#awareness.applyDelta(delta);
-    const target = this.#members.get(probe.targetId);
+    const target = this.#table.get(probe.targetId);
     if (target === undefined || target.state !== "alive" && target.state !== "suspect") return;
     this.#onSuspect(now, suspect(target.nodeId, target.incarnation, this.nodeId));
     if (target.state === "suspect") {
@@ -541,11 +497,11 @@ export class SwimCore implements MembershipView {
       m !== undefined && m.nodeId !== this.nodeId && (m.state === "alive" || m.state === "suspect");
     for (let attempts = 0; attempts < 2; attempts++) {
       while (this.#probeIndex < this.#probeOrder.length) {
-        const m = this.#members.get(this.#probeOrder[this.#probeIndex++]!);
+        const m = this.#table.get(this.#probeOrder[this.#probeIndex++]!);
         if (probeable(m)) return m;
       }
       // End of a pass: reshuffle, so each member is probed once per pass in a fresh order.
-      this.#probeOrder = [...this.#members.values()].filter(probeable).map((m) => m.nodeId);
+      this.#probeOrder = [...this.#table.values()].filter(probeable).map((m) => m.nodeId);
       shuffle(this.#probeOrder, this.#rng);
       this.#probeIndex = 0;
     }
@@ -555,7 +511,7 @@ export class SwimCore implements MembershipView {
   #gossipRound(now: number): void {
     // Keep telling each member we suspect, until it refutes or our timer fires: its refutation
     // is the only thing that stops a false death, and one lost datagram must not prevent it.
-    for (const m of this.#members.values()) {
+    for (const m of this.#table.values()) {
       if (m.state === "suspect") {
         this.#send(m.address, [suspect(m.nodeId, m.incarnation, this.nodeId)]);
       }
@@ -573,7 +529,7 @@ export class SwimCore implements MembershipView {
   }
 
   #periodicSync(now: number): void {
-    const candidates = [...this.#members.values()].filter((m) =>
+    const candidates = [...this.#table.values()].filter((m) =>
       m.nodeId !== this.nodeId &&
       (m.state === "alive" || m.state === "suspect" ||
         (m.state === "dead" && now - m.stateChangeMs < this.config.gossipToDeadMs))
@@ -588,42 +544,14 @@ export class SwimCore implements MembershipView {
     if (address !== undefined) this.#sendSync(address, false, false);
   }
 
-  #reap(now: number): void {
-    for (const m of [...this.#members.values()]) {
-      // The same sum `#memberWake` asks to be woken at: `now - stateChangeMs` can round a hair
-      // below deadReapMs at exactly that time, and the timer re-fired at the same instant
-      // forever (a livelock in virtual time, found by the whole-cluster simulation).
-      if (
-        (m.state === "dead" || m.state === "left") &&
-        now >= m.stateChangeMs + this.config.deadReapMs
-      ) {
-        this.#members.delete(m.nodeId);
-        this.#touch();
-        this.#remember(m.nodeId, m.address, m.incarnation, m.state);
-      }
-    }
-  }
-
-  /** Tombstones a dead member's last incarnation (bounded: the oldest is forgotten first). */
-  #remember(nodeId: string, address: string, incarnation: number, state: "dead" | "left"): void {
-    const known = this.#tombstones.get(nodeId);
-    if (known !== undefined && known.incarnation > incarnation) return;
-    this.#tombstones.delete(nodeId);
-    this.#tombstones.set(nodeId, { address, incarnation, state });
-    if (this.#tombstones.size > this.config.tombstonesMax) {
-      const oldest = this.#tombstones.keys().next().value;
-      if (oldest !== undefined) this.#tombstones.delete(oldest);
-    }
-  }
-
   #leave(now: number): void {
     if (this.#leaving) return;
     this.#leaving = true;
     this.#probe = undefined;
-    const self = this.#self();
+    const self = this.#table.self();
     self.state = "left";
     self.stateChangeMs = now;
-    this.#touch();
+    this.#table.touch();
     const notice = dead(this.nodeId, self.incarnation, this.nodeId);
     this.#gossip.push(notice);
     // Others must learn at once, not after a gossip round; each pushes it on (see #onDead).
@@ -650,7 +578,7 @@ export class SwimCore implements MembershipView {
         // A probe for another node id reached a process that reused the address: stay silent,
         // so the prober learns that its target is gone.
         if (message.targetId !== this.nodeId) return;
-        const self = this.#self();
+        const self = this.#table.self();
         if (this.#leaving) {
           this.#send(fromAddress, [
             ack(message.seq),
@@ -704,7 +632,7 @@ export class SwimCore implements MembershipView {
           this.#relays.delete(message.seq);
           // The target's ack came with its current incarnation if the requester's was stale
           // (already applied above, as it precedes the ack in the packet): pass it on.
-          const target = this.#members.get(relay.targetId);
+          const target = this.#table.get(relay.targetId);
           this.#send(
             relay.requesterAddress,
             target !== undefined && target.state === "alive" &&
@@ -732,7 +660,7 @@ export class SwimCore implements MembershipView {
           // The sender holds a stale view of us (refuted or not): correct it directly, as the
           // ack of a ping would. Without this an accuser that missed our refutation keeps
           // accusing until its timer declares us dead.
-          const self = this.#self();
+          const self = this.#table.self();
           this.#send(fromAddress, [
             this.#leaving
               ? dead(this.nodeId, self.incarnation, this.nodeId)
@@ -750,11 +678,11 @@ export class SwimCore implements MembershipView {
 
   #onSync(now: number, fromAddress: string, isResponse: boolean, rows: MemberRecord[]): void {
     for (const row of rows) {
-      const unknown = !this.#members.has(row.nodeId) && row.nodeId !== this.nodeId;
+      const unknown = !this.#table.has(row.nodeId) && row.nodeId !== this.nodeId;
       if (unknown && (row.state === "dead" || row.state === "left")) {
         // A member we never knew that is gone is only remembered, so that a stale alive still
         // in flight cannot add it back.
-        this.#remember(row.nodeId, row.address, row.incarnation, row.state);
+        this.#table.remember(row.nodeId, row.address, row.incarnation, row.state);
         continue;
       }
       switch (row.state) {
@@ -791,20 +719,18 @@ export class SwimCore implements MembershipView {
   #onAlive(now: number, message: GossipMessage & { type: "alive" }): void {
     if (message.nodeId === this.nodeId) {
       // Someone claims a newer us (a previous life, or a forged message): outvote it.
-      if (message.incarnation > this.#self().incarnation && !this.#leaving) {
+      if (message.incarnation > this.#table.self().incarnation && !this.#leaving) {
         this.#refute(message.incarnation);
       }
       return;
     }
-    let m = this.#members.get(message.nodeId);
+    let m = this.#table.get(message.nodeId);
     if (m === undefined) {
-      const tomb = this.#tombstones.get(message.nodeId);
-      if (tomb !== undefined && message.incarnation <= tomb.incarnation) return;
-      if (this.#members.size >= this.config.membersMax) {
+      if (this.#table.buried(message.nodeId, message.incarnation)) return;
+      if (this.#table.size >= this.config.membersMax) {
         this.#m.membersRefused.inc();
         return;
       }
-      this.#tombstones.delete(message.nodeId);
       m = {
         nodeId: message.nodeId,
         address: message.address,
@@ -813,11 +739,10 @@ export class SwimCore implements MembershipView {
         stateChangeMs: now,
         suspicion: undefined,
       };
-      this.#members.set(m.nodeId, m);
-      this.#touch();
+      this.#table.add(m);
       // New members go to a random place in the current pass so they are probed soon.
       this.#queueProbe(m.nodeId, (pending) => this.#rng.int(pending + 1));
-      if (this.#members.size === 2 && this.#seeds.length > 0) this.#joined = true;
+      if (this.#table.size === 2 && this.#seeds.length > 0) this.#joined = true;
       this.#gossip.push(message);
       this.#emit("member-alive", m);
       return;
@@ -828,7 +753,7 @@ export class SwimCore implements MembershipView {
     m.incarnation = message.incarnation;
     m.address = message.address;
     m.suspicion = undefined;
-    this.#touch();
+    this.#table.touch();
     if (changed) {
       m.state = "alive";
       m.stateChangeMs = now;
@@ -855,7 +780,7 @@ export class SwimCore implements MembershipView {
    */
   #onSuspect(now: number, message: GossipMessage & { type: "suspect" }, fromSync = false): void {
     if (this.#refuteIfAboutSelf(message)) return;
-    const m = this.#members.get(message.nodeId);
+    const m = this.#table.get(message.nodeId);
     if (m === undefined || message.incarnation < m.incarnation) return;
     if (m.state === "dead" || m.state === "left") return;
     if (
@@ -864,7 +789,7 @@ export class SwimCore implements MembershipView {
       if (fromSync) return;
       // An independent confirmation shrinks our timer; pass it on so others' shrink too.
       if (m.suspicion.confirm(message.fromId)) {
-        this.#touch();
+        this.#table.touch();
         this.#gossip.push(message);
       }
       return;
@@ -875,11 +800,11 @@ export class SwimCore implements MembershipView {
     m.incarnation = message.incarnation;
     m.state = "suspect";
     m.stateChangeMs = now;
-    this.#touch();
+    this.#table.touch();
     m.suspicion = new Suspicion(
       now,
       message.fromId,
-      suspicionBounds(this.#liveCount(), this.config),
+      suspicionBounds(this.#table.liveCount(), this.config),
     );
     this.#m.suspicionsRaised.inc();
     if (message.fromId !== this.nodeId && !fromSync) {
@@ -898,7 +823,7 @@ export class SwimCore implements MembershipView {
    */
   #refuteIfAboutSelf(message: { nodeId: string; incarnation: number }): boolean {
     if (message.nodeId !== this.nodeId) return false;
-    if (!this.#leaving && message.incarnation >= this.#self().incarnation) {
+    if (!this.#leaving && message.incarnation >= this.#table.self().incarnation) {
       this.#refute(message.incarnation);
     }
     return true;
@@ -910,14 +835,14 @@ export class SwimCore implements MembershipView {
    */
   #onDead(now: number, message: GossipMessage & { type: "dead" }, fromSync = false): void {
     if (this.#refuteIfAboutSelf(message)) return;
-    const m = this.#members.get(message.nodeId);
+    const m = this.#table.get(message.nodeId);
     if (m === undefined || message.incarnation < m.incarnation) return;
     if (m.state === "dead" || m.state === "left") return;
     m.incarnation = message.incarnation;
     m.state = message.fromId === message.nodeId ? "left" : "dead";
     m.stateChangeMs = now;
     m.suspicion = undefined;
-    this.#touch();
+    this.#table.touch();
     if (this.#probe?.targetId === m.nodeId) this.#probe = undefined;
     this.#gossip.push(message);
     if (!fromSync) this.#pushNotice(message);
@@ -925,7 +850,7 @@ export class SwimCore implements MembershipView {
   }
 
   #refute(seenIncarnation: number): void {
-    const self = this.#self();
+    const self = this.#table.self();
     if (Math.max(self.incarnation, seenIncarnation) >= INCARNATION_MAX) {
       // Only a forged or corrupt message can name the last u32 incarnation (ours starts far
       // below it and rises by one per refutation). It cannot be outvoted, and asserting here
@@ -968,64 +893,8 @@ export class SwimCore implements MembershipView {
   // Helpers
   // -------------------------------------------------------------------------------------------
 
-  #self(): Member {
-    const self = this.#members.get(this.nodeId);
-    assert(self !== undefined, "the member table always holds this node");
-    return self;
-  }
-
-  #touch(): void {
-    this.#version++;
-  }
-
-  #stateCounts(): Readonly<Record<MemberState, number>> {
-    if (this.#countsVersion !== this.#version) {
-      const counts: Record<MemberState, number> = { alive: 0, suspect: 0, dead: 0, left: 0 };
-      for (const m of this.#members.values()) counts[m.state]++;
-      this.#counts = counts;
-      this.#countsVersion = this.#version;
-    }
-    return this.#counts;
-  }
-
-  /** Addresses of the live members but us (alive or suspect), recomputed when the table moved. */
-  #liveAddresses(): ReadonlySet<string> {
-    if (this.#liveAddressesVersion !== this.#version) {
-      const addresses = new Set<string>();
-      for (const m of this.#members.values()) {
-        if (m.nodeId !== this.nodeId && (m.state === "alive" || m.state === "suspect")) {
-          addresses.add(m.address);
-        }
-      }
-      this.#liveAddressesSet = addresses;
-      this.#liveAddressesVersion = this.#version;
-    }
-    return this.#liveAddressesSet;
-  }
-
-  #liveCount(): number {
-    const counts = this.#stateCounts();
-    return counts.alive + counts.suspect;
-  }
-
-  /** The earliest suspicion deadline or reap time in the table. */
-  #memberWake(): number {
-    if (this.#memberWakeVersion !== this.#version) {
-      let wake = Infinity;
-      for (const m of this.#members.values()) {
-        if (m.suspicion !== undefined) wake = Math.min(wake, m.suspicion.deadlineMs);
-        if (m.state === "dead" || m.state === "left") {
-          wake = Math.min(wake, m.stateChangeMs + this.config.deadReapMs);
-        }
-      }
-      this.#memberWakeMs = wake;
-      this.#memberWakeVersion = this.#version;
-    }
-    return this.#memberWakeMs;
-  }
-
   #retransmitLimit(): number {
-    return retransmitLimit(this.config.retransmitMult, this.#liveCount());
+    return retransmitLimit(this.config.retransmitMult, this.#table.liveCount());
   }
 
   #nextSeq(): number {
@@ -1048,7 +917,7 @@ export class SwimCore implements MembershipView {
 
   /** Up to `count` distinct random members satisfying `accept`. */
   #pick(count: number, accept: (m: Member) => boolean): Member[] {
-    const all = [...this.#members.values()].filter(accept);
+    const all = [...this.#table.values()].filter(accept);
     shuffle(all, this.#rng);
     return all.slice(0, count);
   }
@@ -1073,25 +942,11 @@ export class SwimCore implements MembershipView {
   }
 
   #sendSync(toAddress: string, isResponse: boolean, isJoin: boolean): void {
-    const members: MemberRecord[] = [...this.#members.values()].map((m) => ({
-      nodeId: m.nodeId,
-      address: m.address,
-      incarnation: m.incarnation,
-      state: m.state,
-    }));
-    // Tombstones travel too. After a partition longer than deadReapMs each side has reaped the
-    // other, and its tombstones refuse the other side's alives at the same incarnation; only
-    // learning of its own death (and refuting it) lets a member back in, and a sync is where a
-    // node first hears from the other side again.
-    for (const [nodeId, t] of this.#tombstones) {
-      if (members.length >= SYNC_MEMBERS_MAX) break;
-      members.push({ nodeId, address: t.address, incarnation: t.incarnation, state: t.state });
-    }
     this.#m.packetsOut.inc();
     this.#out.push({
       type: "send",
       toAddress,
-      bytes: encodePacket([{ type: "sync", isResponse, isJoin, members }]),
+      bytes: encodePacket([{ type: "sync", isResponse, isJoin, members: this.#table.records() }]),
       reliable: true,
     });
   }
@@ -1104,7 +959,7 @@ export class SwimCore implements MembershipView {
   }
 
   #updateGauges(): void {
-    const counts = this.#stateCounts();
+    const counts = this.#table.counts();
     for (const s of ["alive", "suspect", "dead", "left"] as const) {
       this.#m.byState[s].set(counts[s]);
     }
@@ -1121,16 +976,6 @@ function checkLength(option: string, value: string, minBytes: number, maxBytes: 
       } must be ${minBytes}..${maxBytes} UTF-8 bytes, got ${bytes}`,
     );
   }
-}
-
-function toInfo(m: Member): MemberInfo {
-  return {
-    nodeId: m.nodeId,
-    address: m.address,
-    incarnation: m.incarnation,
-    state: m.state,
-    stateChangeMs: m.stateChangeMs,
-  };
 }
 
 function shuffle<T>(items: T[], rng: Rng): void {
