@@ -65,12 +65,12 @@ import {
   dead,
   type GossipMessage,
   type MemberRecord,
-  nack,
   NODE_ID_BYTES_MAX,
-  ping,
   suspect,
   type SwimMessage,
 } from "./messages.ts";
+import { ProbeRelays } from "./probe_relays.ts";
+import { Prober } from "./prober.ts";
 import { Suspicion } from "./suspicion.ts";
 import { retransmitLimit, suspicionBounds } from "./suspicion_math.ts";
 import { registerSwimMetrics, type SwimMetrics } from "./swim_metrics.ts";
@@ -131,27 +131,6 @@ export interface SwimCoreOptions {
   metrics?: MetricsRegistry;
 }
 
-interface Probe {
-  seq: number;
-  targetId: string;
-  targetAddress: string;
-  indirectAtMs: number;
-  endMs: number;
-  indirectSent: boolean;
-  expectedNacks: number;
-  nacks: number;
-}
-
-interface Relay {
-  requesterAddress: string;
-  requesterSeq: number;
-  targetId: string;
-  /** The requester's view of the target, to correct it in the relayed ack if stale. */
-  targetIncarnation: number;
-  nackAtMs: number;
-  expiresMs: number;
-}
-
 const INCARNATION_MAX = 0xffffffff;
 
 /**
@@ -168,12 +147,10 @@ export class SwimCore implements MembershipView {
   readonly #table: MemberTable;
   readonly #gossip: GossipQueue;
   readonly #awareness: Awareness;
-  readonly #relays = new Map<number, Relay>();
-  #probeOrder: string[] = [];
-  #probeIndex = 0;
-  #probe: Probe | undefined;
+  readonly #prober: Prober;
+  readonly #relays: ProbeRelays;
+  /** Probes' and relays' sequence numbers: one counter, so an ack's seq names one of them. */
   #seq = 0;
-  #nextProbeMs: number;
   #nextGossipMs: number;
   #nextSyncMs: number;
   #nextJoinMs: number;
@@ -214,14 +191,33 @@ export class SwimCore implements MembershipView {
       stateChangeMs: now,
       suspicion: undefined,
     }, this.config);
+    this.#m = registerSwimMetrics(options.metrics ?? new MetricsRegistry());
+    const send = (toAddress: string, messages: SwimMessage[]) => this.#send(toAddress, messages);
+    const nextSeq = () => this.#nextSeq();
     // Spread the first probe and sync over a period so that nodes started together do not
     // move in lockstep.
-    this.#nextProbeMs = now + this.#rng.next() * this.config.probeIntervalMs;
+    this.#prober = new Prober({
+      nextSeq,
+      send,
+      pick: (count, accept) => this.#pick(count, accept),
+      probeFailed: (nowMs, targetId) => this.#suspectProbed(nowMs, targetId),
+    }, {
+      selfId: this.nodeId,
+      config: this.config,
+      members: this.#table,
+      awareness: this.#awareness,
+      metrics: this.#m,
+      firstProbeMs: now + this.#rng.next() * this.config.probeIntervalMs,
+    });
+    this.#relays = new ProbeRelays({ nextSeq, send }, {
+      config: this.config,
+      members: this.#table,
+      metrics: this.#m,
+    });
     this.#nextGossipMs = now + this.#rng.next() * this.config.gossipIntervalMs;
     this.#nextSyncMs = now + (0.5 + this.#rng.next()) * this.config.syncIntervalMs;
     this.#nextJoinMs = now;
     this.#joined = this.#seeds.length === 0;
-    this.#m = registerSwimMetrics(options.metrics ?? new MetricsRegistry());
     this.#updateGauges();
     this.#wakeMs = this.#computeWakeMs();
   }
@@ -301,17 +297,9 @@ export class SwimCore implements MembershipView {
   #computeWakeMs(): number {
     let wake = Math.min(this.#nextGossipMs, this.#nextSyncMs);
     if (!this.#joined) wake = Math.min(wake, this.#nextJoinMs);
-    if (this.#probe !== undefined) {
-      wake = Math.min(
-        wake,
-        this.#probe.indirectSent ? this.#probe.endMs : this.#probe.indirectAtMs,
-      );
-    } else if (!this.#leaving) {
-      wake = Math.min(wake, this.#nextProbeMs);
-    }
+    wake = Math.min(wake, this.#prober.wakeMs());
     wake = Math.min(wake, this.#table.wakeMs());
-    for (const r of this.#relays.values()) wake = Math.min(wake, r.nackAtMs, r.expiresMs);
-    return wake;
+    return Math.min(wake, this.#relays.wakeMs());
   }
 
   /**
@@ -340,7 +328,7 @@ export class SwimCore implements MembershipView {
       for (const seed of this.#seeds) this.#sendSync(seed, false, true);
       this.#nextJoinMs = now + this.config.joinRetryMs;
     }
-    this.#tickProbe(now);
+    this.#prober.tick(now);
     // Suspicion deadlines and reaps: only when one is due, not a table walk per tick.
     const membersDue = now >= this.#table.wakeMs();
     for (const m of membersDue ? [...this.#table.values()] : []) {
@@ -350,13 +338,7 @@ export class SwimCore implements MembershipView {
         this.#onDead(now, notice);
       }
     }
-    for (const [seq, r] of this.#relays) {
-      if (now >= r.nackAtMs) {
-        r.nackAtMs = Infinity;
-        this.#send(r.requesterAddress, [nack(r.requesterSeq)]);
-      }
-      if (now >= r.expiresMs) this.#relays.delete(seq);
-    }
+    this.#relays.tick(now);
     if (now >= this.#nextGossipMs) {
       this.#gossipRound(now);
       this.#nextGossipMs += this.config.gossipIntervalMs;
@@ -396,116 +378,19 @@ export class SwimCore implements MembershipView {
     this.#lateWakePostponeArmed = false;
     const resumeMs = now + this.config.probeTimeoutMs;
     this.#table.postponeSuspicions(resumeMs);
-    const probe = this.#probe;
-    if (probe !== undefined) {
-      if (!probe.indirectSent && probe.indirectAtMs < resumeMs) {
-        // The whole probe moves, so the indirect stage keeps its share of the period.
-        const shiftMs = resumeMs - probe.indirectAtMs;
-        probe.indirectAtMs += shiftMs;
-        probe.endMs += shiftMs;
-        this.#nextProbeMs = Math.max(this.#nextProbeMs, probe.endMs);
-      } else if (probe.endMs < resumeMs) {
-        probe.endMs = resumeMs;
-        this.#nextProbeMs = Math.max(this.#nextProbeMs, resumeMs);
-      }
-    }
-    for (const r of this.#relays.values()) r.expiresMs = Math.max(r.expiresMs, resumeMs);
+    this.#prober.postpone(resumeMs);
+    this.#relays.postpone(resumeMs);
   }
 
-  #tickProbe(now: number): void {
-    const probe = this.#probe;
-    if (probe !== undefined) {
-      if (!probe.indirectSent && now >= probe.indirectAtMs) this.#probeIndirect(probe);
-      if (now >= probe.endMs) this.#probeFailed(now, probe);
-    }
-    if (this.#probe === undefined && !this.#leaving && now >= this.#nextProbeMs) {
-      this.#startProbe(now);
-    }
-  }
-
-  #startProbe(now: number): void {
-    const target = this.#nextProbeTarget();
-    if (target === undefined) {
-      this.#nextProbeMs = now + this.config.probeIntervalMs;
-      return;
-    }
-    const seq = this.#nextSeq();
-    const endMs = now + this.#awareness.scaleMs(this.config.probeIntervalMs);
-    this.#probe = {
-      seq,
-      targetId: target.nodeId,
-      targetAddress: target.address,
-      indirectAtMs: now + this.#awareness.scaleMs(this.config.probeTimeoutMs),
-      endMs,
-      indirectSent: false,
-      expectedNacks: 0,
-      nacks: 0,
-    };
-    this.#nextProbeMs = endMs;
-    this.#m.probes.inc();
-    this.#send(target.address, [
-      ping(seq, target.nodeId, target.incarnation, target.state === "suspect"),
-    ]);
-  }
-
-  #probeIndirect(probe: Probe): void {
-    probe.indirectSent = true;
-    const target = this.#table.get(probe.targetId);
-    const targetIncarnation = target?.incarnation ?? 0;
-    const targetSuspect = target?.state === "suspect";
-    const relays = this.#pick(
-      this.config.indirectChecks,
-      (m) => m.state === "alive" && m.nodeId !== this.nodeId && m.nodeId !== probe.targetId,
-    );
-    for (const relay of relays) {
-      this.#m.indirectProbes.inc();
-      this.#send(relay.address, [{
-        type: "ping-req",
-        seq: probe.seq,
-        targetId: probe.targetId,
-        targetAddress: probe.targetAddress,
-        targetIncarnation,
-        targetSuspect,
-        wantNack: true,
-      }]);
-    }
-    probe.expectedNacks = relays.length;
-    // A second direct ping: a lost datagram is far likelier than a dead peer, and it costs one
-    // packet (memberlist sends a TCP ping at this point).
-    this.#send(probe.targetAddress, [
-      ping(probe.seq, probe.targetId, targetIncarnation, targetSuspect),
-    ]);
-  }
-
-  #probeFailed(now: number, probe: Probe): void {
-    this.#probe = undefined;
-    // Lifeguard: missing nacks mean our own links (or we) are slow, so stretch our timeouts
-    // before we accuse anyone else.
-    const delta = probe.expectedNacks > 0 ? probe.expectedNacks - probe.nacks : 1;
-    this.#awareness.applyDelta(delta);
-    const target = this.#table.get(probe.targetId);
+  /** Our probe of `targetId` failed (prober.ts): suspect it, if it is still there to suspect. */
+  #suspectProbed(now: number, targetId: string): void {
+    const target = this.#table.get(targetId);
     if (target === undefined || target.state !== "alive" && target.state !== "suspect") return;
     this.#onSuspect(now, suspect(target.nodeId, target.incarnation, this.nodeId));
     if (target.state === "suspect") {
       // Tell the suspect at once so it can refute without waiting for gossip to reach it.
       this.#send(target.address, [suspect(target.nodeId, target.incarnation, this.nodeId)]);
     }
-  }
-
-  #nextProbeTarget(): Member | undefined {
-    const probeable = (m: Member | undefined): m is Member =>
-      m !== undefined && m.nodeId !== this.nodeId && (m.state === "alive" || m.state === "suspect");
-    for (let attempts = 0; attempts < 2; attempts++) {
-      while (this.#probeIndex < this.#probeOrder.length) {
-        const m = this.#table.get(this.#probeOrder[this.#probeIndex++]!);
-        if (probeable(m)) return m;
-      }
-      // End of a pass: reshuffle, so each member is probed once per pass in a fresh order.
-      this.#probeOrder = [...this.#table.values()].filter(probeable).map((m) => m.nodeId);
-      shuffle(this.#probeOrder, this.#rng);
-      this.#probeIndex = 0;
-    }
-    return undefined;
   }
 
   #gossipRound(now: number): void {
@@ -547,7 +432,7 @@ export class SwimCore implements MembershipView {
   #leave(now: number): void {
     if (this.#leaving) return;
     this.#leaving = true;
-    this.#probe = undefined;
+    this.#prober.stop();
     const self = this.#table.self();
     self.state = "left";
     self.stateChangeMs = now;
@@ -599,55 +484,14 @@ export class SwimCore implements MembershipView {
         );
         return;
       }
-      case "ping-req": {
-        if (this.#relays.size >= this.config.relayPendingMax) {
-          this.#m.relayRefused.inc();
-          return;
-        }
-        const seq = this.#nextSeq();
-        this.#relays.set(seq, {
-          requesterAddress: fromAddress,
-          requesterSeq: message.seq,
-          targetId: message.targetId,
-          targetIncarnation: message.targetIncarnation,
-          nackAtMs: message.wantNack ? now + 0.8 * this.config.probeTimeoutMs : Infinity,
-          expiresMs: now + this.config.probeTimeoutMs,
-        });
-        this.#m.relayed.inc();
-        this.#send(message.targetAddress, [
-          ping(seq, message.targetId, message.targetIncarnation, message.targetSuspect),
-        ]);
+      case "ping-req":
+        this.#relays.onPingReq(now, fromAddress, message);
         return;
-      }
-      case "ack": {
-        const probe = this.#probe;
-        if (probe !== undefined && probe.seq === message.seq) {
-          this.#probe = undefined;
-          this.#m.acks.inc();
-          this.#awareness.applyDelta(-1);
-          return;
-        }
-        const relay = this.#relays.get(message.seq);
-        if (relay !== undefined) {
-          this.#relays.delete(message.seq);
-          // The target's ack came with its current incarnation if the requester's was stale
-          // (already applied above, as it precedes the ack in the packet): pass it on.
-          const target = this.#table.get(relay.targetId);
-          this.#send(
-            relay.requesterAddress,
-            target !== undefined && target.state === "alive" &&
-              target.incarnation > relay.targetIncarnation
-              ? [ack(relay.requesterSeq), alive(target.nodeId, target.address, target.incarnation)]
-              : [ack(relay.requesterSeq)],
-          );
-        }
+      case "ack":
+        if (!this.#prober.onAck(message.seq)) this.#relays.onAck(message.seq);
         return;
-      }
       case "nack":
-        if (this.#probe !== undefined && this.#probe.seq === message.seq) {
-          this.#probe.nacks++;
-          this.#m.nacks.inc();
-        }
+        this.#prober.onNack(message.seq);
         return;
       case "alive":
         this.#onAlive(now, message);
@@ -741,7 +585,7 @@ export class SwimCore implements MembershipView {
       };
       this.#table.add(m);
       // New members go to a random place in the current pass so they are probed soon.
-      this.#queueProbe(m.nodeId, (pending) => this.#rng.int(pending + 1));
+      this.#prober.queue(m.nodeId, (pending) => this.#rng.int(pending + 1));
       if (this.#table.size === 2 && this.#seeds.length > 0) this.#joined = true;
       this.#gossip.push(message);
       this.#emit("member-alive", m);
@@ -764,8 +608,8 @@ export class SwimCore implements MembershipView {
         // suspicions can take a large share of the probes (at 200 members and 20 % loss each
         // member hears of ~1.9 a second and probes 5 times a second), and a crashed member
         // waits that much longer to be probed at all.
-        if (this.#probeOrder[this.#probeIndex] === m.nodeId) {
-          this.#queueProbe(m.nodeId, (pending) => this.#rng.int(pending + 1));
+        if (this.#prober.isNext(m.nodeId)) {
+          this.#prober.queue(m.nodeId, (pending) => this.#rng.int(pending + 1));
         }
       }
       this.#emit("member-alive", m);
@@ -811,7 +655,7 @@ export class SwimCore implements MembershipView {
       // Probe a member others suspect next: our ping tells it it is suspected (so a live one
       // refutes at once) and a failure is an independent confirmation (so a dead one is
       // confirmed within a period or two instead of waiting for our round-robin).
-      this.#queueProbe(m.nodeId, () => 0);
+      this.#prober.queue(m.nodeId, () => 0);
     }
     if (!fromSync) this.#gossip.push(message);
     if (!wasSuspect) this.#emit("member-suspect", m);
@@ -843,7 +687,7 @@ export class SwimCore implements MembershipView {
     m.stateChangeMs = now;
     m.suspicion = undefined;
     this.#table.touch();
-    if (this.#probe?.targetId === m.nodeId) this.#probe = undefined;
+    this.#prober.forget(m.nodeId);
     this.#gossip.push(message);
     if (!fromSync) this.#pushNotice(message);
     this.#emit(m.state === "left" ? "member-left" : "member-dead", m);
@@ -900,19 +744,6 @@ export class SwimCore implements MembershipView {
   #nextSeq(): number {
     this.#seq = (this.#seq + 1) >>> 0;
     return this.#seq;
-  }
-
-  /**
-   * Puts `nodeId` in the rest of the current pass at the place `at(pending count)` picks, once:
-   * a place it already held is given up and the probed prefix is dropped. Without that, every
-   * suspicion at a new incarnation added a copy, so a stream of them grew the list without
-   * bound and starved the other members of probes.
-   */
-  #queueProbe(nodeId: string, at: (pending: number) => number): void {
-    const pending = this.#probeOrder.slice(this.#probeIndex).filter((id) => id !== nodeId);
-    pending.splice(at(pending.length), 0, nodeId);
-    this.#probeOrder = pending;
-    this.#probeIndex = 0;
   }
 
   /** Up to `count` distinct random members satisfying `accept`. */
