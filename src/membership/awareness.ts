@@ -4,7 +4,8 @@
  * on every successful probe. Probe timeouts are multiplied by (score + 1), so a struggling node
  * gives others more time instead of accusing them.
  *
- * Owns the score only; the core decides when to apply deltas.
+ * Owns the score only; the core (swim_core.ts) and its prober (prober.ts) decide when to apply
+ * deltas.
  */
 
 import { assert } from "../lib/assert.ts";

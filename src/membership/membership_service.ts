@@ -6,7 +6,7 @@
  *
  * Owns its one timer (a `DeadlineTimer` on an injected `Runtime`: the real clock in a node, the
  * virtual one in the simulator) and the subscription to the transport. Protocol decisions all
- * live in swim_core.ts; this file must not grow any.
+ * live in swim_core.ts and the parts it delegates to; this file must not grow any.
  */
 
 import { DeadlineTimer } from "../lib/deadline_timer.ts";

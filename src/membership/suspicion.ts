@@ -2,7 +2,8 @@
  * One suspicion of one member: who has independently suspected it and when it expires.
  *
  * Owns the confirmation set and the deadline arithmetic (via suspicion_math.ts). It reads no
- * clock: the core passes `nowMs` in and polls `deadlineMs`.
+ * clock: the core passes `nowMs` in and polls `deadlineMs` (the member table keeps the
+ * earliest one for the core's wake).
  */
 
 import { suspicionTimeoutMs } from "./suspicion_math.ts";

@@ -6,8 +6,17 @@
  *
  * Driven only by `step(nowMs, input)`; it returns datagrams to send and member events, and
  * `nextWakeMs()` says when it next needs a `tick`. Clock and Rng are injected, so the simulator
- * replays a seed exactly. Owns membership state only: it never touches a socket or a timer,
- * and nothing it outputs must be durable (membership is soft state, rebuilt after a restart).
+ * replays a seed exactly.
+ *
+ * Owns: every change of a member's state (the incarnation ordering, suspicion, death,
+ * refutation), the gossip, sync and join timers, the late-wake check, every random draw (the
+ * parts below draw through it, so a seed replays in one order), the probe sequence counter
+ * and the outputs of a step. Delegates, each part with a narrow host and never the whole
+ * core: the rows and tombstones to member_table.ts, this node's probe round to prober.ts, the
+ * probes it relays for others to probe_relays.ts, queued updates to gossip_queue.ts, a
+ * suspicion's timer to suspicion.ts, the health score to awareness.ts, metric names to
+ * swim_metrics.ts. Must not: touch a socket or a timer, or output anything that must be
+ * durable (membership is soft state, rebuilt after a restart).
  *
  * Where this departs from memberlist, and why (each found by `hookd bench membership` at 20 %
  * loss, where plain SWIM + Lifeguard gave 7-30 false deaths per 10 simulated minutes):
