@@ -10,16 +10,10 @@
 
 import { assert } from "../lib/assert.ts";
 import type { Runtime } from "../lib/runtime.ts";
+import type { AttemptView } from "../jobs/service.ts";
 
-export interface AttemptJson {
-  readonly attempt: number;
-  readonly startedAtMs: number;
-  readonly latencyMs: number;
-  readonly outcome: string;
-  readonly status?: number;
-  readonly detail: string;
-  readonly node: string;
-}
+/** An attempt as the API shows it (`AttemptView`), read back defensively. */
+export type AttemptJson = AttemptView;
 
 export interface JobJson {
   readonly id: string;
@@ -54,6 +48,7 @@ export function decodeJobJson(value: unknown): JobJson | undefined {
       const a = raw as Record<string, unknown>;
       attempts.push({
         attempt: num(a.attempt) ?? attempts.length + 1,
+        retry: num(a.retry) ?? 0,
         startedAtMs: num(a.startedAtMs) ?? NaN,
         latencyMs: num(a.latencyMs) ?? NaN,
         outcome: str(a.outcome) ?? "?",

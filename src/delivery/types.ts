@@ -95,7 +95,7 @@ export type AttemptOutcome = typeof ATTEMPT_OUTCOMES[number];
 
 /** One attempt, as kept in a job's history. */
 export interface AttemptRecord {
-  /** 1-based attempt number. */
+  /** 1-based within its round (the retry policy's count): a manual retry starts again at 1. */
   readonly attempt: number;
   readonly startedAtMs: number;
   readonly latencyMs: number;

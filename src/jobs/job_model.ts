@@ -14,7 +14,7 @@
  * over pending, then more attempts over fewer. Applying a record twice changes nothing.
  */
 
-import type { AttemptOutcome } from "../delivery/types.ts";
+import type { AttemptRecord } from "../delivery/types.ts";
 
 /** Where a replicated record comes from: its origin voter and that origin's sequence number. */
 export interface Stamp {
@@ -45,21 +45,18 @@ export interface JobSpec {
   readonly bodyHash: string;
 }
 
-/** One attempt in a job's history. */
-export interface AttemptEntry {
-  /** 1-based within its round (the retry policy's count): a manual retry starts again at 1. */
-  readonly attempt: number;
+/**
+ * One attempt in a job's history: the engine's record of it (`AttemptRecord`: its number within
+ * its round, start, latency, outcome, detail) and what the job store adds.
+ */
+export interface AttemptEntry extends AttemptRecord {
   /**
    * The round it belongs to: 0 for the job's own, n for the n-th manual retry (the job's
    * generation). Absent: 0. `numberAttempts` numbers attempts across rounds for display.
    */
   readonly retry?: number;
-  readonly startedAtMs: number;
-  readonly latencyMs: number;
-  readonly outcome: AttemptOutcome;
   /** 0 when the receiver did not answer. */
   readonly status: number;
-  readonly detail: string;
   /** Voter address of the node that made it. */
   readonly node: string;
 }

@@ -32,6 +32,7 @@ Deno.test("what a node says about a job reaches the terminal without control cha
     idempotencyKey: `k${HOSTILE}`,
     attempts: [{
       attempt: 1,
+      retry: 0,
       startedAtMs: 1_700_000_000_100,
       latencyMs: 12,
       outcome: `http_error${HOSTILE}`,
