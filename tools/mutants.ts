@@ -86,7 +86,7 @@ const MUTANTS: Mutant[] = [
   {
     name: "jobs-attempt-retry-dropped",
     breaks: "a manual retry's attempts are recorded with the retry they belong to",
-    file: "src/jobs/replication_core.ts",
+    file: "src/jobs/delivery_reports.ts",
     from: "      ...(gen > 0 ? { retry: gen } : {}),\n",
     to: "",
     tests: ["tests/jobs/contracts_test.ts"],

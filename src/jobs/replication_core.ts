@@ -16,8 +16,10 @@
  * (client_batches.ts), status queries forwarded to peers (pending_queries.ts), the per-peer
  * send queues and lazy records (repl_outbox.ts), metric registration (core_metrics.ts), the
  * proposals (submits, confirm rounds and manual retries waiting for their majority), their
- * votes and the quorum arithmetic that decides them (proposals.ts), and whether a submit may
- * start now (submit_admission.ts).
+ * votes and the quorum arithmetic that decides them (proposals.ts), whether a submit may
+ * start now (submit_admission.ts), delivery reports made records (delivery_reports.ts), WAL
+ * replay, the seqs a restart voids, and checkpoints (recovery.ts), and the outputs' types
+ * (core_output.ts). Each piece reaches back only through a narrow host.
  *
  * Durability order (what the shell must respect, etcd-raft style):
  * - An `append` output must be durable (WAL write + fsync) before the shell calls
@@ -41,7 +43,7 @@ import { assert, unreachable } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import type { Rng } from "../lib/rng.ts";
 import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
-import type { DeliveryJob, DeliveryReport, ResumeState } from "../delivery/types.ts";
+import type { DeliveryJob, DeliveryReport } from "../delivery/types.ts";
 import { CatchupLog } from "./catchup_log.ts";
 import { PendingQueries } from "./pending_queries.ts";
 import { ReplicationOutbox } from "./repl_outbox.ts";
@@ -55,10 +57,9 @@ import {
   type JobsMessage,
   type OutgoingMessage,
 } from "./job_messages.ts";
-import { decodeWalBatch, encodeRecord, encodeWalBatch, type Skipped } from "./job_codec.ts";
+import { encodeRecord, type Skipped } from "./job_codec.ts";
 import { type AppendBatch, AppendBatcher, WAL_BATCH_SLACK_BYTES } from "./append_batcher.ts";
 import {
-  type AttemptEntry,
   type JobEntry,
   type JobRecord,
   type JobSpec,
@@ -73,11 +74,14 @@ import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import { ownerOf } from "./preference.ts";
 import { OwnershipView, type VoterState } from "./ownership_view.ts";
 import { type Proposal, type ProposalKind, Proposals, stampKey } from "./proposals.ts";
-import { SeqTracker, subtractSeqs } from "./seq_tracker.ts";
+import { SeqTracker } from "./seq_tracker.ts";
 import { SyncServer } from "./sync_server.ts";
 import { admissionRefusal, type CorePhase } from "./submit_admission.ts";
 import { CatchupClient, type CaughtUp } from "./catchup_client.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
+import type { Refusal, ReplicationOutput } from "./core_output.ts";
+import { DeliveryReports, type DeliveryReportsHost } from "./delivery_reports.ts";
+import { merged, Recovery, type RecoveryHost } from "./recovery.ts";
 
 /** The core's phase; it takes submits only when `ready` (submit_admission.ts). */
 export type { CorePhase } from "./submit_admission.ts";
@@ -85,37 +89,8 @@ export type { CorePhase } from "./submit_admission.ts";
 /** How this node sees a voter (from membership). Unknown voters count as alive. */
 export type { VoterState } from "./ownership_view.ts";
 
-export type ReplicationOutput =
-  /** Append `payload` to the WAL; call `persisted(token)` once it is durable. */
-  | { readonly type: "append"; readonly token: number; readonly payload: Uint8Array }
-  /** Send `bytes` reliably on JOBS_CHANNEL to a voter or a client's transport address. */
-  | { readonly type: "send"; readonly to: string; readonly bytes: Uint8Array }
-  | { readonly type: "submit-done"; readonly requestId: number; readonly outcome: SubmitOutcome }
-  | {
-    readonly type: "revive-done";
-    readonly requestId: number;
-    readonly outcome: { readonly ok: true } | Refusal;
-  }
-  | {
-    readonly type: "query-done";
-    readonly requestId: number;
-    readonly state: JobStateSnapshot | undefined;
-  }
-  /** The job is this node's to deliver (committed, owned, caught up). */
-  | { readonly type: "schedule"; readonly job: DeliveryJob; readonly resume: ResumeState }
-  /** The job stopped being this node's to deliver (finished elsewhere, owner changed). */
-  | { readonly type: "cancel"; readonly jobId: string }
-  /** Time to write a checkpoint: call `wal.checkpoint(() => core.snapshotRecords())`. */
-  | { readonly type: "checkpoint" }
-  /** A notable change for logs: phase changes, handoffs, catch-up progress. */
-  | { readonly type: "log"; readonly event: string; readonly fields: Record<string, unknown> };
-
-interface Refusal {
-  readonly ok: false;
-  readonly code: RefusalCode;
-  readonly message: string;
-  readonly retryAfterS?: number;
-}
+/** What the shell carries out (core_output.ts). */
+export type { ReplicationOutput } from "./core_output.ts";
 
 export interface ReplicationCoreOptions {
   /** This node's voter address (canonical `host:port`): its identity in the voter set. */
@@ -152,6 +127,9 @@ interface TimerItem {
 
 /** Largest seq a 53-bit field carries. */
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
+
+/** The doors every piece's narrow host is cut from: each piece sees only its own interface. */
+type Hosts = DeliveryReportsHost & RecoveryHost;
 
 /** The hash of everything a client sent in a submit: a keyed retry must match it. */
 export function submitBodyHash(request: SubmitRequest): string {
@@ -219,11 +197,12 @@ export class ReplicationCore {
   /** Asks peers for what this node lacks: catch-up and anti-entropy (catchup_client.ts). */
   readonly #catchup: CatchupClient;
   #expireAtMs = Infinity;
-  #appendedBytesSinceCheckpoint = 0;
   /** The wall clock as of the latest input (for records made where no wall time is passed). */
   #wallMs = 0;
-  #lastSnapshotBytes = 0;
-  #checkpointRequested = false;
+  /** Delivery reports made records (delivery_reports.ts). */
+  readonly #reports: DeliveryReports;
+  /** WAL replay, the seqs a restart voids, checkpoints (recovery.ts). */
+  readonly #recovery: Recovery;
 
   constructor(options: ReplicationCoreOptions) {
     this.config = validateJobsConfig({ ...jobsDefaults, ...options.config });
@@ -305,6 +284,35 @@ export class ReplicationCore {
         caughtUp: (nowMs, done) => this.#finishCatchup(nowMs, done),
       },
     });
+    const shared = {
+      self: this.self,
+      config: this.config,
+      metrics: this.#metrics,
+      table: this.table,
+      tracker: this.tracker,
+      catchupLog: this.log,
+      appends: this.#appends,
+      host: this.#hosts(),
+    };
+    this.#reports = new DeliveryReports(shared);
+    this.#recovery = new Recovery(shared);
+  }
+
+  /** The core's doors, for the pieces it owns; each piece's host type lets it see a few. */
+  #hosts(): Hosts {
+    return {
+      failed: () => this.#phase === "failed",
+      ownStamp: () => this.#ownStamp(),
+      nextOwnSeq: () => this.#nextOwnSeq,
+      raiseNextOwnSeq: (seq) => {
+        this.#nextOwnSeq = Math.max(this.#nextOwnSeq, seq);
+      },
+      originate: (record, voteKey, lazyAtMs) => {
+        this.#originate(record, voteKey, lazyAtMs);
+      },
+      applyAndReact: (nowMs, record, wallMs) => this.#applyAndReact(nowMs, record, wallMs),
+      scheduledGen: (jobId) => this.#scheduled.get(jobId),
+    };
   }
 
   get phase(): CorePhase {
@@ -354,65 +362,13 @@ export class ReplicationCore {
   // Recovery
   // -------------------------------------------------------------------------------------------
 
-  /** Replays one WAL payload (a batch of records), in log order, before `recovered`. */
   /**
-   * One WAL record, at open. Returns why it could not be decoded, or undefined. Nothing of an
-   * undecodable batch is applied, and the caller must not go on: the batch was durable (the
-   * WAL replays only complete batches), so it may hold acknowledged jobs of other clients,
-   * and skipping it once lost one that then lived on only two disks (issue 17).
+   * One WAL record, at open (recovery.ts). Returns why it could not be decoded, or undefined:
+   * the caller must not go on.
    */
   replay(kind: "snapshot" | "data", payload: Uint8Array, wallMs: number): string | undefined {
     assert(this.#phase === "recovering", "replay happens before recovery ends");
-    if (kind === "snapshot") {
-      // Checkpoint records are written one record per WAL record, not batched.
-      const decoded = decodeWalBatch(payload);
-      if (!decoded.ok || decoded.value.length !== 1) {
-        this.#metrics.decodeErrors.inc();
-        return decoded.ok
-          ? `a checkpoint record holds ${decoded.value.length} records, not 1`
-          : decoded.reason;
-      }
-      const item = decoded.value[0]!;
-      this.#replayRecord(item.record, item.bytes, wallMs, true);
-      return undefined;
-    }
-    const decoded = decodeWalBatch(payload);
-    if (!decoded.ok) {
-      this.#metrics.decodeErrors.inc();
-      return decoded.reason;
-    }
-    for (const item of decoded.value) this.#replayRecord(item.record, item.bytes, wallMs, false);
-    return undefined;
-  }
-
-  #replayRecord(record: JobRecord, bytes: Uint8Array, wallMs: number, fromSnapshot: boolean): void {
-    if (record.type === "meta") {
-      this.tracker.merge(record.held);
-      for (const h of record.held) {
-        // What a checkpoint covered is no longer in the log: serve it by snapshot.
-        this.log.raiseFloor(
-          h.origin,
-          h.above.length > 0 ? h.above[h.above.length - 1]![1] : h.contiguous,
-        );
-      }
-      this.#nextOwnSeq = Math.max(this.#nextOwnSeq, record.nextOwnSeq);
-      return;
-    }
-    if (record.type === "skip") {
-      for (const [a, b] of record.ranges) this.tracker.addRange(record.stamp.origin, a, b);
-    }
-    if (record.type !== "key" && record.type !== "skip") {
-      this.table.apply(record, wallMs);
-    } else if (record.type === "key") {
-      this.table.apply(record, wallMs);
-    }
-    if ("stamp" in record) {
-      this.tracker.add(record.stamp.origin, record.stamp.seq);
-      if (!fromSnapshot) this.log.add(record.stamp.origin, record.stamp.seq, bytes);
-      if (record.stamp.origin === this.self) {
-        this.#nextOwnSeq = Math.max(this.#nextOwnSeq, record.stamp.seq + 1);
-      }
-    }
+    return this.#recovery.replay(kind, payload, wallMs);
   }
 
   /**
@@ -469,27 +425,13 @@ export class ReplicationCore {
       for (const entry of this.table.entries()) this.#reconsider(nowMs, entry);
       return;
     }
-    // Our own seqs the majority does not know of were never durable here: declare them void
-    // (with a margin for what others may hold), so nobody waits for them and no seq is ever
-    // reused for a different record.
-    const known = Math.max(this.tracker.max(this.self), done.peerSeqOfMine, this.#nextOwnSeq - 1);
-    // Always the whole margin, even having heard from every voter: a peer reports only the
-    // seqs it holds durably, so a record of ours still on its way to its disk (or still in
-    // the network) is missing from every answer, and without the margin its seq was given to
-    // a new record that the peer then took for the old one and acknowledged unstored.
-    const margin = this.config.originPendingMax;
-    // A hole is a seq held neither durably nor on its way to disk: our own records that
-    // catch-up just brought back are still being written, and must not be voided.
-    const holes = subtractSeqs(
-      this.tracker.gaps(this.self, known, 4096),
-      this.#appends.notDurableSeqs(this.self),
-    );
-    const ranges: Array<[number, number]> = [...holes];
-    ranges.push([known + 1, known + margin]);
-    this.#nextOwnSeq = known + margin + 1;
+    // After a restart: our own seqs the majority does not know of are declared void
+    // (recovery.ts) by a SKIP, the first record of ours once ready.
+    const voided = this.#recovery.voidedAfterRestart(done.peerSeqOfMine);
+    this.#nextOwnSeq = voided.nextOwnSeq;
     this.#phase = "ready";
     const stamp = this.#ownStamp();
-    this.#originate({ type: "skip", stamp, ranges: merged(ranges, stamp.seq) });
+    this.#originate({ type: "skip", stamp, ranges: merged(voided.ranges, stamp.seq) });
     this.#log("caught-up", {
       from: done.from,
       tookMs: done.tookMs,
@@ -1259,7 +1201,7 @@ export class ReplicationCore {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Delivery reports (the DeliveryStore side)
+  // Delivery reports, the DeliveryStore side (delivery_reports.ts)
   // -------------------------------------------------------------------------------------------
 
   /** A failed attempt with a retry due: returns the token whose persistence the engine awaits. */
@@ -1268,15 +1210,7 @@ export class ReplicationCore {
     wallMs: number,
     report: Extract<DeliveryReport, { kind: "retry" }>,
   ): number | undefined {
-    return this.#report(nowMs, wallMs, report.jobId, (stamp, gen) => ({
-      type: "retry",
-      stamp,
-      jobId: report.jobId,
-      gen,
-      attemptsMade: report.attemptsMade,
-      nextAttemptAtMs: report.nextAttemptAtMs,
-      attempt: this.#attempt(report.attempt, gen),
-    }));
+    return this.#reports.retry(nowMs, wallMs, report);
   }
 
   reportDead(
@@ -1284,17 +1218,7 @@ export class ReplicationCore {
     wallMs: number,
     report: Extract<DeliveryReport, { kind: "dead" }>,
   ): number | undefined {
-    return this.#report(nowMs, wallMs, report.jobId, (stamp, gen) => ({
-      type: "dead",
-      stamp,
-      jobId: report.jobId,
-      gen,
-      attemptsMade: report.attemptsMade,
-      finishedAtMs: wallMs,
-      // Bounded like an attempt's detail: the codec refuses a reason past reasonBytesMax.
-      reason: report.reason.length > 2048 ? report.reason.slice(0, 2048) : report.reason,
-      ...(report.attempt !== undefined ? { attempt: this.#attempt(report.attempt, gen) } : {}),
-    }));
+    return this.#reports.dead(nowMs, wallMs, report);
   }
 
   reportDelivered(
@@ -1302,59 +1226,7 @@ export class ReplicationCore {
     wallMs: number,
     report: Extract<DeliveryReport, { kind: "delivered" }>,
   ): void {
-    this.#report(nowMs, wallMs, report.jobId, (stamp, gen) => ({
-      type: "done",
-      stamp,
-      jobId: report.jobId,
-      gen,
-      finishedAtMs: wallMs,
-      attempt: this.#attempt(report.attempt, gen),
-    }));
-  }
-
-  /**
-   * Records a delivery outcome as a replicated record (nobody waits for its majority: losing
-   * one costs at most a repeated attempt). Returns the token of the append that makes it
-   * durable here, or undefined when there is nothing to record (failed WAL, job compacted).
-   */
-  #report(
-    nowMs: number,
-    wallMs: number,
-    jobId: string,
-    build: (stamp: Stamp, gen: number) => ReplicatedRecord,
-  ): number | undefined {
-    if (this.#phase === "failed") return undefined;
-    const entry = this.table.get(jobId);
-    if (entry === undefined) return undefined;
-    const gen = this.#scheduled.get(jobId) ?? entry.gen;
-    const record = build(this.#ownStamp(), gen);
-    this.#applyAndReact(nowMs, record, wallMs);
-    this.#originate(record, undefined, nowMs);
-    return this.#appends.nextToken;
-  }
-
-  #attempt(
-    a: {
-      attempt: number;
-      startedAtMs: number;
-      latencyMs: number;
-      outcome: string;
-      status?: number;
-      detail: string;
-    },
-    /** The job's generation: the manual-retry round the attempt belongs to. */
-    gen: number,
-  ): AttemptEntry {
-    return {
-      attempt: a.attempt,
-      ...(gen > 0 ? { retry: gen } : {}),
-      startedAtMs: a.startedAtMs,
-      latencyMs: a.latencyMs,
-      outcome: a.outcome as AttemptEntry["outcome"],
-      status: a.status ?? 0,
-      detail: a.detail.length > 1024 ? a.detail.slice(0, 1024) : a.detail,
-      node: this.self,
-    };
+    this.#reports.delivered(nowMs, wallMs, report);
   }
 
   /** The engine refused a job (full): offer it again later. */
@@ -1688,35 +1560,18 @@ export class ReplicationCore {
     const taken = this.#appends.take(nowMs);
     if (taken === undefined) return;
     const { token, payload } = taken;
-    this.#appendedBytesSinceCheckpoint += payload.length;
     this.#outputs.push({ type: "append", token, payload });
-    if (
-      !this.#checkpointRequested &&
-      this.#appendedBytesSinceCheckpoint >=
-        Math.max(this.config.checkpointBytes, 2 * this.#lastSnapshotBytes)
-    ) {
-      this.#checkpointRequested = true;
-      this.#outputs.push({ type: "checkpoint" });
-    }
+    if (this.#recovery.appended(payload.length)) this.#outputs.push({ type: "checkpoint" });
   }
 
   /** The records a checkpoint writes: the live table, kept keys, and replication bookkeeping. */
-  *snapshotRecords(): Generator<Uint8Array> {
-    for (const r of this.table.snapshotRecords()) yield encodeSingle(r);
-    yield encodeSingle({
-      type: "meta",
-      nextOwnSeq: this.#nextOwnSeq,
-      held: this.tracker.summary(1 << 16),
-    });
+  snapshotRecords(): Generator<Uint8Array> {
+    return this.#recovery.snapshotRecords();
   }
 
   /** A checkpoint finished (or failed: `snapshotBytes` undefined). */
   checkpointDone(snapshotBytes: number | undefined): void {
-    this.#checkpointRequested = false;
-    if (snapshotBytes !== undefined) {
-      this.#appendedBytesSinceCheckpoint = 0;
-      this.#lastSnapshotBytes = snapshotBytes;
-    }
+    this.#recovery.checkpointDone(snapshotBytes);
   }
 
   #send(to: string, message: OutgoingMessage): void {
@@ -1801,23 +1656,4 @@ function randomHex(rng: Rng, bytes: number): string {
       HEX_BYTE[(word >>> 8) & 0xff]! + HEX_BYTE[word & 0xff]!;
   }
   return out.slice(0, bytes * 2);
-}
-
-/** Sorts and joins ranges, dropping any at or above `below` (the SKIP's own seq). */
-function merged(ranges: Array<[number, number]>, below: number): Array<[number, number]> {
-  const sorted = ranges.filter(([a]) => a < below).map(([a, b]) =>
-    [a, Math.min(b, below - 1)] as [number, number]
-  )
-    .sort((x, y) => x[0] - y[0]);
-  const out: Array<[number, number]> = [];
-  for (const r of sorted) {
-    const last = out[out.length - 1];
-    if (last !== undefined && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
-    else out.push([r[0], r[1]]);
-  }
-  return out;
-}
-
-function encodeSingle(record: JobRecord): Uint8Array {
-  return encodeWalBatch([encodeRecord(record)]);
 }
