@@ -46,7 +46,7 @@ const MUTANTS: Mutant[] = [
   {
     name: "jobs-ack-before-fsync",
     breaks: "a replica says 'on my disk' only once its append is durable",
-    file: "src/jobs/replication_core.ts",
+    file: "src/jobs/incoming_records.ts",
     from: 'if (entry.status === "ok") this.#deferAck(this.#appends.nextToken, from, entry);',
     to: 'if (entry.status === "ok") immediate.push(entry);',
     tests: ["tests/jobs/replication_core_test.ts", "tests/jobs/review_found_test.ts"],
@@ -305,7 +305,7 @@ const MUTANTS: Mutant[] = [
   {
     name: "idem-replica-ignores-other-incarnation",
     breaks: "a replica answers a keyed submit with the key's live incarnation, not a vote",
-    file: "src/jobs/replication_core.ts",
+    file: "src/jobs/incoming_records.ts",
     from: 'status: other.settled ? "other_settled" : "other_live",',
     to: 'status: "ok",',
     tests: ["tests/jobs/idempotency_window_test.ts"],

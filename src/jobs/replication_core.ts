@@ -17,7 +17,8 @@
  * send queues and lazy records (repl_outbox.ts), metric registration (core_metrics.ts), the
  * proposals (submits, confirm rounds and manual retries waiting for their majority), their
  * votes and the quorum arithmetic that decides them (proposals.ts), whether a submit may
- * start now (submit_admission.ts), delivery reports made records (delivery_reports.ts), WAL
+ * start now (submit_admission.ts), peers' records stored and acknowledged
+ * (incoming_records.ts), delivery reports made records (delivery_reports.ts), WAL
  * replay, the seqs a restart voids, and checkpoints (recovery.ts), and the outputs' types
  * (core_output.ts). Each piece reaches back only through a narrow host.
  *
@@ -51,7 +52,6 @@ import { ClientBatches } from "./client_batches.ts";
 import { type CoreMetrics, registerMetrics } from "./core_metrics.ts";
 import {
   type AckEntry,
-  type AckStatus,
   decodeMessage,
   encodeMessage,
   type JobsMessage,
@@ -81,6 +81,7 @@ import { CatchupClient, type CaughtUp } from "./catchup_client.ts";
 import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
 import type { Refusal, ReplicationOutput } from "./core_output.ts";
 import { DeliveryReports, type DeliveryReportsHost } from "./delivery_reports.ts";
+import { IncomingRecords, type IncomingRecordsHost } from "./incoming_records.ts";
 import { merged, Recovery, type RecoveryHost } from "./recovery.ts";
 
 /** The core's phase; it takes submits only when `ready` (submit_admission.ts). */
@@ -129,7 +130,7 @@ interface TimerItem {
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
 
 /** The doors every piece's narrow host is cut from: each piece sees only its own interface. */
-type Hosts = DeliveryReportsHost & RecoveryHost;
+type Hosts = IncomingRecordsHost & DeliveryReportsHost & RecoveryHost;
 
 /** The hash of everything a client sent in a submit: a keyed retry must match it. */
 export function submitBodyHash(request: SubmitRequest): string {
@@ -199,6 +200,8 @@ export class ReplicationCore {
   #expireAtMs = Infinity;
   /** The wall clock as of the latest input (for records made where no wall time is passed). */
   #wallMs = 0;
+  /** Peers' records, stored and acknowledged (incoming_records.ts). */
+  readonly #incoming: IncomingRecords;
   /** Delivery reports made records (delivery_reports.ts). */
   readonly #reports: DeliveryReports;
   /** WAL replay, the seqs a restart voids, checkpoints (recovery.ts). */
@@ -272,7 +275,7 @@ export class ReplicationCore {
         isDown: (peer) => this.isDown(peer),
         send: (to, message) => this.#send(to, message),
         onRecords: (nowMs, wallMs, from, records) =>
-          this.#onRecords(nowMs, wallMs, from, records, false),
+          this.#incoming.onRecords(nowMs, wallMs, from, records, false),
         applyAndReact: (nowMs, record, wallMs) => this.#applyAndReact(nowMs, record, wallMs),
         addToBatch: (bytes, record) => {
           this.#addToBatch(bytes, record);
@@ -292,8 +295,10 @@ export class ReplicationCore {
       tracker: this.tracker,
       catchupLog: this.log,
       appends: this.#appends,
+      walRecordBytesMax: options.walRecordBytesMax,
       host: this.#hosts(),
     };
+    this.#incoming = new IncomingRecords(shared);
     this.#reports = new DeliveryReports(shared);
     this.#recovery = new Recovery(shared);
   }
@@ -310,7 +315,10 @@ export class ReplicationCore {
       originate: (record, voteKey, lazyAtMs) => {
         this.#originate(record, voteKey, lazyAtMs);
       },
+      addToBatch: (bytes, record) => this.#addToBatch(bytes, record),
       applyAndReact: (nowMs, record, wallMs) => this.#applyAndReact(nowMs, record, wallMs),
+      undecodable: (from, skipped) => this.#undecodable(from, skipped),
+      send: (to, message) => this.#send(to, message),
       scheduledGen: (jobId) => this.#scheduled.get(jobId),
     };
   }
@@ -924,7 +932,7 @@ export class ReplicationCore {
     if ("undecodable" in m && m.undecodable !== undefined) this.#undecodable(m.from, m.undecodable);
     switch (m.kind) {
       case "repl":
-        this.#onRecords(nowMs, wallMs, m.from, m.records, true);
+        this.#incoming.onRecords(nowMs, wallMs, m.from, m.records, true);
         return;
       case "ack":
         this.#onAck(nowMs, m.from, m.entries);
@@ -990,126 +998,6 @@ export class ReplicationCore {
     });
   }
 
-  /** Records from a peer (replication, or catch-up with `ack` false). */
-  #onRecords(
-    nowMs: number,
-    wallMs: number,
-    from: string,
-    records: readonly { record: ReplicatedRecord; bytes: Uint8Array }[],
-    ack: boolean,
-  ): void {
-    const immediate: AckEntry[] = [];
-    for (const { record, bytes } of records) {
-      // A record this node's WAL cannot hold (a peer with a larger wal.recordBytesMax) would
-      // fail the append and stop this node: it is left out like one that does not decode.
-      if (bytes.length + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {
-        this.#undecodable(from, { count: 1, reason: "record larger than wal.recordBytesMax" });
-        continue;
-      }
-      const wantsAck = ack && (record.type === "submit" || record.type === "revive");
-      if (
-        this.tracker.has(record.stamp.origin, record.stamp.seq) &&
-        (!wantsAck || record.type !== "submit" || this.#holdsSubmit(record.spec.id))
-      ) {
-        if (wantsAck) immediate.push(this.#ackFor(record));
-        continue;
-      }
-      const pendingToken = this.#appends.notDurableToken(record.stamp);
-      if (pendingToken !== undefined) {
-        if (wantsAck) this.#deferAck(pendingToken, from, this.#ackFor(record));
-        continue;
-      }
-      const effect = record.type === "skip"
-        ? "unchanged"
-        : this.#applyAndReact(nowMs, record, wallMs);
-      this.#addToBatch(bytes, record);
-      this.log.add(record.stamp.origin, record.stamp.seq, bytes);
-      if (!wantsAck) continue;
-      const entry = this.#ackFor(record, effect === "conflict");
-      if (entry.status === "ok") this.#deferAck(this.#appends.nextToken, from, entry);
-      else immediate.push(entry);
-    }
-    if (immediate.length > 0) this.#sendAcks(from, immediate);
-  }
-
-  /**
-   * Whether this node holds job `jobId`'s body (or the key its finished job left). A seq the
-   * tracker counts as held does not prove it: a restart's SKIP voids seqs a minority may hold,
-   * a snapshot's summary covers jobs its server had dropped, and uncommitted copies are
-   * dropped. A SUBMIT for a job not held is stored again before it is acknowledged (a confirm
-   * round resends the original stamp): an "ok" for it would be a vote with nothing on disk.
-   */
-  #holdsSubmit(jobId: string): boolean {
-    return this.table.get(jobId)?.spec !== undefined ||
-      this.table.keyTombstone(jobId) !== undefined;
-  }
-
-  #ackFor(record: ReplicatedRecord, conflicted = false): AckEntry {
-    if (record.type !== "submit") return { stamp: record.stamp, status: "ok", bodyHash: "" };
-    const entry = this.table.get(record.spec.id);
-    const key = record.spec.idempotencyKey;
-    if (key !== undefined) {
-      // Put-if-absent per key: another incarnation live for this submit (by the two submit
-      // times, not this node's clock, so every holder answers alike) is named in the answer.
-      // A settled one always wins; an uncommitted one only where this id is not held (a
-      // holder of this id votes for it, as before).
-      const other = this.table.liveIncarnation(key, record.spec.submittedAtMs, record.spec.id);
-      if (
-        other !== undefined &&
-        (other.settled ||
-          (entry?.spec === undefined && this.table.keyTombstone(record.spec.id) === undefined))
-      ) {
-        return {
-          stamp: record.stamp,
-          status: other.settled ? "other_settled" : "other_live",
-          bodyHash: other.bodyHash,
-          incarnation: { jobId: other.jobId, submittedAtMs: other.submittedAtMs },
-        };
-      }
-    }
-    if (entry === undefined) {
-      const tombstone = this.table.keyTombstone(record.spec.id);
-      if (tombstone !== undefined) {
-        const status: AckStatus = tombstone.bodyHash === record.spec.bodyHash
-          ? "finished"
-          : "conflict_committed";
-        return { stamp: record.stamp, status, bodyHash: tombstone.bodyHash };
-      }
-      return { stamp: record.stamp, status: "ok", bodyHash: "" };
-    }
-    if (conflicted || (entry.spec !== undefined && entry.bodyHash !== record.spec.bodyHash)) {
-      return {
-        stamp: record.stamp,
-        status: entry.committed ? "conflict_committed" : "conflict",
-        bodyHash: entry.bodyHash,
-      };
-    }
-    return { stamp: record.stamp, status: "ok", bodyHash: "" };
-  }
-
-  #deferAck(token: number, to: string, entry: AckEntry): void {
-    const batch = this.#appends.batchFor(token);
-    if (batch === undefined) {
-      // The append already completed: the record is durable.
-      this.#sendAcks(to, [entry]);
-      return;
-    }
-    let list = batch.acks.get(to);
-    if (list === undefined) {
-      list = [];
-      batch.acks.set(to, list);
-    }
-    list.push(entry);
-  }
-
-  #sendAcks(to: string, entries: AckEntry[]): void {
-    // Fail-stop (invariant 5): a node whose WAL failed votes for nothing, not even for what
-    // it holds, so no path can count it toward a majority.
-    if (this.#phase === "failed") return;
-    this.#metrics.acksSent.inc();
-    this.#send(to, { kind: "ack", from: this.self, entries });
-  }
-
   #onAck(nowMs: number, from: string, entries: readonly AckEntry[]): void {
     for (const e of entries) {
       const p = this.#proposals.ack(from, e);
@@ -1152,7 +1040,7 @@ export class ReplicationCore {
     }
     this.#ownPending -= batch.ownRecords;
     assert(this.#ownPending >= 0, "own pending records never go negative");
-    for (const [to, entries] of batch.acks) this.#sendAcks(to, entries);
+    for (const [to, entries] of batch.acks) this.#incoming.sendAcks(to, entries);
     for (const key of batch.votes) {
       const p = this.#proposals.vote(key, this.self);
       if (p !== undefined) this.#evaluate(nowMs, p);

@@ -1,0 +1,189 @@
+/**
+ * Records peers send this node (replication, and catch-up pages), and the ACK a replica answers
+ * for each SUBMIT and REVIVE: they are applied, put on the WAL batch being built, and voted
+ * for only once the append holding them is durable.
+ *
+ * Owns: which incoming records are stored (not those held already, on their way to disk, or
+ * too large for our WAL), the status an ACK carries (a vote, a conflict, the key's other
+ * incarnation, a finished job), and holding an "ok" back until its append is durable. Must
+ * not: own the phase, the WAL batch, the catch-up log or the table (it adds to them), count
+ * votes (proposal_driver.ts does) or read a clock: it reaches the core (replication_core.ts)
+ * through the narrow host it passes, and the core routes `repl` messages, catch-up pages and
+ * the ACKs a durable append releases here.
+ */
+
+import type { CatchupLog } from "./catchup_log.ts";
+import type { CoreMetrics } from "./core_metrics.ts";
+import { type AppendBatcher, WAL_BATCH_SLACK_BYTES } from "./append_batcher.ts";
+import type { Skipped } from "./job_codec.ts";
+import type { AckEntry, AckStatus, OutgoingMessage } from "./job_messages.ts";
+import type { ApplyEffect, JobRecord, ReplicatedRecord } from "./job_model.ts";
+import type { JobTable } from "./job_table.ts";
+import type { SeqTracker } from "./seq_tracker.ts";
+
+/** What the incoming side needs of the core: each a narrow door, none the whole core. */
+export interface IncomingRecordsHost {
+  /** The WAL failed (fail-stop): this node votes for nothing. */
+  failed(): boolean;
+  /** Counts (and logs once) records a peer sent that this node cannot take. */
+  undecodable(from: string, skipped: Skipped): void;
+  /** Applies a record to the table and reacts (schedules, cancels). */
+  applyAndReact(nowMs: number, record: JobRecord, wallMs: number): ApplyEffect;
+  /** Adds a record to the append being built. */
+  addToBatch(bytes: Uint8Array, record: JobRecord): void;
+  send(to: string, message: OutgoingMessage): void;
+}
+
+export interface IncomingRecordsOptions {
+  readonly self: string;
+  /** Largest WAL append the shell's WAL takes (`wal.recordBytesMax`). */
+  readonly walRecordBytesMax: number;
+  readonly metrics: Pick<CoreMetrics, "acksSent">;
+  readonly table: Pick<JobTable, "get" | "keyTombstone" | "liveIncarnation">;
+  readonly tracker: Pick<SeqTracker, "has">;
+  readonly catchupLog: Pick<CatchupLog, "add">;
+  readonly appends: Pick<AppendBatcher, "notDurableToken" | "batchFor" | "nextToken">;
+  readonly host: IncomingRecordsHost;
+}
+
+export class IncomingRecords {
+  readonly #self: string;
+  readonly #walRecordBytesMax: number;
+  readonly #metrics: IncomingRecordsOptions["metrics"];
+  readonly #table: IncomingRecordsOptions["table"];
+  readonly #tracker: IncomingRecordsOptions["tracker"];
+  readonly #log: IncomingRecordsOptions["catchupLog"];
+  readonly #appends: IncomingRecordsOptions["appends"];
+  readonly #host: IncomingRecordsHost;
+
+  constructor(options: IncomingRecordsOptions) {
+    this.#self = options.self;
+    this.#walRecordBytesMax = options.walRecordBytesMax;
+    this.#metrics = options.metrics;
+    this.#table = options.table;
+    this.#tracker = options.tracker;
+    this.#log = options.catchupLog;
+    this.#appends = options.appends;
+    this.#host = options.host;
+  }
+
+  /** Records from a peer (replication, or catch-up with `ack` false). */
+  onRecords(
+    nowMs: number,
+    wallMs: number,
+    from: string,
+    records: readonly { record: ReplicatedRecord; bytes: Uint8Array }[],
+    ack: boolean,
+  ): void {
+    const immediate: AckEntry[] = [];
+    for (const { record, bytes } of records) {
+      // A record this node's WAL cannot hold (a peer with a larger wal.recordBytesMax) would
+      // fail the append and stop this node: it is left out like one that does not decode.
+      if (bytes.length + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {
+        this.#host.undecodable(from, { count: 1, reason: "record larger than wal.recordBytesMax" });
+        continue;
+      }
+      const wantsAck = ack && (record.type === "submit" || record.type === "revive");
+      if (
+        this.#tracker.has(record.stamp.origin, record.stamp.seq) &&
+        (!wantsAck || record.type !== "submit" || this.#holdsSubmit(record.spec.id))
+      ) {
+        if (wantsAck) immediate.push(this.#ackFor(record));
+        continue;
+      }
+      const pendingToken = this.#appends.notDurableToken(record.stamp);
+      if (pendingToken !== undefined) {
+        if (wantsAck) this.#deferAck(pendingToken, from, this.#ackFor(record));
+        continue;
+      }
+      const effect = record.type === "skip"
+        ? "unchanged"
+        : this.#host.applyAndReact(nowMs, record, wallMs);
+      this.#host.addToBatch(bytes, record);
+      this.#log.add(record.stamp.origin, record.stamp.seq, bytes);
+      if (!wantsAck) continue;
+      const entry = this.#ackFor(record, effect === "conflict");
+      if (entry.status === "ok") this.#deferAck(this.#appends.nextToken, from, entry);
+      else immediate.push(entry);
+    }
+    if (immediate.length > 0) this.sendAcks(from, immediate);
+  }
+
+  /**
+   * Whether this node holds job `jobId`'s body (or the key its finished job left). A seq the
+   * tracker counts as held does not prove it: a restart's SKIP voids seqs a minority may hold,
+   * a snapshot's summary covers jobs its server had dropped, and uncommitted copies are
+   * dropped. A SUBMIT for a job not held is stored again before it is acknowledged (a confirm
+   * round resends the original stamp): an "ok" for it would be a vote with nothing on disk.
+   */
+  #holdsSubmit(jobId: string): boolean {
+    return this.#table.get(jobId)?.spec !== undefined ||
+      this.#table.keyTombstone(jobId) !== undefined;
+  }
+
+  #ackFor(record: ReplicatedRecord, conflicted = false): AckEntry {
+    if (record.type !== "submit") return { stamp: record.stamp, status: "ok", bodyHash: "" };
+    const entry = this.#table.get(record.spec.id);
+    const key = record.spec.idempotencyKey;
+    if (key !== undefined) {
+      // Put-if-absent per key: another incarnation live for this submit (by the two submit
+      // times, not this node's clock, so every holder answers alike) is named in the answer.
+      // A settled one always wins; an uncommitted one only where this id is not held (a
+      // holder of this id votes for it, as before).
+      const other = this.#table.liveIncarnation(key, record.spec.submittedAtMs, record.spec.id);
+      if (
+        other !== undefined &&
+        (other.settled ||
+          (entry?.spec === undefined && this.#table.keyTombstone(record.spec.id) === undefined))
+      ) {
+        return {
+          stamp: record.stamp,
+          status: other.settled ? "other_settled" : "other_live",
+          bodyHash: other.bodyHash,
+          incarnation: { jobId: other.jobId, submittedAtMs: other.submittedAtMs },
+        };
+      }
+    }
+    if (entry === undefined) {
+      const tombstone = this.#table.keyTombstone(record.spec.id);
+      if (tombstone !== undefined) {
+        const status: AckStatus = tombstone.bodyHash === record.spec.bodyHash
+          ? "finished"
+          : "conflict_committed";
+        return { stamp: record.stamp, status, bodyHash: tombstone.bodyHash };
+      }
+      return { stamp: record.stamp, status: "ok", bodyHash: "" };
+    }
+    if (conflicted || (entry.spec !== undefined && entry.bodyHash !== record.spec.bodyHash)) {
+      return {
+        stamp: record.stamp,
+        status: entry.committed ? "conflict_committed" : "conflict",
+        bodyHash: entry.bodyHash,
+      };
+    }
+    return { stamp: record.stamp, status: "ok", bodyHash: "" };
+  }
+
+  #deferAck(token: number, to: string, entry: AckEntry): void {
+    const batch = this.#appends.batchFor(token);
+    if (batch === undefined) {
+      // The append already completed: the record is durable.
+      this.sendAcks(to, [entry]);
+      return;
+    }
+    let list = batch.acks.get(to);
+    if (list === undefined) {
+      list = [];
+      batch.acks.set(to, list);
+    }
+    list.push(entry);
+  }
+
+  sendAcks(to: string, entries: AckEntry[]): void {
+    // Fail-stop (invariant 5): a node whose WAL failed votes for nothing, not even for what
+    // it holds, so no path can count it toward a majority.
+    if (this.#host.failed()) return;
+    this.#metrics.acksSent.inc();
+    this.#host.send(to, { kind: "ack", from: this.#self, entries });
+  }
+}
