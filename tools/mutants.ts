@@ -54,7 +54,7 @@ const MUTANTS: Mutant[] = [
   {
     name: "jobs-stale-handoff",
     breaks: "a handoff does not revive a job this node saw finish and compacted",
-    file: "src/jobs/replication_core.ts",
+    file: "src/jobs/job_duties.ts",
     from: 'return state.phase === "pending" && state.gen === 0',
     to: 'return state.phase === "mutated" as string && state.gen === 0',
     tests: ["tests/jobs/review_found_test.ts"],

@@ -17,7 +17,8 @@
  * send queues and lazy records (repl_outbox.ts), metric registration (core_metrics.ts), the
  * proposals (submits, confirm rounds and manual retries waiting for their majority), their
  * votes and the quorum arithmetic that decides them (proposals.ts), whether a submit may
- * start now (submit_admission.ts), peers' records stored and acknowledged
+ * start now (submit_admission.ts), what this node does about each job given its owner:
+ * scheduling, confirming, handoffs (job_duties.ts), peers' records stored and acknowledged
  * (incoming_records.ts), delivery reports made records (delivery_reports.ts), WAL
  * replay, the seqs a restart voids, and checkpoints (recovery.ts), and the outputs' types
  * (core_output.ts). Each piece reaches back only through a narrow host.
@@ -44,7 +45,7 @@ import { assert, unreachable } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import type { Rng } from "../lib/rng.ts";
 import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
-import type { DeliveryJob, DeliveryReport } from "../delivery/types.ts";
+import type { DeliveryReport } from "../delivery/types.ts";
 import { CatchupLog } from "./catchup_log.ts";
 import { PendingQueries } from "./pending_queries.ts";
 import { ReplicationOutbox } from "./repl_outbox.ts";
@@ -73,7 +74,7 @@ import { JobTable } from "./job_table.ts";
 import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import { ownerOf } from "./preference.ts";
 import { OwnershipView, type VoterState } from "./ownership_view.ts";
-import { type Proposal, type ProposalKind, Proposals, stampKey } from "./proposals.ts";
+import { type Proposal, type ProposalKind, Proposals } from "./proposals.ts";
 import { SeqTracker } from "./seq_tracker.ts";
 import { SyncServer } from "./sync_server.ts";
 import { admissionRefusal, type CorePhase } from "./submit_admission.ts";
@@ -82,6 +83,7 @@ import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
 import type { Refusal, ReplicationOutput } from "./core_output.ts";
 import { DeliveryReports, type DeliveryReportsHost } from "./delivery_reports.ts";
 import { IncomingRecords, type IncomingRecordsHost } from "./incoming_records.ts";
+import { JobDuties, type JobDutiesHost } from "./job_duties.ts";
 import { merged, Recovery, type RecoveryHost } from "./recovery.ts";
 
 /** The core's phase; it takes submits only when `ready` (submit_admission.ts). */
@@ -130,7 +132,7 @@ interface TimerItem {
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
 
 /** The doors every piece's narrow host is cut from: each piece sees only its own interface. */
-type Hosts = IncomingRecordsHost & DeliveryReportsHost & RecoveryHost;
+type Hosts = JobDutiesHost & IncomingRecordsHost & DeliveryReportsHost & RecoveryHost;
 
 /** The hash of everything a client sent in a submit: a keyed retry must match it. */
 export function submitBodyHash(request: SubmitRequest): string {
@@ -181,12 +183,7 @@ export class ReplicationCore {
   readonly #appends: AppendBatcher;
   /** Submits, confirm rounds and revives waiting for their majority (proposals.ts). */
   readonly #proposals: Proposals;
-  readonly #scheduled = new Map<string, number>();
-  /** Jobs the engine refused (full), offered again on the next schedule retry. */
-  readonly #deferred = new Set<string>();
-  #deferredAtMs = Infinity;
   readonly #timers = new MinHeap<TimerItem>((a, b) => a.atMs < b.atMs);
-  readonly #confirmDue = new Map<string, number>();
   /** A peer's record failed to decode and was logged (see `#undecodable`). */
   #undecodableLogged = false;
   /** Status queries forwarded to peers (pending_queries.ts). */
@@ -200,6 +197,8 @@ export class ReplicationCore {
   #expireAtMs = Infinity;
   /** The wall clock as of the latest input (for records made where no wall time is passed). */
   #wallMs = 0;
+  /** Scheduling, confirming and handing over the jobs held here (job_duties.ts). */
+  readonly #duties: JobDuties;
   /** Peers' records, stored and acknowledged (incoming_records.ts). */
   readonly #incoming: IncomingRecords;
   /** Delivery reports made records (delivery_reports.ts). */
@@ -289,6 +288,10 @@ export class ReplicationCore {
     });
     const shared = {
       self: this.self,
+      voters,
+      peers: this.#peers,
+      quorum: this.quorum,
+      ownership: this.#ownership,
       config: this.config,
       metrics: this.#metrics,
       table: this.table,
@@ -298,6 +301,7 @@ export class ReplicationCore {
       walRecordBytesMax: options.walRecordBytesMax,
       host: this.#hosts(),
     };
+    this.#duties = new JobDuties(shared);
     this.#incoming = new IncomingRecords(shared);
     this.#reports = new DeliveryReports(shared);
     this.#recovery = new Recovery(shared);
@@ -319,7 +323,15 @@ export class ReplicationCore {
       applyAndReact: (nowMs, record, wallMs) => this.#applyAndReact(nowMs, record, wallMs),
       undecodable: (from, skipped) => this.#undecodable(from, skipped),
       send: (to, message) => this.#send(to, message),
-      scheduledGen: (jobId) => this.#scheduled.get(jobId),
+      scheduledGen: (jobId) => this.#duties.scheduledGen(jobId),
+      phase: () => this.#phase,
+      hasProposal: (jobId) => this.#proposals.hasJob(jobId),
+      proposalCount: () => this.#proposals.size,
+      startConfirm: (nowMs, entry) => this.#startConfirm(nowMs, entry, undefined),
+      timer: (atMs, kind, key) => this.#timers.push({ atMs, kind, key }),
+      sendChunked: (to, records, build) => this.#sendChunked(to, records, build),
+      output: (output) => this.#outputs.push(output),
+      log: (event, fields) => this.#log(event, fields),
     };
   }
 
@@ -332,7 +344,7 @@ export class ReplicationCore {
   }
 
   get scheduledCount(): number {
-    return this.#scheduled.size;
+    return this.#duties.scheduledCount;
   }
 
   get nextOwnSeq(): number {
@@ -340,7 +352,7 @@ export class ReplicationCore {
   }
 
   isScheduled(jobId: string): boolean {
-    return this.#scheduled.has(jobId);
+    return this.#duties.isScheduled(jobId);
   }
 
   voterState(voter: string): VoterState {
@@ -416,7 +428,7 @@ export class ReplicationCore {
     this.#wallMs = wallMs;
     const resync = this.#phase === "ready";
     this.#phase = "catching_up";
-    for (const jobId of [...this.#scheduled.keys()]) this.#cancel(jobId);
+    this.#duties.cancelAll();
     this.#catchup.startOver(nowMs, resync);
     this.#log("stalled", { gapMs: Math.round(gapMs), jobs: this.table.size });
     this.#catchup.catchupTick(nowMs);
@@ -430,7 +442,7 @@ export class ReplicationCore {
       this.#phase = "ready";
       this.#log("resynced", { from: done.from, tookMs: done.tookMs });
       this.#catchup.scheduleAntiEntropy(nowMs);
-      for (const entry of this.table.entries()) this.#reconsider(nowMs, entry);
+      for (const entry of this.table.entries()) this.#duties.reconsider(nowMs, entry);
       return;
     }
     // After a restart: our own seqs the majority does not know of are declared void
@@ -447,7 +459,7 @@ export class ReplicationCore {
       nextOwnSeq: this.#nextOwnSeq,
     });
     this.#catchup.scheduleAntiEntropy(nowMs);
-    for (const entry of this.table.entries()) this.#reconsider(nowMs, entry);
+    for (const entry of this.table.entries()) this.#duties.reconsider(nowMs, entry);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -619,7 +631,7 @@ export class ReplicationCore {
     const proposal = this.#newProposal(nowMs, "revive", stamp, jobId, entry.bodyHash, true);
     proposal.reviveRequests.push(requestId);
     this.#originate(record, proposal.key);
-    this.#reconsider(nowMs, entry);
+    this.#duties.reconsider(nowMs, entry);
     this.#evaluate(nowMs, proposal);
   }
 
@@ -773,7 +785,7 @@ export class ReplicationCore {
         // The other incarnation stands, and a copy of this one held here is dropped (a
         // confirm round of it ends here).
         const other = verdict.other;
-        this.#dropUncommittedCopy(p.jobId, undefined);
+        this.#duties.dropUncommittedCopy(p.jobId, undefined);
         for (const r of p.requests) {
           if (other.bodyHash === p.bodyHash) this.#answer(r.requestId, other.jobId, true);
           else {
@@ -791,7 +803,7 @@ export class ReplicationCore {
         // it, under its id and first submit time, instead of racing it with a second job for
         // one window. This node's own copy of the abandoned id goes (it was only ever
         // proposed here).
-        this.#dropUncommittedCopy(p.jobId, p.stamp);
+        this.#duties.dropUncommittedCopy(p.jobId, p.stamp);
         for (const r of p.requests) this.#submitSpec(nowMs, this.#wallMs, r, verdict.spec);
         return;
       case "finished":
@@ -808,7 +820,7 @@ export class ReplicationCore {
           );
         }
         const entry = this.table.get(p.jobId);
-        if (entry !== undefined) this.#reconsider(nowMs, entry);
+        if (entry !== undefined) this.#duties.reconsider(nowMs, entry);
         return;
       }
       case "conflict":
@@ -876,7 +888,7 @@ export class ReplicationCore {
     // A job whose confirm did not get through is tried again later (by its owner).
     if (p.kind !== "revive") {
       const entry = this.table.get(p.jobId);
-      if (entry !== undefined) this.#reconsider(nowMs, entry);
+      if (entry !== undefined) this.#duties.reconsider(nowMs, entry);
     }
   }
 
@@ -944,7 +956,7 @@ export class ReplicationCore {
         this.#catchup.onSyncReply(nowMs, wallMs, m);
         return;
       case "handoff":
-        this.#onHandoff(nowMs, wallMs, m.records);
+        this.#duties.onHandoff(nowMs, wallMs, m.records);
         return;
       case "query": {
         const entry = this.table.get(m.jobId);
@@ -1020,11 +1032,10 @@ export class ReplicationCore {
     }
     if (result.removed !== undefined) {
       // A kept key ended a job held here: stop delivering or confirming it.
-      this.#cancel(result.removed.jobId);
-      this.#confirmDue.delete(result.removed.jobId);
+      this.#duties.removed(result.removed.jobId);
     }
     if (result.entry !== undefined && result.effect === "changed") {
-      this.#reconsider(nowMs, result.entry);
+      this.#duties.reconsider(nowMs, result.entry);
     }
     return result.effect;
   }
@@ -1076,7 +1087,7 @@ export class ReplicationCore {
     // here, a repeat of one (a confirm round) deferred its ACK to an append that no longer
     // exists, which reads as "already durable", and voted with a disk that does not hold it.
     this.#appends.clear();
-    for (const jobId of [...this.#scheduled.keys()]) this.#cancel(jobId);
+    this.#duties.cancelAll();
     this.#log("storage-failed", { reason });
   }
 
@@ -1119,13 +1130,11 @@ export class ReplicationCore {
 
   /** The engine refused a job (full): offer it again later. */
   scheduleRefused(nowMs: number, jobId: string): void {
-    this.#scheduled.delete(jobId);
-    this.#deferred.add(jobId);
-    if (this.#deferredAtMs === Infinity) this.#deferredAtMs = nowMs + this.config.scheduleRetryMs;
+    this.#duties.scheduleRefused(nowMs, jobId);
   }
 
   // -------------------------------------------------------------------------------------------
-  // Ownership
+  // Ownership (job_duties.ts)
   // -------------------------------------------------------------------------------------------
 
   /**
@@ -1139,128 +1148,10 @@ export class ReplicationCore {
     // table is not walked for it (under load suspicions come and go every few seconds).
     const wasDown = this.#ownership.update(view);
     if (wasDown === undefined) return;
-    const handoffs = new Map<string, Uint8Array[]>();
-    for (const entry of this.table.entries()) {
-      if (entry.phase !== "pending" || entry.spec === undefined) continue;
-      const oldOwner = ownerOf(entry.jobId, this.voters, wasDown);
-      const newOwner = this.ownerOf(entry.jobId);
-      if (
-        newOwner !== oldOwner && oldOwner !== undefined && this.isDown(oldOwner) &&
-        newOwner !== undefined && newOwner !== this.self
-      ) {
-        let list = handoffs.get(newOwner);
-        if (list === undefined) {
-          list = [];
-          handoffs.set(newOwner, list);
-        }
-        list.push(encodeRecord({ type: "state", state: snapshotOf(entry) }));
-      }
-      this.#reconsider(nowMs, entry);
-    }
-    for (const [to, records] of handoffs) {
-      this.#metrics.handoffsSent.inc(records.length);
-      this.#sendChunked(
-        to,
-        records,
-        (chunk) => ({ kind: "handoff", from: this.self, records: chunk }),
-      );
-    }
-    this.#log("view", {
-      reachable: this.reachableVoters(),
-      down: this.#peers.filter((p) => this.isDown(p)).join(","),
-      handoffs: [...handoffs.values()].reduce((n, l) => n + l.length, 0),
-    });
-  }
-
-  #onHandoff(
-    nowMs: number,
-    wallMs: number,
-    records: readonly { record: JobRecord; bytes: Uint8Array }[],
-  ): void {
-    this.#metrics.handoffsReceived.inc(records.length);
-    for (const { record, bytes } of records) {
-      if (record.type !== "state") continue;
-      if (this.#finishedHere(record.state)) {
-        this.#metrics.staleHandoffs.inc();
-        continue;
-      }
-      const effect = this.#applyAndReact(nowMs, record, wallMs);
-      if (effect === "changed") this.#addToBatch(bytes, record);
-    }
-  }
-
-  /**
-   * Decides what this node does about one job now: deliver it (owned, committed, pending,
-   * caught up), stop delivering it, or confirm it (owned but uncommitted).
-   */
-  #reconsider(nowMs: number, entry: JobEntry): void {
-    const owned = this.#phase === "ready" && this.ownerOf(entry.jobId) === this.self;
-    const deliverable = owned && entry.phase === "pending" && entry.spec !== undefined &&
-      entry.committed;
-    const scheduledGen = this.#scheduled.get(entry.jobId);
-    if (scheduledGen !== undefined && (!deliverable || scheduledGen !== entry.gen)) {
-      this.#cancel(entry.jobId);
-    }
-    if (deliverable && !this.#scheduled.has(entry.jobId)) {
-      this.#scheduled.set(entry.jobId, entry.gen);
-      this.#deferred.delete(entry.jobId);
-      this.#outputs.push({
-        type: "schedule",
-        job: toDeliveryJob(entry.spec!),
-        resume: { attemptsMade: entry.attemptsMade, nextAttemptAtMs: entry.nextAttemptAtMs },
-      });
-    }
-    if (
-      owned && entry.phase === "pending" && entry.spec !== undefined && !entry.committed &&
-      !this.#proposals.hasJob(entry.jobId) && !this.#confirmDue.has(entry.jobId)
-    ) {
-      const atMs = nowMs + this.config.confirmDelayMs;
-      this.#confirmDue.set(entry.jobId, atMs);
-      this.#timers.push({ atMs, kind: "confirm", key: entry.jobId });
-    }
-  }
-
-  #cancel(jobId: string): void {
-    if (this.#scheduled.delete(jobId)) this.#outputs.push({ type: "cancel", jobId });
-    this.#deferred.delete(jobId);
-  }
-
-  #confirmTimer(nowMs: number, jobId: string): void {
-    const due = this.#confirmDue.get(jobId);
-    if (due === undefined || due > nowMs) return;
-    this.#confirmDue.delete(jobId);
-    const entry = this.table.get(jobId);
-    if (
-      entry === undefined || entry.committed || entry.phase !== "pending" ||
-      entry.spec === undefined ||
-      this.#phase !== "ready" || this.ownerOf(jobId) !== this.self || this.#proposals.hasJob(jobId)
-    ) return;
-    if (this.reachableVoters() < this.quorum || this.#proposals.size >= this.config.proposalsMax) {
-      const atMs = nowMs + this.config.confirmRetryMs;
-      this.#confirmDue.set(jobId, atMs);
-      this.#timers.push({ atMs, kind: "confirm", key: jobId });
-      return;
-    }
-    this.#startConfirm(nowMs, entry, undefined);
+    this.#duties.ownersChanged(nowMs, wasDown);
   }
 
   /** Asks every voter to store (again) a SUBMIT this node holds; commits on a majority. */
-  /**
-   * Drops this node's uncommitted copy of `jobId`, one that lost to another incarnation of its
-   * key: when `stamp` is given, only the copy that SUBMIT made (a proposal's own).
-   */
-  #dropUncommittedCopy(jobId: string, stamp: Stamp | undefined): void {
-    const entry = this.table.get(jobId);
-    if (entry === undefined || entry.committed) return;
-    if (
-      stamp !== undefined &&
-      (entry.submitStamp === undefined || stampKey(entry.submitStamp) !== stampKey(stamp))
-    ) return;
-    this.table.dropUncommitted(jobId);
-    this.#cancel(jobId);
-    this.#confirmDue.delete(jobId);
-  }
-
   #startConfirm(
     nowMs: number,
     entry: JobEntry,
@@ -1322,20 +1213,6 @@ export class ReplicationCore {
   }
 
   /**
-   * Whether a pending state handed to us is of a job that finished here and was compacted: its
-   * SUBMIT is on our disk, the job is not in our table, and no manual retry started it again.
-   * The sender missed the DONE (a partition) and took the old owner for dead; applied, the
-   * state would revive the job here, pending for ever (the DONE is held, so anti-entropy never
-   * brings it again) and delivered again on the next failover. The same inference as the
-   * catch-up client's after a snapshot (catchup_client.ts).
-   */
-  #finishedHere(state: JobStateSnapshot): boolean {
-    const stamp = state.submitStamp;
-    return state.phase === "pending" && state.gen === 0 && stamp !== undefined &&
-      this.table.get(state.jobId) === undefined && this.tracker.has(stamp.origin, stamp.seq);
-  }
-
-  /**
    * The transport gave up on messages of ours to `peer` (its session was reset or expired,
    * or the peer was released): what they carried is missing there. If the peer is live, swap
    * held summaries with it now rather than at some later random anti-entropy round.
@@ -1367,7 +1244,7 @@ export class ReplicationCore {
           this.#expireProposal(nowMs, top.key);
           break;
         case "confirm":
-          this.#confirmTimer(nowMs, top.key);
+          this.#duties.confirmTimer(nowMs, top.key);
           break;
         case "query": {
           const id = Number(top.key);
@@ -1384,7 +1261,7 @@ export class ReplicationCore {
     if (this.#phase === "ready") this.#catchup.antiEntropy(nowMs);
     if (nowMs >= this.#expireAtMs) {
       this.#expireAtMs = nowMs + this.config.expireIntervalMs;
-      for (const jobId of this.table.expire(wallMs)) this.#cancel(jobId);
+      for (const jobId of this.table.expire(wallMs)) this.#duties.cancel(jobId);
       for (const entry of this.table.dueUncommitted(wallMs)) {
         if (this.ownerOf(entry.jobId) === this.self || this.#proposals.hasJob(entry.jobId)) {
           this.table.recheckUncommitted(entry.jobId, wallMs + this.config.uncommittedRetentionMs);
@@ -1395,22 +1272,14 @@ export class ReplicationCore {
     }
     this.#outbox.tick(nowMs);
     this.#appends.tick(nowMs);
-    if (nowMs >= this.#deferredAtMs) {
-      this.#deferredAtMs = Infinity;
-      const ids = [...this.#deferred];
-      this.#deferred.clear();
-      for (const id of ids) {
-        const entry = this.table.get(id);
-        if (entry !== undefined) this.#reconsider(nowMs, entry);
-      }
-    }
+    this.#duties.retryDeferred(nowMs);
     this.#updateGauges();
   }
 
   nextWakeMs(): number {
     let t = Math.min(
       this.#expireAtMs,
-      this.#deferredAtMs,
+      this.#duties.deferredAtMs,
       this.#outbox.lazyDueMs,
       this.#appends.dueMs,
     );
@@ -1510,24 +1379,11 @@ export class ReplicationCore {
     this.#metrics.jobsDelivered.set(c.delivered);
     this.#metrics.jobsUncommitted.set(this.table.uncommitted);
     this.#metrics.proposals.set(this.#proposals.size);
-    this.#metrics.scheduled.set(this.#scheduled.size);
+    this.#metrics.scheduled.set(this.#duties.scheduledCount);
     this.#metrics.logBytes.set(this.log.bytes);
     this.#metrics.goneTombstones.set(this.table.goneTombstones);
     this.#metrics.lateRecords.set(this.table.lateRecords);
   }
-}
-
-function toDeliveryJob(spec: JobSpec): DeliveryJob {
-  return {
-    id: spec.id,
-    url: spec.url,
-    payload: spec.payload,
-    headers: spec.headers,
-    secrets: spec.secrets,
-    ...(spec.timeoutMs > 0 ? { timeoutMs: spec.timeoutMs } : {}),
-    submittedAtMs: spec.submittedAtMs,
-    maxAttempts: spec.maxAttempts,
-  };
 }
 
 /** Two hex digits per byte value: id minting is on the submit path, `toString(16)` is slow. */

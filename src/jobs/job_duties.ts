@@ -1,0 +1,314 @@
+/**
+ * What this node does about each job it holds, given who owns it: deliver it (owned,
+ * committed, pending, caught up), stop delivering it, confirm it (owned but uncommitted), and
+ * hand it over when its owner died (handoffs sent and received).
+ *
+ * Owns: the jobs scheduled with the delivery engine (and at which generation), those the
+ * engine refused and when they are offered again, the confirm rounds due (when to start one),
+ * and the handoffs. Must not: own the phase, the ownership view (it reads it), the proposals
+ * or the WAL batch, originate records or read a clock: it reaches them through the narrow host
+ * the core (replication_core.ts) passes, and the core routes handoffs, confirm timers and the
+ * engine's refusals here.
+ */
+
+import type { JobsConfig } from "../config/jobs.ts";
+import type { DeliveryJob } from "../delivery/types.ts";
+import type { CoreMetrics } from "./core_metrics.ts";
+import type { ReplicationOutput } from "./core_output.ts";
+import { encodeRecord } from "./job_codec.ts";
+import type { OutgoingMessage } from "./job_messages.ts";
+import {
+  type ApplyEffect,
+  type JobEntry,
+  type JobRecord,
+  type JobSpec,
+  type JobStateSnapshot,
+  snapshotOf,
+  type Stamp,
+} from "./job_model.ts";
+import type { JobTable } from "./job_table.ts";
+import type { OwnershipView } from "./ownership_view.ts";
+import { ownerOf } from "./preference.ts";
+import { stampKey } from "./proposals.ts";
+import type { SeqTracker } from "./seq_tracker.ts";
+import type { CorePhase } from "./submit_admission.ts";
+
+/** What the duties need of the core: each a narrow door, none the whole core. */
+export interface JobDutiesHost {
+  phase(): CorePhase;
+  /** Whether a proposal (a submit, confirm or revive) for the job is in flight. */
+  hasProposal(jobId: string): boolean;
+  proposalCount(): number;
+  /** Starts a confirm round of a job this node holds uncommitted (proposal_driver.ts). */
+  startConfirm(nowMs: number, entry: JobEntry): void;
+  /** Applies a record to the table and reacts (schedules, cancels). */
+  applyAndReact(nowMs: number, record: JobRecord, wallMs: number): ApplyEffect;
+  /** Adds a record to the append being built. */
+  addToBatch(bytes: Uint8Array, record: JobRecord): void;
+  /** Sends `records` to `to` over as many messages as their size needs. */
+  sendChunked(
+    to: string,
+    records: readonly Uint8Array[],
+    build: (chunk: Uint8Array[]) => OutgoingMessage,
+  ): void;
+  timer(atMs: number, kind: "confirm", key: string): void;
+  output(output: ReplicationOutput): void;
+  log(event: string, fields: Record<string, unknown>): void;
+}
+
+export interface JobDutiesOptions {
+  readonly self: string;
+  /** The configured voters, this node included. */
+  readonly voters: readonly string[];
+  /** The voters but this node. */
+  readonly peers: readonly string[];
+  readonly quorum: number;
+  readonly config: Pick<
+    JobsConfig,
+    "confirmDelayMs" | "confirmRetryMs" | "proposalsMax" | "scheduleRetryMs"
+  >;
+  readonly metrics: Pick<CoreMetrics, "handoffsSent" | "handoffsReceived" | "staleHandoffs">;
+  readonly table: Pick<JobTable, "entries" | "get" | "dropUncommitted">;
+  readonly tracker: Pick<SeqTracker, "has">;
+  readonly ownership: Pick<OwnershipView, "ownerOf" | "isDown" | "reachableVoters">;
+  readonly host: JobDutiesHost;
+}
+
+export class JobDuties {
+  readonly #self: string;
+  readonly #voters: readonly string[];
+  readonly #peers: readonly string[];
+  readonly #quorum: number;
+  readonly #config: JobDutiesOptions["config"];
+  readonly #metrics: JobDutiesOptions["metrics"];
+  readonly #table: JobDutiesOptions["table"];
+  readonly #tracker: JobDutiesOptions["tracker"];
+  readonly #ownership: JobDutiesOptions["ownership"];
+  readonly #host: JobDutiesHost;
+  /** Jobs handed to the delivery engine, with the generation they were scheduled at. */
+  readonly #scheduled = new Map<string, number>();
+  /** Jobs the engine refused (full), offered again on the next schedule retry. */
+  readonly #deferred = new Set<string>();
+  #deferredAtMs = Infinity;
+  readonly #confirmDue = new Map<string, number>();
+
+  constructor(options: JobDutiesOptions) {
+    this.#self = options.self;
+    this.#voters = options.voters;
+    this.#peers = options.peers;
+    this.#quorum = options.quorum;
+    this.#config = options.config;
+    this.#metrics = options.metrics;
+    this.#table = options.table;
+    this.#tracker = options.tracker;
+    this.#ownership = options.ownership;
+    this.#host = options.host;
+  }
+
+  get scheduledCount(): number {
+    return this.#scheduled.size;
+  }
+
+  /** When the jobs the engine refused are offered again (Infinity: none waits). */
+  get deferredAtMs(): number {
+    return this.#deferredAtMs;
+  }
+
+  isScheduled(jobId: string): boolean {
+    return this.#scheduled.has(jobId);
+  }
+
+  /** The generation job `jobId` was scheduled at, if it is scheduled. */
+  scheduledGen(jobId: string): number | undefined {
+    return this.#scheduled.get(jobId);
+  }
+
+  /** Stops delivering every job (the node froze, or its WAL failed). */
+  cancelAll(): void {
+    for (const jobId of [...this.#scheduled.keys()]) this.cancel(jobId);
+  }
+
+  /** A kept key ended a job held here: stop delivering or confirming it. */
+  removed(jobId: string): void {
+    this.cancel(jobId);
+    this.#confirmDue.delete(jobId);
+  }
+
+  /** The schedule retry is due: the jobs the engine refused are offered again. */
+  retryDeferred(nowMs: number): void {
+    if (nowMs < this.#deferredAtMs) return;
+    this.#deferredAtMs = Infinity;
+    const ids = [...this.#deferred];
+    this.#deferred.clear();
+    for (const id of ids) {
+      const entry = this.#table.get(id);
+      if (entry !== undefined) this.reconsider(nowMs, entry);
+    }
+  }
+
+  /**
+   * Which voters are down changed (`wasDown`: as it was before): every holder hands the jobs
+   * whose owner died to their new owner (idempotent), so a new owner that missed the submit
+   * still learns of it, and each job is reconsidered.
+   */
+  ownersChanged(nowMs: number, wasDown: (voter: string) => boolean): void {
+    const handoffs = new Map<string, Uint8Array[]>();
+    for (const entry of this.#table.entries()) {
+      if (entry.phase !== "pending" || entry.spec === undefined) continue;
+      const oldOwner = ownerOf(entry.jobId, this.#voters, wasDown);
+      const newOwner = this.#ownership.ownerOf(entry.jobId);
+      if (
+        newOwner !== oldOwner && oldOwner !== undefined && this.#ownership.isDown(oldOwner) &&
+        newOwner !== undefined && newOwner !== this.#self
+      ) {
+        let list = handoffs.get(newOwner);
+        if (list === undefined) {
+          list = [];
+          handoffs.set(newOwner, list);
+        }
+        list.push(encodeRecord({ type: "state", state: snapshotOf(entry) }));
+      }
+      this.reconsider(nowMs, entry);
+    }
+    for (const [to, records] of handoffs) {
+      this.#metrics.handoffsSent.inc(records.length);
+      this.#host.sendChunked(
+        to,
+        records,
+        (chunk) => ({ kind: "handoff", from: this.#self, records: chunk }),
+      );
+    }
+    this.#host.log("view", {
+      reachable: this.#ownership.reachableVoters(),
+      down: this.#peers.filter((p) => this.#ownership.isDown(p)).join(","),
+      handoffs: [...handoffs.values()].reduce((n, l) => n + l.length, 0),
+    });
+  }
+
+  onHandoff(
+    nowMs: number,
+    wallMs: number,
+    records: readonly { record: JobRecord; bytes: Uint8Array }[],
+  ): void {
+    this.#metrics.handoffsReceived.inc(records.length);
+    for (const { record, bytes } of records) {
+      if (record.type !== "state") continue;
+      if (this.#finishedHere(record.state)) {
+        this.#metrics.staleHandoffs.inc();
+        continue;
+      }
+      const effect = this.#host.applyAndReact(nowMs, record, wallMs);
+      if (effect === "changed") this.#host.addToBatch(bytes, record);
+    }
+  }
+
+  /**
+   * Decides what this node does about one job now: deliver it (owned, committed, pending,
+   * caught up), stop delivering it, or confirm it (owned but uncommitted).
+   */
+  reconsider(nowMs: number, entry: JobEntry): void {
+    const owned = this.#host.phase() === "ready" &&
+      this.#ownership.ownerOf(entry.jobId) === this.#self;
+    const deliverable = owned && entry.phase === "pending" && entry.spec !== undefined &&
+      entry.committed;
+    const scheduledGen = this.#scheduled.get(entry.jobId);
+    if (scheduledGen !== undefined && (!deliverable || scheduledGen !== entry.gen)) {
+      this.cancel(entry.jobId);
+    }
+    if (deliverable && !this.#scheduled.has(entry.jobId)) {
+      this.#scheduled.set(entry.jobId, entry.gen);
+      this.#deferred.delete(entry.jobId);
+      this.#host.output({
+        type: "schedule",
+        job: toDeliveryJob(entry.spec!),
+        resume: { attemptsMade: entry.attemptsMade, nextAttemptAtMs: entry.nextAttemptAtMs },
+      });
+    }
+    if (
+      owned && entry.phase === "pending" && entry.spec !== undefined && !entry.committed &&
+      !this.#host.hasProposal(entry.jobId) && !this.#confirmDue.has(entry.jobId)
+    ) {
+      const atMs = nowMs + this.#config.confirmDelayMs;
+      this.#confirmDue.set(entry.jobId, atMs);
+      this.#host.timer(atMs, "confirm", entry.jobId);
+    }
+  }
+
+  cancel(jobId: string): void {
+    if (this.#scheduled.delete(jobId)) this.#host.output({ type: "cancel", jobId });
+    this.#deferred.delete(jobId);
+  }
+
+  confirmTimer(nowMs: number, jobId: string): void {
+    const due = this.#confirmDue.get(jobId);
+    if (due === undefined || due > nowMs) return;
+    this.#confirmDue.delete(jobId);
+    const entry = this.#table.get(jobId);
+    if (
+      entry === undefined || entry.committed || entry.phase !== "pending" ||
+      entry.spec === undefined ||
+      this.#host.phase() !== "ready" || this.#ownership.ownerOf(jobId) !== this.#self ||
+      this.#host.hasProposal(jobId)
+    ) return;
+    if (
+      this.#ownership.reachableVoters() < this.#quorum ||
+      this.#host.proposalCount() >= this.#config.proposalsMax
+    ) {
+      const atMs = nowMs + this.#config.confirmRetryMs;
+      this.#confirmDue.set(jobId, atMs);
+      this.#host.timer(atMs, "confirm", jobId);
+      return;
+    }
+    this.#host.startConfirm(nowMs, entry);
+  }
+
+  /**
+   * Drops this node's uncommitted copy of `jobId`, one that lost to another incarnation of its
+   * key: when `stamp` is given, only the copy that SUBMIT made (a proposal's own).
+   */
+  dropUncommittedCopy(jobId: string, stamp: Stamp | undefined): void {
+    const entry = this.#table.get(jobId);
+    if (entry === undefined || entry.committed) return;
+    if (
+      stamp !== undefined &&
+      (entry.submitStamp === undefined || stampKey(entry.submitStamp) !== stampKey(stamp))
+    ) return;
+    this.#table.dropUncommitted(jobId);
+    this.cancel(jobId);
+    this.#confirmDue.delete(jobId);
+  }
+
+  /**
+   * Whether a pending state handed to us is of a job that finished here and was compacted: its
+   * SUBMIT is on our disk, the job is not in our table, and no manual retry started it again.
+   * The sender missed the DONE (a partition) and took the old owner for dead; applied, the
+   * state would revive the job here, pending for ever (the DONE is held, so anti-entropy never
+   * brings it again) and delivered again on the next failover. The same inference as the
+   * catch-up client's after a snapshot (catchup_client.ts).
+   */
+  #finishedHere(state: JobStateSnapshot): boolean {
+    const stamp = state.submitStamp;
+    return state.phase === "pending" && state.gen === 0 && stamp !== undefined &&
+      this.#table.get(state.jobId) === undefined && this.#tracker.has(stamp.origin, stamp.seq);
+  }
+
+  /** The engine refused a job (full): offer it again later. */
+  scheduleRefused(nowMs: number, jobId: string): void {
+    this.#scheduled.delete(jobId);
+    this.#deferred.add(jobId);
+    if (this.#deferredAtMs === Infinity) this.#deferredAtMs = nowMs + this.#config.scheduleRetryMs;
+  }
+}
+
+function toDeliveryJob(spec: JobSpec): DeliveryJob {
+  return {
+    id: spec.id,
+    url: spec.url,
+    payload: spec.payload,
+    headers: spec.headers,
+    secrets: spec.secrets,
+    ...(spec.timeoutMs > 0 ? { timeoutMs: spec.timeoutMs } : {}),
+    submittedAtMs: spec.submittedAtMs,
+    maxAttempts: spec.maxAttempts,
+  };
+}
