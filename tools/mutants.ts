@@ -78,7 +78,7 @@ const MUTANTS: Mutant[] = [
   {
     name: "jobs-dead-revived-before-durable",
     breaks: "a dead letter is retried by hand only once its DEAD record is durable here",
-    file: "src/jobs/replication_core.ts",
+    file: "src/jobs/submit_path.ts",
     from: 'entry.phase !== "dead" ||\n      this.#appends.deadNotDurable(jobId)',
     to: 'entry.phase !== "dead"',
     tests: ["tests/jobs/contracts_test.ts"],
@@ -281,7 +281,7 @@ const MUTANTS: Mutant[] = [
   {
     name: "submit-larger-than-wal-record",
     breaks: "a submit no WAL record can hold is refused as invalid, not left to time out",
-    file: "src/jobs/replication_core.ts",
+    file: "src/jobs/submit_path.ts",
     from: "if (recordBytes + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {",
     to: "if (recordBytes < 0) {",
     tests: ["tests/jobs/job_limits_test.ts"],

@@ -6,22 +6,22 @@
  * real sockets and disks and inside the whole-cluster simulator.
  *
  * Owns: the job table, the per-origin "held" tracker, the catch-up log, the ownership view,
- * the phase, and what a proposal's outcome means (answers, commits, moving a submit over).
- * Must not: do I/O, read a clock, call Math.random, or decide delivery timing (the delivery
- * engine does). Delegates to pieces it owns: the WAL batch being built and the
- * appends awaiting their fsync (append_batcher.ts), the serving side of sync exchanges and
- * its snapshot sessions (sync_server.ts), the asking side of catch-up and anti-entropy (its
- * exchanges, the catch-up's progress, what a snapshot lets it infer: catchup_client.ts), the
- * voter view and owner cache (ownership_view.ts), submits from UDP clients answered per batch
- * (client_batches.ts), status queries forwarded to peers (pending_queries.ts), the per-peer
- * send queues and lazy records (repl_outbox.ts), metric registration (core_metrics.ts), the
- * proposals (submits, confirm rounds and manual retries waiting for their majority), their
- * votes and the quorum arithmetic that decides them (proposals.ts), whether a submit may
- * start now (submit_admission.ts), what this node does about each job given its owner:
- * scheduling, confirming, handoffs (job_duties.ts), peers' records stored and acknowledged
- * (incoming_records.ts), delivery reports made records (delivery_reports.ts), WAL
- * replay, the seqs a restart voids, and checkpoints (recovery.ts), and the outputs' types
- * (core_output.ts). Each piece reaches back only through a narrow host.
+ * the phase, this node's own seqs (and its records not yet durable), the timers, and what
+ * goes out (outputs, messages cut to size); it originates records, applies them and routes
+ * every input to the piece that handles it. Must not: do I/O, read a clock, call Math.random,
+ * or decide delivery timing (the delivery engine does). Delegates to pieces it owns, each
+ * reaching back only through a narrow host: client submits, manual retries and status
+ * queries to their answers (submit_path.ts); proposals driven to their outcome, commits and
+ * confirm rounds (proposal_driver.ts, over proposals.ts, which counts votes and gives the
+ * verdict); what this node does about each job given its owner: scheduling, confirming,
+ * handoffs (job_duties.ts); peers' records stored and acknowledged (incoming_records.ts);
+ * delivery reports made records (delivery_reports.ts); WAL replay, the seqs a restart voids,
+ * and checkpoints (recovery.ts); the WAL batch being built and the appends awaiting their
+ * fsync (append_batcher.ts); the serving side of sync exchanges and its snapshot sessions
+ * (sync_server.ts); the asking side of catch-up and anti-entropy (catchup_client.ts); the
+ * voter view and owner cache (ownership_view.ts); the per-peer send queues and lazy records
+ * (repl_outbox.ts); metric registration (core_metrics.ts); whether a submit may start now
+ * (submit_admission.ts); the outputs' types (core_output.ts).
  *
  * Durability order (what the shell must respect, etcd-raft style):
  * - An `append` output must be durable (WAL write + fsync) before the shell calls
@@ -37,54 +37,38 @@
  * Quorum is floor(N/2)+1 of the N configured voters, never of the live ones.
  */
 
-import { createHash } from "node:crypto";
-import { apiDefaults } from "../config/api.ts";
-import { deliveryDefaults } from "../config/delivery.ts";
 import { type JobsConfig, jobsDefaults, validateJobsConfig } from "../config/jobs.ts";
-import { assert, unreachable } from "../lib/assert.ts";
+import { assert } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import type { Rng } from "../lib/rng.ts";
-import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
+import type { MetricsRegistry } from "../metrics/registry.ts";
 import type { DeliveryReport } from "../delivery/types.ts";
 import { CatchupLog } from "./catchup_log.ts";
-import { PendingQueries } from "./pending_queries.ts";
 import { ReplicationOutbox } from "./repl_outbox.ts";
-import { ClientBatches } from "./client_batches.ts";
 import { type CoreMetrics, registerMetrics } from "./core_metrics.ts";
+import type { ReplicationOutput } from "./core_output.ts";
 import {
-  type AckEntry,
   decodeMessage,
   encodeMessage,
   type JobsMessage,
   type OutgoingMessage,
 } from "./job_messages.ts";
 import { encodeRecord, type Skipped } from "./job_codec.ts";
-import { type AppendBatch, AppendBatcher, WAL_BATCH_SLACK_BYTES } from "./append_batcher.ts";
-import {
-  type JobEntry,
-  type JobRecord,
-  type JobSpec,
-  type JobStateSnapshot,
-  type ReplicatedRecord,
-  snapshotOf,
-  type Stamp,
-} from "./job_model.ts";
-import { type SubmitLimits, validateSubmit } from "../delivery/submit_validation.ts";
+import { type AppendBatch, AppendBatcher } from "./append_batcher.ts";
+import type { JobEntry, JobRecord, ReplicatedRecord, Stamp } from "./job_model.ts";
 import { JobTable } from "./job_table.ts";
-import { keyedJobId, keyEpoch } from "./keyed_id.ts";
-import { ownerOf } from "./preference.ts";
 import { OwnershipView, type VoterState } from "./ownership_view.ts";
-import { type Proposal, type ProposalKind, Proposals } from "./proposals.ts";
 import { SeqTracker } from "./seq_tracker.ts";
 import { SyncServer } from "./sync_server.ts";
-import { admissionRefusal, type CorePhase } from "./submit_admission.ts";
+import type { CorePhase } from "./submit_admission.ts";
 import { CatchupClient, type CaughtUp } from "./catchup_client.ts";
-import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
-import type { Refusal, ReplicationOutput } from "./core_output.ts";
-import { DeliveryReports, type DeliveryReportsHost } from "./delivery_reports.ts";
-import { IncomingRecords, type IncomingRecordsHost } from "./incoming_records.ts";
+import { type SubmitLimitOptions, SubmitPath, type SubmitPathHost } from "./submit_path.ts";
+import { ProposalDriver, type ProposalDriverHost } from "./proposal_driver.ts";
 import { JobDuties, type JobDutiesHost } from "./job_duties.ts";
+import { IncomingRecords, type IncomingRecordsHost } from "./incoming_records.ts";
+import { DeliveryReports, type DeliveryReportsHost } from "./delivery_reports.ts";
 import { merged, Recovery, type RecoveryHost } from "./recovery.ts";
+import type { SubmitRequest } from "./service.ts";
 
 /** The core's phase; it takes submits only when `ready` (submit_admission.ts). */
 export type { CorePhase } from "./submit_admission.ts";
@@ -94,6 +78,9 @@ export type { VoterState } from "./ownership_view.ts";
 
 /** What the shell carries out (core_output.ts). */
 export type { ReplicationOutput } from "./core_output.ts";
+
+/** The hash of everything a client sent in a submit (submit_path.ts). */
+export { submitBodyHash } from "./submit_path.ts";
 
 export interface ReplicationCoreOptions {
   /** This node's voter address (canonical `host:port`): its identity in the voter set. */
@@ -111,15 +98,7 @@ export interface ReplicationCoreOptions {
    * The rest of the bounds a UDP client's submit is checked against (`validateSubmit`, the
    * API's rules): each absent one is its default; `allowPrivateTargets` absent: no check.
    */
-  readonly submitLimits?: Partial<
-    Pick<
-      SubmitLimits,
-      | "jobHeadersBytesMax"
-      | "attemptTimeoutMaxMs"
-      | "idempotencyKeyCharsMax"
-      | "allowPrivateTargets"
-    >
-  >;
+  readonly submitLimits?: SubmitLimitOptions;
 }
 
 interface TimerItem {
@@ -132,24 +111,13 @@ interface TimerItem {
 const SEQ_MAX = Number.MAX_SAFE_INTEGER;
 
 /** The doors every piece's narrow host is cut from: each piece sees only its own interface. */
-type Hosts = JobDutiesHost & IncomingRecordsHost & DeliveryReportsHost & RecoveryHost;
-
-/** The hash of everything a client sent in a submit: a keyed retry must match it. */
-export function submitBodyHash(request: SubmitRequest): string {
-  const h = createHash("sha256");
-  const headers = Object.entries(request.headers ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
-  h.update(
-    JSON.stringify([
-      request.url,
-      request.payload,
-      headers,
-      request.secret ?? null,
-      request.maxAttempts ?? null,
-      request.timeoutMs ?? null,
-    ]),
-  );
-  return h.digest("hex").slice(0, 32);
-}
+type Hosts =
+  & SubmitPathHost
+  & ProposalDriverHost
+  & JobDutiesHost
+  & IncomingRecordsHost
+  & DeliveryReportsHost
+  & RecoveryHost;
 
 /**
  * Driven like every core (docs/architecture.md, "Driving a core"): inputs by named methods
@@ -165,11 +133,7 @@ export class ReplicationCore {
   readonly table: JobTable;
   readonly tracker = new SeqTracker();
   readonly log: CatchupLog;
-  readonly #rng: Rng;
   readonly #metrics: CoreMetrics;
-  readonly #registry: MetricsRegistry;
-  readonly #walRecordBytesMax: number;
-  readonly #submitLimits: SubmitLimits;
   readonly #peers: readonly string[];
   #phase: CorePhase = "recovering";
   #nextOwnSeq = 1;
@@ -181,22 +145,10 @@ export class ReplicationCore {
   #outputs: ReplicationOutput[] = [];
   /** The WAL batch being built and the appends not yet durable (append_batcher.ts). */
   readonly #appends: AppendBatcher;
-  /** Submits, confirm rounds and revives waiting for their majority (proposals.ts). */
-  readonly #proposals: Proposals;
-  readonly #timers = new MinHeap<TimerItem>((a, b) => a.atMs < b.atMs);
-  /** A peer's record failed to decode and was logged (see `#undecodable`). */
-  #undecodableLogged = false;
-  /** Status queries forwarded to peers (pending_queries.ts). */
-  readonly #queries = new PendingQueries<JobStateSnapshot>();
-  /** Submits from UDP clients, answered per batch (client_batches.ts). */
-  readonly #clientBatches = new ClientBatches();
-  /** Answers peers' sync requests (sync_server.ts). */
-  readonly #syncServer: SyncServer;
-  /** Asks peers for what this node lacks: catch-up and anti-entropy (catchup_client.ts). */
-  readonly #catchup: CatchupClient;
-  #expireAtMs = Infinity;
-  /** The wall clock as of the latest input (for records made where no wall time is passed). */
-  #wallMs = 0;
+  /** Submits, confirm rounds and revives waiting for their majority (proposal_driver.ts). */
+  readonly #proposals: ProposalDriver;
+  /** Client submits, revives and queries, to their answers (submit_path.ts). */
+  readonly #submits: SubmitPath;
   /** Scheduling, confirming and handing over the jobs held here (job_duties.ts). */
   readonly #duties: JobDuties;
   /** Peers' records, stored and acknowledged (incoming_records.ts). */
@@ -205,6 +157,16 @@ export class ReplicationCore {
   readonly #reports: DeliveryReports;
   /** WAL replay, the seqs a restart voids, checkpoints (recovery.ts). */
   readonly #recovery: Recovery;
+  readonly #timers = new MinHeap<TimerItem>((a, b) => a.atMs < b.atMs);
+  /** A peer's record failed to decode and was logged (see `#undecodable`). */
+  #undecodableLogged = false;
+  /** Answers peers' sync requests (sync_server.ts). */
+  readonly #syncServer: SyncServer;
+  /** Asks peers for what this node lacks: catch-up and anti-entropy (catchup_client.ts). */
+  readonly #catchup: CatchupClient;
+  #expireAtMs = Infinity;
+  /** The wall clock as of the latest input (for records made where no wall time is passed). */
+  #wallMs = 0;
 
   constructor(options: ReplicationCoreOptions) {
     this.config = validateJobsConfig({ ...jobsDefaults, ...options.config });
@@ -219,24 +181,8 @@ export class ReplicationCore {
       `quorum ${this.quorum} of ${voters.length} voters is not a majority`,
     );
     this.#peers = voters.filter((v) => v !== options.self);
-    this.#proposals = new Proposals(voters, this.quorum, this.config.submitTimeoutMs);
     this.#ownership = new OwnershipView(options.self, voters, this.#peers);
-    this.#rng = options.rng;
-    this.#registry = options.metrics;
     this.#metrics = registerMetrics(options.metrics);
-    this.#walRecordBytesMax = options.walRecordBytesMax;
-    const limits = options.submitLimits ?? {};
-    this.#submitLimits = {
-      payloadBytesMax: options.payloadBytesMax,
-      jobHeadersBytesMax: limits.jobHeadersBytesMax ?? deliveryDefaults.jobHeadersBytesMax,
-      maxAttemptsMax: this.config.maxAttemptsMax,
-      attemptTimeoutMaxMs: limits.attemptTimeoutMaxMs ?? deliveryDefaults.attemptTimeoutMaxMs,
-      idempotencyKeyCharsMax: limits.idempotencyKeyCharsMax ??
-        apiDefaults.idempotencyKeyCharsMax,
-      ...(limits.allowPrivateTargets !== undefined
-        ? { allowPrivateTargets: limits.allowPrivateTargets }
-        : {}),
-    };
     this.#appends = new AppendBatcher(options.walRecordBytesMax, this.config.lazyAppendMs);
     this.table = new JobTable({
       historyMax: this.config.historyMax,
@@ -259,16 +205,25 @@ export class ReplicationCore {
       syncReplyBytesMax: this.config.syncReplyBytesMax,
       syncSessionIdleMs: this.config.syncSessionIdleMs,
     });
-    this.#catchup = new CatchupClient({
+    const shared = {
       self: this.self,
+      voters,
       peers: this.#peers,
       quorum: this.quorum,
       config: this.config,
-      rng: this.#rng,
+      metrics: this.#metrics,
+      table: this.table,
       tracker: this.tracker,
       catchupLog: this.log,
-      table: this.table,
-      metrics: this.#metrics,
+      appends: this.#appends,
+      ownership: this.#ownership,
+      outbox: this.#outbox,
+      walRecordBytesMax: options.walRecordBytesMax,
+      host: this.#hosts(),
+    };
+    this.#catchup = new CatchupClient({
+      ...shared,
+      rng: options.rng,
       host: {
         catchingUp: () => this.#phase === "catching_up",
         isDown: (peer) => this.isDown(peer),
@@ -286,21 +241,15 @@ export class ReplicationCore {
         caughtUp: (nowMs, done) => this.#finishCatchup(nowMs, done),
       },
     });
-    const shared = {
-      self: this.self,
-      voters,
-      peers: this.#peers,
-      quorum: this.quorum,
-      ownership: this.#ownership,
-      config: this.config,
-      metrics: this.#metrics,
-      table: this.table,
-      tracker: this.tracker,
-      catchupLog: this.log,
-      appends: this.#appends,
-      walRecordBytesMax: options.walRecordBytesMax,
-      host: this.#hosts(),
-    };
+    this.#proposals = new ProposalDriver(shared);
+    this.#submits = new SubmitPath({
+      ...shared,
+      rng: options.rng,
+      registry: options.metrics,
+      payloadBytesMax: options.payloadBytesMax,
+      submitLimits: options.submitLimits,
+      proposals: this.#proposals,
+    });
     this.#duties = new JobDuties(shared);
     this.#incoming = new IncomingRecords(shared);
     this.#reports = new DeliveryReports(shared);
@@ -310,25 +259,34 @@ export class ReplicationCore {
   /** The core's doors, for the pieces it owns; each piece's host type lets it see a few. */
   #hosts(): Hosts {
     return {
+      phase: () => this.#phase,
       failed: () => this.#phase === "failed",
+      ownPending: () => this.#ownPending,
       ownStamp: () => this.#ownStamp(),
       nextOwnSeq: () => this.#nextOwnSeq,
       raiseNextOwnSeq: (seq) => {
         this.#nextOwnSeq = Math.max(this.#nextOwnSeq, seq);
       },
+      wallMs: () => this.#wallMs,
       originate: (record, voteKey, lazyAtMs) => {
         this.#originate(record, voteKey, lazyAtMs);
       },
       addToBatch: (bytes, record) => this.#addToBatch(bytes, record),
       applyAndReact: (nowMs, record, wallMs) => this.#applyAndReact(nowMs, record, wallMs),
       undecodable: (from, skipped) => this.#undecodable(from, skipped),
-      send: (to, message) => this.#send(to, message),
+      reconsider: (nowMs, entry) => this.#duties.reconsider(nowMs, entry),
+      dropUncommittedCopy: (jobId, stamp) => this.#duties.dropUncommittedCopy(jobId, stamp),
       scheduledGen: (jobId) => this.#duties.scheduledGen(jobId),
-      phase: () => this.#phase,
       hasProposal: (jobId) => this.#proposals.hasJob(jobId),
       proposalCount: () => this.#proposals.size,
-      startConfirm: (nowMs, entry) => this.#startConfirm(nowMs, entry, undefined),
+      startConfirm: (nowMs, entry) => this.#proposals.startConfirm(nowMs, entry, undefined),
+      answer: (requestId, jobId, existing) => this.#submits.answer(requestId, jobId, existing),
+      refuse: (requestId, code, message, retryAfterS) =>
+        this.#submits.refuse(requestId, code, message, retryAfterS),
+      resubmit: (nowMs, wallMs, request, spec) =>
+        this.#submits.submitSpec(nowMs, wallMs, request, spec),
       timer: (atMs, kind, key) => this.#timers.push({ atMs, kind, key }),
+      send: (to, message) => this.#send(to, message),
       sendChunked: (to, records, build) => this.#sendChunked(to, records, build),
       output: (output) => this.#outputs.push(output),
       log: (event, fields) => this.#log(event, fields),
@@ -379,7 +337,7 @@ export class ReplicationCore {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Recovery
+  // Recovery (recovery.ts)
   // -------------------------------------------------------------------------------------------
 
   /**
@@ -463,176 +421,19 @@ export class ReplicationCore {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Submits, retries by hand, queries
+  // Submits, retries by hand, queries (submit_path.ts, proposal_driver.ts)
   // -------------------------------------------------------------------------------------------
 
   /** A client submit (already validated). Answered by a `submit-done` output, never hangs. */
   submit(nowMs: number, wallMs: number, requestId: number, request: SubmitRequest): void {
     this.#wallMs = wallMs;
-    const refusal = this.#admission(nowMs);
-    if (refusal !== undefined) {
-      this.#refuse(requestId, refusal.code, refusal.message, refusal.retryAfterS);
-      return;
-    }
-    const keyed = request.idempotencyKey !== undefined;
-    const bodyHash = keyed ? submitBodyHash(request) : "";
-    let jobId: string;
-    let submittedAtMs = wallMs;
-    if (keyed) {
-      // The key's incarnation live for this submit, if this node holds one; otherwise the id
-      // of a first submit now. A replica that holds a live one answers with it (`#ackFor`).
-      const live = this.table.liveIncarnation(request.idempotencyKey!, wallMs);
-      jobId = live?.jobId ??
-        keyedJobId(request.idempotencyKey!, keyEpoch(wallMs, this.config.idempotencyWindowMs));
-      submittedAtMs = live?.submittedAtMs ?? wallMs;
-    } else {
-      jobId = this.#mintOwnedId();
-    }
-    const spec: JobSpec = {
-      id: jobId,
-      url: request.url,
-      payload: request.payload,
-      headers: request.headers ?? {},
-      secrets: request.secret !== undefined ? [request.secret] : [],
-      timeoutMs: request.timeoutMs ?? 0,
-      maxAttempts: request.maxAttempts ?? this.config.maxAttemptsDefault,
-      submittedAtMs,
-      ...(keyed ? { idempotencyKey: request.idempotencyKey! } : {}),
-      bodyHash,
-    };
-    this.#submitSpec(nowMs, wallMs, { requestId, existing: false }, spec);
-  }
-
-  /**
-   * Submits `spec`, its id chosen, for one client request: answers at once from what this
-   * node holds under a keyed id, joins a proposal in flight, confirms a copy held, or
-   * proposes the SUBMIT.
-   */
-  #submitSpec(
-    nowMs: number,
-    wallMs: number,
-    request: { requestId: number; existing: boolean },
-    spec: JobSpec,
-  ): void {
-    const { requestId } = request;
-    const jobId = spec.id;
-    const bodyHash = spec.bodyHash;
-    const key = spec.idempotencyKey;
-    if (key !== undefined) {
-      const held = this.table.get(jobId);
-      const tombstone = this.table.keyTombstone(jobId);
-      if (held?.spec !== undefined && held.committed) {
-        if (held.bodyHash === bodyHash) return this.#answer(requestId, jobId, true);
-        return this.#refuse(
-          requestId,
-          "idempotency_conflict",
-          `idempotency key ${JSON.stringify(key)} was used with another body`,
-        );
-      }
-      if (held === undefined && tombstone !== undefined) {
-        if (tombstone.bodyHash === bodyHash) return this.#answer(requestId, jobId, true);
-        return this.#refuse(
-          requestId,
-          "idempotency_conflict",
-          `idempotency key ${JSON.stringify(key)} was used with another body`,
-        );
-      }
-      const p = this.#proposals.forJob(jobId);
-      if (p !== undefined) {
-        if (p.bodyHash === bodyHash) {
-          p.requests.push({ requestId, existing: true });
-          return;
-        }
-        return this.#refuse(
-          requestId,
-          "idempotency_conflict",
-          `idempotency key ${JSON.stringify(key)} is being submitted with another body`,
-        );
-      }
-      if (
-        held?.spec !== undefined && held.bodyHash === bodyHash && held.submitStamp !== undefined
-      ) {
-        // Our copy of an earlier submit that never saw its majority: confirm it for this client.
-        this.#startConfirm(nowMs, held, { requestId, existing: true });
-        return;
-      }
-    }
-    // A job must fit one WAL append alone, here and at every peer (same wal.recordBytesMax),
-    // or no replica can ever store it: refuse it for good now, not "retry" after a timeout.
-    const recordBytes = this.#submitBytesBound(spec);
-    if (recordBytes + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {
-      return this.#refuse(
-        requestId,
-        "invalid",
-        `the job is ${recordBytes} bytes as a record; a WAL record holds at most ` +
-          `${this.#walRecordBytesMax - WAL_BATCH_SLACK_BYTES} (wal.recordBytesMax): send a ` +
-          "smaller payload",
-      );
-    }
-    const stamp = this.#ownStamp();
-    const record: ReplicatedRecord = { type: "submit", stamp, spec };
-    const result = this.table.apply(record, wallMs);
-    const proposal = this.#newProposal(
-      nowMs,
-      "submit",
-      stamp,
-      jobId,
-      bodyHash,
-      result.effect === "changed",
-      spec,
-    );
-    proposal.requests.push(request);
-    this.#originate(record, proposal.localStored ? proposal.key : undefined);
-    this.#evaluate(nowMs, proposal);
-  }
-
-  /**
-   * The size of `spec`'s SUBMIT record: a bound from string lengths (3 UTF-8 bytes per UTF-16
-   * unit at most) when that is clearly small enough, the exact encoding only when not, so the
-   * usual small job is not encoded twice.
-   */
-  #submitBytesBound(spec: JobSpec): number {
-    let units = spec.url.length + spec.payload.length + (spec.idempotencyKey?.length ?? 0);
-    for (const [name, value] of Object.entries(spec.headers)) units += name.length + value.length;
-    for (const secret of spec.secrets) units += secret.length;
-    const headersCount = Object.keys(spec.headers).length;
-    const bound = 3 * units + 8 * headersCount + 4 * spec.secrets.length + 1024;
-    if (bound + WAL_BATCH_SLACK_BYTES <= this.#walRecordBytesMax) return bound;
-    return encodeRecord({ type: "submit", stamp: { origin: this.self, seq: 1 }, spec }).length;
+    this.#submits.submit(nowMs, wallMs, requestId, request);
   }
 
   /** Retries a dead letter by hand: a REVIVE record durable on a majority. */
   revive(nowMs: number, wallMs: number, requestId: number, jobId: string): void {
     this.#wallMs = wallMs;
-    const refusal = this.#admission(nowMs);
-    if (refusal !== undefined) {
-      this.#outputs.push({ type: "revive-done", requestId, outcome: refusal });
-      return;
-    }
-    const entry = this.table.get(jobId);
-    if (
-      entry === undefined || entry.spec === undefined || entry.phase !== "dead" ||
-      this.#appends.deadNotDurable(jobId)
-    ) {
-      this.#outputs.push({
-        type: "revive-done",
-        requestId,
-        outcome: {
-          ok: false,
-          code: "not_found",
-          message: `no dead letter ${JSON.stringify(jobId)}`,
-        },
-      });
-      return;
-    }
-    const stamp = this.#ownStamp();
-    const record: ReplicatedRecord = { type: "revive", stamp, jobId, gen: entry.gen + 1 };
-    this.table.apply(record, wallMs);
-    const proposal = this.#newProposal(nowMs, "revive", stamp, jobId, entry.bodyHash, true);
-    proposal.reviveRequests.push(requestId);
-    this.#originate(record, proposal.key);
-    this.#duties.reconsider(nowMs, entry);
-    this.#evaluate(nowMs, proposal);
+    this.#submits.revive(nowMs, wallMs, requestId, jobId);
   }
 
   /**
@@ -648,248 +449,12 @@ export class ReplicationCore {
 
   /** Looks a job up here, or asks the peers when this node does not hold it. */
   query(nowMs: number, requestId: number, jobId: string): void {
-    const entry = this.table.get(jobId);
-    if (entry !== undefined && entry.spec !== undefined) {
-      this.#outputs.push({ type: "query-done", requestId, state: snapshotOf(entry) });
-      return;
-    }
-    const waiting = new Set(this.#peers.filter((p) => !this.isDown(p)));
-    if (waiting.size === 0) {
-      this.#outputs.push({ type: "query-done", requestId, state: undefined });
-      return;
-    }
-    this.#queries.open(requestId, jobId, waiting, nowMs + this.config.queryTimeoutMs);
-    this.#timers.push({
-      atMs: nowMs + this.config.queryTimeoutMs,
-      kind: "query",
-      key: String(requestId),
-    });
-    for (const peer of waiting) {
-      this.#send(peer, { kind: "query", from: this.self, requestId, jobId });
-    }
-  }
-
-  /** Whether a submit or revive may start now (submit_admission.ts); counts queue-age refusals. */
-  #admission(nowMs: number): Refusal | undefined {
-    const refused = admissionRefusal({
-      phase: this.#phase,
-      reachableVoters: this.reachableVoters(),
-      voterCount: this.voters.length,
-      quorum: this.quorum,
-      oldestSubmitStartedAtMs: this.#proposals.oldestSubmitStartedAtMs(),
-      proposals: this.#proposals.size,
-      ownPending: this.#ownPending,
-      config: this.config,
-    }, nowMs);
-    if (refused === undefined) return undefined;
-    if (refused.rule === "queue_age") this.#metrics.queueAgeRefusals.inc();
-    return refused.refusal;
-  }
-
-  #refuse(requestId: number, code: RefusalCode, message: string, retryAfterS?: number): void {
-    this.#rejectedCounter(code).inc();
-    this.#submitDone(requestId, {
-      ok: false,
-      code,
-      message,
-      ...(retryAfterS !== undefined ? { retryAfterS } : {}),
-    });
-  }
-
-  #answer(requestId: number, id: string, existing: boolean): void {
-    (existing ? this.#metrics.submitsExisting : this.#metrics.submitsAccepted).inc();
-    this.#submitDone(requestId, { ok: true, id, existing });
-  }
-
-  #submitDone(requestId: number, outcome: SubmitOutcome): void {
-    const result = this.#clientBatches.settle(requestId, outcome);
-    if (result === "not-client") {
-      this.#outputs.push({ type: "submit-done", requestId, outcome });
-      return;
-    }
-    if (result === undefined) return;
-    this.#send(result.address, {
-      kind: "client-result",
-      requestId: result.requestId,
-      outcomes: result.outcomes,
-    });
-  }
-
-  #rejectedCounter(code: string): Counter {
-    let c = this.#metrics.rejected.get(code);
-    if (c === undefined) {
-      c = this.#registry.counter("hookd_jobs_submits_total", "Submits answered, by result", {
-        result: code,
-      });
-      this.#metrics.rejected.set(code, c);
-    }
-    return c;
-  }
-
-  /** A random id that ranks this node first, so the node that took the submit owns it. */
-  #mintOwnedId(): string {
-    let id = "";
-    for (let i = 0; i < 64; i++) {
-      id = "job_" + randomHex(this.#rng, 16);
-      // Not through the owner cache: the ids this node does not keep would crowd it.
-      if (ownerOf(id, this.voters, (v) => this.isDown(v)) === this.self) {
-        this.#ownership.remember(id, this.self);
-        return id;
-      }
-    }
-    return id;
+    this.#submits.query(nowMs, requestId, jobId);
   }
 
   #ownStamp(): Stamp {
     assert(this.#nextOwnSeq <= SEQ_MAX, "own seq space exhausted");
     return { origin: this.self, seq: this.#nextOwnSeq++ };
-  }
-
-  #newProposal(
-    nowMs: number,
-    kind: ProposalKind,
-    stamp: Stamp,
-    jobId: string,
-    bodyHash: string,
-    localStored: boolean,
-    spec?: JobSpec,
-  ): Proposal {
-    const proposal = this.#proposals.propose(
-      nowMs,
-      kind,
-      stamp,
-      jobId,
-      bodyHash,
-      localStored,
-      spec,
-    );
-    const key = proposal.key;
-    this.#timers.push({ atMs: proposal.deadlineMs, kind: "proposal", key });
-    // Already durable here (a confirm of a record we hold): our vote counts at once.
-    if (localStored && this.tracker.has(stamp.origin, stamp.seq)) proposal.votes.add(this.self);
-    else if (localStored) {
-      const token = this.#appends.notDurableToken(stamp);
-      if (token !== undefined) this.#appends.batchFor(token)?.votes.push(key);
-    }
-    return proposal;
-  }
-
-  /** Resolves a proposal once its outcome is certain (proposals.ts), or leaves it waiting. */
-  #evaluate(nowMs: number, p: Proposal): void {
-    const verdict = this.#proposals.evaluate(p);
-    switch (verdict.kind) {
-      case "closed":
-      case "pending":
-        return;
-      case "settled-other": {
-        // The other incarnation stands, and a copy of this one held here is dropped (a
-        // confirm round of it ends here).
-        const other = verdict.other;
-        this.#duties.dropUncommittedCopy(p.jobId, undefined);
-        for (const r of p.requests) {
-          if (other.bodyHash === p.bodyHash) this.#answer(r.requestId, other.jobId, true);
-          else {
-            this.#refuse(
-              r.requestId,
-              "idempotency_conflict",
-              "idempotency key was used with another body",
-            );
-          }
-        }
-        return;
-      }
-      case "moved":
-        // A first try that saw no majority, in the previous epoch: the submit moves over to
-        // it, under its id and first submit time, instead of racing it with a second job for
-        // one window. This node's own copy of the abandoned id goes (it was only ever
-        // proposed here).
-        this.#duties.dropUncommittedCopy(p.jobId, p.stamp);
-        for (const r of p.requests) this.#submitSpec(nowMs, this.#wallMs, r, verdict.spec);
-        return;
-      case "finished":
-        for (const r of p.requests) this.#answer(r.requestId, p.jobId, true);
-        return;
-      case "blocked": {
-        // Whichever incarnation a majority confirms stands, and a retry then finds it.
-        for (const r of p.requests) {
-          this.#refuse(
-            r.requestId,
-            "no_quorum",
-            "another submit of this idempotency key is being replicated; it was not acknowledged",
-            1,
-          );
-        }
-        const entry = this.table.get(p.jobId);
-        if (entry !== undefined) this.#duties.reconsider(nowMs, entry);
-        return;
-      }
-      case "conflict":
-        for (const r of p.requests) {
-          this.#refuse(
-            r.requestId,
-            "idempotency_conflict",
-            "idempotency key was used with another body",
-          );
-        }
-        return;
-      case "committed":
-        this.#commit(nowMs, p);
-        return;
-      default:
-        unreachable(verdict, "proposal verdict");
-    }
-  }
-
-  /** A majority of the voters holds `p` durably: answers its requests, commits a submit. */
-  #commit(nowMs: number, p: Proposal): void {
-    this.#metrics.quorumWaitMs.record(nowMs - p.startedAtMs);
-    if (p.kind === "revive") {
-      for (const requestId of p.reviveRequests) {
-        this.#outputs.push({ type: "revive-done", requestId, outcome: { ok: true } });
-      }
-      return;
-    }
-    // Majority durable: commit. A keyed job's COMMIT always carries the committed body: a
-    // replica (the proposer itself, or one whose "conflict" came after the majority) may hold
-    // another body for the same id, and without the spec it never learns the committed one
-    // (its tracker holds both seqs, so anti-entropy never repairs it). As its owner it then
-    // never delivered an acknowledged job. Unkeyed ids are random: no other body exists.
-    const spec = p.bodyHash !== "" ? p.spec : undefined;
-    const commit: ReplicatedRecord = {
-      type: "commit",
-      stamp: this.#ownStamp(),
-      jobId: p.jobId,
-      bodyHash: p.bodyHash,
-      ...(spec !== undefined ? { spec } : {}),
-    };
-    this.#applyAndReact(nowMs, commit, this.#wallMs);
-    // An unkeyed job's COMMIT only marks it committed where it is held (its random id has no
-    // other body anywhere): it can wait to ride along. A keyed one may carry the body that
-    // settles a conflict, so it goes at once.
-    this.#originate(commit, undefined, p.bodyHash === "" ? nowMs : undefined);
-    for (const r of p.requests) this.#answer(r.requestId, p.jobId, r.existing);
-  }
-
-  #expireProposal(nowMs: number, key: string): void {
-    const p = this.#proposals.expire(key, nowMs);
-    if (p === undefined) return;
-    const reachable = this.reachableVoters();
-    const message = `no majority of the ${this.voters.length} voters stored it within ` +
-      `${this.config.submitTimeoutMs} ms (${p.votes.size} of ${this.quorum} needed; ` +
-      `${reachable} reachable); it was not acknowledged`;
-    for (const r of p.requests) this.#refuse(r.requestId, "no_quorum", message, 1);
-    for (const requestId of p.reviveRequests) {
-      this.#outputs.push({
-        type: "revive-done",
-        requestId,
-        outcome: { ok: false, code: "no_quorum", message, retryAfterS: 1 },
-      });
-    }
-    // A job whose confirm did not get through is tried again later (by its owner).
-    if (p.kind !== "revive") {
-      const entry = this.table.get(p.jobId);
-      if (entry !== undefined) this.#duties.reconsider(nowMs, entry);
-    }
   }
 
   // -------------------------------------------------------------------------------------------
@@ -929,7 +494,7 @@ export class ReplicationCore {
     }
     const m = decoded.value;
     if (m.kind === "client-submit") {
-      this.#clientSubmit(nowMs, wallMs, fromAddress, m);
+      this.#submits.clientSubmit(nowMs, wallMs, fromAddress, m);
       return;
     }
     if (m.kind === "client-result") return;
@@ -947,7 +512,7 @@ export class ReplicationCore {
         this.#incoming.onRecords(nowMs, wallMs, m.from, m.records, true);
         return;
       case "ack":
-        this.#onAck(nowMs, m.from, m.entries);
+        this.#proposals.ack(nowMs, m.from, m.entries);
         return;
       case "sync-req":
         this.#onSyncRequest(nowMs, m);
@@ -958,18 +523,11 @@ export class ReplicationCore {
       case "handoff":
         this.#duties.onHandoff(nowMs, wallMs, m.records);
         return;
-      case "query": {
-        const entry = this.table.get(m.jobId);
-        this.#send(m.from, {
-          kind: "query-reply",
-          from: this.self,
-          requestId: m.requestId,
-          state: entry !== undefined && entry.spec !== undefined ? snapshotOf(entry) : undefined,
-        });
+      case "query":
+        this.#submits.answerQuery(m.from, m.requestId, m.jobId);
         return;
-      }
       case "query-reply":
-        this.#onQueryReply(m.from, m.requestId, m.state);
+        this.#submits.queryReply(m.from, m.requestId, m.state);
         return;
     }
   }
@@ -984,37 +542,6 @@ export class ReplicationCore {
     if (this.#undecodableLogged) return;
     this.#undecodableLogged = true;
     this.#log("records-undecodable", { from, count: skipped.count, reason: skipped.reason });
-  }
-
-  #clientSubmit(
-    nowMs: number,
-    wallMs: number,
-    address: string,
-    m: Extract<JobsMessage, { kind: "client-submit" }>,
-  ): void {
-    if (m.submits.length === 0) {
-      this.#send(address, { kind: "client-result", requestId: m.requestId, outcomes: [] });
-      return;
-    }
-    const batchId = this.#clientBatches.open(address, m.requestId, m.submits.length);
-    m.submits.forEach((s, index) => {
-      const requestId = this.#clientBatches.request(batchId, index);
-      // The API's rules, with its messages (submit_validation.ts): a UDP client gets refused
-      // exactly what an HTTP client would.
-      const checked = validateSubmit(s.request, this.#submitLimits);
-      if (!checked.ok) {
-        this.#refuse(requestId, "invalid", checked.reason.message);
-        return;
-      }
-      this.submit(nowMs, wallMs, requestId, s.request);
-    });
-  }
-
-  #onAck(nowMs: number, from: string, entries: readonly AckEntry[]): void {
-    for (const e of entries) {
-      const p = this.#proposals.ack(from, e);
-      if (p !== undefined) this.#evaluate(nowMs, p);
-    }
   }
 
   /**
@@ -1052,10 +579,7 @@ export class ReplicationCore {
     this.#ownPending -= batch.ownRecords;
     assert(this.#ownPending >= 0, "own pending records never go negative");
     for (const [to, entries] of batch.acks) this.#incoming.sendAcks(to, entries);
-    for (const key of batch.votes) {
-      const p = this.#proposals.vote(key, this.self);
-      if (p !== undefined) this.#evaluate(nowMs, p);
-    }
+    for (const key of batch.votes) this.#proposals.voted(nowMs, key);
   }
 
   /**
@@ -1065,24 +589,7 @@ export class ReplicationCore {
   storageFailed(reason: string): void {
     if (this.#phase === "failed") return;
     this.#phase = "failed";
-    for (const p of this.#proposals.inFlight()) {
-      this.#proposals.close(p);
-      for (const r of p.requests) {
-        this.#refuse(
-          r.requestId,
-          "storage_failed",
-          `this node's write-ahead log failed: ${reason}`,
-          1,
-        );
-      }
-      for (const requestId of p.reviveRequests) {
-        this.#outputs.push({
-          type: "revive-done",
-          requestId,
-          outcome: { ok: false, code: "storage_failed", message: reason, retryAfterS: 1 },
-        });
-      }
-    }
+    this.#proposals.storageFailed(reason);
     // Records whose append was lost with the WAL are not on their way to disk any more: kept
     // here, a repeat of one (a confirm round) deferred its ACK to an append that no longer
     // exists, which reads as "already durable", and voted with a disk that does not hold it.
@@ -1151,35 +658,6 @@ export class ReplicationCore {
     this.#duties.ownersChanged(nowMs, wasDown);
   }
 
-  /** Asks every voter to store (again) a SUBMIT this node holds; commits on a majority. */
-  #startConfirm(
-    nowMs: number,
-    entry: JobEntry,
-    request: { requestId: number; existing: boolean } | undefined,
-  ): void {
-    const stamp = entry.submitStamp;
-    assert(entry.spec !== undefined && stamp !== undefined, "a confirm needs the job's SUBMIT");
-    this.#metrics.confirmRounds.inc();
-    const proposal = this.#newProposal(
-      nowMs,
-      "confirm",
-      stamp,
-      entry.jobId,
-      entry.bodyHash,
-      false,
-      entry.spec,
-    );
-    if (request !== undefined) proposal.requests.push(request);
-    const record: ReplicatedRecord = { type: "submit", stamp, spec: entry.spec };
-    const bytes = this.log.get(stamp.origin, stamp.seq) ?? encodeRecord(record);
-    // Our own vote is the SUBMIT written again, counted once that append is durable. A seq
-    // the tracker counts does not prove the job is on this disk (a restart's SKIP voids seqs
-    // a minority holds), and the job itself may have come by a handoff still being written.
-    this.#addToBatch(bytes, record).votes.push(proposal.key);
-    for (const peer of this.#peers) if (!this.isDown(peer)) this.#outbox.queue(peer, bytes);
-    this.#evaluate(nowMs, proposal);
-  }
-
   // -------------------------------------------------------------------------------------------
   // Catch-up and anti-entropy
   // -------------------------------------------------------------------------------------------
@@ -1222,13 +700,6 @@ export class ReplicationCore {
     this.#catchup.exchangeWith(nowMs, peer);
   }
 
-  #onQueryReply(from: string, requestId: number, state: JobStateSnapshot | undefined): void {
-    const settled = this.#queries.reply(from, requestId, state);
-    if (settled !== undefined) {
-      this.#outputs.push({ type: "query-done", requestId, state: settled.state });
-    }
-  }
-
   // -------------------------------------------------------------------------------------------
   // Time, flushing, checkpoints
   // -------------------------------------------------------------------------------------------
@@ -1241,18 +712,14 @@ export class ReplicationCore {
       this.#timers.pop();
       switch (top.kind) {
         case "proposal":
-          this.#expireProposal(nowMs, top.key);
+          this.#proposals.expire(nowMs, top.key);
           break;
         case "confirm":
           this.#duties.confirmTimer(nowMs, top.key);
           break;
-        case "query": {
-          const id = Number(top.key);
-          if (this.#queries.expire(id, nowMs)) {
-            this.#outputs.push({ type: "query-done", requestId: id, state: undefined });
-          }
+        case "query":
+          this.#submits.queryExpired(nowMs, Number(top.key));
           break;
-        }
       }
     }
     this.#catchup.tick(nowMs);
@@ -1309,6 +776,10 @@ export class ReplicationCore {
     this.#emitAppend(nowMs);
   }
 
+  /**
+   * Hands the batch being built to the WAL; at `nowMs`, one nobody waits on may stay until
+   * `lazyAppendMs` later. Without `nowMs` (the batch is full) it goes now.
+   */
   /**
    * Hands the batch being built to the WAL; at `nowMs`, one nobody waits on may stay until
    * `lazyAppendMs` later. Without `nowMs` (the batch is full) it goes now.
@@ -1384,20 +855,4 @@ export class ReplicationCore {
     this.#metrics.goneTombstones.set(this.table.goneTombstones);
     this.#metrics.lateRecords.set(this.table.lateRecords);
   }
-}
-
-/** Two hex digits per byte value: id minting is on the submit path, `toString(16)` is slow. */
-const HEX_BYTE: readonly string[] = Array.from(
-  { length: 256 },
-  (_, i) => i.toString(16).padStart(2, "0"),
-);
-
-function randomHex(rng: Rng, bytes: number): string {
-  let out = "";
-  for (let i = 0; i < bytes; i += 4) {
-    const word = Math.floor(rng.next() * 0x1_0000_0000);
-    out += HEX_BYTE[word >>> 24]! + HEX_BYTE[(word >>> 16) & 0xff]! +
-      HEX_BYTE[(word >>> 8) & 0xff]! + HEX_BYTE[word & 0xff]!;
-  }
-  return out.slice(0, bytes * 2);
 }

@@ -1,0 +1,356 @@
+/**
+ * Proposals driven to their outcome: a SUBMIT, a confirm round (a SUBMIT this node holds,
+ * stored again on every voter) or a REVIVE waits here for a majority of the configured voters
+ * to hold it durably, and is then committed and answered, or answered otherwise (another
+ * incarnation of its key stands, a conflict, no majority in time, the WAL failed).
+ *
+ * Owns: the proposals in flight (proposals.ts counts their votes and gives the verdict; this
+ * acts on it), their deadlines, our own vote (counted once our append is durable), the COMMIT
+ * a majority earns, and confirm rounds. Must not: own the phase, the own seqs, the WAL batch
+ * or delivery scheduling, build a client's answer or read a clock: it reaches them through the
+ * narrow host the core (replication_core.ts) passes; requests come from submit_path.ts, and
+ * the core routes ACKs, durable votes and the proposal timers here.
+ */
+
+import type { JobsConfig } from "../config/jobs.ts";
+import { assert, unreachable } from "../lib/assert.ts";
+import type { CatchupLog } from "./catchup_log.ts";
+import type { CoreMetrics } from "./core_metrics.ts";
+import type { ReplicationOutput } from "./core_output.ts";
+import type { AppendBatch, AppendBatcher } from "./append_batcher.ts";
+import { encodeRecord } from "./job_codec.ts";
+import type { AckEntry } from "./job_messages.ts";
+import type {
+  ApplyEffect,
+  JobEntry,
+  JobRecord,
+  JobSpec,
+  ReplicatedRecord,
+  Stamp,
+} from "./job_model.ts";
+import type { JobTable } from "./job_table.ts";
+import type { OwnershipView } from "./ownership_view.ts";
+import { type Proposal, type ProposalKind, Proposals } from "./proposals.ts";
+import type { ReplicationOutbox } from "./repl_outbox.ts";
+import type { SeqTracker } from "./seq_tracker.ts";
+import type { RefusalCode } from "./service.ts";
+
+/** A client request a proposal answers (`existing`: answered as an earlier submit's job). */
+export interface ProposalRequest {
+  requestId: number;
+  existing: boolean;
+}
+
+/** What the driver needs of the core: each a narrow door, none the whole core. */
+export interface ProposalDriverHost {
+  /** The next stamp of this node's own origin (a seq is never reused). */
+  ownStamp(): Stamp;
+  /** The wall clock as of the latest input. */
+  wallMs(): number;
+  /** Puts a record of ours on the WAL and the wire (see `SubmitPathHost.originate`). */
+  originate(record: ReplicatedRecord, voteKey?: string, lazyAtMs?: number): void;
+  /** Adds a record to the append being built. */
+  addToBatch(bytes: Uint8Array, record: JobRecord): AppendBatch;
+  /** Applies a record to the table and reacts (schedules, cancels). */
+  applyAndReact(nowMs: number, record: JobRecord, wallMs: number): ApplyEffect;
+  /** Decides again whether this node delivers or confirms the job (job_duties.ts). */
+  reconsider(nowMs: number, entry: JobEntry): void;
+  /** Drops this node's uncommitted copy of a job that lost to another incarnation. */
+  dropUncommittedCopy(jobId: string, stamp: Stamp | undefined): void;
+  timer(atMs: number, kind: "proposal", key: string): void;
+  /** Answers a submit: accepted as job `jobId` (submit_path.ts). */
+  answer(requestId: number, jobId: string, existing: boolean): void;
+  /** Answers a submit: refused (submit_path.ts). */
+  refuse(requestId: number, code: RefusalCode, message: string, retryAfterS?: number): void;
+  /** Submits `spec` for a request again: a keyed submit moving over to another incarnation. */
+  resubmit(nowMs: number, wallMs: number, request: ProposalRequest, spec: JobSpec): void;
+  output(output: ReplicationOutput): void;
+}
+
+export interface ProposalDriverOptions {
+  readonly self: string;
+  /** The configured voters, this node included. */
+  readonly voters: readonly string[];
+  /** The voters but this node. */
+  readonly peers: readonly string[];
+  readonly quorum: number;
+  readonly config: Pick<JobsConfig, "submitTimeoutMs">;
+  readonly metrics: Pick<CoreMetrics, "quorumWaitMs" | "confirmRounds">;
+  readonly table: Pick<JobTable, "get">;
+  readonly tracker: Pick<SeqTracker, "has">;
+  readonly catchupLog: Pick<CatchupLog, "get">;
+  readonly appends: Pick<AppendBatcher, "notDurableToken" | "batchFor">;
+  readonly ownership: Pick<OwnershipView, "isDown" | "reachableVoters">;
+  readonly outbox: Pick<ReplicationOutbox, "queue">;
+  readonly host: ProposalDriverHost;
+}
+
+export class ProposalDriver {
+  readonly #self: string;
+  readonly #voters: readonly string[];
+  readonly #peers: readonly string[];
+  readonly #quorum: number;
+  readonly #config: ProposalDriverOptions["config"];
+  readonly #metrics: ProposalDriverOptions["metrics"];
+  readonly #table: ProposalDriverOptions["table"];
+  readonly #tracker: ProposalDriverOptions["tracker"];
+  readonly #log: ProposalDriverOptions["catchupLog"];
+  readonly #appends: ProposalDriverOptions["appends"];
+  readonly #ownership: ProposalDriverOptions["ownership"];
+  readonly #outbox: ProposalDriverOptions["outbox"];
+  readonly #host: ProposalDriverHost;
+  /** Submits, confirm rounds and revives waiting for their majority (proposals.ts). */
+  readonly #proposals: Proposals;
+
+  constructor(options: ProposalDriverOptions) {
+    this.#self = options.self;
+    this.#voters = options.voters;
+    this.#peers = options.peers;
+    this.#quorum = options.quorum;
+    this.#config = options.config;
+    this.#metrics = options.metrics;
+    this.#table = options.table;
+    this.#tracker = options.tracker;
+    this.#log = options.catchupLog;
+    this.#appends = options.appends;
+    this.#ownership = options.ownership;
+    this.#outbox = options.outbox;
+    this.#host = options.host;
+    this.#proposals = new Proposals(options.voters, options.quorum, options.config.submitTimeoutMs);
+  }
+
+  /** Proposals waiting for their majority. */
+  get size(): number {
+    return this.#proposals.size;
+  }
+
+  oldestSubmitStartedAtMs(): number | undefined {
+    return this.#proposals.oldestSubmitStartedAtMs();
+  }
+
+  /** The proposal in flight for job `jobId`, if any. */
+  forJob(jobId: string): Proposal | undefined {
+    return this.#proposals.forJob(jobId);
+  }
+
+  hasJob(jobId: string): boolean {
+    return this.#proposals.hasJob(jobId);
+  }
+
+  /** Opens a proposal (its deadline is a timer); our vote counts once our copy is durable. */
+  propose(
+    nowMs: number,
+    kind: ProposalKind,
+    stamp: Stamp,
+    jobId: string,
+    bodyHash: string,
+    localStored: boolean,
+    spec?: JobSpec,
+  ): Proposal {
+    const proposal = this.#proposals.propose(
+      nowMs,
+      kind,
+      stamp,
+      jobId,
+      bodyHash,
+      localStored,
+      spec,
+    );
+    const key = proposal.key;
+    this.#host.timer(proposal.deadlineMs, "proposal", key);
+    // Already durable here (a confirm of a record we hold): our vote counts at once.
+    if (localStored && this.#tracker.has(stamp.origin, stamp.seq)) proposal.votes.add(this.#self);
+    else if (localStored) {
+      const token = this.#appends.notDurableToken(stamp);
+      if (token !== undefined) this.#appends.batchFor(token)?.votes.push(key);
+    }
+    return proposal;
+  }
+
+  /** Resolves a proposal once its outcome is certain (proposals.ts), or leaves it waiting. */
+  evaluate(nowMs: number, p: Proposal): void {
+    const verdict = this.#proposals.evaluate(p);
+    switch (verdict.kind) {
+      case "closed":
+      case "pending":
+        return;
+      case "settled-other": {
+        // The other incarnation stands, and a copy of this one held here is dropped (a
+        // confirm round of it ends here).
+        const other = verdict.other;
+        this.#host.dropUncommittedCopy(p.jobId, undefined);
+        for (const r of p.requests) {
+          if (other.bodyHash === p.bodyHash) this.#host.answer(r.requestId, other.jobId, true);
+          else {
+            this.#host.refuse(
+              r.requestId,
+              "idempotency_conflict",
+              "idempotency key was used with another body",
+            );
+          }
+        }
+        return;
+      }
+      case "moved":
+        // A first try that saw no majority, in the previous epoch: the submit moves over to
+        // it, under its id and first submit time, instead of racing it with a second job for
+        // one window. This node's own copy of the abandoned id goes (it was only ever
+        // proposed here).
+        this.#host.dropUncommittedCopy(p.jobId, p.stamp);
+        for (const r of p.requests) {
+          this.#host.resubmit(nowMs, this.#host.wallMs(), r, verdict.spec);
+        }
+        return;
+      case "finished":
+        for (const r of p.requests) this.#host.answer(r.requestId, p.jobId, true);
+        return;
+      case "blocked": {
+        // Whichever incarnation a majority confirms stands, and a retry then finds it.
+        for (const r of p.requests) {
+          this.#host.refuse(
+            r.requestId,
+            "no_quorum",
+            "another submit of this idempotency key is being replicated; it was not acknowledged",
+            1,
+          );
+        }
+        const entry = this.#table.get(p.jobId);
+        if (entry !== undefined) this.#host.reconsider(nowMs, entry);
+        return;
+      }
+      case "conflict":
+        for (const r of p.requests) {
+          this.#host.refuse(
+            r.requestId,
+            "idempotency_conflict",
+            "idempotency key was used with another body",
+          );
+        }
+        return;
+      case "committed":
+        this.#commit(nowMs, p);
+        return;
+      default:
+        unreachable(verdict, "proposal verdict");
+    }
+  }
+
+  /** A majority of the voters holds `p` durably: answers its requests, commits a submit. */
+  #commit(nowMs: number, p: Proposal): void {
+    this.#metrics.quorumWaitMs.record(nowMs - p.startedAtMs);
+    if (p.kind === "revive") {
+      for (const requestId of p.reviveRequests) {
+        this.#host.output({ type: "revive-done", requestId, outcome: { ok: true } });
+      }
+      return;
+    }
+    // Majority durable: commit. A keyed job's COMMIT always carries the committed body: a
+    // replica (the proposer itself, or one whose "conflict" came after the majority) may hold
+    // another body for the same id, and without the spec it never learns the committed one
+    // (its tracker holds both seqs, so anti-entropy never repairs it). As its owner it then
+    // never delivered an acknowledged job. Unkeyed ids are random: no other body exists.
+    const spec = p.bodyHash !== "" ? p.spec : undefined;
+    const commit: ReplicatedRecord = {
+      type: "commit",
+      stamp: this.#host.ownStamp(),
+      jobId: p.jobId,
+      bodyHash: p.bodyHash,
+      ...(spec !== undefined ? { spec } : {}),
+    };
+    this.#host.applyAndReact(nowMs, commit, this.#host.wallMs());
+    // An unkeyed job's COMMIT only marks it committed where it is held (its random id has no
+    // other body anywhere): it can wait to ride along. A keyed one may carry the body that
+    // settles a conflict, so it goes at once.
+    this.#host.originate(commit, undefined, p.bodyHash === "" ? nowMs : undefined);
+    for (const r of p.requests) this.#host.answer(r.requestId, p.jobId, r.existing);
+  }
+
+  expire(nowMs: number, key: string): void {
+    const p = this.#proposals.expire(key, nowMs);
+    if (p === undefined) return;
+    const reachable = this.#ownership.reachableVoters();
+    const message = `no majority of the ${this.#voters.length} voters stored it within ` +
+      `${this.#config.submitTimeoutMs} ms (${p.votes.size} of ${this.#quorum} needed; ` +
+      `${reachable} reachable); it was not acknowledged`;
+    for (const r of p.requests) this.#host.refuse(r.requestId, "no_quorum", message, 1);
+    for (const requestId of p.reviveRequests) {
+      this.#host.output({
+        type: "revive-done",
+        requestId,
+        outcome: { ok: false, code: "no_quorum", message, retryAfterS: 1 },
+      });
+    }
+    // A job whose confirm did not get through is tried again later (by its owner).
+    if (p.kind !== "revive") {
+      const entry = this.#table.get(p.jobId);
+      if (entry !== undefined) this.#host.reconsider(nowMs, entry);
+    }
+  }
+
+  /** Asks every voter to store (again) a SUBMIT this node holds; commits on a majority. */
+
+  startConfirm(
+    nowMs: number,
+    entry: JobEntry,
+    request: { requestId: number; existing: boolean } | undefined,
+  ): void {
+    const stamp = entry.submitStamp;
+    assert(entry.spec !== undefined && stamp !== undefined, "a confirm needs the job's SUBMIT");
+    this.#metrics.confirmRounds.inc();
+    const proposal = this.propose(
+      nowMs,
+      "confirm",
+      stamp,
+      entry.jobId,
+      entry.bodyHash,
+      false,
+      entry.spec,
+    );
+    if (request !== undefined) proposal.requests.push(request);
+    const record: ReplicatedRecord = { type: "submit", stamp, spec: entry.spec };
+    const bytes = this.#log.get(stamp.origin, stamp.seq) ?? encodeRecord(record);
+    // Our own vote is the SUBMIT written again, counted once that append is durable. A seq
+    // the tracker counts does not prove the job is on this disk (a restart's SKIP voids seqs
+    // a minority holds), and the job itself may have come by a handoff still being written.
+    this.#host.addToBatch(bytes, record).votes.push(proposal.key);
+    for (const peer of this.#peers) {
+      if (!this.#ownership.isDown(peer)) this.#outbox.queue(peer, bytes);
+    }
+    this.evaluate(nowMs, proposal);
+  }
+
+  ack(nowMs: number, from: string, entries: readonly AckEntry[]): void {
+    for (const e of entries) {
+      const p = this.#proposals.ack(from, e);
+      if (p !== undefined) this.evaluate(nowMs, p);
+    }
+  }
+
+  /** This node's own append holding proposal `key`'s record is durable: its vote counts. */
+  voted(nowMs: number, key: string): void {
+    const p = this.#proposals.vote(key, this.#self);
+    if (p !== undefined) this.evaluate(nowMs, p);
+  }
+
+  /** The WAL failed (fail-stop): every proposal in flight is answered `storage_failed`. */
+  storageFailed(reason: string): void {
+    for (const p of this.#proposals.inFlight()) {
+      this.#proposals.close(p);
+      for (const r of p.requests) {
+        this.#host.refuse(
+          r.requestId,
+          "storage_failed",
+          `this node's write-ahead log failed: ${reason}`,
+          1,
+        );
+      }
+      for (const requestId of p.reviveRequests) {
+        this.#host.output({
+          type: "revive-done",
+          requestId,
+          outcome: { ok: false, code: "storage_failed", message: reason, retryAfterS: 1 },
+        });
+      }
+    }
+  }
+}

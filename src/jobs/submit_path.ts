@@ -1,0 +1,495 @@
+/**
+ * The client side of the replication core: submits, manual retries (revives) and status
+ * queries, from the request to its answer. It builds SUBMIT and REVIVE records, drives their
+ * proposals (and the confirm rounds of jobs held uncommitted) to an outcome, commits what a
+ * majority holds, and answers with `submit-done`, `revive-done`, `query-done`, or a UDP
+ * client's batch result.
+ *
+ * Owns: the proposals in flight and what their verdicts mean (answers, the COMMIT, a keyed
+ * submit moved over to the incarnation that stands: proposals.ts decides, this acts), whether
+ * a submit may start (submit_admission.ts), the minting of job ids (its random draws), the
+ * bounds a UDP client's submit is checked against and its batches (client_batches.ts), the
+ * status queries forwarded to peers (pending_queries.ts) and the submit result counters.
+ * Must not: own the phase, the own seqs, the WAL batch, the send queues or delivery
+ * scheduling, nor read a clock or do I/O: it reaches them only through the narrow host the
+ * core (replication_core.ts) passes, and the core routes ACKs, durable votes and the proposal
+ * and query timers here.
+ */
+
+import { createHash } from "node:crypto";
+import { apiDefaults } from "../config/api.ts";
+import { deliveryDefaults } from "../config/delivery.ts";
+import type { JobsConfig } from "../config/jobs.ts";
+import type { Rng } from "../lib/rng.ts";
+import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
+import { type SubmitLimits, validateSubmit } from "../delivery/submit_validation.ts";
+import { ClientBatches } from "./client_batches.ts";
+import type { CoreMetrics } from "./core_metrics.ts";
+import type { Refusal, ReplicationOutput } from "./core_output.ts";
+import { type AppendBatcher, WAL_BATCH_SLACK_BYTES } from "./append_batcher.ts";
+import { encodeRecord } from "./job_codec.ts";
+import type { JobsMessage, OutgoingMessage } from "./job_messages.ts";
+import {
+  type JobEntry,
+  type JobSpec,
+  type JobStateSnapshot,
+  type ReplicatedRecord,
+  snapshotOf,
+  type Stamp,
+} from "./job_model.ts";
+import type { JobTable } from "./job_table.ts";
+import { keyedJobId, keyEpoch } from "./keyed_id.ts";
+import type { OwnershipView } from "./ownership_view.ts";
+import { PendingQueries } from "./pending_queries.ts";
+import { ownerOf } from "./preference.ts";
+import type { ProposalDriver } from "./proposal_driver.ts";
+import { admissionRefusal, type CorePhase } from "./submit_admission.ts";
+import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
+
+/**
+ * The rest of the bounds a UDP client's submit is checked against (`validateSubmit`, the API's
+ * rules): each absent one is its default; `allowPrivateTargets` absent: no check.
+ */
+export type SubmitLimitOptions = Partial<
+  Pick<
+    SubmitLimits,
+    "jobHeadersBytesMax" | "attemptTimeoutMaxMs" | "idempotencyKeyCharsMax" | "allowPrivateTargets"
+  >
+>;
+
+/** The hash of everything a client sent in a submit: a keyed retry must match it. */
+export function submitBodyHash(request: SubmitRequest): string {
+  const h = createHash("sha256");
+  const headers = Object.entries(request.headers ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  h.update(
+    JSON.stringify([
+      request.url,
+      request.payload,
+      headers,
+      request.secret ?? null,
+      request.maxAttempts ?? null,
+      request.timeoutMs ?? null,
+    ]),
+  );
+  return h.digest("hex").slice(0, 32);
+}
+
+/** What the submit path needs of the core: each a narrow door, none the whole core. */
+export interface SubmitPathHost {
+  phase(): CorePhase;
+  /** Records this node originated that are not durable here yet. */
+  ownPending(): number;
+  /** The next stamp of this node's own origin (a seq is never reused). */
+  ownStamp(): Stamp;
+  /**
+   * Puts a record of ours on the WAL and the wire; the proposal `voteKey` gets our vote once
+   * the append is durable; `lazyAtMs`: the sends may wait to ride along until then.
+   */
+  originate(record: ReplicatedRecord, voteKey?: string, lazyAtMs?: number): void;
+  /** Decides again whether this node delivers or confirms the job (job_duties.ts). */
+  reconsider(nowMs: number, entry: JobEntry): void;
+  timer(atMs: number, kind: "query", key: string): void;
+  send(to: string, message: OutgoingMessage): void;
+  output(output: ReplicationOutput): void;
+}
+
+export interface SubmitPathOptions {
+  readonly self: string;
+  /** The configured voters, this node included. */
+  readonly voters: readonly string[];
+  /** The voters but this node. */
+  readonly peers: readonly string[];
+  readonly quorum: number;
+  readonly config: Readonly<JobsConfig>;
+  readonly rng: Rng;
+  readonly registry: MetricsRegistry;
+  readonly metrics: CoreMetrics;
+  /** Largest WAL append the shell's WAL takes (`wal.recordBytesMax`). */
+  readonly walRecordBytesMax: number;
+  /** Largest payload a UDP client may submit (`delivery.payloadBytesMax`). */
+  readonly payloadBytesMax: number;
+  readonly submitLimits: SubmitLimitOptions | undefined;
+  readonly table: Pick<JobTable, "get" | "keyTombstone" | "liveIncarnation" | "apply">;
+  readonly appends: Pick<AppendBatcher, "deadNotDurable">;
+  readonly ownership: Pick<OwnershipView, "isDown" | "reachableVoters" | "remember">;
+  readonly proposals: Pick<
+    ProposalDriver,
+    "size" | "oldestSubmitStartedAtMs" | "forJob" | "propose" | "evaluate" | "startConfirm"
+  >;
+  readonly host: SubmitPathHost;
+}
+
+export class SubmitPath {
+  readonly #self: string;
+  readonly #voters: readonly string[];
+  readonly #quorum: number;
+  readonly #config: Readonly<JobsConfig>;
+  readonly #table: SubmitPathOptions["table"];
+  readonly #peers: readonly string[];
+  readonly #rng: Rng;
+  readonly #registry: MetricsRegistry;
+  readonly #metrics: CoreMetrics;
+  readonly #walRecordBytesMax: number;
+  readonly #submitLimits: SubmitLimits;
+  readonly #appends: SubmitPathOptions["appends"];
+  readonly #ownership: SubmitPathOptions["ownership"];
+  readonly #host: SubmitPathHost;
+  /** Submits, confirm rounds and revives waiting for their majority (proposal_driver.ts). */
+  readonly #proposals: SubmitPathOptions["proposals"];
+  /** Status queries forwarded to peers (pending_queries.ts). */
+  readonly #queries = new PendingQueries<JobStateSnapshot>();
+  /** Submits from UDP clients, answered per batch (client_batches.ts). */
+  readonly #clientBatches = new ClientBatches();
+
+  constructor(options: SubmitPathOptions) {
+    this.#self = options.self;
+    this.#voters = options.voters;
+    this.#quorum = options.quorum;
+    this.#config = options.config;
+    this.#table = options.table;
+    this.#peers = options.peers;
+    this.#rng = options.rng;
+    this.#registry = options.registry;
+    this.#metrics = options.metrics;
+    this.#walRecordBytesMax = options.walRecordBytesMax;
+    const limits = options.submitLimits ?? {};
+    this.#submitLimits = {
+      payloadBytesMax: options.payloadBytesMax,
+      jobHeadersBytesMax: limits.jobHeadersBytesMax ?? deliveryDefaults.jobHeadersBytesMax,
+      maxAttemptsMax: this.#config.maxAttemptsMax,
+      attemptTimeoutMaxMs: limits.attemptTimeoutMaxMs ?? deliveryDefaults.attemptTimeoutMaxMs,
+      idempotencyKeyCharsMax: limits.idempotencyKeyCharsMax ??
+        apiDefaults.idempotencyKeyCharsMax,
+      ...(limits.allowPrivateTargets !== undefined
+        ? { allowPrivateTargets: limits.allowPrivateTargets }
+        : {}),
+    };
+    this.#appends = options.appends;
+    this.#ownership = options.ownership;
+    this.#host = options.host;
+    this.#proposals = options.proposals;
+  }
+
+  /** A client submit (already validated). Answered by a `submit-done` output, never hangs. */
+  submit(nowMs: number, wallMs: number, requestId: number, request: SubmitRequest): void {
+    const refusal = this.#admission(nowMs);
+    if (refusal !== undefined) {
+      this.refuse(requestId, refusal.code, refusal.message, refusal.retryAfterS);
+      return;
+    }
+    const keyed = request.idempotencyKey !== undefined;
+    const bodyHash = keyed ? submitBodyHash(request) : "";
+    let jobId: string;
+    let submittedAtMs = wallMs;
+    if (keyed) {
+      // The key's incarnation live for this submit, if this node holds one; otherwise the id
+      // of a first submit now. A replica that holds a live one answers with it
+      // (incoming_records.ts).
+      const live = this.#table.liveIncarnation(request.idempotencyKey!, wallMs);
+      jobId = live?.jobId ??
+        keyedJobId(request.idempotencyKey!, keyEpoch(wallMs, this.#config.idempotencyWindowMs));
+      submittedAtMs = live?.submittedAtMs ?? wallMs;
+    } else {
+      jobId = this.#mintOwnedId();
+    }
+    const spec: JobSpec = {
+      id: jobId,
+      url: request.url,
+      payload: request.payload,
+      headers: request.headers ?? {},
+      secrets: request.secret !== undefined ? [request.secret] : [],
+      timeoutMs: request.timeoutMs ?? 0,
+      maxAttempts: request.maxAttempts ?? this.#config.maxAttemptsDefault,
+      submittedAtMs,
+      ...(keyed ? { idempotencyKey: request.idempotencyKey! } : {}),
+      bodyHash,
+    };
+    this.submitSpec(nowMs, wallMs, { requestId, existing: false }, spec);
+  }
+
+  /**
+   * Submits `spec`, its id chosen, for one client request: answers at once from what this
+   * node holds under a keyed id, joins a proposal in flight, confirms a copy held, or
+   * proposes the SUBMIT.
+   */
+  submitSpec(
+    nowMs: number,
+    wallMs: number,
+    request: { requestId: number; existing: boolean },
+    spec: JobSpec,
+  ): void {
+    const { requestId } = request;
+    const jobId = spec.id;
+    const bodyHash = spec.bodyHash;
+    const key = spec.idempotencyKey;
+    if (key !== undefined) {
+      const held = this.#table.get(jobId);
+      const tombstone = this.#table.keyTombstone(jobId);
+      if (held?.spec !== undefined && held.committed) {
+        if (held.bodyHash === bodyHash) return this.answer(requestId, jobId, true);
+        return this.refuse(
+          requestId,
+          "idempotency_conflict",
+          `idempotency key ${JSON.stringify(key)} was used with another body`,
+        );
+      }
+      if (held === undefined && tombstone !== undefined) {
+        if (tombstone.bodyHash === bodyHash) return this.answer(requestId, jobId, true);
+        return this.refuse(
+          requestId,
+          "idempotency_conflict",
+          `idempotency key ${JSON.stringify(key)} was used with another body`,
+        );
+      }
+      const p = this.#proposals.forJob(jobId);
+      if (p !== undefined) {
+        if (p.bodyHash === bodyHash) {
+          p.requests.push({ requestId, existing: true });
+          return;
+        }
+        return this.refuse(
+          requestId,
+          "idempotency_conflict",
+          `idempotency key ${JSON.stringify(key)} is being submitted with another body`,
+        );
+      }
+      if (
+        held?.spec !== undefined && held.bodyHash === bodyHash && held.submitStamp !== undefined
+      ) {
+        // Our copy of an earlier submit that never saw its majority: confirm it for this client.
+        this.#proposals.startConfirm(nowMs, held, { requestId, existing: true });
+        return;
+      }
+    }
+    // A job must fit one WAL append alone, here and at every peer (same wal.recordBytesMax),
+    // or no replica can ever store it: refuse it for good now, not "retry" after a timeout.
+    const recordBytes = this.#submitBytesBound(spec);
+    if (recordBytes + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {
+      return this.refuse(
+        requestId,
+        "invalid",
+        `the job is ${recordBytes} bytes as a record; a WAL record holds at most ` +
+          `${this.#walRecordBytesMax - WAL_BATCH_SLACK_BYTES} (wal.recordBytesMax): send a ` +
+          "smaller payload",
+      );
+    }
+    const stamp = this.#host.ownStamp();
+    const record: ReplicatedRecord = { type: "submit", stamp, spec };
+    const result = this.#table.apply(record, wallMs);
+    const proposal = this.#proposals.propose(
+      nowMs,
+      "submit",
+      stamp,
+      jobId,
+      bodyHash,
+      result.effect === "changed",
+      spec,
+    );
+    proposal.requests.push(request);
+    this.#host.originate(record, proposal.localStored ? proposal.key : undefined);
+    this.#proposals.evaluate(nowMs, proposal);
+  }
+
+  /**
+   * The size of `spec`'s SUBMIT record: a bound from string lengths (3 UTF-8 bytes per UTF-16
+   * unit at most) when that is clearly small enough, the exact encoding only when not, so the
+   * usual small job is not encoded twice.
+   */
+  #submitBytesBound(spec: JobSpec): number {
+    let units = spec.url.length + spec.payload.length + (spec.idempotencyKey?.length ?? 0);
+    for (const [name, value] of Object.entries(spec.headers)) units += name.length + value.length;
+    for (const secret of spec.secrets) units += secret.length;
+    const headersCount = Object.keys(spec.headers).length;
+    const bound = 3 * units + 8 * headersCount + 4 * spec.secrets.length + 1024;
+    if (bound + WAL_BATCH_SLACK_BYTES <= this.#walRecordBytesMax) return bound;
+    return encodeRecord({ type: "submit", stamp: { origin: this.#self, seq: 1 }, spec }).length;
+  }
+
+  /** Retries a dead letter by hand: a REVIVE record durable on a majority. */
+  revive(nowMs: number, wallMs: number, requestId: number, jobId: string): void {
+    const refusal = this.#admission(nowMs);
+    if (refusal !== undefined) {
+      this.#host.output({ type: "revive-done", requestId, outcome: refusal });
+      return;
+    }
+    const entry = this.#table.get(jobId);
+    if (
+      entry === undefined || entry.spec === undefined || entry.phase !== "dead" ||
+      this.#appends.deadNotDurable(jobId)
+    ) {
+      this.#host.output({
+        type: "revive-done",
+        requestId,
+        outcome: {
+          ok: false,
+          code: "not_found",
+          message: `no dead letter ${JSON.stringify(jobId)}`,
+        },
+      });
+      return;
+    }
+    const stamp = this.#host.ownStamp();
+    const record: ReplicatedRecord = { type: "revive", stamp, jobId, gen: entry.gen + 1 };
+    this.#table.apply(record, wallMs);
+    const proposal = this.#proposals.propose(nowMs, "revive", stamp, jobId, entry.bodyHash, true);
+    proposal.reviveRequests.push(requestId);
+    this.#host.originate(record, proposal.key);
+    this.#host.reconsider(nowMs, entry);
+    this.#proposals.evaluate(nowMs, proposal);
+  }
+
+  /** Looks a job up here, or asks the peers when this node does not hold it. */
+  query(nowMs: number, requestId: number, jobId: string): void {
+    const entry = this.#table.get(jobId);
+    if (entry !== undefined && entry.spec !== undefined) {
+      this.#host.output({ type: "query-done", requestId, state: snapshotOf(entry) });
+      return;
+    }
+    const waiting = new Set(this.#peers.filter((p) => !this.#ownership.isDown(p)));
+    if (waiting.size === 0) {
+      this.#host.output({ type: "query-done", requestId, state: undefined });
+      return;
+    }
+    this.#queries.open(requestId, jobId, waiting, nowMs + this.#config.queryTimeoutMs);
+    this.#host.timer(nowMs + this.#config.queryTimeoutMs, "query", String(requestId));
+    for (const peer of waiting) {
+      this.#host.send(peer, { kind: "query", from: this.#self, requestId, jobId });
+    }
+  }
+
+  /** Whether a submit or revive may start now (submit_admission.ts); counts queue-age refusals. */
+  #admission(nowMs: number): Refusal | undefined {
+    const refused = admissionRefusal({
+      phase: this.#host.phase(),
+      reachableVoters: this.#ownership.reachableVoters(),
+      voterCount: this.#voters.length,
+      quorum: this.#quorum,
+      oldestSubmitStartedAtMs: this.#proposals.oldestSubmitStartedAtMs(),
+      proposals: this.#proposals.size,
+      ownPending: this.#host.ownPending(),
+      config: this.#config,
+    }, nowMs);
+    if (refused === undefined) return undefined;
+    if (refused.rule === "queue_age") this.#metrics.queueAgeRefusals.inc();
+    return refused.refusal;
+  }
+
+  refuse(requestId: number, code: RefusalCode, message: string, retryAfterS?: number): void {
+    this.#rejectedCounter(code).inc();
+    this.#submitDone(requestId, {
+      ok: false,
+      code,
+      message,
+      ...(retryAfterS !== undefined ? { retryAfterS } : {}),
+    });
+  }
+
+  answer(requestId: number, id: string, existing: boolean): void {
+    (existing ? this.#metrics.submitsExisting : this.#metrics.submitsAccepted).inc();
+    this.#submitDone(requestId, { ok: true, id, existing });
+  }
+
+  #submitDone(requestId: number, outcome: SubmitOutcome): void {
+    const result = this.#clientBatches.settle(requestId, outcome);
+    if (result === "not-client") {
+      this.#host.output({ type: "submit-done", requestId, outcome });
+      return;
+    }
+    if (result === undefined) return;
+    this.#host.send(result.address, {
+      kind: "client-result",
+      requestId: result.requestId,
+      outcomes: result.outcomes,
+    });
+  }
+
+  #rejectedCounter(code: string): Counter {
+    let c = this.#metrics.rejected.get(code);
+    if (c === undefined) {
+      c = this.#registry.counter("hookd_jobs_submits_total", "Submits answered, by result", {
+        result: code,
+      });
+      this.#metrics.rejected.set(code, c);
+    }
+    return c;
+  }
+
+  /** A random id that ranks this node first, so the node that took the submit owns it. */
+  #mintOwnedId(): string {
+    let id = "";
+    for (let i = 0; i < 64; i++) {
+      id = "job_" + randomHex(this.#rng, 16);
+      // Not through the owner cache: the ids this node does not keep would crowd it.
+      if (ownerOf(id, this.#voters, (v) => this.#ownership.isDown(v)) === this.#self) {
+        this.#ownership.remember(id, this.#self);
+        return id;
+      }
+    }
+    return id;
+  }
+
+  clientSubmit(
+    nowMs: number,
+    wallMs: number,
+    address: string,
+    m: Extract<JobsMessage, { kind: "client-submit" }>,
+  ): void {
+    if (m.submits.length === 0) {
+      this.#host.send(address, { kind: "client-result", requestId: m.requestId, outcomes: [] });
+      return;
+    }
+    const batchId = this.#clientBatches.open(address, m.requestId, m.submits.length);
+    m.submits.forEach((s, index) => {
+      const requestId = this.#clientBatches.request(batchId, index);
+      // The API's rules, with its messages (submit_validation.ts): a UDP client gets refused
+      // exactly what an HTTP client would.
+      const checked = validateSubmit(s.request, this.#submitLimits);
+      if (!checked.ok) {
+        this.refuse(requestId, "invalid", checked.reason.message);
+        return;
+      }
+      this.submit(nowMs, wallMs, requestId, s.request);
+    });
+  }
+
+  queryReply(from: string, requestId: number, state: JobStateSnapshot | undefined): void {
+    const settled = this.#queries.reply(from, requestId, state);
+    if (settled !== undefined) {
+      this.#host.output({ type: "query-done", requestId, state: settled.state });
+    }
+  }
+
+  /** A peer asks for a job it does not hold: answered with what this node holds of it. */
+  answerQuery(from: string, requestId: number, jobId: string): void {
+    const entry = this.#table.get(jobId);
+    this.#host.send(from, {
+      kind: "query-reply",
+      from: this.#self,
+      requestId,
+      state: entry !== undefined && entry.spec !== undefined ? snapshotOf(entry) : undefined,
+    });
+  }
+
+  /** A forwarded query's time is up: it is answered "not found" unless a peer answered. */
+  queryExpired(nowMs: number, requestId: number): void {
+    if (this.#queries.expire(requestId, nowMs)) {
+      this.#host.output({ type: "query-done", requestId, state: undefined });
+    }
+  }
+}
+
+/** Two hex digits per byte value: id minting is on the submit path, `toString(16)` is slow. */
+const HEX_BYTE: readonly string[] = Array.from(
+  { length: 256 },
+  (_, i) => i.toString(16).padStart(2, "0"),
+);
+
+function randomHex(rng: Rng, bytes: number): string {
+  let out = "";
+  for (let i = 0; i < bytes; i += 4) {
+    const word = Math.floor(rng.next() * 0x1_0000_0000);
+    out += HEX_BYTE[word >>> 24]! + HEX_BYTE[(word >>> 16) & 0xff]! +
+      HEX_BYTE[(word >>> 8) & 0xff]! + HEX_BYTE[word & 0xff]!;
+  }
+  return out.slice(0, bytes * 2);
+}
