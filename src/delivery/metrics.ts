@@ -11,8 +11,6 @@ import type { Histogram } from "../metrics/histogram.ts";
 import { ATTEMPT_OUTCOMES, type AttemptOutcome } from "./types.ts";
 import type { BreakerState } from "./circuit_breaker.ts";
 
-const OUTCOMES: readonly AttemptOutcome[] = ATTEMPT_OUTCOMES;
-
 export const BREAKER_STATE_VALUE: Readonly<Record<BreakerState, number>> = {
   closed: 0,
   half_open: 1,
@@ -40,7 +38,7 @@ export class DeliveryMetrics {
   constructor(registry: MetricsRegistry) {
     this.#registry = registry;
     const attempts = {} as Record<AttemptOutcome, Counter>;
-    for (const outcome of OUTCOMES) {
+    for (const outcome of ATTEMPT_OUTCOMES) {
       attempts[outcome] = registry.counter(
         "hookd_delivery_attempts_total",
         "Delivery attempts by outcome",

@@ -9,7 +9,7 @@
  * passes, and the core's `report*` methods route here.
  */
 
-import type { DeliveryReport } from "../delivery/types.ts";
+import type { AttemptRecord, DeliveryReport } from "../delivery/types.ts";
 import type { AppendBatcher } from "./append_batcher.ts";
 import type { ApplyEffect, AttemptEntry, JobRecord, ReplicatedRecord, Stamp } from "./job_model.ts";
 import type { JobTable } from "./job_table.ts";
@@ -120,14 +120,7 @@ export class DeliveryReports {
   }
 
   #attempt(
-    a: {
-      attempt: number;
-      startedAtMs: number;
-      latencyMs: number;
-      outcome: string;
-      status?: number;
-      detail: string;
-    },
+    a: AttemptRecord,
     /** The job's generation: the manual-retry round the attempt belongs to. */
     gen: number,
   ): AttemptEntry {
@@ -136,7 +129,7 @@ export class DeliveryReports {
       ...(gen > 0 ? { retry: gen } : {}),
       startedAtMs: a.startedAtMs,
       latencyMs: a.latencyMs,
-      outcome: a.outcome as AttemptEntry["outcome"],
+      outcome: a.outcome,
       status: a.status ?? 0,
       detail: a.detail.length > 1024 ? a.detail.slice(0, 1024) : a.detail,
       node: this.#self,

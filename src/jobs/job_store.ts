@@ -106,6 +106,11 @@ export interface JobStoreOptions {
   readonly dataDir: string;
   /** File system for the WAL (the simulator's disk). @default the real disk, locked */
   readonly fs?: WalFs;
+  /**
+   * Wraps the real disk's file system (the fault injector's failing disk); the directory is
+   * still locked. Ignored with `fs`.
+   */
+  readonly wrapFs?: (fs: WalFs) => WalFs;
   readonly wal?: Partial<WalConfig>;
   readonly jobs?: Partial<JobsConfig>;
   readonly delivery?: DeliveryConfig;
@@ -236,17 +241,19 @@ export class JobStore implements JobService, DeliveryStore {
       },
     });
     const lock = options.fs === undefined ? await lockDataDir(options.dataDir) : undefined;
+    // A SUBMIT's replicas fsync while the leader does: its records leave before the leader's
+    // own inline fsync blocks the thread (wal_fs.ts), not after.
+    const realDisk = () =>
+      denoWalFsWith({
+        inlineSyncMsMax: walConfig.inlineSyncMsMax ?? walDefaults.inlineSyncMsMax,
+        beforeInlineSync: () => options.transport.sendQueuedNow?.(),
+      });
     let wal: Wal;
     try {
       const opened = await Wal.open(options.dataDir, {
         config: walConfig,
         metrics: options.metrics,
-        // A SUBMIT's replicas fsync while the leader does: its records leave before the
-        // leader's own inline fsync blocks the thread (wal_fs.ts), not after.
-        fs: options.fs ?? denoWalFsWith({
-          inlineSyncMsMax: walConfig.inlineSyncMsMax ?? walDefaults.inlineSyncMsMax,
-          beforeInlineSync: () => options.transport.sendQueuedNow?.(),
-        }),
+        fs: options.fs ?? (options.wrapFs ?? ((fs) => fs))(realDisk()),
         rng: options.rng,
         replay: (record) => {
           const problem = core.replay(record.kind, record.payload, runtime.wallMs());

@@ -20,7 +20,7 @@ import {
 } from "../config/membership.ts";
 import { nodeDefaults } from "../config/node.ts";
 import type { TransportConfig } from "../config/transport.ts";
-import { type WalConfig, walDefaults } from "../config/wal.ts";
+import type { WalConfig } from "../config/wal.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
 import { randomRng } from "../lib/rng.ts";
 import { canonicalAddress, UdpTransport } from "../transport/mod.ts";
@@ -32,8 +32,7 @@ import { type ApiServer, type ApiTls, serveApi } from "../api/mod.ts";
 import { type HostPort, parseAddress } from "../transport/address.ts";
 import { bindUdpSocket } from "../transport/datagram_socket.ts";
 import { realRuntime, realTimerCounts } from "../lib/runtime.ts";
-import { denoWalFsWith } from "../wal/wal_fs.ts";
-import { type DataDirLock, lockDataDir } from "../jobs/data_dir_lock.ts";
+import type { WalFs } from "../wal/wal_fs.ts";
 import type { DeliveryJob, DeliveryReport } from "../delivery/types.ts";
 import { type DeliveryEngine, deliveryEngineFor } from "../delivery/engine.ts";
 import { FaultInjector } from "./fault_injection.ts";
@@ -94,7 +93,6 @@ export class Node {
   readonly voters: readonly string[];
   /** Present only with `faultInjection`. */
   faults: { readonly injector: FaultInjector; readonly control: FaultControlServer } | undefined;
-  #dataDirLock: DataDirLock | undefined;
   #stallMonitor: StallMonitor | undefined;
   /** The delivery engine the store hands its jobs to (built when the store opens). */
   #engine: DeliveryEngine | undefined;
@@ -196,7 +194,6 @@ export class Node {
       registry: metrics,
       origins: () => engine?.originLoads() ?? [],
     });
-    let dataDirLock: DataDirLock | undefined;
     let stallMonitor: StallMonitor | undefined;
     let control: FaultControlServer | undefined;
     try {
@@ -226,9 +223,6 @@ export class Node {
         return rows;
       };
       const onLog = options.onLog;
-      // With a file system of its own the store takes no lock (the simulator's disk), so the
-      // failing-disk wrapper's node locks its directory here.
-      if (injector !== undefined) dataDirLock = await lockDataDir(options.dataDir);
       stallMonitor = new StallMonitor({
         runtime: realRuntime,
         periodMs: nodeDefaults.stallCheckIntervalMs,
@@ -257,15 +251,7 @@ export class Node {
         dataDir: options.dataDir,
         ...(options.wal !== undefined ? { wal: options.wal } : {}),
         ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
-        ...(injector !== undefined
-          ? {
-            fs: injector.wrapFs(denoWalFsWith({
-              ...walDefaults,
-              ...options.wal,
-              beforeInlineSync: () => transport.sendQueuedNow(),
-            })),
-          }
-          : {}),
+        ...(injector !== undefined ? { wrapFs: (fs: WalFs) => injector.wrapFs(fs) } : {}),
         scheduler: (wiring) => (engine = buildEngine(wiring)),
         stallMonitor,
         delivery,
@@ -311,7 +297,6 @@ export class Node {
       created.faults = injector !== undefined && control !== undefined
         ? { injector, control }
         : undefined;
-      created.#dataDirLock = dataDirLock;
       created.#stallMonitor = stallMonitor;
       created.#engine = engine;
       created.#dashboard = dashboard;
@@ -320,7 +305,6 @@ export class Node {
       dashboard.close();
       membership?.close();
       await store?.close().catch(() => {});
-      dataDirLock?.release();
       stallMonitor?.close();
       await control?.shutdown();
       await transport.close();
@@ -349,7 +333,6 @@ export class Node {
       await this.faults?.control.shutdown();
       await this.store.close();
       this.#stallMonitor?.close();
-      this.#dataDirLock?.release();
       await this.transport.close();
       this.#dashboard?.close();
     })();

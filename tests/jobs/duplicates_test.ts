@@ -149,18 +149,35 @@ Deno.test("over real HTTP, a receiver slower than the timeout gets the job once,
   }
 });
 
-Deno.test("a node frozen while it catches up starts over: it never turns ready on answers from before the freeze", () => {
-  const c = new ReviewCluster();
-  c.startAll();
+/** A job submitted at node 0, acknowledged and committed everywhere: node 0 owns it. */
+function node0Delivers(c: ReviewCluster): string {
   const requestId = c.submit(0, { url: "http://a.test/", payload: "{}" });
   c.settle();
   const answer = c.answers.get(requestId);
   assert(answer?.ok === true, "acknowledged");
-  const id = answer.id;
   // The lazy COMMIT reaches every disk: node 0 holds the job committed, its to deliver.
   c.tick(100);
   c.settle();
-  assertEquals(c.scheduled[0]!.includes(id), true);
+  assertEquals(c.scheduled[0]!.includes(answer.id), true);
+  return answer.id;
+}
+
+/**
+ * The others hold node 0 dead; its replacement takes job `id` over and delivers it (the DONE
+ * goes only to the members held alive). Returns the replacement.
+ */
+function replacementDelivers(c: ReviewCluster, id: string): number {
+  for (const i of [1, 2, 3, 4]) c.view(i, { 0: "dead" });
+  const owner = c.cores.findIndex((core) => core.self === c.cores[1]!.ownerOf(id));
+  assert(owner > 0, "a replacement owns the job");
+  c.delivered(owner, id);
+  return owner;
+}
+
+Deno.test("a node frozen while it catches up starts over: it never turns ready on answers from before the freeze", () => {
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = node0Delivers(c);
   // Node 0 restarts and asks the others what it missed; they answer at once, but it is frozen
   // (SIGSTOP) before it reads their answers.
   c.crash(0);
@@ -169,12 +186,8 @@ Deno.test("a node frozen while it catches up starts over: it never turns ready o
   const sync = (m: InFlight) => m.kind === "sync-req" || m.kind === "sync-reply";
   c.step((m) => m.kind === "sync-req" && m.from === 0);
   assert(c.inflight.some((m) => m.kind === "sync-reply" && m.to === 0), "answers on their way");
-  // Meanwhile the others hold it dead, its replacement takes the job over and delivers it; the DONE
-  // goes only to the members held alive.
-  for (const i of [1, 2, 3, 4]) c.view(i, { 0: "dead" });
-  const owner = c.cores.findIndex((core) => core.self === c.cores[1]!.ownerOf(id));
-  assert(owner > 0, "a replacement owns the job");
-  c.delivered(owner, id);
+  // Meanwhile its replacement delivers the job.
+  replacementDelivers(c, id);
   // The DONE is written lazily (`lazyAppendMs`): let it reach the others' disks. Node 0 is
   // frozen: its clock does not tick (its catch-up does not ask again meanwhile).
   for (let round = 0; round < 3; round++) {
@@ -204,19 +217,9 @@ Deno.test("a node frozen while it catches up starts over: it never turns ready o
 function frozenWhileReplacementDelivers(config: { catchupStragglerWaitMs?: number } = {}) {
   const c = new ReviewCluster(config);
   c.startAll();
-  const requestId = c.submit(0, { url: "http://a.test/", payload: "{}" });
-  c.settle();
-  const answer = c.answers.get(requestId);
-  assert(answer?.ok === true, "acknowledged");
-  const id = answer.id;
-  c.tick(100);
-  c.settle();
-  assertEquals(c.scheduled[0]!.includes(id), true);
+  const id = node0Delivers(c);
   c.scheduled[0]!.length = 0;
-  for (const i of [1, 2, 3, 4]) c.view(i, { 0: "dead" });
-  const owner = c.cores.findIndex((core) => core.self === c.cores[1]!.ownerOf(id));
-  assert(owner > 0, "a replacement owns the job");
-  c.delivered(owner, id);
+  const owner = replacementDelivers(c, id);
   const others = [1, 2, 3, 4].filter((i) => i !== owner);
   // SIGCONT: node 0 asks every voter; the three that did not deliver answer first.
   c.cores[0]!.stalled(c.nowMs, c.wallMs, 5_000);
