@@ -417,6 +417,31 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/duplicates_test.ts"],
   },
   {
+    name: "swim-gossip-wake-always",
+    breaks: "an idle SWIM core arms no gossip timer (nothing queued, nobody suspected)",
+    file: "src/membership/swim_core.ts",
+    from: "return this.#gossip.size > 0 || this.#table.counts().suspect > 0;",
+    to: "return true;",
+    tests: ["tests/membership/swim_core_test.ts"],
+  },
+  {
+    name: "swim-gossip-idle-loses-phase",
+    breaks: "gossip queued after an idle spell leaves at the next boundary of the old phase",
+    file: "src/membership/swim_core.ts",
+    from:
+      "this.#nextGossipMs += (Math.floor((now - this.#nextGossipMs) / intervalMs) + 1) * intervalMs;",
+    to: "this.#nextGossipMs = now;",
+    tests: ["tests/membership/swim_core_test.ts"],
+  },
+  {
+    name: "stall-beat-after-callback",
+    breaks: "a shell's timer that fires after a freeze runs the freeze's listeners before itself",
+    file: "src/lib/stall_monitor.ts",
+    from: "          this.#beat();\n          fn();",
+    to: "          fn();\n          this.#beat();",
+    tests: ["tests/lib/stall_monitor_test.ts"],
+  },
+  {
     name: "dups-sync-serves-durable-only",
     breaks: "a sync answer carries every record the log holds, durable here or not yet",
     file: "src/jobs/sync_server.ts",

@@ -277,6 +277,7 @@ export class SwimCore implements MembershipView {
 
   step(nowMs: number, input: SwimInput): SwimOutput[] {
     assert(this.#out.length === 0, "step is not re-entrant");
+    this.#idleGossipClock(nowMs);
     this.#checkLateWake(nowMs, input.type === "tick");
     switch (input.type) {
       case "tick":
@@ -304,7 +305,8 @@ export class SwimCore implements MembershipView {
   }
 
   #computeWakeMs(): number {
-    let wake = Math.min(this.#nextGossipMs, this.#nextSyncMs);
+    let wake = this.#nextSyncMs;
+    if (this.#gossipWanted()) wake = Math.min(wake, this.#nextGossipMs);
     if (!this.#joined) wake = Math.min(wake, this.#nextJoinMs);
     wake = Math.min(wake, this.#prober.wakeMs());
     wake = Math.min(wake, this.#table.wakeMs());
@@ -400,6 +402,25 @@ export class SwimCore implements MembershipView {
       // Tell the suspect at once so it can refute without waiting for gossip to reach it.
       this.#send(target.address, [suspect(target.nodeId, target.incarnation, this.nodeId)]);
     }
+  }
+
+  /**
+   * Whether a gossip round would send anything: updates queued, or a suspect to keep telling.
+   * An idle node's rounds send nothing, and their timer was a fifth of its wake-ups.
+   */
+  #gossipWanted(): boolean {
+    return this.#gossip.size > 0 || this.#table.counts().suspect > 0;
+  }
+
+  /**
+   * While no round is wanted its timer is not armed; the gossip clock still keeps its phase,
+   * so news queued later goes out at the next period boundary, as if every round had run.
+   * The skipped rounds would have drawn no random number (`#gossipRound` returns first).
+   */
+  #idleGossipClock(now: number): void {
+    if (now < this.#nextGossipMs || this.#gossipWanted()) return;
+    const intervalMs = this.config.gossipIntervalMs;
+    this.#nextGossipMs += (Math.floor((now - this.#nextGossipMs) / intervalMs) + 1) * intervalMs;
   }
 
   #gossipRound(now: number): void {

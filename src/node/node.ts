@@ -31,7 +31,7 @@ import { DashboardRecorder } from "../dashboard/recorder.ts";
 import { type ApiServer, type ApiTls, serveApi } from "../api/mod.ts";
 import { type HostPort, parseAddress } from "../transport/address.ts";
 import { bindUdpSocket } from "../transport/datagram_socket.ts";
-import { realRuntime, realTimerCounts } from "../lib/runtime.ts";
+import { realRuntime, realTimerCounts, type Runtime } from "../lib/runtime.ts";
 import type { WalFs } from "../wal/wal_fs.ts";
 import type { DeliveryJob, DeliveryReport } from "../delivery/types.ts";
 import { type DeliveryEngine, deliveryEngineFor } from "../delivery/engine.ts";
@@ -197,18 +197,35 @@ export class Node {
     let stallMonitor: StallMonitor | undefined;
     let control: FaultControlServer | undefined;
     try {
-      const node = { store: undefined as JobStore | undefined };
-      membership = startMembership(options, transport, metrics, advertise, peers, (event) => {
-        // The transport retransmits to a silent peer for as long as it holds messages for it;
-        // membership is what knows the peer is gone, so it releases them here. A node declared
-        // dead by mistake loses nothing that matters: it refutes, and its next session starts
-        // under a fresh epoch; anti-entropy brings it what it missed.
-        if (event.type === "member-dead" || event.type === "member-left") {
-          transport.forgetPeer(event.address);
-        }
-        node.store?.membershipChanged();
-        options.onMemberEvent?.(event);
+      stallMonitor = new StallMonitor({
+        runtime: realRuntime,
+        periodMs: nodeDefaults.stallCheckIntervalMs,
+        thresholdMs: nodeDefaults.stallThresholdMs,
       });
+      stallMonitor.start();
+      // The membership's, the store's and the engine's timers beat the freeze monitor as they
+      // fire, so an idle node does not wake for its beat too.
+      const runtime = stallMonitor.beatingRuntime(realRuntime);
+      const node = { store: undefined as JobStore | undefined };
+      membership = startMembership(
+        options,
+        transport,
+        metrics,
+        advertise,
+        peers,
+        runtime,
+        (event) => {
+          // The transport retransmits to a silent peer for as long as it holds messages for it;
+          // membership is what knows the peer is gone, so it releases them here. A node declared
+          // dead by mistake loses nothing that matters: it refutes, and its next session starts
+          // under a fresh epoch; anti-entropy brings it what it missed.
+          if (event.type === "member-dead" || event.type === "member-left") {
+            transport.forgetPeer(event.address);
+          }
+          node.store?.membershipChanged();
+          options.onMemberEvent?.(event);
+        },
+      );
       const core = membership.core;
       const members = (): MemberRow[] => {
         const rows: MemberRow[] = core.members().map((m) => ({
@@ -223,12 +240,6 @@ export class Node {
         return rows;
       };
       const onLog = options.onLog;
-      stallMonitor = new StallMonitor({
-        runtime: realRuntime,
-        periodMs: nodeDefaults.stallCheckIntervalMs,
-        thresholdMs: nodeDefaults.stallThresholdMs,
-      });
-      stallMonitor.start();
       // One generator for the store and its engine's jitter.
       const rng = randomRng();
       const buildEngine = deliveryEngineFor({
@@ -236,7 +247,7 @@ export class Node {
           ...delivery,
           maxAttemptsDefault: options.jobs?.maxAttemptsDefault ?? jobsDefaults.maxAttemptsDefault,
         },
-        runtime: realRuntime,
+        runtime,
         rng,
         metrics,
         onReport: (report, job) => {
@@ -254,6 +265,7 @@ export class Node {
         ...(injector !== undefined ? { wrapFs: (fs: WalFs) => injector.wrapFs(fs) } : {}),
         scheduler: (wiring) => (engine = buildEngine(wiring)),
         stallMonitor,
+        runtime,
         delivery,
         api: apiConfig,
         transport,
@@ -354,6 +366,7 @@ function startMembership(
   metrics: MetricsRegistry,
   advertise: string,
   seeds: readonly string[],
+  runtime: Runtime,
   onEvent: (event: MemberEvent) => void,
 ): MembershipService {
   // Membership packets ride one unreliable transport message each, so they may be no larger
@@ -374,7 +387,7 @@ function startMembership(
     address: advertise,
     seeds: seeds.filter((s) => s !== advertise),
     rng: randomRng(),
-    nowMs: performance.now(),
+    nowMs: runtime.nowMs(),
     // A restarted process must outrank its previous life at once: wall-clock seconds grow
     // across restarts (a refutation still fixes it if the clock went backwards).
     incarnation: Math.floor(Date.now() / 1000),
@@ -383,7 +396,7 @@ function startMembership(
   });
   // Membership is the voter set: only voters' authenticated addresses may speak SWIM.
   const senders = new Set([...seeds, advertise]);
-  const service = new MembershipService({ core, transport, metrics, onEvent, senders });
+  const service = new MembershipService({ core, transport, metrics, onEvent, senders, runtime });
   service.start();
   return service;
 }

@@ -70,3 +70,44 @@ Deno.test("StallMonitor stays quiet while it beats and reports a freeze once, to
   clock.freeze(10_000);
   assertEquals(monitor.check(), false);
 });
+
+Deno.test("StallMonitor: other timers' fires are its beats, so its own timer sleeps, and they see a freeze first", () => {
+  const clock = manualRuntime();
+  let ownFires = 0;
+  // Count the monitor's own timer fires: every timer it arms on this runtime is its own.
+  const counting: Runtime = {
+    ...clock.runtime,
+    setTimer: (delayMs, fn) => clock.runtime.setTimer(delayMs, () => (ownFires++, fn())),
+  };
+  const monitor = new StallMonitor({ runtime: counting, periodMs: 250, thresholdMs: 850 });
+  const order: string[] = [];
+  monitor.onStall(() => order.push("stall"));
+  monitor.start();
+  const beating = monitor.beatingRuntime(clock.runtime);
+  // A shell's periodic timer, every 200 ms (SWIM's probe period).
+  const tick = () => {
+    order.push("tick");
+    beating.setTimer(200, tick);
+  };
+  beating.setTimer(200, tick);
+  clock.run(10_000);
+  assertEquals(ownFires, 0);
+  assertEquals(monitor.stalls, 0);
+  // Frozen 3 s: the shell's overdue timer runs the freeze's listeners before its own callback.
+  order.length = 0;
+  clock.freeze(3_000);
+  clock.run(1);
+  assertEquals(order, ["stall", "tick"]);
+  assertEquals(monitor.stalls, 1);
+  // Without other timers, the monitor's own beat still runs.
+  monitor.close();
+  const alone = new StallMonitor({ runtime: counting, periodMs: 250, thresholdMs: 850 });
+  alone.start();
+  ownFires = 0;
+  clock.run(1_000);
+  assertEquals(ownFires, 4);
+  clock.freeze(2_000);
+  clock.run(250);
+  assertEquals(alone.stalls, 1);
+  alone.close();
+});

@@ -583,3 +583,54 @@ Deno.test("SwimCore whose every timer fires late (a busy event loop) still decla
   );
   assertEquals(events.filter((e) => e.type === "member-dead" && e.nodeId === "n2"), []);
 });
+
+Deno.test("SwimCore arms no gossip timer while it has nothing to gossip, and keeps the gossip phase", () => {
+  const core = coreWithPeers();
+  const cfg = core.config;
+  const gossipAtMs: number[] = [];
+  let now = 0;
+  let ticks = 0;
+  let emptyTicks = 0;
+  /** Ticks until `untilMs`, every probe acked 1 ms later; counts ticks that sent nothing. */
+  const run = (untilMs: number) => {
+    for (let i = 0; i < 10_000; i++) {
+      const wake = core.nextWakeMs();
+      if (wake > untilMs) break;
+      now = Math.max(now, wake);
+      const { sent } = step(core, now, { type: "tick" });
+      ticks++;
+      if (sent.length === 0) emptyTicks++;
+      for (const s of sent) {
+        const ping = s.messages.find((m) => m.type === "ping");
+        if (ping?.type === "ping") {
+          now += 1;
+          deliver(core, now, s.to, [ack(ping.seq)]);
+        } else if (s.messages.every((m) => m.type === "alive")) {
+          gossipAtMs.push(now);
+        }
+      }
+    }
+  };
+  // The joins of n2 and n3 are gossiped in dedicated rounds until their retransmissions run out.
+  run(5_000);
+  assert(gossipAtMs.length > 0, "the joins were gossiped");
+  assertEquals(core.gossipQueued, 0);
+  const phaseMs = gossipAtMs[0]! % cfg.gossipIntervalMs;
+  // Idle: every wake-up has something to send (a probe, a sync); none is a round with nothing.
+  ticks = 0;
+  emptyTicks = 0;
+  gossipAtMs.length = 0;
+  run(15_000);
+  assert(ticks >= 10_000 / cfg.probeIntervalMs, `${ticks} ticks in 10 s`);
+  assertEquals(emptyTicks, 0);
+  assertEquals(gossipAtMs, []);
+  // News arrives between two rounds: it goes out at the next boundary of the old phase.
+  const joinAtMs = now + 0.37 * cfg.gossipIntervalMs;
+  now = joinAtMs;
+  deliver(core, now, B, [alive("n4", "10.0.0.4:7946", 1)]);
+  run(joinAtMs + 2 * cfg.gossipIntervalMs);
+  assert(gossipAtMs.length > 0, "n4's join was gossiped");
+  const firstMs = gossipAtMs[0]!;
+  assert(firstMs > joinAtMs && firstMs <= joinAtMs + cfg.gossipIntervalMs, `gossip at ${firstMs}`);
+  assertEquals(Math.abs((firstMs % cfg.gossipIntervalMs) - phaseMs) < 1e-6, true);
+});
