@@ -222,6 +222,25 @@ export async function cpuMsOf(pids: readonly number[]): Promise<Map<number, numb
   return out;
 }
 
+/**
+ * Voluntary context switches of each process's main thread (the JavaScript thread): how often
+ * it went to sleep and was woken again, from /proc/<pid>/status. A process that is gone is
+ * left out.
+ */
+export async function mainThreadWakeupsOf(pids: readonly number[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      const status = await Deno.readTextFile(`/proc/${pid}/status`);
+      const match = /^voluntary_ctxt_switches:\s+(\d+)/m.exec(status);
+      if (match !== null) out.set(pid, Number(match[1]));
+    } catch {
+      // Gone: left out.
+    }
+  }
+  return out;
+}
+
 /** `uptime`'s load averages (1, 5, 15 min), to say how busy the machine was. */
 export async function loadAverage(): Promise<number[]> {
   try {

@@ -32,6 +32,7 @@ import {
   type BenchNodes,
   cpuMsOf,
   loadAverage,
+  mainThreadWakeupsOf,
   scrapeAll,
   startBenchNodes,
   windowCounters,
@@ -46,6 +47,13 @@ export const LONE_JOB_OPERATIONS = {
   fsyncs: 5,
   /** The submit into the API and the delivery to the receiver: one request each. */
   httpRequests: 2,
+  /**
+   * Times a node's thread must wake for a lone job, nothing to share a wake-up with: the
+   * coordinator for the submit's request, its own fsync, two votes (the majority) and the
+   * receiver's answer (5); each of the four peers for the SUBMIT and its fsync, then for the
+   * COMMIT and DONE (one lazy batch) and that batch's fsync (4 × 4 = 16).
+   */
+  wakeups: 21,
 } as const;
 
 export interface CostRow {
@@ -59,6 +67,12 @@ export interface CostRow {
   datagrams_per_job: number | null;
   fsyncs_per_job: number | null;
   timer_wakeups_per_job: number | null;
+  /** The nodes' main threads' wake-ups (voluntary context switches), cluster-wide. */
+  wakeups_per_job: number | null;
+  /** The timer wake-up floor × `wakeups_per_job`: what the wake-ups alone cost at the floor. */
+  wakeup_floor_us_as_run: number | null;
+  /** The timer wake-up floor × a lone job's fewest wake-ups (LONE_JOB_OPERATIONS.wakeups). */
+  wakeup_floor_us_lone_job: number;
   /** The nodes' CPU per job split by component (profile shares × nodes_cpu_us_per_job). */
   components_us_per_job: Record<string, number> | null;
   /** Floors × the operations this run made per job (datagrams, fsyncs, HTTP), whole stack. */
@@ -79,6 +93,14 @@ export interface IdleCost {
   timer_wakeups_per_s_per_node: number;
   /** Datagrams each node sent per second (SWIM's probes and acks, anti-entropy), averaged. */
   datagrams_out_per_s_per_node: number;
+  /**
+   * Times each node's main thread slept and woke per second, averaged: the timers above, the
+   * datagrams in, and the runtime's own wake-ups (its timer wheel wakes twice for a timer
+   * 64 ms to 4 s away).
+   */
+  main_thread_wakeups_per_s_per_node: number;
+  /** Seconds the cluster ran before the window, so its code had reached V8's optimizing tiers. */
+  settle_s: number;
 }
 
 export interface CostReport {
@@ -91,26 +113,37 @@ export interface CostReport {
   rows: CostRow[];
 }
 
-/** Seconds a fresh cluster settles (joins, first catch-up) before the idle window starts. */
-const IDLE_SETTLE_MS = 5_000;
-
-/** Measures a fresh five-node cluster that takes no jobs, for `seconds`. */
-export async function measureIdle(seconds: number): Promise<IdleCost> {
+/**
+ * Measures a five-node cluster that takes no jobs, for `seconds`, after it ran `settleS`
+ * seconds. An idle node's code runs only some 45 times a second, so V8 takes about a minute
+ * to compile it to its optimizing tiers: measured 5 s after start, a node used 1.97 % of a
+ * core, 90 s after 1.39 % (bench/results/cost/idle_settle_*.txt).
+ */
+export async function measureIdle(seconds: number, settleS: number): Promise<IdleCost> {
   const dataRoot = await Deno.makeTempDir({ prefix: "hookd-cost-idle-" });
   const clusterKey = encodeHex(crypto.getRandomValues(new Uint8Array(24)));
   let nodes: BenchNodes | undefined;
   try {
     nodes = await startBenchNodes({ nodes: 5, clusterKey, dataRoot, extraArgs: [], log });
-    await new Promise((resolve) => setTimeout(resolve, IDLE_SETTLE_MS));
+    await new Promise((resolve) => setTimeout(resolve, settleS * 1000));
     const pids = nodes.ids.map((id) => nodes!.cluster.pid(id)!);
     const scrape0 = await scrapeAll(nodes.httpUrls);
     const cpu0 = await cpuMsOf(pids);
+    const wakeups0 = await mainThreadWakeupsOf(pids);
     const startMs = performance.now();
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     const cpu1 = await cpuMsOf(pids);
+    const wakeups1 = await mainThreadWakeupsOf(pids);
     const windowS = (performance.now() - startMs) / 1000;
     const { counters } = windowCounters(scrape0, await scrapeAll(nodes.httpUrls), nodes.ids);
-    return idleCost(nodes.ids, pids, cpu0, cpu1, windowS, counters);
+    let mainThreadWakeups = 0;
+    for (const pid of pids) {
+      mainThreadWakeups += (wakeups1.get(pid) ?? 0) - (wakeups0.get(pid) ?? 0);
+    }
+    return idleCost(nodes.ids, pids, { cpu0, cpu1 }, windowS, {
+      ...counters,
+      mainThreadWakeups,
+    }, settleS);
   } finally {
     await nodes?.cluster.stopAll(15_000).catch(() => {});
     await Deno.remove(dataRoot, { recursive: true }).catch(() => {});
@@ -121,11 +154,12 @@ export async function measureIdle(seconds: number): Promise<IdleCost> {
 export function idleCost(
   ids: readonly string[],
   pids: readonly number[],
-  cpu0: ReadonlyMap<number, number>,
-  cpu1: ReadonlyMap<number, number>,
+  cpu: { cpu0: ReadonlyMap<number, number>; cpu1: ReadonlyMap<number, number> },
   windowS: number,
-  counters: { timersFired: number; datagramsOut: number },
+  counters: { timersFired: number; datagramsOut: number; mainThreadWakeups: number },
+  settleS: number,
 ): IdleCost {
+  const { cpu0, cpu1 } = cpu;
   const perNode: Record<string, number> = {};
   let sum = 0;
   ids.forEach((id, i) => {
@@ -143,6 +177,11 @@ export function idleCost(
     cpu_pct_mean: measured > 0 ? round(sum / measured, 2)! : 0,
     timer_wakeups_per_s_per_node: round(counters.timersFired / windowS / ids.length, 1)!,
     datagrams_out_per_s_per_node: round(counters.datagramsOut / windowS / ids.length, 1)!,
+    main_thread_wakeups_per_s_per_node: round(
+      counters.mainThreadWakeups / windowS / ids.length,
+      1,
+    )!,
+    settle_s: settleS,
   };
 }
 
@@ -167,8 +206,14 @@ const spec: CommandSpec = {
     idle: {
       type: "string",
       valueName: "S",
-      help: "Seconds a fresh five-node cluster is measured taking no jobs (0: skip)",
+      help: "Seconds a five-node cluster is measured taking no jobs (0: skip)",
       default: "20",
+    },
+    "idle-settle": {
+      type: "string",
+      valueName: "S",
+      help: "Seconds the idle cluster runs before it is measured (V8 tiers its code up meanwhile)",
+      default: "60",
     },
     "no-profile": {
       type: "boolean",
@@ -255,6 +300,14 @@ export function costRow(
     components_us_per_job: components,
     necessary_us_as_run: asRun,
     necessary_us_lone_job: necessaryUs(floors, LONE_JOB_OPERATIONS),
+    wakeups_per_job: row.wakeups_per_job,
+    wakeup_floor_us_as_run: row.wakeups_per_job === null
+      ? null
+      : round(row.wakeups_per_job * floorOf(floors, "timer_wakeup"), 1),
+    wakeup_floor_us_lone_job: round(
+      LONE_JOB_OPERATIONS.wakeups * floorOf(floors, "timer_wakeup"),
+      1,
+    )!,
     profile_files: profile?.files ?? 0,
     note: row.note,
   };
@@ -278,6 +331,9 @@ export function costMarkdown(report: CostReport): string {
   row("datagrams", (r) => r.datagrams_per_job);
   row("fsyncs", (r) => r.fsyncs_per_job);
   row("timer wake-ups", (r) => r.timer_wakeups_per_job);
+  row("nodes' main-thread wake-ups", (r) => r.wakeups_per_job);
+  row("wake-up floor µs × wake-ups as run", (r) => r.wakeup_floor_us_as_run);
+  row("wake-up floor µs × a lone job's fewest", (r) => r.wakeup_floor_us_lone_job);
   row("necessary µs, operations as run", (r) => r.necessary_us_as_run);
   row("necessary µs, a lone job's fewest", (r) => r.necessary_us_lone_job);
   row("p99 ms", (r) => r.p99_ms);
@@ -287,7 +343,8 @@ export function costMarkdown(report: CostReport): string {
       "",
       `Idle, five nodes over ${idle.seconds} s: ${idle.cpu_pct_mean} % of a core per node ` +
         `(${Object.entries(idle.cpu_pct_per_node).map(([id, p]) => `${id} ${p}`).join(", ")}), ` +
-        `${idle.timer_wakeups_per_s_per_node} timer wake-ups and ` +
+        `${idle.timer_wakeups_per_s_per_node} timer wake-ups, ` +
+        `${idle.main_thread_wakeups_per_s_per_node} main-thread wake-ups and ` +
         `${idle.datagrams_out_per_s_per_node} datagrams out per second per node.`,
     );
   }
@@ -310,6 +367,7 @@ export const costBenchCommand: LeafCommand = {
       integer: true,
     });
     const idleS = numberFlag(v, "idle", 20, { min: 0, max: 3600 });
+    const idleSettleS = numberFlag(v, "idle-settle", 60, { min: 1, max: 3600 });
     const profile = !booleanFlag(v, "no-profile");
     const profilesOut = stringFlag(v, "profiles-out");
     const json = booleanFlag(v, "json");
@@ -327,11 +385,12 @@ export const costBenchCommand: LeafCommand = {
       }
       let idle: IdleCost | null = null;
       if (idleS > 0) {
-        log(`idle: a fresh five-node cluster taking no jobs, ${idleS} s`);
-        idle = await measureIdle(idleS);
+        log(`idle: a five-node cluster taking no jobs, ${idleS} s after ${idleSettleS} s`);
+        idle = await measureIdle(idleS, idleSettleS);
         log(
           `idle: ${idle.cpu_pct_mean} % of a core per node, ` +
-            `${idle.timer_wakeups_per_s_per_node} timer wake-ups/s per node`,
+            `${idle.timer_wakeups_per_s_per_node} timer wake-ups/s and ` +
+            `${idle.main_thread_wakeups_per_s_per_node} main-thread wake-ups/s per node`,
         );
       }
       const rows: CostRow[] = [];

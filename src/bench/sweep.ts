@@ -38,6 +38,7 @@ import {
   type BenchNodes,
   cpuMsOf,
   loadAverage,
+  mainThreadWakeupsOf,
   scrapeAll,
   startBenchNodes,
   windowCounters,
@@ -413,6 +414,7 @@ async function runCluster(
       const scrape0 = await scrapeAll(nodes.httpUrls);
       if (options.cpuProfileDir !== undefined) toggleProfiles(nodes);
       const cpu0 = await cpuMsOf(Object.values(pids));
+      const wakeups0 = await mainThreadWakeupsOf(nodePids(pids));
       const startMs = wallNow();
       const report = await generator.run(
         { op: "open", step, rate, seconds: options.durationS },
@@ -447,6 +449,7 @@ async function runCluster(
         nodes.ids,
       );
       const cpu1 = await cpuMsOf(Object.values(pids));
+      const wakeups1 = await mainThreadWakeupsOf(nodePids(pids));
       if (options.cpuProfileDir !== undefined) {
         toggleProfiles(nodes);
         await waitForProfiles(options.cpuProfileDir, nodes.ids.length * (index + 1));
@@ -467,6 +470,7 @@ async function runCluster(
         windowS: (windowEndMs - startMs) / 1000,
         counters,
         cpuMs,
+        nodeWakeups: wakeupsBetween(wakeups0, wakeups1),
         undrained,
         drainS: (windowEndMs - drainStart) / 1000,
         silent,
@@ -595,4 +599,25 @@ export async function machineDescription(): Promise<Record<string, string | numb
     os: `${Deno.build.os} ${Deno.osRelease()}`,
     deno: Deno.version.deno,
   };
+}
+
+/** The node processes' pids (n1…n5), without the sink's and the generator's. */
+function nodePids(pids: Record<string, number>): number[] {
+  return Object.entries(pids).filter(([name]) => /^n\d+$/.test(name)).map(([, pid]) => pid);
+}
+
+/** Wake-ups summed over the processes read both times; null when none was. */
+function wakeupsBetween(
+  before: ReadonlyMap<number, number>,
+  after: ReadonlyMap<number, number>,
+): number | null {
+  let sum = 0;
+  let read = 0;
+  for (const [pid, b] of after) {
+    const a = before.get(pid);
+    if (a === undefined) continue;
+    sum += b - a;
+    read++;
+  }
+  return read > 0 ? sum : null;
 }

@@ -48,6 +48,7 @@ const CSV_COLUMNS: ReadonlyArray<keyof SweepRow> = [
   "fsyncs_per_job",
   "datagrams_per_job",
   "timer_wakeups_per_job",
+  "wakeups_per_job",
   "cpu_ms_per_job",
   "goodput_per_s",
   "ack_p99_ms",

@@ -71,6 +71,11 @@ export interface SweepRow {
   datagrams_per_job: number | null;
   /** Timer wake-ups the nodes' shells asked for, cluster-wide, per accepted job. */
   timer_wakeups_per_job: number | null;
+  /**
+   * Times the nodes' main threads went to sleep and were woken (voluntary context switches),
+   * cluster-wide, per accepted job: timers, datagrams, fsyncs and HTTP each wake a thread.
+   */
+  wakeups_per_job: number | null;
   /** All processes (nodes, sink, generator) over the step's window, per accepted job. */
   cpu_ms_per_job: number | null;
   /** Accepted jobs received per second of the step (completed / duration). */
@@ -110,6 +115,8 @@ export interface StepRecord {
   windowS: number;
   counters: ClusterCounters;
   cpuMs: Record<string, number>;
+  /** Voluntary context switches of the nodes' main threads over the window; null: unread. */
+  nodeWakeups: number | null;
   /** Jobs accepted so far that had not reached the sink when the drain gave up. */
   undrained: number;
   drainS: number;
@@ -219,6 +226,7 @@ export function sweepRow(
     fsyncs_per_job: per(s.counters.fsyncs, 3),
     datagrams_per_job: per(s.counters.datagramsOut, 2),
     timer_wakeups_per_job: per(s.counters.timersFired, 2),
+    wakeups_per_job: s.nodeWakeups === null ? null : per(s.nodeWakeups, 2) ?? null,
     cpu_ms_per_job: per(cpuTotal, 3),
     goodput_per_s: round(completed / options.durationS, 1)!,
     ack_p99_ms: s.report.ack_p99_ms,

@@ -74,6 +74,7 @@ Deno.test("costRow splits the CPU per process and the nodes' share per component
     datagrams_per_job: 4,
     fsyncs_per_job: 1,
     timer_wakeups_per_job: 3,
+    wakeups_per_job: 12,
     note: "",
   } as unknown as SweepRow;
   const times = Object.fromEntries(
@@ -87,18 +88,25 @@ Deno.test("costRow splits the CPU per process and the nodes' share per component
   assertEquals(cost.components_us_per_job?.aead, 1200);
   assertEquals(cost.components_us_per_job?.job_store, 400);
   assertEquals(cost.necessary_us_as_run, 4 * 27 + 20 + 200);
+  // 12 wake-ups at the 5-µs timer floor; a lone job's fewest is 21.
+  assertEquals(cost.wakeups_per_job, 12);
+  assertEquals(cost.wakeup_floor_us_as_run, 60);
+  assertEquals(cost.wakeup_floor_us_lone_job, 21 * 5);
 });
 
 Deno.test("idleCost: CPU % of a core per node, and wake-ups and datagrams per second per node", () => {
   // n1 used 400 ms and n2 200 ms of CPU over 20 s; n3's process was gone at the end.
   const cpu0 = new Map([[11, 1_000], [12, 5_000], [13, 0]]);
   const cpu1 = new Map([[11, 1_400], [12, 5_200]]);
-  const idle = idleCost(["n1", "n2", "n3"], [11, 12, 13], cpu0, cpu1, 20, {
+  const idle = idleCost(["n1", "n2", "n3"], [11, 12, 13], { cpu0, cpu1 }, 20, {
     timersFired: 1_800,
     datagramsOut: 600,
-  });
+    mainThreadWakeups: 2_700,
+  }, 60);
   assertEquals(idle.cpu_pct_per_node, { n1: 2, n2: 1 });
   assertEquals(idle.cpu_pct_mean, 1.5);
   assertEquals(idle.timer_wakeups_per_s_per_node, 30);
   assertEquals(idle.datagrams_out_per_s_per_node, 10);
+  assertEquals(idle.main_thread_wakeups_per_s_per_node, 45);
+  assertEquals(idle.settle_s, 60);
 });

@@ -78,6 +78,7 @@ function record(n: number, fields: Partial<StepReport> = {}): StepRecord {
       timersFired: 1_000,
     },
     cpuMs: { generator: 100, sink: 50, n1: 200, n2: 200, n3: 200, n4: 200, n5: 50 },
+    nodeWakeups: 7_000,
     undrained: 0,
     drainS: 1,
     silent: [],
@@ -100,6 +101,7 @@ Deno.test("sweepRow: completed within the grace, lost, duplicates, latency from 
   // The median job (about number 500) arrived 5 + 5 ms after its scheduled time.
   assert(row.p50_ms !== null && row.p50_ms > 9.9 && row.p50_ms < 10.1, `p50 ${row.p50_ms}`);
   assertEquals([row.fsyncs_per_job, row.datagrams_per_job, row.cpu_ms_per_job], [0.5, 4, 1]);
+  assertEquals(row.wakeups_per_job, 7);
   assertEquals(row.goodput_per_s, 99.8);
   assert(row.note.includes("1 accepted jobs never reached the sink"), row.note);
 });

@@ -121,6 +121,7 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     fsyncs_per_job: 0.5,
     datagrams_per_job: 3,
     timer_wakeups_per_job: 2,
+    wakeups_per_job: 9,
     cpu_ms_per_job: 0.3,
     goodput_per_s: rate,
     ack_p99_ms: 4,
