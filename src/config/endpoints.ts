@@ -25,12 +25,6 @@ export const ENDPOINT_LIMITS = Object.freeze({
    */
   rateLimitPerSMax: 100_000,
   /**
-   * A `whsec_` secret's key, bytes before base64: Standard Webhooks keys are 24 to 64 bytes;
-   * hookd generates 24.
-   */
-  secretKeyBytesMin: 24,
-  secretKeyBytesMax: 64,
-  /**
    * Endpoints one cluster holds (tombstones not counted); a create past it is refused. Every
    * node holds every endpoint in memory and walks them for a list page and for each event's
    * fan-out, so the bound keeps both small.

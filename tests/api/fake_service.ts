@@ -207,26 +207,35 @@ export class FakeJobService implements JobService {
 
   #writeEndpoint(write: EndpointWrite): Promise<EndpointOutcome> {
     if (this.mode.kind === "throw") return Promise.reject(new Error("fake store bug"));
+    if (this.mode.kind === "hang") {
+      return new Promise((resolve) =>
+        this.#parked.push(() => resolve(this.#writeEndpointNow(write)))
+      );
+    }
+    return Promise.resolve(this.#writeEndpointNow(write));
+  }
+
+  #writeEndpointNow(write: EndpointWrite): EndpointOutcome {
     const refusal = this.#refusal();
-    if (refusal !== undefined) return Promise.resolve(refusal);
+    if (refusal !== undefined) return refusal;
     const seq = ++this.#endpointSeq;
     const id = write.kind === "create" ? `ep_${String(seq).padStart(24, "0")}` : write.id;
     const current = this.endpoints.value(id);
     const version = nextVersion(current, { origin: "n1", seq }, this.#nowMs);
     const next = applyWrite(current, write, version, id);
-    if (!next.ok) {
-      return Promise.resolve({ ok: false, code: "not_found", message: `no endpoint ${id}` });
-    }
+    if (!next.ok) return { ok: false, code: "not_found", message: `no endpoint ${id}` };
     this.endpoints.apply(next.value);
-    return Promise.resolve({ ok: true, endpoint: endpointView(next.value) });
+    return { ok: true, endpoint: endpointView(next.value) };
   }
 
   getEndpoint(id: string): EndpointView | undefined {
+    if (this.mode.kind === "throw") throw new Error("fake store bug");
     const s = this.endpoints.get(id);
     return s === undefined ? undefined : endpointView(s);
   }
 
   listEndpoints(limit: number, cursor?: string): EndpointPage {
+    if (this.mode.kind === "throw") throw new Error("fake store bug");
     const page = this.endpoints.list(limit, cursor);
     const items = page.items.map(endpointView);
     return page.next === undefined ? { items } : { items, nextCursor: page.next };
