@@ -13,6 +13,9 @@
 import { assert } from "../lib/assert.ts";
 import { type EndpointState, mergeEndpoint } from "./endpoint_model.ts";
 
+/** Endpoint list cursors start so (an id follows). */
+const CURSOR_PREFIX = "e";
+
 export interface EndpointTableOptions {
   /** A tombstone is dropped this long after its delete's version time. */
   readonly endpointTombstoneMs: number;
@@ -62,11 +65,15 @@ export class EndpointTable {
   }
 
   /**
-   * Live endpoints in id order, after id `after` (exclusive), at most `limit`; `next` is the
-   * cursor of the following page, absent on the last.
+   * Live endpoints in id order, at most `limit`, from `cursor` (a `nextCursor` handed out
+   * before: "e" and the last id of the page before; anything else starts over). `nextCursor`
+   * is absent on the last page.
    */
-  list(limit: number, after?: string): { items: EndpointState[]; next: string | undefined } {
+  list(limit: number, cursor?: string): { items: EndpointState[]; nextCursor?: string } {
     assert(limit >= 1, `list limit ${limit} must be >= 1`);
+    const after = cursor !== undefined && cursor.startsWith(CURSOR_PREFIX)
+      ? cursor.slice(CURSOR_PREFIX.length)
+      : undefined;
     const ids = [...this.#byId.keys()].filter((id) => after === undefined || id > after).sort();
     const items: EndpointState[] = [];
     let next: string | undefined;
@@ -79,7 +86,7 @@ export class EndpointTable {
       }
       items.push(s);
     }
-    return { items, next };
+    return next === undefined ? { items } : { items, nextCursor: CURSOR_PREFIX + next };
   }
 
   /** Every value held, tombstones included: what checkpoints write and snapshots ship. */

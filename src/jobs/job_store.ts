@@ -417,11 +417,8 @@ export class JobStore implements JobService, DeliveryStore {
   }
 
   listEndpoints(limit: number, cursor?: string): EndpointPage {
-    // The cursor is the last id of the previous page ("e" + id); anything else starts over.
-    const after = cursor !== undefined && cursor.startsWith("e") ? cursor.slice(1) : undefined;
-    const page = this.core.table.endpoints.list(limit, after);
-    const items = page.items.map(endpointView);
-    return page.next !== undefined ? { items, nextCursor: `e${page.next}` } : { items };
+    const page = this.core.table.endpoints.list(limit, cursor);
+    return { ...page, items: page.items.map(endpointView) };
   }
 
   #writeEndpoint(write: EndpointWrite): Promise<EndpointOutcome> {

@@ -237,8 +237,7 @@ export class FakeJobService implements JobService {
   listEndpoints(limit: number, cursor?: string): EndpointPage {
     if (this.mode.kind === "throw") throw new Error("fake store bug");
     const page = this.endpoints.list(limit, cursor);
-    const items = page.items.map(endpointView);
-    return page.next === undefined ? { items } : { items, nextCursor: page.next };
+    return { ...page, items: page.items.map(endpointView) };
   }
 
   /** Adds a job in a given state (a dead letter, a delivered job with attempts). */

@@ -5,19 +5,12 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { hookdCommand } from "../../src/process/self_command.ts";
+import { runHookd } from "./hookd_process.ts";
 import { waitUntil } from "../../src/cluster/local_cluster.ts";
 import { ready, startCluster } from "./store_cluster.ts";
 
-async function hookd(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await hookdCommand(args).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
-}
+/** `hookd <args>`, bounded in time (runHookd kills it past its limit). */
+const hookd = (...args: string[]) => runHookd(args, { limitMs: 30_000 });
 
 Deno.test({
   name: "an endpoint created on one node is read from every node and outlives a restart",

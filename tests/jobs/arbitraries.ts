@@ -15,6 +15,7 @@ import type {
 import { ATTEMPT_OUTCOMES } from "../../src/delivery/types.ts";
 import {
   DISABLED_REASONS,
+  type EndpointFields,
   type EndpointState,
   type EndpointVersion,
 } from "../../src/jobs/endpoint_model.ts";
@@ -109,6 +110,19 @@ export function jobRecordArb(
     }),
   );
 }
+
+/** One endpoint's fields, for tests that need a plain one. */
+export const SAMPLE_ENDPOINT: EndpointFields = Object.freeze({
+  url: "https://a.test/hook",
+  eventTypes: ["invoice.paid"],
+  secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  description: "billing",
+  headers: { "x-tenant": "7" },
+  rateLimitPerS: 5,
+  ordered: true,
+  disabled: false,
+  disabledReason: "",
+});
 
 /** An endpoint's version: few times and seqs, so equal times (ties by origin) come up. */
 export const endpointVersionArb: fc.Arbitrary<EndpointVersion> = rec({

@@ -2,28 +2,17 @@ import fc from "fast-check";
 import { assert, assertEquals } from "../assert.ts";
 import {
   applyWrite,
-  type EndpointFields,
   type EndpointState,
   mergeEndpoint,
   nextVersion,
   wantsEvent,
 } from "../../src/jobs/endpoint_model.ts";
 import { EndpointTable } from "../../src/jobs/endpoint_table.ts";
-import { endpointStateArb } from "./arbitraries.ts";
+import { endpointStateArb, SAMPLE_ENDPOINT } from "./arbitraries.ts";
 
 const T0 = 1_700_000_000_000;
 
-const FIELDS: EndpointFields = {
-  url: "https://a.test/hook",
-  eventTypes: ["invoice.paid"],
-  secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-  description: "billing",
-  headers: { "x-tenant": "7" },
-  rateLimitPerS: 0,
-  ordered: false,
-  disabled: false,
-  disabledReason: "",
-};
+const FIELDS = SAMPLE_ENDPOINT;
 
 Deno.test("mergeEndpoint is commutative, associative and idempotent", () => {
   const value = endpointStateArb();
@@ -167,12 +156,12 @@ Deno.test("EndpointTable.list pages in id order and skips tombstones", () => {
     table.apply(i === 3 ? { ...made.value, deleted: true } : made.value);
   }
   const seen: string[] = [];
-  let after: string | undefined;
+  let cursor: string | undefined;
   for (let page = 0; page < 10; page++) {
-    const { items, next } = table.list(2, after);
+    const { items, nextCursor } = table.list(2, cursor);
     seen.push(...items.map((s) => s.id));
-    if (next === undefined) break;
-    after = next;
+    if (nextCursor === undefined) break;
+    cursor = nextCursor;
   }
   assertEquals(seen, ["ep_0", "ep_1", "ep_2", "ep_4", "ep_5", "ep_6"]);
 });

@@ -5,25 +5,12 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import type {
-  EndpointFields,
-  EndpointState,
-  EndpointWrite,
-} from "../../src/jobs/endpoint_model.ts";
+import type { EndpointState, EndpointWrite } from "../../src/jobs/endpoint_model.ts";
 import { type EndpointDone, ReviewCluster } from "./review_harness.ts";
+import { SAMPLE_ENDPOINT } from "./arbitraries.ts";
 import { encodeRecord, encodeWalBatch } from "../../src/jobs/job_codec.ts";
 
-const FIELDS: EndpointFields = {
-  url: "https://a.test/hook",
-  eventTypes: ["invoice.paid"],
-  secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-  description: "billing",
-  headers: { "x-tenant": "7" },
-  rateLimitPerS: 5,
-  ordered: true,
-  disabled: false,
-  disabledReason: "",
-};
+const FIELDS = SAMPLE_ENDPOINT;
 
 function answered(c: ReviewCluster, requestId: number): EndpointState {
   const answer: EndpointDone | undefined = c.endpointAnswers.get(requestId);
