@@ -12,11 +12,13 @@ import { simCommand } from "./src/cli/sim.ts";
 import { sinkCommand } from "./src/cli/sink.ts";
 import { statusCommand } from "./src/cli/status.ts";
 import { submitCommand } from "./src/cli/submit.ts";
+import { endpointCommand } from "./src/cli/endpoint.ts";
 
 const commands: readonly Command[] = [
   nodeCommand,
   clusterCommand,
   submitCommand,
+  endpointCommand,
   statusCommand,
   sinkCommand,
   benchCommand,

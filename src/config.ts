@@ -15,6 +15,7 @@
 
 export { LINE_CHARS_MAX } from "./lib/lines.ts";
 export * from "./config/job_limits.ts";
+export * from "./config/endpoints.ts";
 export * from "./config/wal.ts";
 export * from "./config/delivery.ts";
 export * from "./config/membership.ts";

@@ -466,6 +466,31 @@ const MUTANTS: Mutant[] = [
     to: "if (state.reachableVoters < 0) {",
     tests: ["tests/jobs/submit_admission_test.ts"],
   },
+  {
+    name: "endpoints-answer-before-majority",
+    breaks: "an endpoint write is answered (201/200) only once a majority holds it durably",
+    file: "src/jobs/submit_path.ts",
+    from: "    proposal.endpointRequests.push(requestId);\n",
+    to: '    this.#host.output({ type: "endpoint-done", requestId, outcome: { ok: true, ' +
+      "endpoint: next.value } });\n",
+    tests: ["tests/jobs/endpoint_replication_test.ts"],
+  },
+  {
+    name: "endpoints-merge-by-arrival",
+    breaks: "replicas merge an endpoint's values by version (last writer wins), not arrival",
+    file: "src/jobs/endpoint_model.ts",
+    from: "if (byVersion !== 0) return byVersion > 0 ? a : b;",
+    to: "if (byVersion !== 0) return b;",
+    tests: ["tests/jobs/endpoint_model_test.ts", "tests/jobs/endpoint_replication_test.ts"],
+  },
+  {
+    name: "endpoints-version-from-clock-alone",
+    breaks: "an endpoint write is stamped past the value its node held, whatever its clock says",
+    file: "src/jobs/endpoint_model.ts",
+    from: "Math.max(wallMs, current.version.atMs + 1)",
+    to: "wallMs",
+    tests: ["tests/jobs/endpoint_model_test.ts", "tests/jobs/endpoint_replication_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -29,7 +29,16 @@ import {
 } from "../dashboard/assets.ts";
 import type { DashboardSource, ReceiversView, SeriesView } from "../dashboard/view.ts";
 import { JOB_ID_CHARS_MAX } from "../delivery/job_check.ts";
-import type { ClusterView, JobService, JobView, SubmitRequest } from "../jobs/service.ts";
+import type {
+  ClusterView,
+  EndpointOutcome,
+  EndpointView,
+  JobService,
+  JobView,
+  SubmitRequest,
+} from "../jobs/service.ts";
+import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
+import { decodeEndpointCreate, decodeEndpointPatch } from "./endpoint_validate.ts";
 import { assert } from "../lib/assert.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
@@ -82,6 +91,11 @@ export interface ApiOptions {
   readonly apiToken?: string;
   /** Where 500s' causes go. @default console.error */
   readonly log?: (line: string) => void;
+  /**
+   * Random bytes for the secrets of endpoints created without one (24 bytes each).
+   * @default crypto.getRandomValues
+   */
+  readonly randomBytes?: (bytes: number) => Uint8Array;
 }
 
 export type ApiHandler = (request: Request) => Promise<Response>;
@@ -119,6 +133,12 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     runtime,
   };
   const listLimits = { defaultLimit: config.listLimitDefault, max: config.listLimitMax };
+  const endpointListLimits = {
+    defaultLimit: ENDPOINT_LIMITS.listLimitDefault,
+    max: ENDPOINT_LIMITS.listLimitMax,
+  };
+  const randomBytes = options.randomBytes ??
+    ((bytes: number) => crypto.getRandomValues(new Uint8Array(bytes)));
 
   function overloaded(route: AdmissionRoute, message: string): Response {
     metrics.admissionRejected(route);
@@ -363,6 +383,73 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     return jsonResponse(200, body);
   }
 
+  /** A generated Standard Webhooks secret: `whsec_` and the base64 of 24 random bytes. */
+  function generatedSecret(): string {
+    const bytes = randomBytes(ENDPOINT_SECRET_BYTES);
+    assert(bytes.length === ENDPOINT_SECRET_BYTES, "randomBytes gave the bytes asked for");
+    return "whsec_" + btoa(String.fromCharCode(...bytes));
+  }
+
+  /** An endpoint write's answer: `status` with the endpoint once durable, else the refusal. */
+  function endpointAnswer(outcome: EndpointOutcome, status: 200 | 201): Response {
+    if (!outcome.ok) return errorResponse(refusalError(outcome, config.retryAfterS));
+    const headers: Record<string, string> = status === 201
+      ? { location: `/v1/endpoints/${encodeURIComponent(outcome.endpoint.id)}` }
+      : {};
+    return jsonResponse(status, endpointJson(outcome.endpoint), headers);
+  }
+
+  async function createEndpoint(request: Request): Promise<Response> {
+    const contentError = checkJsonContentType(request);
+    if (contentError !== undefined) return errorResponse(contentError);
+    return await admittedWithBody("endpoint", request, async (body) => {
+      const decoded = decodeEndpointCreate(body.value, limits, generatedSecret());
+      if (!decoded.ok) return errorResponse(decoded.reason);
+      return endpointAnswer(await service.createEndpoint(decoded.value), 201);
+    });
+  }
+
+  async function updateEndpoint(rawId: string, request: Request): Promise<Response> {
+    const id = decodeJobId(rawId);
+    if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
+    const contentError = checkJsonContentType(request);
+    if (contentError !== undefined) return errorResponse(contentError);
+    return await admittedWithBody("endpoint", request, async (body) => {
+      const decoded = decodeEndpointPatch(body.value, limits);
+      if (!decoded.ok) return errorResponse(decoded.reason);
+      return endpointAnswer(await service.updateEndpoint(id, decoded.value), 200);
+    });
+  }
+
+  async function deleteEndpoint(rawId: string): Promise<Response> {
+    const id = decodeJobId(rawId);
+    if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
+    return await admitted("endpoint", async () => {
+      const outcome = await service.deleteEndpoint(id);
+      if (!outcome.ok) return errorResponse(refusalError(outcome, config.retryAfterS));
+      return jsonResponse(200, { id, deleted: true });
+    });
+  }
+
+  function getEndpoint(rawId: string): Response {
+    const id = decodeJobId(rawId);
+    if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
+    const view = service.getEndpoint(id);
+    if (view === undefined) return errorResponse(noSuchEndpoint(id));
+    return jsonResponse(200, endpointJson(view));
+  }
+
+  function listEndpoints(url: URL): Response {
+    const limit = decodeLimit(url.searchParams.get("limit"), endpointListLimits);
+    if (!limit.ok) return errorResponse(limit.reason);
+    const cursor = decodeCursor(url.searchParams.get("cursor"));
+    if (!cursor.ok) return errorResponse(cursor.reason);
+    const page = service.listEndpoints(limit.value, cursor.value);
+    const body: Record<string, unknown> = { items: page.items.map(endpointJson) };
+    if (page.nextCursor !== undefined) body.nextCursor = page.nextCursor;
+    return jsonResponse(200, body);
+  }
+
   function readyz(): Response {
     const readiness = service.readiness();
     const checks = readiness.checks.map((c) => ({ name: c.name, ok: c.ok, detail: c.detail }));
@@ -388,6 +475,16 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
         return await retryJob(params.id!);
       case "listDeadLetters":
         return listDeadLetters(url);
+      case "createEndpoint":
+        return await createEndpoint(request);
+      case "listEndpoints":
+        return listEndpoints(url);
+      case "getEndpoint":
+        return getEndpoint(params.id!);
+      case "updateEndpoint":
+        return await updateEndpoint(params.id!, request);
+      case "deleteEndpoint":
+        return await deleteEndpoint(params.id!);
       case "cluster":
         return jsonResponse(200, clusterJson(service.cluster()));
       case "openapi":
@@ -518,6 +615,32 @@ function decodeJobId(raw: string): string | undefined {
 function noSuchJob(id: string): ApiError {
   const shown = JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id);
   return { code: "not_found", message: `no job ${shown}` };
+}
+
+function noSuchEndpoint(id: string): ApiError {
+  const shown = JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id);
+  return { code: "not_found", message: `no endpoint ${shown}` };
+}
+
+/** Random bytes in a generated endpoint secret (Standard Webhooks' minimum, as Svix uses). */
+const ENDPOINT_SECRET_BYTES = 24;
+
+/** An endpoint in the API's (Svix-style, snake_case) field names; times as ISO 8601. */
+function endpointJson(view: EndpointView): Record<string, unknown> {
+  return {
+    id: view.id,
+    url: view.url,
+    event_types: view.eventTypes,
+    secret: view.secret,
+    description: view.description,
+    headers: view.headers,
+    rate_limit_per_s: view.rateLimitPerS,
+    ordered: view.ordered,
+    disabled: view.disabled,
+    disabled_reason: view.disabledReason === "" ? null : view.disabledReason,
+    created_at: new Date(view.createdAtMs).toISOString(),
+    updated_at: new Date(view.updatedAtMs).toISOString(),
+  };
 }
 
 /**

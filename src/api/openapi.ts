@@ -9,6 +9,7 @@
 
 import type { ApiConfig } from "../config/api.ts";
 import { JOB_LIMITS } from "../config/job_limits.ts";
+import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
 import { jobsDefaults } from "../config/jobs.ts";
 import { ATTEMPT_OUTCOMES } from "../delivery/types.ts";
 import { API_ERROR_CODES } from "./errors.ts";
@@ -67,6 +68,57 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
     maxAttempts: { type: "integer", minimum: 1, maximum: limits.maxAttemptsMax },
     timeoutMs: { type: "integer", minimum: 1, maximum: limits.attemptTimeoutMaxMs },
   };
+  const endpointFields: JsonObject = {
+    url: {
+      ...(jobFields.url as JsonObject),
+      description: "http(s) URL events are POSTed to; " +
+        "the rules of a job's url.",
+    },
+    event_types: {
+      type: "array",
+      maxItems: ENDPOINT_LIMITS.eventTypesMax,
+      items: {
+        type: "string",
+        minLength: 1,
+        maxLength: ENDPOINT_LIMITS.eventTypeCharsMax,
+        pattern: "^[\\x21-\\x7e]+$",
+      },
+      description: "Event types it receives (e.g. invoice.paid); empty or absent: every type.",
+    },
+    secret: {
+      ...(jobFields.secret as JsonObject),
+      description: "Standard Webhooks signing secret, whsec_<base64 of 24-64 bytes>; " +
+        "absent on a create: one is generated (24 random bytes).",
+    },
+    description: {
+      type: "string",
+      description: `At most ${ENDPOINT_LIMITS.descriptionBytesMax} ` +
+        "bytes as UTF-8.",
+    },
+    headers: { ...(jobFields.headers as JsonObject) },
+    rate_limit_per_s: {
+      type: "integer",
+      minimum: 0,
+      maximum: ENDPOINT_LIMITS.rateLimitPerSMax,
+      description: "Attempts per second to it across the cluster; 0: no limit.",
+    },
+    ordered: { type: "boolean", description: "Deliver its events one at a time, in order." },
+    disabled: {
+      type: "boolean",
+      description: "A disabled endpoint gets no new events; false enables it again.",
+    },
+  };
+  const endpointId: JsonObject = {
+    name: "id",
+    in: "path",
+    required: true,
+    schema: { type: "string", minLength: 1, maxLength: 256 },
+  };
+  const endpointWrite = "Every node holds every endpoint; a write is one replicated record, " +
+    "answered once it is durable on a majority of the nodes (503 no_quorum otherwise, and the " +
+    "write may still take effect). Concurrent writes to one endpoint: the last writer wins, " +
+    "whole, on every node (by the writes' versions, which follow the nodes' clocks past the " +
+    "value each node held).";
   const idempotencyKey: JsonObject = {
     type: "string",
     minLength: 1,
@@ -84,6 +136,23 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
     in: "path",
     required: true,
     schema: { type: "string", minLength: 1, maxLength: 256 },
+  };
+  const cursor: JsonObject = {
+    name: "cursor",
+    in: "query",
+    required: false,
+    schema: { type: "string", minLength: 1, maxLength: 1024 },
+    description: "nextCursor from the previous page.",
+  };
+  /** What a request with a JSON body can be answered besides its success. */
+  const bodyErrors: JsonObject = {
+    "400": response("BadRequest"),
+    "401": response("Unauthorized"),
+    "408": response("BodyTimeout"),
+    "413": response("TooLarge"),
+    "415": response("UnsupportedMediaType"),
+    "500": response("Internal"),
+    "503": response("Unavailable"),
   };
   const limit: JsonObject = {
     name: "limit",
@@ -145,14 +214,8 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
               },
               content: jsonContent(ref("SubmitAccepted")),
             },
-            "400": response("BadRequest"),
-            "401": response("Unauthorized"),
-            "408": response("BodyTimeout"),
+            ...bodyErrors,
             "409": response("Conflict"),
-            "413": response("TooLarge"),
-            "415": response("UnsupportedMediaType"),
-            "500": response("Internal"),
-            "503": response("Unavailable"),
           },
         },
         get: {
@@ -182,13 +245,7 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
               description: "One result per job",
               content: jsonContent(ref("BatchResponse")),
             },
-            "400": response("BadRequest"),
-            "401": response("Unauthorized"),
-            "408": response("BodyTimeout"),
-            "413": response("TooLarge"),
-            "415": response("UnsupportedMediaType"),
-            "500": response("Internal"),
-            "503": response("Unavailable"),
+            ...bodyErrors,
           },
         },
       },
@@ -226,18 +283,94 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           operationId: "listDeadLetters",
           summary: "Dead letters, oldest first, paged (payloads omitted, newest attempt only).",
           security: bearer,
-          parameters: [limit, {
-            name: "cursor",
-            in: "query",
-            required: false,
-            schema: { type: "string", minLength: 1, maxLength: 1024 },
-            description: "nextCursor from the previous page.",
-          }],
+          parameters: [limit, cursor],
           responses: {
             "200": { description: "A page", content: jsonContent(ref("DeadLetterPage")) },
             "400": response("BadRequest"),
             "401": response("Unauthorized"),
             "500": response("Internal"),
+          },
+        },
+      },
+      "/v1/endpoints": {
+        post: {
+          operationId: "createEndpoint",
+          summary: "Create an endpoint; 201 once it is durable on a majority. " + endpointWrite,
+          security: bearer,
+          requestBody: jsonBody(ref("EndpointCreate")),
+          responses: {
+            "201": {
+              description: "Created: durable on a majority.",
+              headers: {
+                Location: { description: "The endpoint's URL", schema: { type: "string" } },
+              },
+              content: jsonContent(ref("Endpoint")),
+            },
+            ...bodyErrors,
+          },
+        },
+        get: {
+          operationId: "listEndpoints",
+          summary: "Endpoints in id order, paged, from this node's table.",
+          security: bearer,
+          parameters: [{
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: {
+              type: "integer",
+              minimum: 1,
+              maximum: ENDPOINT_LIMITS.listLimitMax,
+              default: ENDPOINT_LIMITS.listLimitDefault,
+            },
+          }, cursor],
+          responses: {
+            "200": { description: "A page", content: jsonContent(ref("EndpointPage")) },
+            "400": response("BadRequest"),
+            "401": response("Unauthorized"),
+            "500": response("Internal"),
+          },
+        },
+      },
+      "/v1/endpoints/{id}": {
+        get: {
+          operationId: "getEndpoint",
+          summary: "One endpoint, from this node's table.",
+          security: bearer,
+          parameters: [endpointId],
+          responses: {
+            "200": { description: "The endpoint", content: jsonContent(ref("Endpoint")) },
+            "401": response("Unauthorized"),
+            "404": response("NotFound"),
+            "500": response("Internal"),
+          },
+        },
+        patch: {
+          operationId: "updateEndpoint",
+          summary: "Change the fields given; 200 once durable on a majority. " + endpointWrite,
+          security: bearer,
+          parameters: [endpointId],
+          requestBody: jsonBody(ref("EndpointPatch")),
+          responses: {
+            "200": {
+              description: "The endpoint as written",
+              content: jsonContent(ref("Endpoint")),
+            },
+            ...bodyErrors,
+            "404": response("NotFound"),
+          },
+        },
+        delete: {
+          operationId: "deleteEndpoint",
+          summary: "Delete an endpoint; 200 once durable on a majority. No body.",
+          security: bearer,
+          parameters: [endpointId],
+          responses: {
+            "200": { description: "Deleted", content: jsonContent(ref("EndpointDeleted")) },
+            "401": response("Unauthorized"),
+            "404": response("NotFound"),
+            "500": response("Internal"),
+            "503": response("Unavailable"),
           },
         },
       },
@@ -553,6 +686,63 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           required: ["items"],
           additionalProperties: false,
           properties: { items: { type: "array", items: ref("Job") } },
+        },
+        EndpointCreate: {
+          type: "object",
+          required: ["url"],
+          additionalProperties: false,
+          properties: endpointFields,
+        },
+        EndpointPatch: {
+          type: "object",
+          minProperties: 1,
+          additionalProperties: false,
+          properties: endpointFields,
+        },
+        Endpoint: {
+          type: "object",
+          required: [
+            "id",
+            "url",
+            "event_types",
+            "secret",
+            "description",
+            "headers",
+            "rate_limit_per_s",
+            "ordered",
+            "disabled",
+            "disabled_reason",
+            "created_at",
+            "updated_at",
+          ],
+          additionalProperties: false,
+          properties: {
+            id: { type: "string" },
+            ...endpointFields,
+            disabled_reason: {
+              type: ["string", "null"],
+              enum: [null, "manual", "gone", "failing"],
+              description: "Why it is disabled: manual (a PATCH), gone (it answered 410), " +
+                "failing (every attempt failed for the failing window); null when enabled.",
+            },
+            created_at: { type: "string", format: "date-time" },
+            updated_at: { type: "string", format: "date-time" },
+          },
+        },
+        EndpointPage: {
+          type: "object",
+          required: ["items"],
+          additionalProperties: false,
+          properties: {
+            items: { type: "array", items: ref("Endpoint") },
+            nextCursor: { type: "string", description: "Absent on the last page." },
+          },
+        },
+        EndpointDeleted: {
+          type: "object",
+          required: ["id", "deleted"],
+          additionalProperties: false,
+          properties: { id: { type: "string" }, deleted: { const: true } },
         },
         DeadLetterPage: {
           type: "object",

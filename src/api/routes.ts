@@ -14,6 +14,11 @@ export type RouteId =
   | "getJob"
   | "retryJob"
   | "listDeadLetters"
+  | "createEndpoint"
+  | "listEndpoints"
+  | "getEndpoint"
+  | "updateEndpoint"
+  | "deleteEndpoint"
   | "cluster"
   | "openapi"
   | "metrics"
@@ -24,7 +29,7 @@ export type RouteId =
   | "dashboard"
   | "dashboardAsset";
 
-export type Method = "GET" | "POST";
+export type Method = "GET" | "POST" | "PATCH" | "DELETE";
 
 export interface Route {
   readonly id: RouteId;
@@ -42,6 +47,11 @@ export const ROUTES: readonly Route[] = Object.freeze(
     { id: "getJob", method: "GET", path: "/v1/jobs/{id}" },
     { id: "retryJob", method: "POST", path: "/v1/jobs/{id}/retry" },
     { id: "listDeadLetters", method: "GET", path: "/v1/dead-letters" },
+    { id: "createEndpoint", method: "POST", path: "/v1/endpoints" },
+    { id: "listEndpoints", method: "GET", path: "/v1/endpoints" },
+    { id: "getEndpoint", method: "GET", path: "/v1/endpoints/{id}" },
+    { id: "updateEndpoint", method: "PATCH", path: "/v1/endpoints/{id}" },
+    { id: "deleteEndpoint", method: "DELETE", path: "/v1/endpoints/{id}" },
     { id: "cluster", method: "GET", path: "/v1/cluster" },
     { id: "openapi", method: "GET", path: "/v1/openapi.json" },
     { id: "metrics", method: "GET", path: "/metrics" },

@@ -48,7 +48,10 @@ export const CURSOR_CHARS_MAX = 1024;
 
 type Decoded<T> = Result<T, FieldError>;
 
-function invalid(field: string | undefined, message: string): { ok: false; reason: FieldError } {
+export function invalid(
+  field: string | undefined,
+  message: string,
+): { ok: false; reason: FieldError } {
   return err(
     field === undefined ? { code: "invalid", message } : { code: "invalid", message, field },
   );
@@ -58,7 +61,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function describe(value: unknown): string {
+export function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return `a ${typeof value}`;

@@ -134,7 +134,7 @@ export class ApiClient {
   /** One request to one node; never throws for what the network or the node does. */
   async request(
     node: string,
-    method: "GET" | "POST",
+    method: "GET" | "POST" | "PATCH" | "DELETE",
     path: string,
     options: { body?: string; headers?: Record<string, string> } = {},
   ): Promise<ApiAnswer> {

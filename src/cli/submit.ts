@@ -242,20 +242,7 @@ async function planFromFlags(flags: FlagValues): Promise<SubmitPlan> {
       `hookd submit: the payload (${file !== undefined ? file : "--data"}) is not JSON: ${why}`,
     );
   }
-  const headers: Record<string, string> = {};
-  // Not listFlag: a header value may hold commas.
-  const rawHeaders = flags.header;
-  for (const raw of Array.isArray(rawHeaders) ? rawHeaders.map(String) : []) {
-    const colon = raw.indexOf(":");
-    const name = colon > 0 ? raw.slice(0, colon).trim() : "";
-    if (name === "") {
-      throw new UsageError(`hookd submit: --header ${JSON.stringify(raw)} is not NAME:VALUE`);
-    }
-    if (Object.keys(headers).some((k) => k.toLowerCase() === name.toLowerCase())) {
-      throw new UsageError(`hookd submit: --header ${name} is given twice`);
-    }
-    headers[name] = raw.slice(colon + 1).trim();
-  }
+  const headers = headerFlags("hookd submit", flags);
   const secret = stringFlag(flags, "secret") ?? Deno.env.get(WEBHOOK_SECRET_ENV);
   const body: Record<string, unknown> = { url };
   if (Object.keys(headers).length > 0) body.headers = headers;
@@ -279,6 +266,25 @@ async function planFromFlags(flags: FlagValues): Promise<SubmitPlan> {
     waitTimeoutMs: waitTimeoutS * 1000,
     json: booleanFlag(flags, "json"),
   };
+}
+
+/** The repeated `--header NAME:VALUE` flags as headers (`command` names the command in errors). */
+export function headerFlags(command: string, flags: FlagValues): Record<string, string> {
+  const headers: Record<string, string> = {};
+  // Not listFlag: a header value may hold commas.
+  const rawHeaders = flags.header;
+  for (const raw of Array.isArray(rawHeaders) ? rawHeaders.map(String) : []) {
+    const colon = raw.indexOf(":");
+    const name = colon > 0 ? raw.slice(0, colon).trim() : "";
+    if (name === "") {
+      throw new UsageError(`${command}: --header ${JSON.stringify(raw)} is not NAME:VALUE`);
+    }
+    if (Object.keys(headers).some((k) => k.toLowerCase() === name.toLowerCase())) {
+      throw new UsageError(`${command}: --header ${name} is given twice`);
+    }
+    headers[name] = raw.slice(colon + 1).trim();
+  }
+  return headers;
 }
 
 /**

@@ -176,6 +176,15 @@ export interface JobsConfig {
    */
   finishedTombstoneMs: number;
   /**
+   * A deleted endpoint stays in every node's table as a tombstone this long after its delete
+   * (by the delete's version time), in checkpoints and snapshots: an older write of it that
+   * arrives later (a replica cut off, then caught up by anti-entropy) loses to the tombstone
+   * instead of bringing the endpoint back. Endpoints are few, so the horizon is long: longer
+   * than any outage a node is expected to come back from with its log (docs/endpoints.md).
+   * @default 2_592_000_000 (30 days)
+   */
+  endpointTombstoneMs: number;
+  /**
    * Most tombstones of finished jobs kept; the oldest go first past it, so their memory is
    * bounded whatever the job rate: about 110 bytes each (bench/tombstone_memory.ts measures
    * it), so 1,000,000 is about 110 MB. At 1,000 jobs/s this keeps about 17 minutes of them
@@ -234,6 +243,7 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   stubRetentionMs: 3_600_000,
   uncommittedRetentionMs: 86_400_000,
   finishedTombstoneMs: 86_400_000,
+  endpointTombstoneMs: 30 * 86_400_000,
   finishedTombstonesMax: 1_000_000,
   expireIntervalMs: 1000,
   checkpointBytes: 64 * 1024 * 1024,
@@ -278,6 +288,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "stubRetentionMs",
       "uncommittedRetentionMs",
       "finishedTombstoneMs",
+      "endpointTombstoneMs",
       "lazyAppendMs",
       "catchupStragglerWaitMs",
     ] as const

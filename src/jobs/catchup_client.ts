@@ -329,7 +329,10 @@ export class CatchupClient {
     if (m.snapshot) {
       if (assembling) ex.snapshotIds ??= new Set();
       for (const { record, bytes } of m.records) {
-        if (record.type !== "state" && record.type !== "key" && record.type !== "gone") continue;
+        if (
+          record.type !== "state" && record.type !== "key" && record.type !== "gone" &&
+          record.type !== "endpoint-state"
+        ) continue;
         if (assembling && record.type === "state") ex.snapshotIds!.add(record.state.jobId);
         const effect = this.#host.applyAndReact(nowMs, record, wallMs);
         if (effect === "changed") this.#host.addToBatch(bytes, record);

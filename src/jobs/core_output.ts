@@ -7,6 +7,7 @@
  */
 
 import type { DeliveryJob, ResumeState } from "../delivery/types.ts";
+import type { EndpointState } from "./endpoint_model.ts";
 import type { JobStateSnapshot } from "./job_model.ts";
 import type { RefusalCode, SubmitOutcome } from "./service.ts";
 
@@ -20,6 +21,12 @@ export type ReplicationOutput =
     readonly type: "revive-done";
     readonly requestId: number;
     readonly outcome: { readonly ok: true } | Refusal;
+  }
+  | {
+    /** An endpoint write is durable on a majority (with the value written), or refused. */
+    readonly type: "endpoint-done";
+    readonly requestId: number;
+    readonly outcome: { readonly ok: true; readonly endpoint: EndpointState } | Refusal;
   }
   | {
     readonly type: "query-done";

@@ -1,6 +1,6 @@
 /**
  * Records peers send this node (replication, and catch-up pages), and the ACK a replica answers
- * for each SUBMIT and REVIVE: they are applied, put on the WAL batch being built, and voted
+ * for each SUBMIT, REVIVE and ENDPOINT: they are applied, put on the WAL batch being built, and voted
  * for only once the append holding them is durable.
  *
  * Owns: which incoming records are stored (not those held already, on their way to disk, or
@@ -83,7 +83,8 @@ export class IncomingRecords {
         this.#host.undecodable(from, { count: 1, reason: "record larger than wal.recordBytesMax" });
         continue;
       }
-      const wantsAck = ack && (record.type === "submit" || record.type === "revive");
+      const wantsAck = ack &&
+        (record.type === "submit" || record.type === "revive" || record.type === "endpoint");
       if (
         this.#tracker.has(record.stamp.origin, record.stamp.seq) &&
         (!wantsAck || record.type !== "submit" || this.#holdsSubmit(record.spec.id))

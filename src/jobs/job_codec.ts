@@ -15,6 +15,8 @@ import { err, ok, type Result } from "../lib/result.ts";
 import { assert, unreachable } from "../lib/assert.ts";
 import { JOB_LIMITS } from "../config/job_limits.ts";
 import { ATTEMPT_OUTCOMES } from "../delivery/types.ts";
+import { readHeaders, writeHeaders } from "./header_fields.ts";
+import { readEndpointState, writeEndpointState } from "./endpoint_codec.ts";
 import {
   type AttemptEntry,
   type HeldRanges,
@@ -25,6 +27,8 @@ import {
   type KeyTombstone,
   type Stamp,
 } from "./job_model.ts";
+
+export { readHeaders, writeHeaders };
 
 const WAL_BATCH_MAGIC = 0x4a; // "J"
 const WAL_BATCH_VERSION = 1;
@@ -63,10 +67,12 @@ const RECORD_CODES = {
   dead: 5,
   revive: 6,
   skip: 7,
+  endpoint: 8,
   state: 20,
   key: 21,
   meta: 22,
   gone: 23,
+  "endpoint-state": 24,
 } as const satisfies Record<JobRecord["type"], number>;
 
 const PHASES: readonly JobPhase[] = ["pending", "dead", "delivered"];
@@ -77,38 +83,6 @@ const PHASES: readonly JobPhase[] = ["pending", "dead", "delivered"];
 
 export function writeStamp(w: ByteWriter, s: Stamp): void {
   w.str(s.origin, CODEC_LIMITS.addressBytesMax).u53(s.seq);
-}
-
-/**
- * A job's headers: a count, then names and values. Asserts the count and the total, as
- * `readHeaders` checks them (each string's own bound is asserted by `str`).
- */
-export function writeHeaders(w: ByteWriter, headers: Readonly<Record<string, string>>): void {
-  const names = Object.keys(headers);
-  assert(names.length <= CODEC_LIMITS.headersMax, `${names.length} headers exceed headersMax`);
-  w.u16(names.length);
-  const start = w.length;
-  for (const name of names) {
-    w.str(name, CODEC_LIMITS.headerBytesMax).str(headers[name]!, CODEC_LIMITS.headerBytesMax);
-  }
-  // Each string's 4-byte length prefix is not part of the headers' bytes.
-  const bytes = w.length - start - 8 * names.length;
-  assert(bytes <= CODEC_LIMITS.headersBytesMax, `headers of ${bytes} bytes exceed headersBytesMax`);
-}
-
-export function readHeaders(r: ByteReader): Record<string, string> {
-  const count = r.u16();
-  if (count > CODEC_LIMITS.headersMax) throw new DecodeError("too many headers");
-  const headers: Record<string, string> = {};
-  const start = r.offset;
-  for (let i = 0; i < count; i++) {
-    const name = r.str(CODEC_LIMITS.headerBytesMax);
-    headers[name] = r.str(CODEC_LIMITS.headerBytesMax);
-  }
-  if (r.offset - start - 8 * count > CODEC_LIMITS.headersBytesMax) {
-    throw new DecodeError("headers too large");
-  }
-  return headers;
 }
 
 export function readStamp(r: ByteReader): Stamp {
@@ -347,6 +321,18 @@ export function writeRecord(w: ByteWriter, record: JobRecord): void {
       writeStamp(w, record.stamp);
       writeRanges(w, record.ranges);
       return;
+    case "endpoint":
+      assert(
+        record.state.version.origin === record.stamp.origin &&
+          record.state.version.seq === record.stamp.seq,
+        "an endpoint record's version is its stamp",
+      );
+      writeStamp(w, record.stamp);
+      writeEndpointState(w, record.state);
+      return;
+    case "endpoint-state":
+      writeEndpointState(w, record.state);
+      return;
     case "state":
       writeState(w, record.state);
       return;
@@ -438,6 +424,16 @@ function readRecord(r: ByteReader): JobRecord {
       const stamp = readStamp(r);
       return { type: "skip", stamp, ranges: readRanges(r) };
     }
+    case RECORD_CODES.endpoint: {
+      const stamp = readStamp(r);
+      const state = readEndpointState(r);
+      if (state.version.origin !== stamp.origin || state.version.seq !== stamp.seq) {
+        throw new DecodeError("an endpoint record's version must be its stamp");
+      }
+      return { type: "endpoint", stamp, state };
+    }
+    case RECORD_CODES["endpoint-state"]:
+      return { type: "endpoint-state", state: readEndpointState(r) };
     case RECORD_CODES.state:
       return { type: "state", state: readState(r) };
     case RECORD_CODES.key: {

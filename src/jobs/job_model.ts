@@ -15,6 +15,7 @@
  */
 
 import type { AttemptRecord } from "../delivery/types.ts";
+import type { EndpointState } from "./endpoint_model.ts";
 
 /** Where a replicated record comes from: its origin voter and that origin's sequence number. */
 export interface Stamp {
@@ -111,6 +112,15 @@ export type JobRecord =
   }
   | {
     /**
+     * An endpoint's whole new value (docs/endpoints.md): written by the node that took a
+     * create, update or delete; `state.version`'s origin and seq are this record's stamp.
+     */
+    readonly type: "endpoint";
+    readonly stamp: Stamp;
+    readonly state: EndpointState;
+  }
+  | {
+    /**
      * The origin declares these seqs of its own stream void (never written, or lost with its
      * unsynced tail before a restart), so nobody waits for them.
      */
@@ -124,10 +134,21 @@ export type JobRecord =
   | { readonly type: "key"; readonly key: KeyTombstone }
   /** An unkeyed job that finished and was compacted away (see `GoneTombstone`). */
   | { readonly type: "gone"; readonly gone: GoneTombstone }
+  /** An endpoint's value (tombstones too): in checkpoints and snapshots. */
+  | { readonly type: "endpoint-state"; readonly state: EndpointState }
   /** Replication bookkeeping in a checkpoint: the next own seq and what is held per origin. */
   | { readonly type: "meta"; readonly nextOwnSeq: number; readonly held: readonly HeldRanges[] };
 
 export type ReplicatedRecord = Extract<JobRecord, { stamp: Stamp }>;
+
+/** Records about endpoints, not jobs: the job table hands them to its endpoint table. */
+export type EndpointRecord = Extract<JobRecord, { type: "endpoint" | "endpoint-state" }>;
+
+/** Records about one job (what `applyRecord` takes). */
+export type JobOnlyRecord = Exclude<
+  JobRecord,
+  { type: "skip" | "key" | "gone" | "meta" | "endpoint" | "endpoint-state" }
+>;
 
 export interface HeldRanges {
   readonly origin: string;
@@ -356,7 +377,7 @@ function mergeProgress(
  */
 export function applyRecord(
   entry: JobEntry,
-  record: Exclude<JobRecord, { type: "skip" | "key" | "gone" | "meta" }>,
+  record: JobOnlyRecord,
   historyMax: number,
 ): ApplyEffect {
   switch (record.type) {

@@ -35,12 +35,17 @@ import { Wal } from "../wal/wal.ts";
 import { denoWalFsWith, type WalFs } from "../wal/wal_fs.ts";
 import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/types.ts";
 import { JOBS_CHANNEL } from "./job_messages.ts";
+import { type EndpointState, type EndpointWrite, fieldsOf } from "./endpoint_model.ts";
 import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
 import { ReplicationCore, type ReplicationOutput, type VoterState } from "./replication_core.ts";
 import type {
   AttemptView,
   ClusterView,
   DeadLetterPage,
+  EndpointFields,
+  EndpointOutcome,
+  EndpointPage,
+  EndpointView,
   JobService,
   JobState,
   JobView,
@@ -168,6 +173,7 @@ export class JobStore implements JobService, DeliveryStore {
   readonly #unsubscribe: Array<() => void> = [];
   readonly #submitWaiters = new Map<number, Waiter<SubmitOutcome>>();
   readonly #reviveWaiters = new Map<number, Waiter<{ ok: true } | Refusal>>();
+  readonly #endpointWaiters = new Map<number, Waiter<EndpointOutcome>>();
   readonly #queryWaiters = new Map<number, Waiter<JobStateSnapshot | undefined>>();
   /** Engine calls waiting for the append that makes their report durable, by token. */
   readonly #tokenWaiters = new Map<
@@ -389,6 +395,37 @@ export class JobStore implements JobService, DeliveryStore {
     const { promise, resolve } = Promise.withResolvers<{ ok: true } | Refusal>();
     this.#reviveWaiters.set(requestId, { resolve });
     this.core.revive(this.#runtime.nowMs(), this.#runtime.wallMs(), requestId, id);
+    this.#scheduleFlush();
+    return promise;
+  }
+
+  createEndpoint(fields: EndpointFields): Promise<EndpointOutcome> {
+    return this.#writeEndpoint({ kind: "create", fields });
+  }
+
+  updateEndpoint(id: string, patch: Partial<EndpointFields>): Promise<EndpointOutcome> {
+    return this.#writeEndpoint({ kind: "update", id, patch });
+  }
+
+  deleteEndpoint(id: string): Promise<EndpointOutcome> {
+    return this.#writeEndpoint({ kind: "delete", id });
+  }
+
+  getEndpoint(id: string): EndpointView | undefined {
+    const state = this.core.table.endpoints.get(id);
+    return state === undefined ? undefined : endpointView(state);
+  }
+
+  listEndpoints(limit: number, cursor?: string): EndpointPage {
+    const page = this.core.table.endpoints.list(limit, cursor);
+    return { ...page, items: page.items.map(endpointView) };
+  }
+
+  #writeEndpoint(write: EndpointWrite): Promise<EndpointOutcome> {
+    const requestId = this.#nextRequestId++;
+    const { promise, resolve } = Promise.withResolvers<EndpointOutcome>();
+    this.#endpointWaiters.set(requestId, { resolve });
+    this.core.writeEndpoint(this.#runtime.nowMs(), this.#runtime.wallMs(), requestId, write);
     this.#scheduleFlush();
     return promise;
   }
@@ -669,6 +706,13 @@ export class JobStore implements JobService, DeliveryStore {
         w?.resolve(output.outcome);
         return;
       }
+      case "endpoint-done": {
+        const w = this.#endpointWaiters.get(output.requestId);
+        this.#endpointWaiters.delete(output.requestId);
+        const outcome = output.outcome;
+        w?.resolve(outcome.ok ? { ok: true, endpoint: endpointView(outcome.endpoint) } : outcome);
+        return;
+      }
       case "query-done": {
         const w = this.#queryWaiters.get(output.requestId);
         this.#queryWaiters.delete(output.requestId);
@@ -776,6 +820,8 @@ export class JobStore implements JobService, DeliveryStore {
     this.#submitWaiters.clear();
     for (const w of this.#reviveWaiters.values()) w.resolve(refusal as Refusal);
     this.#reviveWaiters.clear();
+    for (const w of this.#endpointWaiters.values()) w.resolve(refusal as Refusal);
+    this.#endpointWaiters.clear();
     for (const w of this.#queryWaiters.values()) w.resolve(undefined);
     this.#queryWaiters.clear();
     await this.#wal.close();
@@ -798,4 +844,9 @@ function stripUndefined<T extends object>(value: T): T {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = v;
   return out as T;
+}
+
+/** An endpoint value as the service shows it. */
+export function endpointView(s: EndpointState): EndpointView {
+  return { ...fieldsOf(s), id: s.id, createdAtMs: s.createdAtMs, updatedAtMs: s.version.atMs };
 }

@@ -28,13 +28,16 @@
  */
 
 import { assert } from "../lib/assert.ts";
+import { jobsDefaults } from "../config/jobs.ts";
 import { candidateIds, isLiveFor } from "./keyed_id.ts";
+import { EndpointTable } from "./endpoint_table.ts";
 import {
   type ApplyEffect,
   applyRecord,
   type GoneTombstone,
   isStub,
   type JobEntry,
+  type JobOnlyRecord,
   type JobPhase,
   type JobRecord,
   KEYED_ID_PREFIX,
@@ -59,6 +62,11 @@ export interface JobTableOptions {
   finishedTombstoneMs: number;
   /** Most tombstones of finished jobs kept (the oldest go first). */
   finishedTombstonesMax: number;
+  /**
+   * A deleted endpoint's tombstone is kept this long after its delete (endpoint_table.ts).
+   * @default jobsDefaults.endpointTombstoneMs
+   */
+  endpointTombstoneMs?: number;
 }
 
 export interface ApplyResult {
@@ -160,8 +168,14 @@ export class JobTable {
   /** Records dropped because their job finished and was compacted here (see `apply`). */
   lateRecords = 0;
 
+  /** Every endpoint of the cluster: `endpoint` and `endpoint-state` records go here. */
+  readonly endpoints: EndpointTable;
+
   constructor(options: JobTableOptions) {
     this.#options = options;
+    this.endpoints = new EndpointTable({
+      endpointTombstoneMs: options.endpointTombstoneMs ?? jobsDefaults.endpointTombstoneMs,
+    });
   }
 
   get size(): number {
@@ -257,6 +271,14 @@ export class JobTable {
   apply(record: JobRecord, nowWallMs: number): ApplyResult {
     this.#nowWallMs = Math.max(this.#nowWallMs, nowWallMs);
     switch (record.type) {
+      case "endpoint":
+      case "endpoint-state":
+        return {
+          effect: this.endpoints.apply(record.state),
+          entry: undefined,
+          previousPhase: undefined,
+          previousCommitted: false,
+        };
       case "skip":
       case "meta":
         return {
@@ -484,6 +506,7 @@ export class JobTable {
    */
   expire(nowWallMs: number): string[] {
     this.#nowWallMs = Math.max(this.#nowWallMs, nowWallMs);
+    this.endpoints.expire(nowWallMs);
     const dropped: string[] = [];
     const finished = (queue: ExpiryQueue, phase: JobPhase, retentionMs: number) => {
       for (const jobId of queue.due(nowWallMs)) {
@@ -643,6 +666,7 @@ export class JobTable {
     for (const entry of this.#entries.values()) {
       yield { type: "state", state: snapshotOf(entry) };
     }
+    for (const state of this.endpoints.values()) yield { type: "endpoint-state", state };
     for (const key of this.#keys.values()) yield { type: "key", key };
     for (const jobId of this.#gone.keys()) {
       const gone = this.goneTombstone(jobId);
@@ -655,7 +679,7 @@ export class JobTable {
  * The generation a record is about: a SUBMIT or COMMIT belongs to the job's first life (a
  * manual retry bumps the generation with a REVIVE and never writes a SUBMIT again).
  */
-function recordGen(record: Exclude<JobRecord, { type: "skip" | "key" | "gone" | "meta" }>): number {
+function recordGen(record: JobOnlyRecord): number {
   switch (record.type) {
     case "submit":
     case "commit":

@@ -20,6 +20,7 @@ import type { ReplicationOutput } from "./core_output.ts";
 import type { AppendBatch, AppendBatcher } from "./append_batcher.ts";
 import { encodeRecord } from "./job_codec.ts";
 import type { AckEntry } from "./job_messages.ts";
+import type { EndpointState } from "./endpoint_model.ts";
 import type {
   ApplyEffect,
   JobEntry,
@@ -146,6 +147,7 @@ export class ProposalDriver {
     bodyHash: string,
     localStored: boolean,
     spec?: JobSpec,
+    endpoint?: EndpointState,
   ): Proposal {
     const proposal = this.#proposals.propose(
       nowMs,
@@ -155,6 +157,7 @@ export class ProposalDriver {
       bodyHash,
       localStored,
       spec,
+      endpoint,
     );
     const key = proposal.key;
     this.#host.timer(proposal.deadlineMs, "proposal", key);
@@ -244,6 +247,18 @@ export class ProposalDriver {
       }
       return;
     }
+    if (p.kind === "endpoint") {
+      // Majority durable (invariant 1, for endpoint writes): only now does the client hear 201.
+      assert(p.endpoint !== undefined, "an endpoint write carries its value");
+      for (const requestId of p.endpointRequests) {
+        this.#host.output({
+          type: "endpoint-done",
+          requestId,
+          outcome: { ok: true, endpoint: p.endpoint },
+        });
+      }
+      return;
+    }
     // Majority durable: commit. A keyed job's COMMIT always carries the committed body: a
     // replica (the proposer itself, or one whose "conflict" came after the majority) may hold
     // another body for the same id, and without the spec it never learns the committed one
@@ -280,8 +295,15 @@ export class ProposalDriver {
         outcome: { ok: false, code: "no_quorum", message, retryAfterS: 1 },
       });
     }
+    for (const requestId of p.endpointRequests) {
+      this.#host.output({
+        type: "endpoint-done",
+        requestId,
+        outcome: { ok: false, code: "no_quorum", message, retryAfterS: 1 },
+      });
+    }
     // A job whose confirm did not get through is tried again later (by its owner).
-    if (p.kind !== "revive") {
+    if (p.kind === "submit" || p.kind === "confirm") {
       const entry = this.#table.get(p.jobId);
       if (entry !== undefined) this.#host.reconsider(nowMs, entry);
     }
@@ -347,6 +369,13 @@ export class ProposalDriver {
       for (const requestId of p.reviveRequests) {
         this.#host.output({
           type: "revive-done",
+          requestId,
+          outcome: { ok: false, code: "storage_failed", message: reason, retryAfterS: 1 },
+        });
+      }
+      for (const requestId of p.endpointRequests) {
+        this.#host.output({
+          type: "endpoint-done",
           requestId,
           outcome: { ok: false, code: "storage_failed", message: reason, retryAfterS: 1 },
         });

@@ -12,9 +12,11 @@
 
 import { assert, unreachable } from "../lib/assert.ts";
 import type { AckEntry } from "./job_messages.ts";
+import type { EndpointState } from "./endpoint_model.ts";
 import type { JobSpec, Stamp } from "./job_model.ts";
 
-export type ProposalKind = "submit" | "confirm" | "revive";
+/** `endpoint`: an endpoint write (docs/endpoints.md); its `jobId` is the endpoint's id. */
+export type ProposalKind = "submit" | "confirm" | "revive" | "endpoint";
 
 export interface Proposal {
   readonly key: string;
@@ -30,6 +32,9 @@ export interface Proposal {
   /** Submit requests answered when it resolves: id → was the job already there. */
   readonly requests: Array<{ requestId: number; existing: boolean }>;
   readonly reviveRequests: number[];
+  /** Endpoint writes answered when it resolves, with `endpoint`, the value written. */
+  readonly endpointRequests: number[];
+  readonly endpoint: EndpointState | undefined;
   /** Whether this node's own copy is stored (it votes once durable). */
   readonly localStored: boolean;
   /** The body proposed (submits and confirms): a keyed job's COMMIT carries it. */
@@ -125,7 +130,7 @@ export class Proposals {
     return this.#byKey.get(key);
   }
 
-  /** The submit or confirm in flight for `jobId` (revives are not kept by job). */
+  /** The submit or confirm in flight for `jobId` (revives and endpoint writes are not kept by job). */
   forJob(jobId: string): Proposal | undefined {
     const key = this.#byJob.get(jobId);
     if (key === undefined) return undefined;
@@ -152,15 +157,18 @@ export class Proposals {
     bodyHash: string,
     localStored: boolean,
     spec: JobSpec | undefined,
+    endpoint?: EndpointState,
   ): Proposal {
     const key = stampKey(stamp);
+    const byJob = kind === "submit" || kind === "confirm";
+    assert(
+      (kind === "endpoint") === (endpoint !== undefined),
+      "an endpoint write carries its value",
+    );
     // Two proposals of one record would count its votes twice over and answer one's clients
     // with the other's outcome; two of one job, commit it twice.
     assert(!this.#byKey.has(key), `a proposal of ${stamp.origin}#${stamp.seq} is open already`);
-    assert(
-      kind === "revive" || !this.#byJob.has(jobId),
-      `job ${jobId} has a proposal in flight already`,
-    );
+    assert(!byJob || !this.#byJob.has(jobId), `job ${jobId} has a proposal in flight already`);
     const proposal: Proposal = {
       key,
       kind,
@@ -174,13 +182,15 @@ export class Proposals {
       startedAtMs: nowMs,
       requests: [],
       reviveRequests: [],
+      endpointRequests: [],
+      endpoint,
       localStored,
       spec,
       blocked: new Set(),
     };
     this.#byKey.set(key, proposal);
     if (kind === "submit") this.#submitsWaiting.set(key, nowMs);
-    if (kind !== "revive") this.#byJob.set(jobId, key);
+    if (byJob) this.#byJob.set(jobId, key);
     return proposal;
   }
 
@@ -275,7 +285,7 @@ export class Proposals {
         spec: { ...p.spec, id: target.jobId, submittedAtMs: target.submittedAtMs },
       };
     }
-    if (p.finished.size > 0 && p.kind !== "revive") {
+    if (p.finished.size > 0 && (p.kind === "submit" || p.kind === "confirm")) {
       this.close(p);
       return { kind: "finished" };
     }

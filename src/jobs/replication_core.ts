@@ -56,6 +56,7 @@ import {
 import { encodeRecord, type Skipped } from "./job_codec.ts";
 import { type AppendBatch, AppendBatcher } from "./append_batcher.ts";
 import type { JobEntry, JobRecord, ReplicatedRecord, Stamp } from "./job_model.ts";
+import type { EndpointWrite } from "./endpoint_model.ts";
 import { JobTable } from "./job_table.ts";
 import { OwnershipView, type VoterState } from "./ownership_view.ts";
 import { SeqTracker } from "./seq_tracker.ts";
@@ -195,6 +196,7 @@ export class ReplicationCore {
       uncommittedRetentionMs: this.config.uncommittedRetentionMs,
       finishedTombstoneMs: this.config.finishedTombstoneMs,
       finishedTombstonesMax: this.config.finishedTombstonesMax,
+      endpointTombstoneMs: this.config.endpointTombstoneMs,
     });
     this.log = new CatchupLog(this.config.catchupLogBytesMax);
     this.#outbox = new ReplicationOutbox(this.config.lazySendMs);
@@ -434,6 +436,12 @@ export class ReplicationCore {
   revive(nowMs: number, wallMs: number, requestId: number, jobId: string): void {
     this.#wallMs = wallMs;
     this.#submits.revive(nowMs, wallMs, requestId, jobId);
+  }
+
+  /** An endpoint write: answered by an `endpoint-done` output once durable on a majority. */
+  writeEndpoint(nowMs: number, wallMs: number, requestId: number, write: EndpointWrite): void {
+    this.#wallMs = wallMs;
+    this.#submits.writeEndpoint(nowMs, wallMs, requestId, write);
   }
 
   /**

@@ -9,6 +9,8 @@
 /** One job as a client submits it (delivery/types.ts; checked by delivery/submit_validation.ts). */
 import type { SubmitRequest } from "../delivery/types.ts";
 export type { SubmitRequest };
+import type { DisabledReason, EndpointFields } from "./endpoint_model.ts";
+export type { DisabledReason, EndpointFields };
 
 /** Why a submit (or a retry by hand) was refused. */
 export type RefusalCode =
@@ -151,6 +153,24 @@ export interface Readiness {
   readonly checks: readonly ReadinessCheck[];
 }
 
+/** An endpoint as the API shows it (docs/endpoints.md). */
+export interface EndpointView extends EndpointFields {
+  readonly id: string;
+  /** When it was created, epoch ms (at the node that took the create). */
+  readonly createdAtMs: number;
+  /** Its value's version time, epoch ms: when the write that made it was taken. */
+  readonly updatedAtMs: number;
+}
+
+/** An endpoint write durable on a majority (with the value written), or why not. */
+export type EndpointOutcome = { readonly ok: true; readonly endpoint: EndpointView } | Refusal;
+
+export interface EndpointPage {
+  readonly items: readonly EndpointView[];
+  /** Pass back as `cursor` for the next page; absent on the last page. */
+  readonly nextCursor?: string;
+}
+
 export interface JobService {
   /** Resolves once the job is durable on a majority, or with a refusal (never hangs). */
   submit(request: SubmitRequest): Promise<SubmitOutcome>;
@@ -166,4 +186,14 @@ export interface JobService {
   retryDeadLetter(id: string): Promise<{ readonly ok: true } | Refusal>;
   cluster(): ClusterView;
   readiness(): Readiness;
+  /** Creates an endpoint; resolves once it is durable on a majority, or with a refusal. */
+  createEndpoint(fields: EndpointFields): Promise<EndpointOutcome>;
+  /** Changes the fields given; `not_found` for an endpoint this node does not hold. */
+  updateEndpoint(id: string, patch: Partial<EndpointFields>): Promise<EndpointOutcome>;
+  /** Deletes an endpoint (a tombstone, majority-durable before it resolves). */
+  deleteEndpoint(id: string): Promise<EndpointOutcome>;
+  /** An endpoint from this node's table (every node holds every endpoint). */
+  getEndpoint(id: string): EndpointView | undefined;
+  /** Endpoints in id order, `limit` per page. */
+  listEndpoints(limit: number, cursor?: string): EndpointPage;
 }

@@ -21,6 +21,14 @@ import { apiDefaults } from "../config/api.ts";
 import { deliveryDefaults } from "../config/delivery.ts";
 import type { JobsConfig } from "../config/jobs.ts";
 import type { Rng } from "../lib/rng.ts";
+import { assert } from "../lib/assert.ts";
+import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
+import {
+  applyWrite,
+  ENDPOINT_ID_PREFIX,
+  type EndpointWrite,
+  nextVersion,
+} from "./endpoint_model.ts";
 import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
 import { type SubmitLimits, validateSubmit } from "../delivery/submit_validation.ts";
 import { ClientBatches } from "./client_batches.ts";
@@ -109,7 +117,10 @@ export interface SubmitPathOptions {
   /** Largest payload a UDP client may submit (`delivery.payloadBytesMax`). */
   readonly payloadBytesMax: number;
   readonly submitLimits: SubmitLimitOptions | undefined;
-  readonly table: Pick<JobTable, "get" | "keyTombstone" | "liveIncarnation" | "apply">;
+  readonly table: Pick<
+    JobTable,
+    "get" | "keyTombstone" | "liveIncarnation" | "apply" | "endpoints"
+  >;
   readonly appends: Pick<AppendBatcher, "deadNotDurable">;
   readonly ownership: Pick<OwnershipView, "isDown" | "reachableVoters" | "remember">;
   readonly proposals: Pick<
@@ -336,6 +347,73 @@ export class SubmitPath {
     this.#host.originate(record, proposal.key);
     this.#host.reconsider(nowMs, entry);
     this.#proposals.evaluate(nowMs, proposal);
+  }
+
+  /**
+   * An endpoint write (docs/endpoints.md): the endpoint's whole next value, in one `endpoint`
+   * record durable on a majority before `endpoint-done` answers it. The value is applied here
+   * at once (the merge rule makes the replicas' order irrelevant); a write that finds no
+   * majority in time is answered `no_quorum` and may still take effect, as a submit may.
+   */
+  writeEndpoint(nowMs: number, wallMs: number, requestId: number, write: EndpointWrite): void {
+    const refuse = (code: RefusalCode, message: string): void => {
+      this.#host.output({
+        type: "endpoint-done",
+        requestId,
+        outcome: { ok: false, code, message },
+      });
+    };
+    const refusal = this.#admission(nowMs);
+    if (refusal !== undefined) {
+      this.#host.output({ type: "endpoint-done", requestId, outcome: refusal });
+      return;
+    }
+    const endpoints = this.#table.endpoints;
+    if (write.kind === "create" && endpoints.size >= ENDPOINT_LIMITS.endpointsMax) {
+      refuse("invalid", `the cluster holds ${endpoints.size} endpoints, the most it takes`);
+      return;
+    }
+    const id = write.kind === "create" ? this.#mintEndpointId() : write.id;
+    const current = endpoints.value(id);
+    // Checked before a stamp is taken: a seq taken and never written would be a gap in this
+    // node's stream that every peer waits for.
+    const probeStamp: Stamp = { origin: this.#self, seq: 1 };
+    const probe = applyWrite(current, write, nextVersion(current, probeStamp, wallMs), id);
+    if (!probe.ok) {
+      refuse("not_found", `no endpoint ${JSON.stringify(id)}`);
+      return;
+    }
+    const probeBytes = encodeRecord({ type: "endpoint", stamp: probeStamp, state: probe.value });
+    if (probeBytes.length + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {
+      refuse("invalid", "the endpoint is larger than this node's WAL record bound");
+      return;
+    }
+    const stamp = this.#host.ownStamp();
+    const next = applyWrite(current, write, nextVersion(current, stamp, wallMs), id);
+    assert(next.ok, `endpoint ${id}: a write the probe allowed was refused`);
+    const record: ReplicatedRecord = { type: "endpoint", stamp, state: next.value };
+    this.#table.apply(record, wallMs);
+    const proposal = this.#proposals.propose(
+      nowMs,
+      "endpoint",
+      stamp,
+      id,
+      "",
+      true,
+      undefined,
+      next.value,
+    );
+    proposal.endpointRequests.push(requestId);
+    this.#host.originate(record, proposal.key);
+    this.#proposals.evaluate(nowMs, proposal);
+  }
+
+  /** A random endpoint id, redrawn in the (astronomically unlikely) case it is taken. */
+  #mintEndpointId(): string {
+    for (;;) {
+      const id = ENDPOINT_ID_PREFIX + randomHex(this.#rng, 12);
+      if (this.#table.endpoints.value(id) === undefined) return id;
+    }
   }
 
   /** Looks a job up here, or asks the peers when this node does not hold it. */

@@ -52,6 +52,9 @@ export function recordIdentity(record: JobRecord): string | undefined {
       return `submit ${record.spec.id} ${record.spec.bodyHash} ${record.spec.payload}`;
     case "skip":
       return "skip";
+    case "endpoint":
+      return `endpoint ${record.state.id} ${record.state.version.atMs}`;
+    case "endpoint-state":
     case "state":
     case "key":
     case "gone":

@@ -15,6 +15,15 @@ import type {
   SubmitOutcome,
   SubmitRequest,
 } from "../../src/jobs/service.ts";
+import type {
+  EndpointFields,
+  EndpointOutcome,
+  EndpointPage,
+  EndpointView,
+} from "../../src/jobs/service.ts";
+import { applyWrite, type EndpointWrite, nextVersion } from "../../src/jobs/endpoint_model.ts";
+import { EndpointTable } from "../../src/jobs/endpoint_table.ts";
+import { endpointView } from "../../src/jobs/job_store.ts";
 
 export type FakeMode =
   /** Accept (the default). */
@@ -178,6 +187,57 @@ export class FakeJobService implements JobService {
   readiness(): Readiness {
     if (this.mode.kind === "throw") throw new Error("fake store bug");
     return this.readiness_;
+  }
+
+  /** Endpoints, held by the real table and merge rule on one pretend node. */
+  readonly endpoints = new EndpointTable({ endpointTombstoneMs: 60_000 });
+  #endpointSeq = 0;
+
+  createEndpoint(fields: EndpointFields): Promise<EndpointOutcome> {
+    return this.#writeEndpoint({ kind: "create", fields });
+  }
+
+  updateEndpoint(id: string, patch: Partial<EndpointFields>): Promise<EndpointOutcome> {
+    return this.#writeEndpoint({ kind: "update", id, patch });
+  }
+
+  deleteEndpoint(id: string): Promise<EndpointOutcome> {
+    return this.#writeEndpoint({ kind: "delete", id });
+  }
+
+  #writeEndpoint(write: EndpointWrite): Promise<EndpointOutcome> {
+    if (this.mode.kind === "throw") return Promise.reject(new Error("fake store bug"));
+    if (this.mode.kind === "hang") {
+      return new Promise((resolve) =>
+        this.#parked.push(() => resolve(this.#writeEndpointNow(write)))
+      );
+    }
+    return Promise.resolve(this.#writeEndpointNow(write));
+  }
+
+  #writeEndpointNow(write: EndpointWrite): EndpointOutcome {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) return refusal;
+    const seq = ++this.#endpointSeq;
+    const id = write.kind === "create" ? `ep_${String(seq).padStart(24, "0")}` : write.id;
+    const current = this.endpoints.value(id);
+    const version = nextVersion(current, { origin: "n1", seq }, this.#nowMs);
+    const next = applyWrite(current, write, version, id);
+    if (!next.ok) return { ok: false, code: "not_found", message: `no endpoint ${id}` };
+    this.endpoints.apply(next.value);
+    return { ok: true, endpoint: endpointView(next.value) };
+  }
+
+  getEndpoint(id: string): EndpointView | undefined {
+    if (this.mode.kind === "throw") throw new Error("fake store bug");
+    const s = this.endpoints.get(id);
+    return s === undefined ? undefined : endpointView(s);
+  }
+
+  listEndpoints(limit: number, cursor?: string): EndpointPage {
+    if (this.mode.kind === "throw") throw new Error("fake store bug");
+    const page = this.endpoints.list(limit, cursor);
+    return { ...page, items: page.items.map(endpointView) };
   }
 
   /** Adds a job in a given state (a dead letter, a delivered job with attempts). */

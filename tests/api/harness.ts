@@ -4,7 +4,7 @@
  */
 
 import { type ApiConfig, apiDefaults } from "../../src/config/api.ts";
-import { type ApiHandler, createApiHandler } from "../../src/api/handler.ts";
+import { type ApiHandler, type ApiJobLimits, createApiHandler } from "../../src/api/handler.ts";
 import type { Runtime } from "../../src/lib/runtime.ts";
 import type { DashboardSource } from "../../src/dashboard/view.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
@@ -27,6 +27,8 @@ export function makeApi(
     runtime?: Runtime;
     metrics?: () => string;
     dashboard?: DashboardSource;
+    randomBytes?: (bytes: number) => Uint8Array;
+    jobLimits?: ApiJobLimits;
   } = {},
 ): Api {
   const service = new FakeJobService();
@@ -41,6 +43,8 @@ export function makeApi(
     ...(options.apiToken !== undefined ? { apiToken: options.apiToken } : {}),
     ...(options.runtime !== undefined ? { runtime: options.runtime } : {}),
     ...(options.dashboard !== undefined ? { dashboard: options.dashboard } : {}),
+    ...(options.randomBytes !== undefined ? { randomBytes: options.randomBytes } : {}),
+    ...(options.jobLimits !== undefined ? { jobLimits: options.jobLimits } : {}),
   });
   return { handler, service, registry, logged };
 }

@@ -15,7 +15,8 @@ import { SimScheduler } from "../../src/sim/scheduler.ts";
 import { SimRuntime } from "../../src/sim/sim_runtime.ts";
 import { deadJob } from "./fake_service.ts";
 import { sampleDashboard, throwingDashboard } from "./fake_dashboard.ts";
-import { BASE, call, get, makeApi, post, TOKEN, VALID_JOB } from "./harness.ts";
+import { BASE, call, get, JSON_HEADERS, makeApi, post, TOKEN, VALID_JOB } from "./harness.ts";
+import { ENDPOINT_FIELDS } from "../../src/api/endpoint_validate.ts";
 import { resolve, type Schema, validate } from "./json_schema.ts";
 
 type Scenario = () => Promise<Response>;
@@ -23,11 +24,11 @@ type Scenario = () => Promise<Response>;
 const retry = (id: string) => new Request(`${BASE}/v1/jobs/${id}/retry`, { method: "POST" });
 
 /** A request whose body never completes, answered once the body deadline passes. */
-async function bodyTimeout(path: string): Promise<Response> {
+async function bodyTimeout(path: string, method = "POST"): Promise<Response> {
   const scheduler = new SimScheduler();
   const api = makeApi({ config: { bodyReadTimeoutMs: 100 }, runtime: new SimRuntime(scheduler) });
   const request = new Request(BASE + path, {
-    method: "POST",
+    method,
     headers: { "content-type": "application/json" },
     body: new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new Uint8Array([0x7b])) }),
   });
@@ -63,7 +64,84 @@ function throwing(request: Request): Scenario {
   };
 }
 
+const ENDPOINT = Object.freeze({ url: "https://receiver.example/hook" });
+
+/** An API whose fake store holds one endpoint, and that endpoint's id. */
+async function withEndpoint(): Promise<{ api: ReturnType<typeof makeApi>; id: string }> {
+  const api = makeApi();
+  const created = await call(api, post("/v1/endpoints", ENDPOINT));
+  assertEquals(created.status, 201);
+  return { api, id: (created.body as { id: string }).id };
+}
+
+const patch = (id: string, body: unknown, headers: Record<string, string> = JSON_HEADERS) =>
+  new Request(`${BASE}/v1/endpoints/${id}`, {
+    method: "PATCH",
+    headers,
+    body: JSON.stringify(body),
+  });
+const remove = (id: string) => new Request(`${BASE}/v1/endpoints/${id}`, { method: "DELETE" });
+
 const SCENARIOS: Readonly<Record<string, Scenario>> = {
+  "POST /v1/endpoints 201": () => makeApi().handler(post("/v1/endpoints", ENDPOINT)),
+  "POST /v1/endpoints 400": () => makeApi().handler(post("/v1/endpoints", { url: 5 })),
+  "POST /v1/endpoints 401": unauthorized(post("/v1/endpoints", ENDPOINT)),
+  "POST /v1/endpoints 408": () => bodyTimeout("/v1/endpoints"),
+  "POST /v1/endpoints 413": () =>
+    makeApi({ config: { bodyBytesMax: 100 } }).handler(
+      post("/v1/endpoints", { ...ENDPOINT, description: "x".repeat(200) }),
+    ),
+  "POST /v1/endpoints 415": () =>
+    makeApi().handler(post("/v1/endpoints", ENDPOINT, { "content-type": "text/plain" })),
+  "POST /v1/endpoints 500": throwing(post("/v1/endpoints", ENDPOINT)),
+  "POST /v1/endpoints 503": () => {
+    const api = makeApi();
+    api.service.mode = { kind: "refuse", code: "no_quorum" };
+    return api.handler(post("/v1/endpoints", ENDPOINT));
+  },
+  "GET /v1/endpoints 200": async () => {
+    const { api } = await withEndpoint();
+    await call(api, post("/v1/endpoints", ENDPOINT));
+    return await api.handler(get("/v1/endpoints?limit=1"));
+  },
+  "GET /v1/endpoints 400": () => makeApi().handler(get("/v1/endpoints?limit=0")),
+  "GET /v1/endpoints 401": unauthorized(get("/v1/endpoints")),
+  "GET /v1/endpoints 500": throwing(get("/v1/endpoints")),
+  "GET /v1/endpoints/{id} 200": async () => {
+    const { api, id } = await withEndpoint();
+    return await api.handler(get(`/v1/endpoints/${id}`));
+  },
+  "GET /v1/endpoints/{id} 401": unauthorized(get("/v1/endpoints/ep_1")),
+  "GET /v1/endpoints/{id} 404": () => makeApi().handler(get("/v1/endpoints/ep_nope")),
+  "GET /v1/endpoints/{id} 500": throwing(get("/v1/endpoints/ep_1")),
+  "PATCH /v1/endpoints/{id} 200": async () => {
+    const { api, id } = await withEndpoint();
+    return await api.handler(patch(id, { disabled: true, event_types: ["invoice.paid"] }));
+  },
+  "PATCH /v1/endpoints/{id} 400": async () => {
+    const { api, id } = await withEndpoint();
+    return await api.handler(patch(id, { rate_limit_per_s: -1 }));
+  },
+  "PATCH /v1/endpoints/{id} 401": unauthorized(patch("ep_1", { ordered: true })),
+  "PATCH /v1/endpoints/{id} 404": () => makeApi().handler(patch("ep_nope", { ordered: true })),
+  "PATCH /v1/endpoints/{id} 408": () => bodyTimeout("/v1/endpoints/ep_1", "PATCH"),
+  "PATCH /v1/endpoints/{id} 413": () =>
+    makeApi({ config: { bodyBytesMax: 100 } }).handler(
+      patch("ep_1", { description: "x".repeat(200) }),
+    ),
+  "PATCH /v1/endpoints/{id} 415": () =>
+    makeApi().handler(patch("ep_1", { ordered: true }, { "content-type": "text/plain" })),
+  "PATCH /v1/endpoints/{id} 500": throwing(patch("ep_1", { ordered: true })),
+  "PATCH /v1/endpoints/{id} 503": () => whileFull(patch("ep_1", { ordered: true })),
+  "DELETE /v1/endpoints/{id} 200": async () => {
+    const { api, id } = await withEndpoint();
+    return await api.handler(remove(id));
+  },
+  "DELETE /v1/endpoints/{id} 401": unauthorized(remove("ep_1")),
+  "DELETE /v1/endpoints/{id} 404": () => makeApi().handler(remove("ep_nope")),
+  "DELETE /v1/endpoints/{id} 500": throwing(remove("ep_1")),
+  "DELETE /v1/endpoints/{id} 503": () => whileFull(remove("ep_1")),
+
   "POST /v1/jobs 202": () => makeApi().handler(post("/v1/jobs", VALID_JOB)),
   "POST /v1/jobs 400": () => makeApi().handler(post("/v1/jobs", { ...VALID_JOB, x: 1 })),
   "POST /v1/jobs 401": unauthorized(post("/v1/jobs", VALID_JOB)),
@@ -294,6 +372,9 @@ Deno.test("openapi: the request schemas name exactly the fields the validator ta
   assertEquals(fields("SubmitJob"), [...SUBMIT_FIELDS].sort());
   assertEquals(fields("BatchJob"), [...BATCH_JOB_FIELDS].sort());
   assertEquals(schemas.SubmitJob!.required, ["url", "payload"]);
+  assertEquals(fields("EndpointCreate"), [...ENDPOINT_FIELDS].sort());
+  assertEquals(fields("EndpointPatch"), [...ENDPOINT_FIELDS].sort());
+  assertEquals(schemas.EndpointCreate!.required, ["url"]);
   // A body using every documented field validates and is accepted.
   const full = {
     ...VALID_JOB,

@@ -13,6 +13,12 @@ import type {
   Stamp,
 } from "../../src/jobs/job_model.ts";
 import { ATTEMPT_OUTCOMES } from "../../src/delivery/types.ts";
+import {
+  DISABLED_REASONS,
+  type EndpointFields,
+  type EndpointState,
+  type EndpointVersion,
+} from "../../src/jobs/endpoint_model.ts";
 
 export const ORIGINS = ["10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.3:7000"];
 
@@ -105,9 +111,65 @@ export function jobRecordArb(
   );
 }
 
+/** One endpoint's fields, for tests that need a plain one. */
+export const SAMPLE_ENDPOINT: EndpointFields = Object.freeze({
+  url: "https://a.test/hook",
+  eventTypes: ["invoice.paid"],
+  secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  description: "billing",
+  headers: { "x-tenant": "7" },
+  rateLimitPerS: 5,
+  ordered: true,
+  disabled: false,
+  disabledReason: "",
+});
+
+/** An endpoint's version: few times and seqs, so equal times (ties by origin) come up. */
+export const endpointVersionArb: fc.Arbitrary<EndpointVersion> = rec({
+  atMs: fc.integer({ min: 1_700_000_000_000, max: 1_700_000_000_005 }),
+  origin: fc.constantFrom(...ORIGINS),
+  seq: fc.integer({ min: 1, max: 2 ** 40 }),
+});
+
+/** Any valid endpoint value of id `id` (a reason exactly when disabled). */
+export function endpointStateArb(
+  id: fc.Arbitrary<string> = fc.constant("ep_1"),
+  version: fc.Arbitrary<EndpointVersion> = endpointVersionArb,
+): fc.Arbitrary<EndpointState> {
+  return rec({
+    id,
+    url: fc.constantFrom("https://a.test/hook", "http://b.test/x?y=1", "https://é.test/ü"),
+    eventTypes: fc.array(fc.constantFrom("invoice.paid", "user.created", "a.b.c"), {
+      maxLength: 3,
+    }),
+    secret: fc.constantFrom("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_AAAA"),
+    description: fc.string({ maxLength: 40 }),
+    headers: fc.dictionary(fc.constantFrom("x-a", "x-b"), fc.string({ maxLength: 20 }), {
+      noNullPrototype: true,
+    }),
+    rateLimitPerS: fc.integer({ min: 0, max: 100_000 }),
+    ordered: fc.boolean(),
+    disabledReason: fc.constantFrom(...DISABLED_REASONS),
+    createdAtMs: wallArb,
+    deleted: fc.boolean(),
+    version,
+  }).map((s) => ({ ...s, disabled: s.disabledReason !== "" }));
+}
+
+/** Endpoint records: replicated (version = stamp) and local-only. */
+export const endpointRecordArb: fc.Arbitrary<JobRecord> = fc.oneof(
+  endpointStateArb(fc.string({ minLength: 1, maxLength: 40 })).map((state) => ({
+    type: "endpoint" as const,
+    stamp: { origin: state.version.origin, seq: state.version.seq },
+    state,
+  })),
+  endpointStateArb().map((state) => ({ type: "endpoint-state" as const, state })),
+);
+
 /** Any record, local-only kinds included, for codec round trips. */
 export const anyRecordArb: fc.Arbitrary<JobRecord> = fc.oneof(
   jobRecordArb(specArb(fc.string({ minLength: 1, maxLength: 40 }))),
+  endpointRecordArb,
   rec({
     type: fc.constant("skip" as const),
     stamp: stampArb,

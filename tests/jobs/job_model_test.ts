@@ -3,7 +3,7 @@ import { assert, assertEquals } from "../assert.ts";
 import {
   applyRecord,
   type AttemptEntry,
-  type JobRecord,
+  type JobOnlyRecord,
   type JobSpec,
   newEntry,
   numberAttempts,
@@ -42,7 +42,7 @@ function attempt(gen: number, n: number): AttemptEntry {
 }
 
 /** The records a cluster could write about one job; fields are functions of their keys. */
-const recordArb: fc.Arbitrary<Exclude<JobRecord, { type: "skip" | "key" | "gone" | "meta" }>> = fc
+const recordArb: fc.Arbitrary<JobOnlyRecord> = fc
   .oneof(
     fc.constant({ type: "submit" as const, stamp: stamp(0), spec: SPEC }),
     fc.constant({ type: "commit" as const, stamp: stamp(1), jobId: "job_1", bodyHash: "" }),
@@ -89,7 +89,7 @@ const recordArb: fc.Arbitrary<Exclude<JobRecord, { type: "skip" | "key" | "gone"
   );
 
 function finalState(
-  records: readonly Exclude<JobRecord, { type: "skip" | "key" | "gone" | "meta" }>[],
+  records: readonly JobOnlyRecord[],
 ) {
   const entry = newEntry("job_1");
   for (const r of records) applyRecord(entry, r, HISTORY_MAX);

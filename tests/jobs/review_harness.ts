@@ -22,6 +22,7 @@ import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import type { JobRecord, JobStateSnapshot } from "../../src/jobs/job_model.ts";
 import type { SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
 import type { JobsConfig } from "../../src/config/jobs.ts";
+import type { EndpointWrite } from "../../src/jobs/endpoint_model.ts";
 import { heldKey, heldKeysOf, recordIdentity } from "../../src/sim/durability_probe.ts";
 
 export const VOTERS: readonly string[] = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
@@ -38,6 +39,9 @@ export interface InFlight {
 
 export type Pick = (m: InFlight) => boolean;
 
+/** What an `endpoint-done` output answered. */
+export type EndpointDone = Extract<ReplicationOutput, { type: "endpoint-done" }>["outcome"];
+
 interface Append {
   readonly token: number;
   readonly payload: Uint8Array;
@@ -53,6 +57,7 @@ export class ReviewCluster {
   readonly inflight: InFlight[] = [];
   readonly answers = new Map<number, SubmitOutcome>();
   readonly reviveAnswers = new Map<number, { ok: boolean }>();
+  readonly endpointAnswers = new Map<number, EndpointDone>();
   readonly scheduled: string[][];
   readonly cancelled: string[][];
   /** Cores that crashed and have not restarted: they take no input. */
@@ -160,6 +165,10 @@ export class ReviewCluster {
         return;
       case "revive-done":
         this.reviveAnswers.set(out.requestId, { ok: out.outcome.ok });
+        return;
+      case "endpoint-done":
+        assert(!this.endpointAnswers.has(out.requestId), `endpoint write answered twice`);
+        this.endpointAnswers.set(out.requestId, out.outcome);
         return;
       case "schedule":
         this.scheduled[i]!.push(out.job.id);
@@ -290,6 +299,14 @@ export class ReviewCluster {
     for (const [j, core] of this.cores.entries()) view.set(core.self, states[j] ?? "alive");
     this.cores[i]!.viewChanged(this.nowMs, view);
     this.collect();
+  }
+
+  /** An endpoint write taken by core i; its answer lands in `endpointAnswers`. */
+  writeEndpoint(i: number, write: EndpointWrite): number {
+    const requestId = this.#nextRequestId++;
+    this.cores[i]!.writeEndpoint(this.nowMs, this.wallOf(i), requestId, write);
+    this.collect();
+    return requestId;
   }
 
   submit(i: number, request: SubmitRequest): number {

@@ -11,14 +11,14 @@ import { assertEquals } from "../assert.ts";
 import {
   applyRecord,
   type AttemptEntry,
-  type JobRecord,
+  type JobOnlyRecord,
   type JobSpec,
   newEntry,
   snapshotOf,
   type Stamp,
 } from "../../src/jobs/job_model.ts";
 
-type JobUpdate = Exclude<JobRecord, { type: "skip" | "key" | "gone" | "meta" }>;
+type JobUpdate = JobOnlyRecord;
 
 const HISTORY_MAX = 4;
 const T0 = 1_700_000_000_000;

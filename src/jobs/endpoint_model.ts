@@ -1,0 +1,195 @@
+/**
+ * The replicated endpoint model (docs/endpoints.md): what an endpoint is, its version, the
+ * merge rule every replica applies, and the pure step from a client's write to the endpoint's
+ * next value.
+ *
+ * Owns plain data and pure functions only (no I/O, no clock, no randomness): the caller passes
+ * the wall time and the minted id in. The endpoint table (endpoint_table.ts) holds the values;
+ * the codec (endpoint_codec.ts) moves them between nodes and onto the WAL inside the job
+ * store's records.
+ *
+ * Why last-writer-wins on the whole value: endpoint writes are rare, made by people and
+ * scripts, and each `endpoint` record carries the endpoint's whole value, so the join is the
+ * maximum under one total order (the version) and needs no per-field bookkeeping. A write's
+ * version is stamped past the one it replaces (`nextVersion`), so a write supersedes what its
+ * originator saw whatever the wall clocks say.
+ */
+
+import { assert } from "../lib/assert.ts";
+
+/** Endpoint ids start so; 24 hex digits follow (minted from the core's RNG). */
+export const ENDPOINT_ID_PREFIX = "ep_";
+
+/** Why an endpoint is disabled ("" while it is enabled). */
+export type DisabledReason = "" | "manual" | "gone" | "failing";
+
+export const DISABLED_REASONS: readonly DisabledReason[] = ["", "manual", "gone", "failing"];
+
+/**
+ * An endpoint value's version: the originator's wall time (raised past the version replaced)
+ * and the `endpoint` record's stamp. Compared as (atMs, origin, seq).
+ */
+export interface EndpointVersion {
+  readonly atMs: number;
+  readonly origin: string;
+  readonly seq: number;
+}
+
+/** What a client sets on an endpoint (the API validates every field). */
+export interface EndpointFields {
+  readonly url: string;
+  /** Empty: every event type. */
+  readonly eventTypes: readonly string[];
+  /** `whsec_` and base64. */
+  readonly secret: string;
+  readonly description: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Attempts per second across the cluster; 0: no limit. */
+  readonly rateLimitPerS: number;
+  readonly ordered: boolean;
+  readonly disabled: boolean;
+  /** "" exactly when enabled. */
+  readonly disabledReason: DisabledReason;
+}
+
+/** One endpoint as every node holds it. */
+export interface EndpointState extends EndpointFields {
+  readonly id: string;
+  /** Wall-clock epoch ms of the create, at the node that took it. */
+  readonly createdAtMs: number;
+  /** A tombstone: deleted, kept for `endpointTombstoneMs` so older writes lose to it. */
+  readonly deleted: boolean;
+  readonly version: EndpointVersion;
+}
+
+/** A client's write, already validated. */
+export type EndpointWrite =
+  | { readonly kind: "create"; readonly fields: EndpointFields }
+  | { readonly kind: "update"; readonly id: string; readonly patch: Partial<EndpointFields> }
+  | { readonly kind: "delete"; readonly id: string };
+
+/** Orders two versions: negative when `a` is older. Distinct records never compare equal. */
+export function compareVersions(a: EndpointVersion, b: EndpointVersion): number {
+  if (a.atMs !== b.atMs) return a.atMs < b.atMs ? -1 : 1;
+  if (a.origin !== b.origin) return a.origin < b.origin ? -1 : 1;
+  return a.seq - b.seq;
+}
+
+/**
+ * The join of two values of one endpoint: the one with the greater version, whole. A maximum
+ * under a total order, so commutative, associative and idempotent. Two values under one
+ * version are one record (seqs are never reused); if they ever differed, the tie goes by
+ * their canonical text, so the rule stays a total order.
+ */
+export function mergeEndpoint(a: EndpointState, b: EndpointState): EndpointState {
+  assert(a.id === b.id, `merging endpoint ${a.id} with ${b.id}`);
+  const byVersion = compareVersions(a.version, b.version);
+  if (byVersion !== 0) return byVersion > 0 ? a : b;
+  const ta = canonicalText(a);
+  const tb = canonicalText(b);
+  return ta >= tb ? a : b;
+}
+
+/** The value as text with sorted keys: equal values, equal texts. */
+export function canonicalText(s: EndpointState): string {
+  const headers = Object.keys(s.headers).sort().map((k) => [k, s.headers[k]!]);
+  return JSON.stringify([
+    s.id,
+    s.url,
+    s.eventTypes,
+    s.secret,
+    s.description,
+    headers,
+    s.rateLimitPerS,
+    s.ordered,
+    s.disabled,
+    s.disabledReason,
+    s.createdAtMs,
+    s.deleted,
+    s.version.atMs,
+    s.version.origin,
+    s.version.seq,
+  ]);
+}
+
+/**
+ * The version a write stamped `stamp` at wall time `wallMs` gets: past the value it replaces,
+ * so it wins over what its originator saw even when its clock is behind that value's.
+ */
+export function nextVersion(
+  current: EndpointState | undefined,
+  stamp: { readonly origin: string; readonly seq: number },
+  wallMs: number,
+): EndpointVersion {
+  const atMs = current === undefined ? wallMs : Math.max(wallMs, current.version.atMs + 1);
+  return { atMs, origin: stamp.origin, seq: stamp.seq };
+}
+
+/**
+ * The endpoint's next value after `write`, or why it cannot be made: `not_found` for an
+ * update or delete of an endpoint this node does not hold (or holds deleted). `newId` is the
+ * id a create takes (minted by the caller).
+ */
+export function applyWrite(
+  current: EndpointState | undefined,
+  write: EndpointWrite,
+  version: EndpointVersion,
+  newId: string,
+): { ok: true; value: EndpointState } | { ok: false; reason: "not_found" } {
+  switch (write.kind) {
+    case "create": {
+      assert(current === undefined, `endpoint id ${newId} minted twice`);
+      return {
+        ok: true,
+        value: {
+          ...normalised(write.fields),
+          id: newId,
+          createdAtMs: version.atMs,
+          deleted: false,
+          version,
+        },
+      };
+    }
+    case "update": {
+      if (current === undefined || current.deleted) return { ok: false, reason: "not_found" };
+      const fields = normalised({ ...fieldsOf(current), ...definedOnly(write.patch) });
+      return { ok: true, value: { ...current, ...fields, version } };
+    }
+    case "delete": {
+      if (current === undefined || current.deleted) return { ok: false, reason: "not_found" };
+      return { ok: true, value: { ...current, deleted: true, version } };
+    }
+  }
+}
+
+/** The fields a client sets, from a held value. */
+export function fieldsOf(s: EndpointState): EndpointFields {
+  return {
+    url: s.url,
+    eventTypes: s.eventTypes,
+    secret: s.secret,
+    description: s.description,
+    headers: s.headers,
+    rateLimitPerS: s.rateLimitPerS,
+    ordered: s.ordered,
+    disabled: s.disabled,
+    disabledReason: s.disabledReason,
+  };
+}
+
+/** A disabled endpoint has a reason ("manual" when none was given); an enabled one has none. */
+function normalised(f: EndpointFields): EndpointFields {
+  const disabledReason: DisabledReason = f.disabled
+    ? (f.disabledReason === "" ? "manual" : f.disabledReason)
+    : "";
+  return { ...f, disabledReason };
+}
+
+function definedOnly(patch: Partial<EndpointFields>): Partial<EndpointFields> {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+}
+
+/** Whether an endpoint takes events of `type` (the fan-out rule of docs/endpoints.md). */
+export function wantsEvent(s: EndpointState, type: string): boolean {
+  return !s.deleted && !s.disabled && (s.eventTypes.length === 0 || s.eventTypes.includes(type));
+}

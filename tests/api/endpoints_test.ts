@@ -1,0 +1,139 @@
+import { assert, assertEquals } from "../assert.ts";
+import { BASE, call, errorOf, get, JSON_HEADERS, makeApi, post, SECRET } from "./harness.ts";
+
+const ENDPOINT = Object.freeze({ url: "https://receiver.example/hook" });
+
+function patch(id: string, body: unknown): Request {
+  return new Request(`${BASE}/v1/endpoints/${id}`, {
+    method: "PATCH",
+    headers: JSON_HEADERS,
+    body: JSON.stringify(body),
+  });
+}
+
+Deno.test("POST /v1/endpoints answers 201 with the endpoint and a generated whsec_ secret", async () => {
+  const api = makeApi({ randomBytes: (n: number) => new Uint8Array(n).fill(7) });
+  const answer = await call(api, post("/v1/endpoints", ENDPOINT));
+  assertEquals(answer.status, 201);
+  const body = answer.body as Record<string, unknown>;
+  assertEquals(answer.headers.get("location"), `/v1/endpoints/${body.id}`);
+  assertEquals(body.secret, "whsec_" + btoa(String.fromCharCode(...new Uint8Array(24).fill(7))));
+  assertEquals(
+    { ...body, id: undefined, created_at: undefined, updated_at: undefined, secret: undefined },
+    {
+      id: undefined,
+      url: ENDPOINT.url,
+      event_types: [],
+      secret: undefined,
+      description: "",
+      headers: {},
+      rate_limit_per_s: 0,
+      ordered: false,
+      disabled: false,
+      disabled_reason: null,
+      created_at: undefined,
+      updated_at: undefined,
+    },
+  );
+  assert(!Number.isNaN(Date.parse(body.created_at as string)));
+});
+
+Deno.test("POST /v1/endpoints keeps every field given, a given secret included", async () => {
+  const api = makeApi();
+  const full = {
+    url: "https://receiver.example/a",
+    event_types: ["invoice.paid", "user.created", "invoice.paid"],
+    secret: SECRET,
+    description: "billing",
+    headers: { "x-tenant": "7" },
+    rate_limit_per_s: 20,
+    ordered: true,
+    disabled: true,
+  };
+  const answer = await call(api, post("/v1/endpoints", full));
+  assertEquals(answer.status, 201);
+  const body = answer.body as Record<string, unknown>;
+  assertEquals(body.event_types, ["invoice.paid", "user.created"]);
+  assertEquals([body.secret, body.ordered, body.rate_limit_per_s], [SECRET, true, 20]);
+  assertEquals([body.disabled, body.disabled_reason], [true, "manual"]);
+});
+
+Deno.test("POST /v1/endpoints refuses bad fields with 400 naming the field", async () => {
+  const api = makeApi({ jobLimits: { ...defaultsWithPrivate(false) } });
+  const cases: Array<[unknown, string | undefined]> = [
+    [{}, "url"],
+    [{ url: "not a url" }, "url"],
+    [{ url: "ftp://a.example/" }, "url"],
+    [{ url: "http://127.0.0.1/hook" }, "url"],
+    [{ url: 5 }, "url"],
+    [{ ...ENDPOINT, event_types: "invoice.paid" }, "event_types"],
+    [{ ...ENDPOINT, event_types: ["has space"] }, "event_types"],
+    [{ ...ENDPOINT, event_types: ["x".repeat(129)] }, "event_types"],
+    [{ ...ENDPOINT, event_types: Array.from({ length: 257 }, (_, i) => `t${i}`) }, "event_types"],
+    [{ ...ENDPOINT, secret: "plain" }, "secret"],
+    [{ ...ENDPOINT, secret: "whsec_" + btoa("short") }, "secret"],
+    [{ ...ENDPOINT, description: "é".repeat(2049) }, "description"],
+    [{ ...ENDPOINT, headers: { "x-a": 1 } }, "headers"],
+    [{ ...ENDPOINT, headers: { "webhook-id": "x" } }, "headers"],
+    [{ ...ENDPOINT, rate_limit_per_s: 1.5 }, "rate_limit_per_s"],
+    [{ ...ENDPOINT, rate_limit_per_s: 100_001 }, "rate_limit_per_s"],
+    [{ ...ENDPOINT, ordered: "yes" }, "ordered"],
+    [{ ...ENDPOINT, disabled: null }, "disabled"],
+    [{ ...ENDPOINT, colour: "red" }, "colour"],
+    [[ENDPOINT], undefined],
+  ];
+  for (const [body, field] of cases) {
+    const answer = await call(api, post("/v1/endpoints", body));
+    assertEquals(answer.status, 400, JSON.stringify(body).slice(0, 80));
+    const error = errorOf(answer);
+    assertEquals([error.code, error.field], ["invalid", field], error.message);
+  }
+  assertEquals(api.service.endpoints.held, 0, "nothing invalid reached the store");
+});
+
+function defaultsWithPrivate(allow: boolean) {
+  return {
+    payloadBytesMax: 1 << 20,
+    jobHeadersBytesMax: 8192,
+    attemptTimeoutMaxMs: 60_000,
+    allowPrivateTargets: allow,
+  };
+}
+
+Deno.test("endpoints are listed in pages, read, patched, disabled, enabled and deleted", async () => {
+  const api = makeApi();
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const made = await call(api, post("/v1/endpoints", { url: `https://r.example/${i}` }));
+    ids.push((made.body as { id: string }).id);
+  }
+  const seen: string[] = [];
+  let path = "/v1/endpoints?limit=2";
+  for (let page = 0; page < 5; page++) {
+    const answer = await call(api, get(path));
+    assertEquals(answer.status, 200);
+    const body = answer.body as { items: { id: string }[]; nextCursor?: string };
+    seen.push(...body.items.map((e) => e.id));
+    if (body.nextCursor === undefined) break;
+    path = `/v1/endpoints?limit=2&cursor=${encodeURIComponent(body.nextCursor)}`;
+  }
+  assertEquals(seen, [...ids].sort());
+
+  const id = ids[0]!;
+  const disabled = await call(api, patch(id, { disabled: true }));
+  assertEquals(disabled.status, 200);
+  assertEquals((disabled.body as Record<string, unknown>).disabled_reason, "manual");
+  const enabled = await call(api, patch(id, { disabled: false, event_types: ["a.b"] }));
+  const body = enabled.body as Record<string, unknown>;
+  assertEquals([body.disabled, body.disabled_reason, body.event_types], [false, null, ["a.b"]]);
+  assertEquals(body.url, "https://r.example/0", "fields not given are kept");
+  assertEquals((await call(api, patch(id, {}))).status, 400);
+  assertEquals((await call(api, patch(id, { url: "nope" }))).status, 400);
+
+  const removed = await call(api, new Request(`${BASE}/v1/endpoints/${id}`, { method: "DELETE" }));
+  assertEquals([removed.status, removed.body], [200, { id, deleted: true }]);
+  assertEquals((await call(api, get(`/v1/endpoints/${id}`))).status, 404);
+  assertEquals((await call(api, patch(id, { ordered: true }))).status, 404);
+  const list = await call(api, get("/v1/endpoints"));
+  assertEquals((list.body as { items: unknown[] }).items.length, 4);
+});

@@ -1,0 +1,167 @@
+import fc from "fast-check";
+import { assert, assertEquals } from "../assert.ts";
+import {
+  applyWrite,
+  type EndpointState,
+  mergeEndpoint,
+  nextVersion,
+  wantsEvent,
+} from "../../src/jobs/endpoint_model.ts";
+import { EndpointTable } from "../../src/jobs/endpoint_table.ts";
+import { endpointStateArb, SAMPLE_ENDPOINT } from "./arbitraries.ts";
+
+const T0 = 1_700_000_000_000;
+
+const FIELDS = SAMPLE_ENDPOINT;
+
+Deno.test("mergeEndpoint is commutative, associative and idempotent", () => {
+  const value = endpointStateArb();
+  fc.assert(
+    fc.property(value, value, value, (a, b, c) => {
+      assertEquals(mergeEndpoint(a, b), mergeEndpoint(b, a));
+      assertEquals(mergeEndpoint(mergeEndpoint(a, b), c), mergeEndpoint(a, mergeEndpoint(b, c)));
+      assertEquals(mergeEndpoint(a, a), a);
+      const ab = mergeEndpoint(a, b);
+      assertEquals(mergeEndpoint(ab, b), ab);
+    }),
+    { numRuns: 500 },
+  );
+});
+
+Deno.test("mergeEndpoint keeps the value with the greater version, whatever its content", () => {
+  fc.assert(
+    fc.property(endpointStateArb(), endpointStateArb(), (a, b) => {
+      const older = { ...a, version: { atMs: T0, origin: "10.0.0.9:7000", seq: 5 } };
+      const newer = { ...b, version: { atMs: T0 + 1, origin: "10.0.0.1:7000", seq: 1 } };
+      assertEquals(mergeEndpoint(older, newer), newer);
+    }),
+    { numRuns: 100 },
+  );
+});
+
+Deno.test("EndpointTable converges: any order and any repeats of an endpoint's values", () => {
+  fc.assert(
+    fc.property(
+      fc.array(endpointStateArb(fc.constantFrom("ep_1", "ep_2")), { minLength: 1, maxLength: 8 })
+        .chain((values) =>
+          fc.tuple(
+            fc.constant(values),
+            fc.shuffledSubarray([...values, ...values], { minLength: 2 * values.length }),
+          )
+        ),
+      ([values, shuffledTwice]) => {
+        const a = new EndpointTable({ endpointTombstoneMs: 1000 });
+        const b = new EndpointTable({ endpointTombstoneMs: 1000 });
+        for (const v of values) a.apply(v);
+        for (const v of shuffledTwice) b.apply(v);
+        assertEquals([...b.values()].sort(byId), [...a.values()].sort(byId));
+        assertEquals(b.size, a.size);
+        // Applying everything again changes nothing.
+        for (const v of values) assertEquals(a.apply(v), "unchanged");
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+function byId(x: EndpointState, y: EndpointState): number {
+  return x.id < y.id ? -1 : x.id > y.id ? 1 : 0;
+}
+
+Deno.test("nextVersion stamps a write past the value it replaces, even from a clock behind", () => {
+  const created = applyWrite(
+    undefined,
+    { kind: "create", fields: FIELDS },
+    nextVersion(undefined, { origin: "a:1", seq: 1 }, T0 + 60_000),
+    "ep_1",
+  );
+  assert(created.ok);
+  // Another node, its clock a minute behind, updates what it holds: the update must win.
+  const version = nextVersion(created.value, { origin: "b:1", seq: 9 }, T0);
+  assertEquals(version, { atMs: T0 + 60_001, origin: "b:1", seq: 9 });
+  const updated = applyWrite(
+    created.value,
+    { kind: "update", id: "ep_1", patch: { url: "https://b.test/" } },
+    version,
+    "ep_1",
+  );
+  assert(updated.ok);
+  assertEquals(mergeEndpoint(created.value, updated.value), updated.value);
+  assertEquals(updated.value.url, "https://b.test/");
+  assertEquals(updated.value.createdAtMs, T0 + 60_000);
+  assertEquals(updated.value.eventTypes, ["invoice.paid"]);
+});
+
+Deno.test("applyWrite: a disable gets a reason, an enable clears it, a delete is a tombstone", () => {
+  const v = (seq: number) => ({ atMs: T0 + seq, origin: "a:1", seq });
+  const created = applyWrite(undefined, { kind: "create", fields: FIELDS }, v(1), "ep_1");
+  assert(created.ok);
+  const disabled = applyWrite(
+    created.value,
+    { kind: "update", id: "ep_1", patch: { disabled: true } },
+    v(2),
+    "ep_1",
+  );
+  assert(disabled.ok);
+  assertEquals([disabled.value.disabled, disabled.value.disabledReason], [true, "manual"]);
+  assert(!wantsEvent(disabled.value, "invoice.paid"));
+  const enabled = applyWrite(
+    disabled.value,
+    { kind: "update", id: "ep_1", patch: { disabled: false } },
+    v(3),
+    "ep_1",
+  );
+  assert(enabled.ok);
+  assertEquals([enabled.value.disabled, enabled.value.disabledReason], [false, ""]);
+  assert(wantsEvent(enabled.value, "invoice.paid"));
+  assert(!wantsEvent(enabled.value, "user.created"));
+  const deleted = applyWrite(enabled.value, { kind: "delete", id: "ep_1" }, v(4), "ep_1");
+  assert(deleted.ok && deleted.value.deleted);
+  assert(!wantsEvent(deleted.value, "invoice.paid"));
+  const again = applyWrite(deleted.value, { kind: "update", id: "ep_1", patch: {} }, v(5), "ep_1");
+  assertEquals(again, { ok: false, reason: "not_found" });
+  assertEquals(
+    applyWrite(undefined, { kind: "delete", id: "ep_9" }, v(6), "ep_9"),
+    { ok: false, reason: "not_found" },
+  );
+});
+
+Deno.test("EndpointTable: a tombstone beats older writes until its horizon, then goes", () => {
+  const table = new EndpointTable({ endpointTombstoneMs: 10_000 });
+  const v = (seq: number) => ({ atMs: T0 + seq, origin: "a:1", seq });
+  const created = applyWrite(undefined, { kind: "create", fields: FIELDS }, v(1), "ep_1");
+  assert(created.ok);
+  const deleted = applyWrite(created.value, { kind: "delete", id: "ep_1" }, v(2), "ep_1");
+  assert(deleted.ok);
+  assertEquals(table.apply(deleted.value), "changed");
+  assertEquals(table.apply(created.value), "unchanged");
+  assertEquals(table.get("ep_1"), undefined);
+  assertEquals(table.size, 0);
+  assertEquals(table.expire(T0 + 2 + 9_999), 0);
+  assertEquals(table.held, 1);
+  assertEquals(table.expire(T0 + 2 + 10_000), 1);
+  assertEquals(table.held, 0);
+});
+
+Deno.test("EndpointTable.list pages in id order and skips tombstones", () => {
+  const table = new EndpointTable({ endpointTombstoneMs: 10_000 });
+  for (let i = 0; i < 7; i++) {
+    const made = applyWrite(
+      undefined,
+      { kind: "create", fields: FIELDS },
+      { atMs: T0, origin: "a:1", seq: i + 1 },
+      `ep_${i}`,
+    );
+    assert(made.ok);
+    table.apply(i === 3 ? { ...made.value, deleted: true } : made.value);
+  }
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 10; page++) {
+    const { items, nextCursor } = table.list(2, cursor);
+    seen.push(...items.map((s) => s.id));
+    if (nextCursor === undefined) break;
+    cursor = nextCursor;
+  }
+  assertEquals(seen, ["ep_0", "ep_1", "ep_2", "ep_4", "ep_5", "ep_6"]);
+});

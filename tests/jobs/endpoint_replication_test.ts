@@ -1,0 +1,174 @@
+/**
+ * The endpoint table across the replication cores (docs/endpoints.md): a write is answered
+ * only once a majority holds it durably, every node converges on it (live replication,
+ * catch-up, snapshots, WAL replay, checkpoints), and racing writes converge on one value.
+ */
+
+import { assert, assertEquals } from "../assert.ts";
+import type { EndpointState, EndpointWrite } from "../../src/jobs/endpoint_model.ts";
+import { type EndpointDone, ReviewCluster } from "./review_harness.ts";
+import { SAMPLE_ENDPOINT } from "./arbitraries.ts";
+import { encodeRecord, encodeWalBatch } from "../../src/jobs/job_codec.ts";
+
+const FIELDS = SAMPLE_ENDPOINT;
+
+function answered(c: ReviewCluster, requestId: number): EndpointState {
+  const answer: EndpointDone | undefined = c.endpointAnswers.get(requestId);
+  assert(answer !== undefined, "the write is answered");
+  assert(answer.ok, answer.ok ? "" : `${answer.code}: ${answer.message}`);
+  return answer.endpoint;
+}
+
+/** A write taken by core i, replicated and persisted everywhere: its answer. */
+function written(c: ReviewCluster, i: number, write: EndpointWrite): EndpointState {
+  const requestId = c.writeEndpoint(i, write);
+  c.settle();
+  return answered(c, requestId);
+}
+
+/** A ready cluster with one endpoint created on core 0 and settled everywhere. */
+function withEndpoint(config = {}): { c: ReviewCluster; created: EndpointState } {
+  const c = new ReviewCluster(config);
+  c.startAll();
+  const requestId = c.writeEndpoint(0, { kind: "create", fields: FIELDS });
+  c.settle();
+  return { c, created: answered(c, requestId) };
+}
+
+Deno.test("an endpoint write is answered only once a majority of the voters holds it durably", () => {
+  const c = new ReviewCluster();
+  c.startAll();
+  const requestId = c.writeEndpoint(0, { kind: "create", fields: FIELDS });
+  // Every replica stores it, but only two disks (the proposer's and one replica's) are durable.
+  c.pass();
+  c.persist(0, 1);
+  c.pass();
+  assertEquals(c.endpointAnswers.get(requestId), undefined, "2 of 5 is not a majority");
+  c.persist(2);
+  c.pass();
+  const endpoint = answered(c, requestId);
+  assertEquals(endpoint.url, FIELDS.url);
+  assert(endpoint.id.startsWith("ep_") && endpoint.id.length === 3 + 24, endpoint.id);
+});
+
+Deno.test("an endpoint write that reaches no majority in time is answered no_quorum", () => {
+  const c = new ReviewCluster();
+  c.startAll();
+  const requestId = c.writeEndpoint(0, { kind: "create", fields: FIELDS });
+  c.drop();
+  c.persist(0);
+  c.tick(2_000);
+  const answer = c.endpointAnswers.get(requestId);
+  assert(answer !== undefined && !answer.ok && answer.code === "no_quorum", "no_quorum");
+});
+
+Deno.test("an endpoint created on one node is read back from every other node", () => {
+  const { c, created } = withEndpoint();
+  for (const core of c.cores) assertEquals(core.table.endpoints.get(created.id), created);
+  // An update and a delete travel the same way.
+  const updated = written(c, 3, {
+    kind: "update",
+    id: created.id,
+    patch: { url: "https://b.test/" },
+  });
+  c.settle();
+  for (const core of c.cores) assertEquals(core.table.endpoints.get(created.id), updated);
+  written(c, 4, { kind: "delete", id: created.id });
+  c.settle();
+  for (const core of c.cores) assertEquals(core.table.endpoints.get(created.id), undefined);
+  const missing = c.endpointAnswers.get(
+    c.writeEndpoint(1, { kind: "update", id: created.id, patch: {} }),
+  );
+  assert(missing !== undefined && !missing.ok && missing.code === "not_found");
+});
+
+Deno.test("an endpoint survives a restart: replayed from the node's WAL", () => {
+  const { c, created } = withEndpoint();
+  c.crash(2);
+  const restarted = c.restart(2);
+  assertEquals(restarted.table.endpoints.get(created.id), created);
+});
+
+Deno.test("a node down during the write catches up on it, by records and by snapshot", () => {
+  for (const catchupLogBytesMax of [64 * 1024 * 1024, 1]) {
+    const c = new ReviewCluster({ catchupLogBytesMax });
+    c.startAll();
+    c.crash(4);
+    const created = written(c, 0, { kind: "create", fields: FIELDS });
+    c.settle();
+    c.disk[4] = [];
+    const back = c.restart(4);
+    for (let i = 0; i < 5; i++) {
+      c.settle();
+      c.tick(10);
+    }
+    assertEquals(back.phase, "ready");
+    assertEquals(back.table.endpoints.get(created.id), created);
+    if (catchupLogBytesMax === 1) assert(c.syncPages.snapshot > 0, "caught up by snapshot");
+  }
+});
+
+Deno.test("a checkpoint carries the endpoints, tombstones included", () => {
+  const { c, created } = withEndpoint();
+  const second = written(c, 1, { kind: "create", fields: FIELDS });
+  written(c, 1, { kind: "delete", id: second.id });
+  // What core 3 would write as its checkpoint, replayed alone into a fresh core.
+  const checkpoint = [...c.cores[3]!.snapshotRecords()];
+  const fresh = new ReviewCluster().cores[3]!;
+  for (const bytes of checkpoint) {
+    assertEquals(fresh.replay("snapshot", bytes, c.wallMs), undefined);
+  }
+  assertEquals(fresh.table.endpoints.get(created.id), created);
+  assertEquals(fresh.table.endpoints.get(second.id), undefined);
+  assertEquals(fresh.table.endpoints.value(second.id)?.deleted, true);
+});
+
+Deno.test("two updates racing on different nodes converge on the newer one everywhere", () => {
+  for (const skewMs of [0, 5_000, -5_000]) {
+    const { c, created } = withEndpoint();
+    c.skewMs[3] = skewMs;
+    // Past the create's version: the node behind then stamps one past it, which is earlier.
+    c.tick(10);
+    // Both take their write before either hears of the other.
+    const a = c.writeEndpoint(0, { kind: "update", id: created.id, patch: { url: "https://a2/" } });
+    const b = c.writeEndpoint(3, { kind: "update", id: created.id, patch: { url: "https://b2/" } });
+    c.settle();
+    const va = answered(c, a);
+    const vb = answered(c, b);
+    const winner = va.version.atMs > vb.version.atMs ||
+        (va.version.atMs === vb.version.atMs && va.version.origin > vb.version.origin)
+      ? va
+      : vb;
+    for (const core of c.cores) assertEquals(core.table.endpoints.get(created.id), winner);
+    if (skewMs > 0) assertEquals(winner.url, "https://b2/", "the clock ahead wins");
+    if (skewMs < 0) assertEquals(winner.url, "https://a2/", "the clock behind loses");
+  }
+});
+
+Deno.test("the version of a write is past the value its node held, whatever the clock says", () => {
+  const { c, created } = withEndpoint();
+  c.skewMs[2] = -60_000;
+  const updated = written(c, 2, {
+    kind: "update",
+    id: created.id,
+    patch: { description: "later" },
+  });
+  c.settle();
+  assert(updated.version.atMs > created.version.atMs);
+  for (const core of c.cores) {
+    assertEquals(core.table.endpoints.get(created.id)?.description, "later");
+  }
+});
+
+Deno.test("an endpoint record on the WAL replays on its own into a fresh core", () => {
+  const { created } = withEndpoint();
+  const fresh = new ReviewCluster().cores[1]!;
+  const record = {
+    type: "endpoint" as const,
+    stamp: { origin: created.version.origin, seq: created.version.seq },
+    state: created,
+  };
+  assertEquals(fresh.replay("data", encodeWalBatch([encodeRecord(record)]), 0), undefined);
+  assertEquals(fresh.table.endpoints.get(created.id), created);
+  assert(fresh.tracker.has(created.version.origin, created.version.seq));
+});
