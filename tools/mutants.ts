@@ -442,6 +442,32 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/lib/stall_monitor_test.ts"],
   },
   {
+    name: "http1-no-resend-on-stale-connection",
+    breaks: "a POST whose reused connection closed before any answer is sent once more, fresh",
+    file: "src/delivery/http1_client.ts",
+    from: "return { ok: false, retryable: !reader.started, error: new Error(step.message) };",
+    to: "return { ok: false, retryable: false, error: new Error(step.message) };",
+    tests: ["tests/delivery/http1_client_test.ts"],
+  },
+  {
+    name: "http1-reuse-after-cut-body",
+    breaks: "a connection whose answer was cut at the drain bound is closed, never reused",
+    file: "src/delivery/http1_response.ts",
+    from:
+      "          state.left -= n;\n          if (this.#cut) return this.#done(false);\n          continue;",
+    to:
+      "          state.left -= n;\n          if (this.#cut) return this.#done(this.#keepAlive);\n          continue;",
+    tests: ["tests/delivery/http1_client_test.ts"],
+  },
+  {
+    name: "http1-job-sets-host",
+    breaks: "the client writes Host (the URL's) and Content-Length itself; a job's own are dropped",
+    file: "src/delivery/http1_client.ts",
+    from: 'new Set(["host", "content-length", "transfer-encoding", "connection"])',
+    to: 'new Set(["transfer-encoding", "connection"])',
+    tests: ["tests/delivery/http1_client_test.ts"],
+  },
+  {
     name: "dups-sync-serves-durable-only",
     breaks: "a sync answer carries every record the log holds, durable here or not yet",
     file: "src/jobs/sync_server.ts",
