@@ -450,6 +450,22 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/delivery/http1_client_test.ts"],
   },
   {
+    name: "http1-resend-after-interim-answer",
+    breaks: "a POST answered only by a 1xx before the close is not sent again: the receiver has it",
+    file: "src/delivery/http1_response.ts",
+    from: "if (bytes.length > 0) this.#anyBytes = true;",
+    to: "if (bytes.length > 0 && this.#status >= 200) this.#anyBytes = true;",
+    tests: ["tests/delivery/http1_client_test.ts"],
+  },
+  {
+    name: "http1-idle-bytes-taken-as-answer",
+    breaks: "bytes or a close on an idle connection retire it; they are never the next answer",
+    file: "src/delivery/http1_client.ts",
+    from: "      if (pooled.idle) this.#retire(pooled);",
+    to: "      pooled.stale = false;",
+    tests: ["tests/delivery/http1_client_test.ts"],
+  },
+  {
     name: "http1-reuse-after-cut-body",
     breaks: "a connection whose answer was cut at the drain bound is closed, never reused",
     file: "src/delivery/http1_response.ts",

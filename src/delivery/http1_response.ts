@@ -67,18 +67,24 @@ export class Http1ResponseReader {
   #bodyRead = 0;
   /** Set when the body outgrew `drainBytesMax`: the response ends early, not reusable. */
   #cut = false;
+  #anyBytes = false;
 
   constructor(bounds: ResponseBounds) {
     this.#bounds = bounds;
   }
 
-  /** Whether any byte of a response arrived (a reused connection closed before it did not). */
+  /**
+   * Whether any byte of a response arrived: a reused connection closed before one did was
+   * closed unanswered, and the request may go again on a new one. Even an interim 1xx answer
+   * counts: it proves the receiver has the request.
+   */
   get started(): boolean {
-    return this.#status !== 0 || this.#pending.length > 0;
+    return this.#anyBytes;
   }
 
   /** Feeds the next bytes read. */
   push(bytes: Uint8Array): ResponseStep {
+    if (bytes.length > 0) this.#anyBytes = true;
     if (this.#state.kind === "finished") {
       return { kind: "error", message: "bytes after the response" };
     }
@@ -252,6 +258,9 @@ export class Http1ResponseReader {
       if (encoding.toLowerCase().split(",").pop()!.trim() !== "chunked") {
         return "unsupported Transfer-Encoding";
       }
+      // Both framings at once may be a desync attempt (RFC 9112 §6.1): read by chunks, then
+      // close the connection rather than trust where the next answer starts.
+      if (this.#headers.has("content-length")) this.#keepAlive = false;
       return { kind: "chunk-size" };
     }
     const length = this.#headers.get("content-length");

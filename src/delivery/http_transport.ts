@@ -83,6 +83,8 @@ type GuardVerdict =
   | { readonly ok: false; readonly permanent: boolean; readonly message: string }
   | { readonly ok: true; readonly address: string | undefined };
 const SUBMITTED_AT_HEADER = "hookd-submitted-at";
+/** What deliveries call themselves, over HTTP and HTTPS alike. */
+export const USER_AGENT = "hookd-webhooks";
 
 /** `HttpTransportOptions.listeningMax` when none is given. */
 const LISTENING_MAX_DEFAULT = 256;
@@ -207,9 +209,12 @@ export class HttpTransport implements AttemptTransport {
         return { kind: "refused", message: message.slice(0, 500), latencyMs: latency() };
       }
 
-      if (job.url.startsWith("http:")) {
+      // The protocol as the URL parser reads it (`HTTP://` is http: too); the validator and the
+      // guard parsed this URL already, so it parses.
+      const parsed = new URL(job.url);
+      if (parsed.protocol === "http:") {
         const response = await this.#http1.post({
-          ...this.#plainTarget(job.url, verdict.address),
+          ...this.#plainTarget(parsed, verdict.address),
           headers,
           body: job.payload,
           signal: controller.signal,
@@ -223,7 +228,7 @@ export class HttpTransport implements AttemptTransport {
           latencyMs: latency(),
         };
       }
-      const { url, client } = this.#connection(job.url, verdict.address, request);
+      const { url, client } = this.#connection(parsed, verdict.address, request);
       const response = await fetch(url, {
         method: "POST",
         headers,
@@ -266,10 +271,9 @@ export class HttpTransport implements AttemptTransport {
    * own `Host`, or the URL's host itself when nothing was checked (private targets allowed).
    */
   #plainTarget(
-    rawUrl: string,
+    url: URL,
     address: string | undefined,
   ): { hostname: string; port: number; host: string; target: string } {
-    const url = new URL(rawUrl);
     const port = url.port !== "" ? Number(url.port) : 80;
     const target = `${url.pathname}${url.search}`;
     if (address === undefined) {
@@ -285,12 +289,11 @@ export class HttpTransport implements AttemptTransport {
    * the relay, which dials the pin while TLS runs end to end for the URL's name.
    */
   #connection(
-    rawUrl: string,
+    url: URL,
     address: string | undefined,
     request: AttemptRequest,
-  ): { url: string | URL; client: Deno.HttpClient } {
-    if (address === undefined) return { url: rawUrl, client: this.#client };
-    const url = new URL(rawUrl);
+  ): { url: URL; client: Deno.HttpClient } {
+    if (address === undefined) return { url, client: this.#client };
     const port = url.port !== "" ? Number(url.port) : 443;
     // The pin outlives the attempt's timeout, so the relay still finds it when fetch dials.
     if (this.#pins.size >= DNS_CACHE_MAX) this.#pins.clear();
@@ -363,7 +366,8 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
  * secret that does not decode.
  */
 function requestHeaders(job: DeliveryJob, timestampSeconds: number): Headers {
-  const headers = new Headers({ "content-type": "application/json" });
+  // A User-Agent by default (a job may set its own): web firewalls refuse requests without one.
+  const headers = new Headers({ "content-type": "application/json", "user-agent": USER_AGENT });
   for (const [name, value] of Object.entries(job.headers ?? {})) headers.set(name, value);
   const signed = webhookHeaders(job.secrets, job.id, timestampSeconds, job.payload);
   for (const [name, value] of Object.entries(signed)) headers.set(name, value);

@@ -7,6 +7,7 @@ import fc from "fast-check";
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { Http1ResponseReader, type ResponseStep } from "../../src/delivery/http1_response.ts";
 import { Http1Client } from "../../src/delivery/http1_client.ts";
+import { HttpTransport, USER_AGENT } from "../../src/delivery/http_transport.ts";
 
 const BOUNDS = { headBytesMax: 1_024, bodyBytesMax: 16, drainBytesMax: 64 };
 const enc = new TextEncoder();
@@ -178,7 +179,7 @@ function rawServer(answer: (n: number) => { bytes: string; close: boolean } | nu
             if (n === null) break;
             const reply = answer(++requests);
             if (reply === null) continue;
-            await conn.write(enc.encode(reply.bytes));
+            if (reply.bytes !== "") await conn.write(enc.encode(reply.bytes));
             if (reply.close) break;
           }
         } catch {
@@ -224,22 +225,32 @@ const post = (client: Http1Client, port: number, signal = new AbortController().
     signal,
   });
 
-Deno.test("Http1Client sends again on a new connection when a reused one was closed unanswered", async () => {
-  // Answers each request, keeps the connection open as if reusable, then closes it at once.
-  const server = rawServer(() => ({
-    bytes: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
-    close: true,
-  }));
+Deno.test("Http1Client sends again, fresh, only when a reused connection closed with no byte of an answer", async () => {
+  // Request 2 finds the kept connection closing (the receiver's keep-alive timeout racing our
+  // write): closed unanswered, so it goes again on a new connection, as fetch also does.
+  const ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  const racing = rawServer((n) =>
+    n === 2 ? { bytes: "", close: true } : { bytes: ok, close: false }
+  );
+  // Request 2 is answered 103 Early Hints, then the connection closes: the receiver has it, so
+  // it is an error of this attempt and is not sent a second time.
+  const hinted = rawServer((n) =>
+    n === 2
+      ? { bytes: "HTTP/1.1 103 Early Hints\r\n\r\n", close: true }
+      : { bytes: ok, close: false }
+  );
   const client = new Http1Client({ bodyBytesMax: 64 });
   try {
-    assertEquals((await post(client, server.port)).status, 200);
-    await new Promise((r) => setTimeout(r, 50));
-    assertEquals((await post(client, server.port)).status, 200);
-    assertEquals(client.connectionsOpened, 2);
-    assertEquals(server.requests, 2);
+    assertEquals((await post(client, racing.port)).status, 200);
+    assertEquals((await post(client, racing.port)).status, 200);
+    assertEquals([racing.requests, client.connectionsOpened], [3, 2]);
+    assertEquals((await post(client, hinted.port)).status, 200);
+    await assertRejects(() => post(client, hinted.port), Error, "connection closed");
+    assertEquals(hinted.requests, 2);
   } finally {
     client.close();
-    await server.close();
+    await racing.close();
+    await hinted.close();
   }
 });
 
@@ -264,5 +275,155 @@ Deno.test("Http1Client reports a garbled answer as an error, and an abort ends a
     client.close();
     await garbled.close();
     await silent.close();
+  }
+});
+
+/**
+ * A loopback listener whose accept queue is full (backlog 0, filled at once), so a further
+ * connect hangs as it does to a host that drops SYNs. Python, as Deno's listen takes no backlog.
+ */
+async function blackhole(): Promise<{ port: number; stop: () => Promise<void> }> {
+  const script = [
+    "import socket, sys, time",
+    "s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(0)",
+    "port = s.getsockname()[1]; fill = []",
+    "for i in range(4):",
+    "    c = socket.socket(); c.setblocking(False)",
+    "    try: c.connect(('127.0.0.1', port))",
+    "    except BlockingIOError: pass",
+    "    fill.append(c)",
+    "print(port, flush=True); time.sleep(30)",
+  ].join("\n");
+  const child = new Deno.Command("python3", { args: ["-c", script], stdout: "piped" }).spawn();
+  const reader = child.stdout.getReader();
+  const { value } = await reader.read();
+  reader.releaseLock();
+  const port = Number(dec.decode(value).trim());
+  return {
+    port,
+    stop: async () => {
+      child.kill();
+      await child.status;
+      await child.stdout.cancel().catch(() => {});
+    },
+  };
+}
+
+Deno.test("Http1Client: an abort ends a connect that hangs (a receiver dropping SYNs)", async () => {
+  const hole = await blackhole();
+  const client = new Http1Client({ bodyBytesMax: 64 });
+  try {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("attempt timed out")), 200);
+    const started = performance.now();
+    await assertRejects(
+      () => post(client, hole.port, controller.signal),
+      Error,
+      "attempt timed out",
+    );
+    const tookMs = performance.now() - started;
+    assert(tookMs < 2_000, `the abort took ${tookMs} ms`);
+  } finally {
+    client.close();
+    await hole.stop();
+  }
+});
+
+Deno.test("Http1Client never takes bytes sent while idle for the next answer, and closes idle ones", async () => {
+  // Each connection: the first request is answered 500; 30 ms later a stray 200 follows on it
+  // unasked (a doubled answer); a request on a fresh connection is answered 500 again.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const conns: Deno.Conn[] = [];
+  const serving = (async () => {
+    for await (const conn of listener) {
+      conns.push(conn);
+      void (async () => {
+        const buffer = new Uint8Array(4_096);
+        try {
+          while ((await conn.read(buffer)) !== null) {
+            await conn.write(enc.encode("HTTP/1.1 500 Fail\r\nContent-Length: 4\r\n\r\nfail"));
+            await new Promise((r) => setTimeout(r, 30));
+            await conn.write(enc.encode("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale"));
+          }
+        } catch {
+          // Closed by the client or the test.
+        }
+      })();
+    }
+  })();
+  const port = (listener.addr as Deno.NetAddr).port;
+  const client = new Http1Client({ bodyBytesMax: 64, idleMs: 200 });
+  try {
+    assertEquals((await post(client, port)).status, 500);
+    assertEquals(client.idleConnections, 1);
+    await new Promise((r) => setTimeout(r, 100));
+    // The stray 200 retired the idle connection; the next POST gets its own answer.
+    assertEquals(client.idleConnections, 0);
+    const second = await post(client, port);
+    assertEquals([second.status, dec.decode(second.body)], [500, "fail"]);
+    assertEquals(client.connectionsOpened, 2);
+  } finally {
+    client.close();
+    listener.close();
+    for (const c of conns) {
+      try {
+        c.close();
+      } catch {
+        // Closed already.
+      }
+    }
+    await serving.catch(() => {});
+  }
+  // Idle past idleMs: the sweep closes it without another request to that target.
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response("ok"),
+  );
+  const quiet = new Http1Client({ bodyBytesMax: 64, idleMs: 100 });
+  try {
+    assertEquals((await post(quiet, server.addr.port)).status, 200);
+    assertEquals(quiet.idleConnections, 1);
+    await new Promise((r) => setTimeout(r, 400));
+    assertEquals(quiet.idleConnections, 0);
+  } finally {
+    quiet.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("HttpTransport sends plain HTTP through its client whatever the scheme's case, with a User-Agent", async () => {
+  const seen: Array<{ agent: string | null; name: string | null; path: string }> = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (r) => {
+    await r.arrayBuffer();
+    seen.push({
+      agent: r.headers.get("user-agent"),
+      name: r.headers.get("x-name"),
+      path: new URL(r.url).pathname,
+    });
+    return new Response(null, { status: 204 });
+  });
+  const transport = new HttpTransport({ allowPrivateTargets: true, responseBodyBytesMax: 64 });
+  try {
+    for (
+      const url of [
+        `HTTP://127.0.0.1:${server.addr.port}/a`,
+        `http://127.0.0.1:${server.addr.port}/b`,
+      ]
+    ) {
+      const result = await transport.send({
+        // A Latin-1 header value goes out as the one byte fetch also writes.
+        job: { id: "msg_1", url, payload: "{}", secrets: [], headers: { "x-name": "Jos\u00e9" } },
+        attempt: 1,
+        timeoutMs: 5_000,
+      });
+      assertEquals(result.kind === "response" ? result.status : result, 204);
+    }
+    assertEquals(seen, [
+      { agent: USER_AGENT, name: "Jos\u00e9", path: "/a" },
+      { agent: USER_AGENT, name: "Jos\u00e9", path: "/b" },
+    ]);
+  } finally {
+    transport.close();
+    await server.shutdown();
   }
 });
