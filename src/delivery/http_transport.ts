@@ -17,7 +17,7 @@
 import { checkScheme, denoResolver, type Resolver, resolveTarget } from "./ssrf_guard.ts";
 import { PinnedRelay, type RelayTarget } from "./pinned_relay.ts";
 import { webhookHeaders } from "./signing.ts";
-import type { AttemptResult, DeliveryJob } from "./types.ts";
+import { type AttemptResult, type DeliveryJob, webhookIdOf } from "./types.ts";
 
 export interface AttemptRequest {
   readonly job: DeliveryJob;
@@ -335,7 +335,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 function requestHeaders(job: DeliveryJob, timestampSeconds: number): Headers {
   const headers = new Headers({ "content-type": "application/json" });
   for (const [name, value] of Object.entries(job.headers ?? {})) headers.set(name, value);
-  const signed = webhookHeaders(job.secrets, job.id, timestampSeconds, job.payload);
+  const signed = webhookHeaders(job.secrets, webhookIdOf(job), timestampSeconds, job.payload);
   for (const [name, value] of Object.entries(signed)) headers.set(name, value);
   if (job.submittedAtMs !== undefined) headers.set(SUBMITTED_AT_HEADER, String(job.submittedAtMs));
   return headers;
