@@ -813,6 +813,20 @@ export class JobTable {
     for (const [id, atMs] of later) this.events.recheck(id, atMs);
   }
 
+  /**
+   * Drops an event that was never acknowledged here (uncommitted) with its uncommitted jobs,
+   * leaving no key or tombstone behind; returns the jobs dropped.
+   */
+  dropUncommittedEvent(id: string): string[] {
+    const event = this.events.get(id);
+    if (event === undefined || event.committed) return [];
+    const dropped = event.body === undefined
+      ? []
+      : eventJobIds(event.body).filter((jobId) => this.dropUncommitted(jobId));
+    this.events.delete(id);
+    return dropped;
+  }
+
   /** The event `id` if held with its body. */
   event(id: string): EventEntry | undefined {
     const e = this.events.get(id);

@@ -58,6 +58,7 @@ import { type AppendBatch, AppendBatcher } from "./append_batcher.ts";
 import type { JobEntry, JobRecord, ReplicatedRecord, Stamp } from "./job_model.ts";
 import type { EndpointWrite } from "./endpoint_model.ts";
 import { JobTable } from "./job_table.ts";
+import { eventJobIds } from "./event_table.ts";
 import { OwnershipView, type VoterState } from "./ownership_view.ts";
 import { SeqTracker } from "./seq_tracker.ts";
 import { SyncServer } from "./sync_server.ts";
@@ -777,8 +778,20 @@ export class ReplicationCore {
       this.#expireAtMs = nowMs + this.config.expireIntervalMs;
       for (const jobId of this.table.expire(wallMs)) this.#duties.cancel(jobId);
       for (const entry of this.table.dueUncommitted(wallMs)) {
-        if (this.ownerOf(entry.jobId) === this.self || this.#proposals.hasJob(entry.jobId)) {
+        // An event's jobs go together: kept while this node owns any of them (it confirms the
+        // whole event), else dropped with their event, so no part of an event is left here.
+        const eventId = entry.spec?.webhookId;
+        const event = eventId !== undefined ? this.table.event(eventId) : undefined;
+        const ids = event !== undefined ? eventJobIds(event.body!) : [entry.jobId];
+        if (
+          ids.some((id) => this.ownerOf(id) === this.self) ||
+          this.#proposals.hasJob(eventId ?? entry.jobId)
+        ) {
           this.table.recheckUncommitted(entry.jobId, wallMs + this.config.uncommittedRetentionMs);
+        } else if (event !== undefined) {
+          for (const jobId of this.table.dropUncommittedEvent(event.id)) {
+            this.#duties.removed(jobId);
+          }
         } else {
           this.table.dropUncommitted(entry.jobId);
         }
