@@ -74,6 +74,11 @@ export function recordIdentity(record: JobRecord): string | undefined {
 /** Stamp conflicts kept in full (the rest are counted). */
 const STAMP_CONFLICTS_MAX = 5;
 
+/** The key an event's record proves the event is held by (`holds(disk, eventKey(id), "")`). */
+export function eventKey(eventId: string): string {
+  return `event:${eventId}`;
+}
+
 /** The (id, body) keys a record proves the job is held by (none for most records). */
 export function heldKeysOf(record: JobRecord): string[] {
   switch (record.type) {
@@ -88,8 +93,11 @@ export function heldKeysOf(record: JobRecord): string[] {
     case "key":
       return [heldKey(record.key.jobId, record.key.bodyHash)];
     case "event":
-      // An event's record holds every one of its jobs (their bodies are the event's).
-      return eventJobIds(record.body).map((jobId) => heldKey(jobId, ""));
+      // An event's record holds the event and every one of its jobs (their bodies are its).
+      return [
+        heldKey(eventKey(record.body.event.id), ""),
+        ...eventJobIds(record.body).map((jobId) => heldKey(jobId, "")),
+      ];
     case "event-commit":
       return record.body !== undefined
         ? eventJobIds(record.body).map((jobId) => heldKey(jobId, ""))
