@@ -256,6 +256,16 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     };
   }
 
+  /** The request's `Idempotency-Key` header, checked (undefined when absent). */
+  function idempotencyKeyOf(request: Request): Result<string | undefined, ApiError> {
+    const header = request.headers.get("idempotency-key");
+    if (header === null) return ok(undefined);
+    return checkIdempotencyKey(header, {
+      field: "Idempotency-Key",
+      charsMax: limits.idempotencyKeyCharsMax,
+    });
+  }
+
   function reject(error: ApiError): Response {
     metrics.jobRejected(error.code);
     return errorResponse(error);
@@ -264,16 +274,9 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   async function submitJob(request: Request): Promise<Response> {
     const contentError = checkJsonContentType(request);
     if (contentError !== undefined) return reject(contentError);
-    const keyHeader = request.headers.get("idempotency-key");
-    let idempotencyKey: string | undefined;
-    if (keyHeader !== null) {
-      const key = checkIdempotencyKey(keyHeader, {
-        field: "Idempotency-Key",
-        charsMax: limits.idempotencyKeyCharsMax,
-      });
-      if (!key.ok) return reject(key.reason);
-      idempotencyKey = key.value;
-    }
+    const key = idempotencyKeyOf(request);
+    if (!key.ok) return reject(key.reason);
+    const idempotencyKey = key.value;
     return await admittedWithBody("submit", request, async (body) => {
       const decoded = decodeSubmit(body.value, limits, body);
       if (!decoded.ok) return reject(decoded.reason);
@@ -392,16 +395,9 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   async function submitEvent(request: Request): Promise<Response> {
     const contentError = checkJsonContentType(request);
     if (contentError !== undefined) return errorResponse(contentError);
-    const keyHeader = request.headers.get("idempotency-key");
-    let idempotencyKey: string | undefined;
-    if (keyHeader !== null) {
-      const key = checkIdempotencyKey(keyHeader, {
-        field: "Idempotency-Key",
-        charsMax: limits.idempotencyKeyCharsMax,
-      });
-      if (!key.ok) return errorResponse(key.reason);
-      idempotencyKey = key.value;
-    }
+    const key = idempotencyKeyOf(request);
+    if (!key.ok) return errorResponse(key.reason);
+    const idempotencyKey = key.value;
     return await admittedWithBody("event", request, async (body) => {
       const decoded = decodeEvent(body.value, limits, body.numberTexts);
       if (!decoded.ok) return errorResponse(decoded.reason);

@@ -154,6 +154,24 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
     "500": response("Internal"),
     "503": response("Unavailable"),
   };
+  /** The optional `Idempotency-Key` header of a keyed submit, as `description` says it works. */
+  const keyHeader = (description: string): JsonObject => ({
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description,
+    schema: idempotencyKey,
+  });
+  /** A submit's answers: 202 with a Location and `answer`, the body errors, 409. */
+  const acceptedResponses = (description: string, location: string, answer: string) => ({
+    "202": {
+      description,
+      headers: { Location: { description: location, schema: { type: "string" } } },
+      content: jsonContent(ref(answer)),
+    },
+    ...bodyErrors,
+    "409": response("Conflict"),
+  });
   const limit: JsonObject = {
     name: "limit",
     in: "query",
@@ -189,34 +207,23 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           operationId: "submitJob",
           summary: "Submit one job; 202 once it is durable on a majority of the nodes.",
           security: bearer,
-          parameters: [{
-            name: "Idempotency-Key",
-            in: "header",
-            required: false,
-            description:
-              `A key names one job for ${
-                formatWindow(jobsDefaults.idempotencyWindowMs)
-              } after the first submit that used it (the idempotencyWindowMs setting, read on ` +
+          parameters: [keyHeader(
+            `A key names one job for ${
+              formatWindow(jobsDefaults.idempotencyWindowMs)
+            } after the first submit that used it (the idempotencyWindowMs setting, read on ` +
               "the clock of the node that takes each submit). Within that window the same key " +
               "with the same body returns that job's id (existing: true), on any node, and " +
               "with another body it is a 409. After the window the key is free again: a " +
               "submit with it makes a new job, with a new id and so a new webhook-id, " +
               "whatever its body; the earlier job is not changed. Node clocks differ, so " +
               "close to the end of the window (within their skew) either answer may come.",
-            schema: idempotencyKey,
-          }],
+          )],
           requestBody: jsonBody(ref("SubmitJob")),
-          responses: {
-            "202": {
-              description: "Accepted: durable on a majority.",
-              headers: {
-                Location: { description: "The job's URL", schema: { type: "string" } },
-              },
-              content: jsonContent(ref("SubmitAccepted")),
-            },
-            ...bodyErrors,
-            "409": response("Conflict"),
-          },
+          responses: acceptedResponses(
+            "Accepted: durable on a majority.",
+            "The job's URL",
+            "SubmitAccepted",
+          ),
         },
         get: {
           operationId: "listJobs",
@@ -386,30 +393,19 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             "the payload as the body, the endpoint's headers and Standard Webhooks signatures " +
             "under the endpoint's secret, all as they were when the event was submitted.",
           security: bearer,
-          parameters: [{
-            name: "Idempotency-Key",
-            in: "header",
-            required: false,
-            description:
-              `A key names one event for ${
-                formatWindow(jobsDefaults.idempotencyWindowMs)
-              } after the first submit that used it, as a job's key does: the same key with ` +
+          parameters: [keyHeader(
+            `A key names one event for ${
+              formatWindow(jobsDefaults.idempotencyWindowMs)
+            } after the first submit that used it, as a job's key does: the same key with ` +
               "the same type and payload returns that event (existing: true), with another " +
               "body it is a 409; after the window it makes a new event.",
-            schema: idempotencyKey,
-          }],
+          )],
           requestBody: jsonBody(ref("SubmitEvent")),
-          responses: {
-            "202": {
-              description: "Accepted: the event and all its jobs durable on a majority.",
-              headers: {
-                Location: { description: "The event's URL", schema: { type: "string" } },
-              },
-              content: jsonContent(ref("EventAccepted")),
-            },
-            ...bodyErrors,
-            "409": response("Conflict"),
-          },
+          responses: acceptedResponses(
+            "Accepted: the event and all its jobs durable on a majority.",
+            "The event's URL",
+            "EventAccepted",
+          ),
         },
       },
       "/v1/events/{id}": {

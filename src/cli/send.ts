@@ -19,15 +19,20 @@ import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import {
   ApiClient,
   apiClientFlags,
-  cliConfig,
   clientOptionsFromFlags,
   describeAnswer,
   EXIT_WAIT_ENDED,
 } from "./api_client.ts";
-import { followJob, type FollowOutcome } from "./job_follow.ts";
-import { describeAttempt, describeFinal, describeProgress, formatDuration } from "./render.ts";
-import { realRuntime } from "../lib/runtime.ts";
-import { commonPlan, jobReader, payloadFromFlags, postToFirstNode } from "./submit.ts";
+import type { FollowOutcome } from "./job_follow.ts";
+import { describeFinal, describeProgress, formatDuration } from "./render.ts";
+import {
+  commonPlan,
+  followFlags,
+  followOne,
+  payloadFlags,
+  payloadFromFlags,
+  postToFirstNode,
+} from "./submit.ts";
 
 const spec: CommandSpec = {
   name: "send",
@@ -35,12 +40,7 @@ const spec: CommandSpec = {
   flags: {
     ...apiClientFlags,
     type: { type: "string", valueName: "TYPE", help: "The event type (e.g. invoice.paid)" },
-    data: { type: "string", valueName: "JSON", help: "Payload, JSON text (default: {})" },
-    file: {
-      type: "string",
-      valueName: "FILE",
-      help: "Payload read from a JSON file ('-' reads stdin); instead of --data",
-    },
+    ...payloadFlags,
     "idempotency-key": {
       type: "string",
       valueName: "KEY",
@@ -50,17 +50,7 @@ const spec: CommandSpec = {
       type: "boolean",
       help: "Follow every job of the event until each is delivered (exit 0) or dead (exit 1)",
     },
-    "wait-timeout": {
-      type: "string",
-      valueName: "S",
-      help: `Stop following after S seconds (exit 4; the jobs go on) (default: ${
-        cliConfig.waitTimeoutMs / 1000
-      })`,
-    },
-    json: {
-      type: "boolean",
-      help: "Print JSON lines instead: the answer, then (--wait) each job's final state",
-    },
+    ...followFlags,
   },
 };
 
@@ -102,24 +92,9 @@ export const sendCommand: LeafCommand = {
       console.error(`${COMMAND}: could not read event ${accepted.id}: ${describeAnswer(read)}`);
       return EXIT_FAILURE;
     }
-    const outcomes: FollowOutcome[] = await Promise.all(jobIds.map((id) =>
-      followJob({
-        read: jobReader(client, accepted.node, id),
-        runtime: realRuntime,
-        timeoutMs: plan.waitTimeoutMs,
-        pollFirstMs: cliConfig.waitPollFirstMs,
-        pollMaxMs: cliConfig.waitPollMaxMs,
-        onChange: (job, previous) => {
-          if (plan.json) return;
-          const seen = previous?.attempts.length ?? 0;
-          for (const attempt of job.attempts.slice(seen)) {
-            if (attempt.outcome !== "success") {
-              console.error(`${job.id}: ${describeAttempt(attempt)}`);
-            }
-          }
-        },
-      })
-    ));
+    const outcomes: FollowOutcome[] = await Promise.all(
+      jobIds.map((id) => followOne(client, accepted.node, id, plan, `${id}: `)),
+    );
     let dead = false;
     let unfinished = false;
     outcomes.forEach((outcome, i) => {

@@ -20,6 +20,7 @@ import { isAbsolute, resolve } from "node:path";
 import {
   booleanFlag,
   type CommandSpec,
+  type FlagSpec,
   type FlagValues,
   numberFlag,
   stringFlag,
@@ -39,7 +40,13 @@ import {
   EXIT_WAIT_ENDED,
   isUnavailable,
 } from "./api_client.ts";
-import { decodeJobJson, followJob, type JobJson, type JobRead } from "./job_follow.ts";
+import {
+  decodeJobJson,
+  followJob,
+  type FollowOutcome,
+  type JobJson,
+  type JobRead,
+} from "./job_follow.ts";
 import { describeAttempt, describeFinal, describeProgress, formatDuration } from "./render.ts";
 import { apiDefaults } from "../config/api.ts";
 import { deliveryDefaults } from "../config/delivery.ts";
@@ -50,18 +57,38 @@ import { readTextAtMost } from "../lib/bounded_text.ts";
 /** Where `--secret` is read from when the flag is absent. */
 export const WEBHOOK_SECRET_ENV = "HOOKD_WEBHOOK_SECRET";
 
+/** The payload flags `submit` and `send` share (`payloadFromFlags` reads them). */
+export const payloadFlags: Record<string, FlagSpec> = {
+  data: { type: "string", valueName: "JSON", help: "Payload, JSON text (default: {})" },
+  file: {
+    type: "string",
+    valueName: "FILE",
+    help: "Payload read from a JSON file ('-' reads stdin); instead of --data",
+  },
+};
+
+/** `--wait-timeout` and `--json`, as `submit` and `send` take them (`commonPlan` reads them). */
+export const followFlags: Record<string, FlagSpec> = {
+  "wait-timeout": {
+    type: "string",
+    valueName: "S",
+    help: `Stop following after S seconds (exit 4; it goes on) (default: ${
+      cliConfig.waitTimeoutMs / 1000
+    })`,
+  },
+  json: {
+    type: "boolean",
+    help: "Print JSON lines instead: the answer, then (--wait) the final state of each job",
+  },
+};
+
 const spec: CommandSpec = {
   name: "submit",
   summary: "Submit a webhook job to a node's API and print its id (--wait: follow it)",
   flags: {
     ...apiClientFlags,
     url: { type: "string", valueName: "URL", help: "Target the job is POSTed to (http or https)" },
-    data: { type: "string", valueName: "JSON", help: "Payload, JSON text (default: {})" },
-    file: {
-      type: "string",
-      valueName: "FILE",
-      help: "Payload read from a JSON file ('-' reads stdin); instead of --data",
-    },
+    ...payloadFlags,
     header: {
       type: "string",
       valueName: "K:V",
@@ -92,17 +119,7 @@ const spec: CommandSpec = {
         `Per-attempt timeout, at most ${deliveryDefaults.attemptTimeoutMaxMs} (default: the node's, ${deliveryDefaults.attemptTimeoutMs})`,
     },
     wait: { type: "boolean", help: "Follow the job until delivered (exit 0) or dead (exit 1)" },
-    "wait-timeout": {
-      type: "string",
-      valueName: "S",
-      help: `Stop following after S seconds (exit 4; the job goes on) (default: ${
-        cliConfig.waitTimeoutMs / 1000
-      })`,
-    },
-    json: {
-      type: "boolean",
-      help: "Print JSON lines instead: the submit's answer, then (--wait) the final job",
-    },
+    ...followFlags,
   },
 };
 
@@ -135,20 +152,7 @@ export const submitCommand: LeafCommand = {
     }
     if (!plan.wait) return EXIT_OK;
 
-    const outcome = await followJob({
-      read: jobReader(client, accepted.node, accepted.id),
-      runtime: realRuntime,
-      timeoutMs: plan.waitTimeoutMs,
-      pollFirstMs: cliConfig.waitPollFirstMs,
-      pollMaxMs: cliConfig.waitPollMaxMs,
-      onChange: (job, previous) => {
-        if (plan.json) return;
-        const seen = previous?.attempts.length ?? 0;
-        for (const attempt of job.attempts.slice(seen)) {
-          if (attempt.outcome !== "success") console.error(describeAttempt(attempt));
-        }
-      },
-    });
+    const outcome = await followOne(client, accepted.node, accepted.id, plan, "");
     if (outcome.kind === "finished") {
       if (plan.json) console.log(JSON.stringify(outcome.job));
       else out!(describeFinal(outcome.job));
@@ -209,6 +213,33 @@ export async function postToFirstNode(
   const why = tried.map(describeAnswer).join("; ");
   console.error(`${command}: no node took it (safe to try again): ${why}`);
   return EXIT_UNAVAILABLE;
+}
+
+/**
+ * Follows job `id` (read from `first` first) until it is finished or the plan's wait is over,
+ * printing each failed attempt on stderr as it happens (after `prefix`) unless `--json`.
+ */
+export function followOne(
+  client: ApiClient,
+  first: string,
+  id: string,
+  plan: Pick<SubmitPlan, "json" | "waitTimeoutMs">,
+  prefix: string,
+): Promise<FollowOutcome> {
+  return followJob({
+    read: jobReader(client, first, id),
+    runtime: realRuntime,
+    timeoutMs: plan.waitTimeoutMs,
+    pollFirstMs: cliConfig.waitPollFirstMs,
+    pollMaxMs: cliConfig.waitPollMaxMs,
+    onChange: (job, previous) => {
+      if (plan.json) return;
+      const seen = previous?.attempts.length ?? 0;
+      for (const attempt of job.attempts.slice(seen)) {
+        if (attempt.outcome !== "success") console.error(prefix + describeAttempt(attempt));
+      }
+    },
+  });
 }
 
 /** Reads job `id`, from `first` (the node that took it, which holds it committed) first. */

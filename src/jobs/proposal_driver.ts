@@ -405,17 +405,10 @@ export class ProposalDriver {
       body,
     );
     if (request !== undefined) proposal.eventRequests.push(request);
-    const record: ReplicatedRecord = { type: "event", stamp, body };
-    const bytes = this.#log.get(stamp.origin, stamp.seq) ?? encodeRecord(record);
-    this.#host.addToBatch(bytes, record).votes.push(proposal.key);
-    for (const peer of this.#peers) {
-      if (!this.#ownership.isDown(peer)) this.#outbox.queue(peer, bytes);
-    }
-    this.evaluate(nowMs, proposal);
+    this.#storeEverywhere(nowMs, proposal, { type: "event", stamp, body });
   }
 
   /** Asks every voter to store (again) a SUBMIT this node holds; commits on a majority. */
-
   startConfirm(
     nowMs: number,
     entry: JobEntry,
@@ -434,11 +427,23 @@ export class ProposalDriver {
       entry.spec,
     );
     if (request !== undefined) proposal.requests.push(request);
-    const record: ReplicatedRecord = { type: "submit", stamp, spec: entry.spec };
+    this.#storeEverywhere(nowMs, proposal, { type: "submit", stamp, spec: entry.spec });
+  }
+
+  /**
+   * A confirm round's record (a SUBMIT, an EVENT) stored again here and sent to every voter
+   * not held down. Our own vote is the record written again, counted once that append is
+   * durable: a seq the tracker counts does not prove the job is on this disk (a restart's SKIP
+   * voids seqs a minority holds), and the job itself may have come by a handoff still being
+   * written.
+   */
+  #storeEverywhere(
+    nowMs: number,
+    proposal: Proposal,
+    record: Extract<ReplicatedRecord, { type: "submit" | "event" }>,
+  ): void {
+    const { stamp } = record;
     const bytes = this.#log.get(stamp.origin, stamp.seq) ?? encodeRecord(record);
-    // Our own vote is the SUBMIT written again, counted once that append is durable. A seq
-    // the tracker counts does not prove the job is on this disk (a restart's SKIP voids seqs
-    // a minority holds), and the job itself may have come by a handoff still being written.
     this.#host.addToBatch(bytes, record).votes.push(proposal.key);
     for (const peer of this.#peers) {
       if (!this.#ownership.isDown(peer)) this.#outbox.queue(peer, bytes);

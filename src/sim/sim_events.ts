@@ -13,26 +13,20 @@
  */
 
 import type { EndpointFields } from "../jobs/service.ts";
-import type { Rng } from "../lib/rng.ts";
-import { type DurabilityProbe, eventKey } from "./durability_probe.ts";
-import type { SimScheduler } from "./scheduler.ts";
+import { eventKey } from "./durability_probe.ts";
 import type { EventLog, SimEndpoint } from "./sim_history.ts";
-import type { SimProfile } from "./sim_profile.ts";
 import type { Slot } from "./sim_slot.ts";
+import type { WorkloadHost } from "./sim_workload.ts";
 
-/** What the event workload needs of the cluster around it. */
-export interface EventWorkloadHost {
-  readonly scheduler: SimScheduler;
-  readonly profile: SimProfile;
-  readonly probe: DurabilityProbe;
-  /** The event workload's own generator. */
-  readonly rng: Rng;
-  /** Virtual ms of workload before the heal. */
-  readonly chaosMs: number;
-  readonly slots: readonly Slot[];
+/**
+ * What the event workload needs of the cluster around it: the job workload's view of it
+ * (its `rng` the event workload's own generator), and where to record endpoints and events.
+ */
+export interface EventWorkloadHost
+  extends
+    Pick<WorkloadHost, "scheduler" | "profile" | "probe" | "rng" | "chaosMs" | "slots" | "trace"> {
   readonly endpoints: SimEndpoint[];
   readonly events: EventLog[];
-  trace(line: string): void;
 }
 
 /** The endpoints every run with events creates: URL host, event types. */

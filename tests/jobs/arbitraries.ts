@@ -14,12 +14,30 @@ import type {
 } from "../../src/jobs/job_model.ts";
 import { ATTEMPT_OUTCOMES } from "../../src/delivery/types.ts";
 import type { EventBody } from "../../src/jobs/event_model.ts";
+import type { JobTableOptions } from "../../src/jobs/job_table.ts";
 import {
   DISABLED_REASONS,
   type EndpointFields,
   type EndpointState,
   type EndpointVersion,
 } from "../../src/jobs/endpoint_model.ts";
+
+/** A job table's options for table tests: short retention, few dead letters, a day's window. */
+export function tableTestOptions(): JobTableOptions {
+  const hourMs = 3_600_000;
+  return {
+    historyMax: 5,
+    finishedRetentionMs: hourMs,
+    deadRetentionMs: 24 * hourMs,
+    deadLettersMax: 3,
+    idempotencyWindowMs: 24 * hourMs,
+    idempotencyClockSkewMs: 0,
+    stubRetentionMs: hourMs,
+    uncommittedRetentionMs: 24 * hourMs,
+    finishedTombstoneMs: 24 * hourMs,
+    finishedTombstonesMax: 1_000,
+  };
+}
 
 export const ORIGINS = ["10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.3:7000"];
 

@@ -10,23 +10,13 @@ import { JobTable } from "../../src/jobs/job_table.ts";
 import type { EventBody } from "../../src/jobs/event_model.ts";
 import { eventJobIds } from "../../src/jobs/event_table.ts";
 import type { JobRecord } from "../../src/jobs/job_model.ts";
+import { tableTestOptions } from "./arbitraries.ts";
 
 const HOUR = 3_600_000;
 const T0 = 1_800_000_000_000;
 
 function table(): JobTable {
-  return new JobTable({
-    historyMax: 5,
-    finishedRetentionMs: HOUR,
-    deadRetentionMs: 24 * HOUR,
-    deadLettersMax: 3,
-    idempotencyWindowMs: 24 * HOUR,
-    idempotencyClockSkewMs: 0,
-    stubRetentionMs: HOUR,
-    uncommittedRetentionMs: 24 * HOUR,
-    finishedTombstoneMs: 24 * HOUR,
-    finishedTombstonesMax: 1_000,
-  });
+  return new JobTable(tableTestOptions());
 }
 
 const BODY: EventBody = {
