@@ -13,12 +13,14 @@ import { sinkCommand } from "./src/cli/sink.ts";
 import { statusCommand } from "./src/cli/status.ts";
 import { submitCommand } from "./src/cli/submit.ts";
 import { endpointCommand } from "./src/cli/endpoint.ts";
+import { sendCommand } from "./src/cli/send.ts";
 
 const commands: readonly Command[] = [
   nodeCommand,
   clusterCommand,
   submitCommand,
   endpointCommand,
+  sendCommand,
   statusCommand,
   sinkCommand,
   benchCommand,

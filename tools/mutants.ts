@@ -533,6 +533,38 @@ const MUTANTS: Mutant[] = [
     to: "wallMs",
     tests: ["tests/jobs/endpoint_model_test.ts", "tests/jobs/endpoint_replication_test.ts"],
   },
+  {
+    name: "events-partial-fanout",
+    breaks: "an event record makes all of its jobs on every replica, or none (never part)",
+    file: "src/jobs/job_table.ts",
+    from: "        for (const job of body.jobs) {",
+    to: "        for (const job of body.jobs.slice(0, 1)) {",
+    tests: ["tests/jobs/event_replication_test.ts"],
+  },
+  {
+    name: "events-commit-one-job",
+    breaks: "an event's commit commits every one of its jobs",
+    file: "src/jobs/job_table.ts",
+    from: "      for (const jobId of eventJobIds(held.body)) {\n        const entry",
+    to: "      for (const jobId of eventJobIds(held.body).slice(0, 1)) {\n        const entry",
+    tests: ["tests/jobs/event_replication_test.ts"],
+  },
+  {
+    name: "events-answer-before-majority",
+    breaks: "an event is answered 202 only once it and all its jobs are durable on a majority",
+    file: "src/jobs/submit_path.ts",
+    from: "    proposal.eventRequests.push({ requestId, existing: false });\n",
+    to: "    done({ ok: true, id, type: request.type, jobs: jobs.length, existing: false });\n",
+    tests: ["tests/jobs/event_replication_test.ts"],
+  },
+  {
+    name: "events-webhook-id-is-job-id",
+    breaks: "every delivery of an event's job carries (and signs) the event's id as webhook-id",
+    file: "src/delivery/types.ts",
+    from: "  return job.webhookId ?? job.id;",
+    to: "  return job.id;",
+    tests: ["tests/delivery/engine_http_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -33,6 +33,12 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** An event type: printable ASCII without spaces (`invoice.paid`). */
 const EVENT_TYPE = /^[\x21-\x7e]+$/;
+
+/** Whether `t` is an event type: 1 to `eventTypeCharsMax` printable ASCII without spaces. */
+export function isEventType(t: unknown): t is string {
+  return typeof t === "string" && t.length <= ENDPOINT_LIMITS.eventTypeCharsMax &&
+    EVENT_TYPE.test(t);
+}
 const encoder = new TextEncoder();
 
 /** A create: `url` required; the rest default (every type, no limit, enabled, unordered). */
@@ -172,7 +178,7 @@ function decodeEventTypes(raw: unknown): Decoded<string[]> {
   }
   const types: string[] = [];
   for (const t of raw) {
-    if (typeof t !== "string" || t.length > charsMax || !EVENT_TYPE.test(t)) {
+    if (!isEventType(t)) {
       return invalid(
         "event_types",
         `each event type is 1-${charsMax} printable ASCII characters without spaces ` +

@@ -33,12 +33,14 @@ import type {
   ClusterView,
   EndpointOutcome,
   EndpointView,
+  EventView,
   JobService,
   JobView,
   SubmitRequest,
 } from "../jobs/service.ts";
 import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
 import { decodeEndpointCreate, decodeEndpointPatch } from "./endpoint_validate.ts";
+import { decodeEvent } from "./event_validate.ts";
 import { assert } from "../lib/assert.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
@@ -254,6 +256,16 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     };
   }
 
+  /** The request's `Idempotency-Key` header, checked (undefined when absent). */
+  function idempotencyKeyOf(request: Request): Result<string | undefined, ApiError> {
+    const header = request.headers.get("idempotency-key");
+    if (header === null) return ok(undefined);
+    return checkIdempotencyKey(header, {
+      field: "Idempotency-Key",
+      charsMax: limits.idempotencyKeyCharsMax,
+    });
+  }
+
   function reject(error: ApiError): Response {
     metrics.jobRejected(error.code);
     return errorResponse(error);
@@ -262,16 +274,9 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   async function submitJob(request: Request): Promise<Response> {
     const contentError = checkJsonContentType(request);
     if (contentError !== undefined) return reject(contentError);
-    const keyHeader = request.headers.get("idempotency-key");
-    let idempotencyKey: string | undefined;
-    if (keyHeader !== null) {
-      const key = checkIdempotencyKey(keyHeader, {
-        field: "Idempotency-Key",
-        charsMax: limits.idempotencyKeyCharsMax,
-      });
-      if (!key.ok) return reject(key.reason);
-      idempotencyKey = key.value;
-    }
+    const key = idempotencyKeyOf(request);
+    if (!key.ok) return reject(key.reason);
+    const idempotencyKey = key.value;
     return await admittedWithBody("submit", request, async (body) => {
       const decoded = decodeSubmit(body.value, limits, body);
       if (!decoded.ok) return reject(decoded.reason);
@@ -383,6 +388,41 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     return jsonResponse(200, body);
   }
 
+  /**
+   * `POST /v1/events`: fanned out to every endpoint that takes its type, 202 only once the
+   * event and all its jobs are durable on a majority (docs/endpoints.md).
+   */
+  async function submitEvent(request: Request): Promise<Response> {
+    const contentError = checkJsonContentType(request);
+    if (contentError !== undefined) return errorResponse(contentError);
+    const key = idempotencyKeyOf(request);
+    if (!key.ok) return errorResponse(key.reason);
+    const idempotencyKey = key.value;
+    return await admittedWithBody("event", request, async (body) => {
+      const decoded = decodeEvent(body.value, limits, body.numberTexts);
+      if (!decoded.ok) return errorResponse(decoded.reason);
+      const outcome = await service.submitEvent(
+        idempotencyKey === undefined ? decoded.value : { ...decoded.value, idempotencyKey },
+      );
+      if (!outcome.ok) return errorResponse(refusalError(outcome, config.retryAfterS));
+      return jsonResponse(
+        202,
+        { id: outcome.id, type: outcome.type, jobs: outcome.jobs, existing: outcome.existing },
+        { location: `/v1/events/${encodeURIComponent(outcome.id)}` },
+      );
+    });
+  }
+
+  function getEvent(rawId: string): Response {
+    const id = decodeJobId(rawId);
+    const view = id === undefined ? undefined : service.getEvent(id);
+    if (view === undefined) {
+      const shown = JSON.stringify(rawId.length > 64 ? `${rawId.slice(0, 64)}…` : rawId);
+      return errorResponse({ code: "not_found", message: `no event ${shown} on this node` });
+    }
+    return jsonResponse(200, eventJson(view));
+  }
+
   /** A generated Standard Webhooks secret: `whsec_` and the base64 of 24 random bytes. */
   function generatedSecret(): string {
     const bytes = randomBytes(ENDPOINT_SECRET_BYTES);
@@ -485,6 +525,10 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
         return await updateEndpoint(params.id!, request);
       case "deleteEndpoint":
         return await deleteEndpoint(params.id!);
+      case "submitEvent":
+        return await submitEvent(request);
+      case "getEvent":
+        return getEvent(params.id!);
       case "cluster":
         return jsonResponse(200, clusterJson(service.cluster()));
       case "openapi":
@@ -626,6 +670,22 @@ function noSuchEndpoint(id: string): ApiError {
 const ENDPOINT_SECRET_BYTES = 24;
 
 /** An endpoint in the API's (Svix-style, snake_case) field names; times as ISO 8601. */
+/** An event and, per endpoint, its job (docs/endpoints.md; the issue's snake_case names). */
+function eventJson(view: EventView): Record<string, unknown> {
+  return {
+    id: view.id,
+    type: view.type,
+    payload: view.payload,
+    created_at: new Date(view.createdAtMs).toISOString(),
+    jobs: view.jobs.map((j) => ({
+      endpoint_id: j.endpointId,
+      job_id: j.jobId,
+      state: j.state ?? null,
+      attempts: j.attemptsTotal,
+    })),
+  };
+}
+
 function endpointJson(view: EndpointView): Record<string, unknown> {
   return {
     id: view.id,

@@ -27,7 +27,7 @@ const JOB_REJECT_REASONS: readonly ApiErrorCode[] = [
   "internal",
 ];
 
-export type AdmissionRoute = "submit" | "batch" | "retry" | "endpoint";
+export type AdmissionRoute = "submit" | "batch" | "retry" | "endpoint" | "event";
 
 export class ApiMetrics {
   readonly #registry: MetricsRegistry;
@@ -47,7 +47,7 @@ export class ApiMetrics {
     this.#existing = registry.counter("hookd_api_jobs_total", jobs, { outcome: "existing" });
     // Registered up front so every series exists at 0 and rate() works from the first scrape.
     for (const reason of JOB_REJECT_REASONS) this.#rejectedCounter(reason);
-    for (const route of ["submit", "batch", "retry", "endpoint"] as const) {
+    for (const route of ["submit", "batch", "retry", "endpoint", "event"] as const) {
       this.#admission.set(
         route,
         registry.counter(

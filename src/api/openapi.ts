@@ -154,6 +154,24 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
     "500": response("Internal"),
     "503": response("Unavailable"),
   };
+  /** The optional `Idempotency-Key` header of a keyed submit, as `description` says it works. */
+  const keyHeader = (description: string): JsonObject => ({
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description,
+    schema: idempotencyKey,
+  });
+  /** A submit's answers: 202 with a Location and `answer`, the body errors, 409. */
+  const acceptedResponses = (description: string, location: string, answer: string) => ({
+    "202": {
+      description,
+      headers: { Location: { description: location, schema: { type: "string" } } },
+      content: jsonContent(ref(answer)),
+    },
+    ...bodyErrors,
+    "409": response("Conflict"),
+  });
   const limit: JsonObject = {
     name: "limit",
     in: "query",
@@ -189,34 +207,23 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           operationId: "submitJob",
           summary: "Submit one job; 202 once it is durable on a majority of the nodes.",
           security: bearer,
-          parameters: [{
-            name: "Idempotency-Key",
-            in: "header",
-            required: false,
-            description:
-              `A key names one job for ${
-                formatWindow(jobsDefaults.idempotencyWindowMs)
-              } after the first submit that used it (the idempotencyWindowMs setting, read on ` +
+          parameters: [keyHeader(
+            `A key names one job for ${
+              formatWindow(jobsDefaults.idempotencyWindowMs)
+            } after the first submit that used it (the idempotencyWindowMs setting, read on ` +
               "the clock of the node that takes each submit). Within that window the same key " +
               "with the same body returns that job's id (existing: true), on any node, and " +
               "with another body it is a 409. After the window the key is free again: a " +
               "submit with it makes a new job, with a new id and so a new webhook-id, " +
               "whatever its body; the earlier job is not changed. Node clocks differ, so " +
               "close to the end of the window (within their skew) either answer may come.",
-            schema: idempotencyKey,
-          }],
+          )],
           requestBody: jsonBody(ref("SubmitJob")),
-          responses: {
-            "202": {
-              description: "Accepted: durable on a majority.",
-              headers: {
-                Location: { description: "The job's URL", schema: { type: "string" } },
-              },
-              content: jsonContent(ref("SubmitAccepted")),
-            },
-            ...bodyErrors,
-            "409": response("Conflict"),
-          },
+          responses: acceptedResponses(
+            "Accepted: durable on a majority.",
+            "The job's URL",
+            "SubmitAccepted",
+          ),
         },
         get: {
           operationId: "listJobs",
@@ -371,6 +378,48 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             "404": response("NotFound"),
             "500": response("Internal"),
             "503": response("Unavailable"),
+          },
+        },
+      },
+      "/v1/events": {
+        post: {
+          operationId: "submitEvent",
+          summary: "Submit an event; it fans out to every endpoint that is not deleted, not " +
+            "disabled and takes its type (event_types empty or holding it), as this node's " +
+            "endpoint table holds them. 202 once the event and every one of its jobs are " +
+            "durable on a majority of the nodes, all in one record: all of them or none " +
+            "(503 no_quorum otherwise). jobs may be 0; the event is still recorded. Every " +
+            "delivery of the event carries its id as webhook-id, the same for every endpoint, " +
+            "the payload as the body, the endpoint's headers and Standard Webhooks signatures " +
+            "under the endpoint's secret, all as they were when the event was submitted.",
+          security: bearer,
+          parameters: [keyHeader(
+            `A key names one event for ${
+              formatWindow(jobsDefaults.idempotencyWindowMs)
+            } after the first submit that used it, as a job's key does: the same key with ` +
+              "the same type and payload returns that event (existing: true), with another " +
+              "body it is a 409; after the window it makes a new event.",
+          )],
+          requestBody: jsonBody(ref("SubmitEvent")),
+          responses: acceptedResponses(
+            "Accepted: the event and all its jobs durable on a majority.",
+            "The event's URL",
+            "EventAccepted",
+          ),
+        },
+      },
+      "/v1/events/{id}": {
+        get: {
+          operationId: "getEvent",
+          summary: "One event and, per endpoint it fanned out to, its job's id, state and " +
+            "attempts, from this node's table.",
+          security: bearer,
+          parameters: [id],
+          responses: {
+            "200": { description: "The event", content: jsonContent(ref("Event")) },
+            "401": response("Unauthorized"),
+            "404": response("NotFound"),
+            "500": response("Internal"),
           },
         },
       },
@@ -736,6 +785,72 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           properties: {
             items: { type: "array", items: ref("Endpoint") },
             nextCursor: { type: "string", description: "Absent on the last page." },
+          },
+        },
+        SubmitEvent: {
+          type: "object",
+          required: ["type", "payload"],
+          additionalProperties: false,
+          properties: {
+            type: {
+              type: "string",
+              minLength: 1,
+              maxLength: ENDPOINT_LIMITS.eventTypeCharsMax,
+              pattern: "^[\\x21-\\x7e]+$",
+              description: 'The event type endpoints subscribe to, e.g. "invoice.paid".',
+            },
+            payload: {
+              description: "Any JSON: the body of every delivery, sent compact (at most " +
+                `${limits.payloadBytesMax} bytes as JSON text; 413 past it).`,
+            },
+          },
+        },
+        EventAccepted: {
+          type: "object",
+          required: ["id", "type", "jobs", "existing"],
+          additionalProperties: false,
+          properties: {
+            id: { type: "string", description: "The event's id, every delivery's webhook-id." },
+            type: { type: "string" },
+            jobs: { type: "integer", minimum: 0, description: "Endpoints it fanned out to." },
+            existing: {
+              type: "boolean",
+              description: "True when an Idempotency-Key matched an earlier event.",
+            },
+          },
+        },
+        Event: {
+          type: "object",
+          required: ["id", "type", "payload", "created_at", "jobs"],
+          additionalProperties: false,
+          properties: {
+            id: { type: "string" },
+            type: { type: "string" },
+            payload: { type: "string", description: "The JSON text every job delivers." },
+            created_at: { type: "string", format: "date-time" },
+            jobs: {
+              type: "array",
+              items: {
+                type: "object",
+                required: ["endpoint_id", "job_id", "state", "attempts"],
+                additionalProperties: false,
+                properties: {
+                  endpoint_id: { type: "string" },
+                  job_id: {
+                    type: "string",
+                    description: "The job's id (GET /v1/jobs/{id}): the event's id, a dot, " +
+                      "the endpoint's id.",
+                  },
+                  state: {
+                    type: ["string", "null"],
+                    enum: [null, "pending", "delivering", "delivered", "dead"],
+                    description: "null once this node no longer holds the job (finished and " +
+                      "compacted).",
+                  },
+                  attempts: { type: "integer", minimum: 0 },
+                },
+              },
+            },
           },
         },
         EndpointDeleted: {

@@ -19,6 +19,8 @@ export type RouteId =
   | "getEndpoint"
   | "updateEndpoint"
   | "deleteEndpoint"
+  | "submitEvent"
+  | "getEvent"
   | "cluster"
   | "openapi"
   | "metrics"
@@ -52,6 +54,8 @@ export const ROUTES: readonly Route[] = Object.freeze(
     { id: "getEndpoint", method: "GET", path: "/v1/endpoints/{id}" },
     { id: "updateEndpoint", method: "PATCH", path: "/v1/endpoints/{id}" },
     { id: "deleteEndpoint", method: "DELETE", path: "/v1/endpoints/{id}" },
+    { id: "submitEvent", method: "POST", path: "/v1/events" },
+    { id: "getEvent", method: "GET", path: "/v1/events/{id}" },
     { id: "cluster", method: "GET", path: "/v1/cluster" },
     { id: "openapi", method: "GET", path: "/v1/openapi.json" },
     { id: "metrics", method: "GET", path: "/metrics" },

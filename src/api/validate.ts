@@ -173,8 +173,8 @@ function decodeJob(
   return ok(checked.value);
 }
 
-/** The job's payload as the JSON text the store keeps and the receiver gets. */
-function encodePayload(
+/** The job's (or event's) payload as the JSON text the store keeps and the receiver gets. */
+export function encodePayload(
   job: Readonly<Record<string, unknown>>,
   numberTexts: NumberTexts | undefined,
 ): Decoded<string> {

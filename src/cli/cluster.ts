@@ -56,6 +56,8 @@ const SINK_PATH = "/hook";
 const EXAMPLE_PAYLOAD = '{"hello":"hookd"}';
 /** The target printed when there is no local sink: nodes refuse loopback targets then. */
 const EXAMPLE_PUBLIC_TARGET = "https://example.com/webhook";
+/** The event type of the printed `endpoint add` and `send` (with --sink). */
+const EXAMPLE_EVENT_TYPE = "example.created";
 
 export const clusterCommand: LeafCommand = {
   spec: {
@@ -192,6 +194,9 @@ export const clusterCommand: LeafCommand = {
         dashboard: `${api[ids[0]!]}/`,
         submit_command: commands.submit,
         status_command: commands.status,
+        ...(commands.endpointAdd !== undefined
+          ? { endpoint_add_command: commands.endpointAdd, send_command: commands.send }
+          : {}),
       });
       console.error(
         readyBlock(specs, api, cluster.dataRoot, dataRoot !== undefined, sink, commands),
@@ -377,6 +382,9 @@ async function waitForReady(
 interface ExampleCommands {
   submit: string;
   status: string;
+  /** With --sink: an endpoint for the sink, and an event it takes (both work as printed). */
+  endpointAdd?: string;
+  send?: string;
 }
 
 function exampleCommands(
@@ -401,7 +409,37 @@ function exampleCommands(
     ...wait,
   ];
   const status = [...hookd, "status", "--node", nodes];
-  return { submit: submit.map(shellQuote).join(" "), status: status.map(shellQuote).join(" ") };
+  const line = (words: readonly string[]) => words.map(shellQuote).join(" ");
+  if (sink === undefined) return { submit: line(submit), status: line(status) };
+  // The endpoint and the event go to the same first node, which so holds the endpoint when
+  // the event fans out (the API's read-your-writes through one node, docs/endpoints.md).
+  const endpointAdd = [
+    ...hookd,
+    "endpoint",
+    "add",
+    "--node",
+    nodes,
+    ...target,
+    "--event-type",
+    EXAMPLE_EVENT_TYPE,
+  ];
+  const send = [
+    ...hookd,
+    "send",
+    "--node",
+    nodes,
+    "--type",
+    EXAMPLE_EVENT_TYPE,
+    "--data",
+    EXAMPLE_PAYLOAD,
+    "--wait",
+  ];
+  return {
+    submit: line(submit),
+    status: line(status),
+    endpointAdd: line(endpointAdd),
+    send: line(send),
+  };
 }
 
 function readyBlock(
@@ -435,6 +473,13 @@ function readyBlock(
       ? "Submit a job to the local sink and follow it until it is delivered:"
       : "Submit a job (run `hookd cluster --sink` for a local receiver to deliver to):",
     `  ${commands.submit}`,
+    ...(commands.endpointAdd !== undefined && commands.send !== undefined
+      ? [
+        `Add an endpoint for the sink that takes ${EXAMPLE_EVENT_TYPE} events, then send one:`,
+        `  ${commands.endpointAdd}`,
+        `  ${commands.send}`,
+      ]
+      : []),
     "See the cluster: members, jobs by state, submit rate, delivery p99:",
     `  ${commands.status}`,
     "Ctrl-C stops every node" + (sink !== undefined ? " and the sink." : "."),

@@ -34,6 +34,10 @@ const spec: CommandSpec = {
       default: "1..100",
     },
     seed: { type: "string", valueName: "N", help: "Run (replay) this one seed only" },
+    events: {
+      type: "boolean",
+      help: "The workload also creates endpoints and sends events to them (checked too)",
+    },
     "chaos-ms": {
       type: "string",
       valueName: "MS",
@@ -73,6 +77,7 @@ export const simCommand: LeafCommand = {
     const chaosRaw = stringFlag(args.values, "chaos-ms");
     const drainRaw = stringFlag(args.values, "drain-ms");
     const base: Omit<ClusterSimOptions, "seed"> = {
+      ...(booleanFlag(args.values, "events") ? { events: true } : {}),
       ...(chaosRaw !== undefined
         ? { chaosMs: numberFlag(args.values, "chaos-ms", 0, { min: 1_000, integer: true }) }
         : {}),

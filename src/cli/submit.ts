@@ -20,6 +20,7 @@ import { isAbsolute, resolve } from "node:path";
 import {
   booleanFlag,
   type CommandSpec,
+  type FlagSpec,
   type FlagValues,
   numberFlag,
   stringFlag,
@@ -39,7 +40,13 @@ import {
   EXIT_WAIT_ENDED,
   isUnavailable,
 } from "./api_client.ts";
-import { decodeJobJson, followJob, type JobJson, type JobRead } from "./job_follow.ts";
+import {
+  decodeJobJson,
+  followJob,
+  type FollowOutcome,
+  type JobJson,
+  type JobRead,
+} from "./job_follow.ts";
 import { describeAttempt, describeFinal, describeProgress, formatDuration } from "./render.ts";
 import { apiDefaults } from "../config/api.ts";
 import { deliveryDefaults } from "../config/delivery.ts";
@@ -50,18 +57,38 @@ import { readTextAtMost } from "../lib/bounded_text.ts";
 /** Where `--secret` is read from when the flag is absent. */
 export const WEBHOOK_SECRET_ENV = "HOOKD_WEBHOOK_SECRET";
 
+/** The payload flags `submit` and `send` share (`payloadFromFlags` reads them). */
+export const payloadFlags: Record<string, FlagSpec> = {
+  data: { type: "string", valueName: "JSON", help: "Payload, JSON text (default: {})" },
+  file: {
+    type: "string",
+    valueName: "FILE",
+    help: "Payload read from a JSON file ('-' reads stdin); instead of --data",
+  },
+};
+
+/** `--wait-timeout` and `--json`, as `submit` and `send` take them (`commonPlan` reads them). */
+export const followFlags: Record<string, FlagSpec> = {
+  "wait-timeout": {
+    type: "string",
+    valueName: "S",
+    help: `Stop following after S seconds (exit 4; it goes on) (default: ${
+      cliConfig.waitTimeoutMs / 1000
+    })`,
+  },
+  json: {
+    type: "boolean",
+    help: "Print JSON lines instead: the answer, then (--wait) the final state of each job",
+  },
+};
+
 const spec: CommandSpec = {
   name: "submit",
   summary: "Submit a webhook job to a node's API and print its id (--wait: follow it)",
   flags: {
     ...apiClientFlags,
     url: { type: "string", valueName: "URL", help: "Target the job is POSTed to (http or https)" },
-    data: { type: "string", valueName: "JSON", help: "Payload, JSON text (default: {})" },
-    file: {
-      type: "string",
-      valueName: "FILE",
-      help: "Payload read from a JSON file ('-' reads stdin); instead of --data",
-    },
+    ...payloadFlags,
     header: {
       type: "string",
       valueName: "K:V",
@@ -92,21 +119,11 @@ const spec: CommandSpec = {
         `Per-attempt timeout, at most ${deliveryDefaults.attemptTimeoutMaxMs} (default: the node's, ${deliveryDefaults.attemptTimeoutMs})`,
     },
     wait: { type: "boolean", help: "Follow the job until delivered (exit 0) or dead (exit 1)" },
-    "wait-timeout": {
-      type: "string",
-      valueName: "S",
-      help: `Stop following after S seconds (exit 4; the job goes on) (default: ${
-        cliConfig.waitTimeoutMs / 1000
-      })`,
-    },
-    json: {
-      type: "boolean",
-      help: "Print JSON lines instead: the submit's answer, then (--wait) the final job",
-    },
+    ...followFlags,
   },
 };
 
-interface SubmitPlan {
+export interface SubmitPlan {
   body: string;
   idempotencyKey: string;
   wait: boolean;
@@ -121,42 +138,8 @@ export const submitCommand: LeafCommand = {
     const plan = await planFromFlags(args.values);
     const out = plan.json ? undefined : (line: string) => console.log(line);
 
-    // One pass over the nodes: the first that takes the job answers for it.
-    const tried: ApiAnswer[] = [];
-    let accepted: { node: string; id: string; existing: boolean } | undefined;
-    for (const node of client.nodes) {
-      const answer = await client.request(node, "POST", "/v1/jobs", {
-        body: plan.body,
-        headers: { "idempotency-key": plan.idempotencyKey },
-      });
-      tried.push(answer);
-      if (isUnavailable(answer)) continue;
-      if (answer.kind === "answered" && answer.status === 202) {
-        const id = idOf(answer.json);
-        if (id === undefined) {
-          console.error(
-            `hookd submit: ${node} answered 202 without a job id: ${answer.text.slice(0, 200)}`,
-          );
-          return EXIT_FAILURE;
-        }
-        accepted = {
-          node,
-          id,
-          existing: (answer.json as { existing?: unknown }).existing === true,
-        };
-        break;
-      }
-      const hint = apiErrorOf(answer)?.code === "unauthorized"
-        ? ` (pass --api-token or set $${API_TOKEN_ENV})`
-        : "";
-      console.error(`hookd submit: refused by ${describeAnswer(answer)}${hint}`);
-      return EXIT_FAILURE;
-    }
-    if (accepted === undefined) {
-      const why = tried.map(describeAnswer).join("; ");
-      console.error(`hookd submit: no node took the job (safe to try again): ${why}`);
-      return EXIT_UNAVAILABLE;
-    }
+    const accepted = await postToFirstNode(client, "hookd submit", "/v1/jobs", plan);
+    if (typeof accepted === "number") return accepted;
     if (plan.json) {
       console.log(
         JSON.stringify({ id: accepted.id, existing: accepted.existing, node: accepted.node }),
@@ -169,39 +152,7 @@ export const submitCommand: LeafCommand = {
     }
     if (!plan.wait) return EXIT_OK;
 
-    // Follow from the node that took it first: it holds the job committed.
-    const order = [accepted.node, ...client.nodes.filter((n) => n !== accepted.node)];
-    const read = async (): Promise<JobRead> => {
-      const problems: string[] = [];
-      for (const node of order) {
-        const answer = await client.request(
-          node,
-          "GET",
-          `/v1/jobs/${encodeURIComponent(accepted.id)}`,
-        );
-        if (answer.kind === "answered" && answer.status === 200) {
-          const job = decodeJobJson(answer.json);
-          if (job !== undefined) return { ok: true, job };
-        }
-        problems.push(describeAnswer(answer));
-        if (answer.kind === "answered" && answer.status === 401) break;
-      }
-      return { ok: false, reason: problems.join("; ") };
-    };
-    const outcome = await followJob({
-      read,
-      runtime: realRuntime,
-      timeoutMs: plan.waitTimeoutMs,
-      pollFirstMs: cliConfig.waitPollFirstMs,
-      pollMaxMs: cliConfig.waitPollMaxMs,
-      onChange: (job, previous) => {
-        if (plan.json) return;
-        const seen = previous?.attempts.length ?? 0;
-        for (const attempt of job.attempts.slice(seen)) {
-          if (attempt.outcome !== "success") console.error(describeAttempt(attempt));
-        }
-      },
-    });
+    const outcome = await followOne(client, accepted.node, accepted.id, plan, "");
     if (outcome.kind === "finished") {
       if (plan.json) console.log(JSON.stringify(outcome.job));
       else out!(describeFinal(outcome.job));
@@ -223,25 +174,118 @@ export const submitCommand: LeafCommand = {
   },
 };
 
-async function planFromFlags(flags: FlagValues): Promise<SubmitPlan> {
-  const url = stringFlag(flags, "url");
-  if (url === undefined || url === "") throw new UsageError("hookd submit: --url URL is required");
+/**
+ * POSTs `body` to the nodes in turn with its Idempotency-Key: the first that takes it (202)
+ * answers for it. Returns the node and its answer's id, or the exit code after saying why
+ * (1: refused; 3: no node took it). `command` names the command in messages.
+ */
+export async function postToFirstNode(
+  client: ApiClient,
+  command: string,
+  path: string,
+  request: { readonly body: string; readonly idempotencyKey: string },
+): Promise<{ node: string; id: string; existing: boolean; json: unknown } | number> {
+  const tried: ApiAnswer[] = [];
+  for (const node of client.nodes) {
+    const answer = await client.request(node, "POST", path, {
+      body: request.body,
+      headers: { "idempotency-key": request.idempotencyKey },
+    });
+    tried.push(answer);
+    if (isUnavailable(answer)) continue;
+    if (answer.kind === "answered" && answer.status === 202) {
+      const id = idOf(answer.json);
+      if (id === undefined) {
+        console.error(
+          `${command}: ${node} answered 202 without an id: ${answer.text.slice(0, 200)}`,
+        );
+        return EXIT_FAILURE;
+      }
+      const existing = (answer.json as { existing?: unknown }).existing === true;
+      return { node, id, existing, json: answer.json };
+    }
+    const hint = apiErrorOf(answer)?.code === "unauthorized"
+      ? ` (pass --api-token or set $${API_TOKEN_ENV})`
+      : "";
+    console.error(`${command}: refused by ${describeAnswer(answer)}${hint}`);
+    return EXIT_FAILURE;
+  }
+  const why = tried.map(describeAnswer).join("; ");
+  console.error(`${command}: no node took it (safe to try again): ${why}`);
+  return EXIT_UNAVAILABLE;
+}
+
+/**
+ * Follows job `id` (read from `first` first) until it is finished or the plan's wait is over,
+ * printing each failed attempt on stderr as it happens (after `prefix`) unless `--json`.
+ */
+export function followOne(
+  client: ApiClient,
+  first: string,
+  id: string,
+  plan: Pick<SubmitPlan, "json" | "waitTimeoutMs">,
+  prefix: string,
+): Promise<FollowOutcome> {
+  return followJob({
+    read: jobReader(client, first, id),
+    runtime: realRuntime,
+    timeoutMs: plan.waitTimeoutMs,
+    pollFirstMs: cliConfig.waitPollFirstMs,
+    pollMaxMs: cliConfig.waitPollMaxMs,
+    onChange: (job, previous) => {
+      if (plan.json) return;
+      const seen = previous?.attempts.length ?? 0;
+      for (const attempt of job.attempts.slice(seen)) {
+        if (attempt.outcome !== "success") console.error(prefix + describeAttempt(attempt));
+      }
+    },
+  });
+}
+
+/** Reads job `id`, from `first` (the node that took it, which holds it committed) first. */
+export function jobReader(client: ApiClient, first: string, id: string): () => Promise<JobRead> {
+  const order = [first, ...client.nodes.filter((n) => n !== first)];
+  return async () => {
+    const problems: string[] = [];
+    for (const node of order) {
+      const answer = await client.request(node, "GET", `/v1/jobs/${encodeURIComponent(id)}`);
+      if (answer.kind === "answered" && answer.status === 200) {
+        const job = decodeJobJson(answer.json);
+        if (job !== undefined) return { ok: true, job };
+      }
+      problems.push(describeAnswer(answer));
+      if (answer.kind === "answered" && answer.status === 401) break;
+    }
+    return { ok: false, reason: problems.join("; ") };
+  };
+}
+
+/**
+ * The payload text from `--data` (default `{}`) or `--file` (`-`: stdin), checked to be JSON;
+ * the text itself is sent, since a parse turns 64-bit ids, 1e400 or 1.10 into other numbers.
+ */
+export async function payloadFromFlags(command: string, flags: FlagValues): Promise<string> {
   const data = stringFlag(flags, "data");
   const file = stringFlag(flags, "file");
   if (data !== undefined && file !== undefined) {
-    throw new UsageError("hookd submit: give --data or --file, not both");
+    throw new UsageError(`${command}: give --data or --file, not both`);
   }
   const payloadText = file !== undefined ? await readPayloadFile(file) : data ?? "{}";
   try {
-    // Checked only: the text itself is sent (jobBody), since a parse turns 64-bit ids,
-    // 1e400 or 1.10 into other numbers.
     JSON.parse(payloadText);
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     throw new UsageError(
-      `hookd submit: the payload (${file !== undefined ? file : "--data"}) is not JSON: ${why}`,
+      `${command}: the payload (${file !== undefined ? file : "--data"}) is not JSON: ${why}`,
     );
   }
+  return payloadText;
+}
+
+async function planFromFlags(flags: FlagValues): Promise<SubmitPlan> {
+  const url = stringFlag(flags, "url");
+  if (url === undefined || url === "") throw new UsageError("hookd submit: --url URL is required");
+  const payloadText = await payloadFromFlags("hookd submit", flags);
   const headers = headerFlags("hookd submit", flags);
   const secret = stringFlag(flags, "secret") ?? Deno.env.get(WEBHOOK_SECRET_ENV);
   const body: Record<string, unknown> = { url };
@@ -253,14 +297,18 @@ async function planFromFlags(flags: FlagValues): Promise<SubmitPlan> {
   if (stringFlag(flags, "timeout-ms") !== undefined) {
     body.timeoutMs = numberFlag(flags, "timeout-ms", 0, { min: 1, integer: true });
   }
+  return { body: jobBody(body, payloadText), ...commonPlan("hookd submit", flags) };
+}
+
+/** The flags `submit` and `send` share: the key (random unless given), --wait, --json. */
+export function commonPlan(command: string, flags: FlagValues): Omit<SubmitPlan, "body"> {
   const key = stringFlag(flags, "idempotency-key") ?? `hookd-cli-${crypto.randomUUID()}`;
-  if (key === "") throw new UsageError("hookd submit: --idempotency-key is empty");
+  if (key === "") throw new UsageError(`${command}: --idempotency-key is empty`);
   const waitTimeoutS = numberFlag(flags, "wait-timeout", cliConfig.waitTimeoutMs / 1000, {
     min: 0,
     max: 7 * 86_400,
   });
   return {
-    body: jobBody(body, payloadText),
     idempotencyKey: key,
     wait: booleanFlag(flags, "wait"),
     waitTimeoutMs: waitTimeoutS * 1000,

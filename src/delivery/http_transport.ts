@@ -20,7 +20,7 @@ import { checkScheme, denoResolver, type Resolver, resolveTarget } from "./ssrf_
 import { PinnedRelay, type RelayTarget } from "./pinned_relay.ts";
 import { webhookHeaders } from "./signing.ts";
 import { Http1Client } from "./http1_client.ts";
-import type { AttemptResult, DeliveryJob } from "./types.ts";
+import { type AttemptResult, type DeliveryJob, webhookIdOf } from "./types.ts";
 
 export interface AttemptRequest {
   readonly job: DeliveryJob;
@@ -369,7 +369,7 @@ function requestHeaders(job: DeliveryJob, timestampSeconds: number): Headers {
   // A User-Agent by default (a job may set its own): web firewalls refuse requests without one.
   const headers = new Headers({ "content-type": "application/json", "user-agent": USER_AGENT });
   for (const [name, value] of Object.entries(job.headers ?? {})) headers.set(name, value);
-  const signed = webhookHeaders(job.secrets, job.id, timestampSeconds, job.payload);
+  const signed = webhookHeaders(job.secrets, webhookIdOf(job), timestampSeconds, job.payload);
   for (const [name, value] of Object.entries(signed)) headers.set(name, value);
   if (job.submittedAtMs !== undefined) headers.set(SUBMITTED_AT_HEADER, String(job.submittedAtMs));
   return headers;

@@ -21,7 +21,7 @@
 import { JOB_LIMITS } from "../config/job_limits.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import { checkSecret, validateSubmit } from "./submit_validation.ts";
-import type { DeliveryJob } from "./types.ts";
+import { type DeliveryJob, webhookIdOf } from "./types.ts";
 
 export { SECRET_BYTES_MAX, SECRET_BYTES_MIN } from "./submit_validation.ts";
 
@@ -51,9 +51,15 @@ const STORED_TIMEOUT_MS_MAX = 0xffff_ffff;
 
 /** Why `job` can never be delivered, or ok. The reason is a sentence for the dead letter. */
 export function checkJob(job: DeliveryJob, limits: JobLimits): Result<void> {
-  if (job.id.length === 0 || job.id.length > JOB_ID_CHARS_MAX || !JOB_ID.test(job.id)) {
+  // The id that is signed ("id.timestamp.body") is the `webhook-id`: an event's jobs sign
+  // their event's id, and their own ids ("event.endpoint") are never signed.
+  const signedId = webhookIdOf(job);
+  if (
+    signedId.length === 0 || signedId.length > JOB_ID_CHARS_MAX || !JOB_ID.test(signedId) ||
+    job.id.length === 0 || job.id.length > JOB_ID_CHARS_MAX
+  ) {
     return err(
-      `job id ${JSON.stringify(job.id.slice(0, 64))} must be 1-${JOB_ID_CHARS_MAX} ` +
+      `job id ${JSON.stringify(signedId.slice(0, 64))} must be 1-${JOB_ID_CHARS_MAX} ` +
         'visible ASCII characters without "." (it is signed as "id.timestamp.body")',
     );
   }

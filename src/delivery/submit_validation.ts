@@ -101,21 +101,26 @@ function problem(field: SubmitProblem["field"], message: string): Result<never, 
 }
 
 /** `request` if it meets every rule, or the first field that does not. */
+/** Why a payload is refused (not text, or past `payloadMax` UTF-8 bytes), or undefined. */
+export function payloadRefusal(payload: unknown, payloadMax: number): string | undefined {
+  // UTF-8 needs at most 3 bytes per UTF-16 unit: most payloads skip the encode.
+  if (
+    typeof payload !== "string" ||
+    (payload.length * 3 > payloadMax && encoder.encode(payload).length > payloadMax)
+  ) {
+    return `payload is larger than ${payloadMax} bytes as JSON text`;
+  }
+  return undefined;
+}
+
 export function validateSubmit(
   request: SubmitRequest,
   limits: SubmitLimits,
 ): Result<SubmitRequest, SubmitProblem> {
   const url = checkUrl(request.url, limits.allowPrivateTargets);
   if (url !== undefined) return problem("url", url);
-  const payloadMax = limits.payloadBytesMax;
-  // UTF-8 needs at most 3 bytes per UTF-16 unit: most payloads skip the encode.
-  if (
-    typeof request.payload !== "string" ||
-    (request.payload.length * 3 > payloadMax &&
-      encoder.encode(request.payload).length > payloadMax)
-  ) {
-    return problem("payload", `payload is larger than ${payloadMax} bytes as JSON text`);
-  }
+  const payload = payloadRefusal(request.payload, limits.payloadBytesMax);
+  if (payload !== undefined) return problem("payload", payload);
   if (request.headers !== undefined) {
     const headers = checkHeaders(request.headers, limits.jobHeadersBytesMax);
     if (headers !== undefined) return problem("headers", headers);

@@ -22,6 +22,11 @@
 export interface DeliveryJob {
   /** Unique id, sent as `webhook-id` on every attempt so receivers can drop duplicates. */
   readonly id: string;
+  /**
+   * Sent as `webhook-id` instead of `id` when set: an event's jobs carry the event's id, the
+   * same for every endpoint it fans out to (docs/endpoints.md).
+   */
+  readonly webhookId?: string;
   /** http(s) target. */
   readonly url: string;
   /** Request body, sent as UTF-8 and signed exactly as given. */
@@ -42,6 +47,11 @@ export interface DeliveryJob {
    * sink can measure end-to-end latency; also the start of the delivery latency histogram.
    */
   readonly submittedAtMs?: number;
+}
+
+/** The `webhook-id` a job's attempts carry (and sign): its event's id, or its own. */
+export function webhookIdOf(job: Pick<DeliveryJob, "id" | "webhookId">): string {
+  return job.webhookId ?? job.id;
 }
 
 /** Where a job resumes when its store hands it over with attempts already made. */

@@ -147,7 +147,9 @@ export class AppendBatcher {
   /** Adds a record to the batch being built (the caller emits a full one first). */
   add(bytes: Uint8Array, record: JobRecord): AppendBatch {
     const batch = this.current();
-    if (record.type !== "commit" && record.type !== "done") batch.awaitedRecords = true;
+    if (record.type !== "commit" && record.type !== "event-commit" && record.type !== "done") {
+      batch.awaitedRecords = true;
+    }
     batch.records.push(bytes);
     batch.bytes += bytes.length + 4;
     const deadJobId = record.type === "dead"

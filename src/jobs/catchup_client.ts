@@ -331,7 +331,7 @@ export class CatchupClient {
       for (const { record, bytes } of m.records) {
         if (
           record.type !== "state" && record.type !== "key" && record.type !== "gone" &&
-          record.type !== "endpoint-state"
+          record.type !== "endpoint-state" && record.type !== "event-state"
         ) continue;
         if (assembling && record.type === "state") ex.snapshotIds!.add(record.state.jobId);
         const effect = this.#host.applyAndReact(nowMs, record, wallMs);

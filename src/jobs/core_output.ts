@@ -9,7 +9,7 @@
 import type { DeliveryJob, ResumeState } from "../delivery/types.ts";
 import type { EndpointState } from "./endpoint_model.ts";
 import type { JobStateSnapshot } from "./job_model.ts";
-import type { RefusalCode, SubmitOutcome } from "./service.ts";
+import type { EventOutcome, RefusalCode, SubmitOutcome } from "./service.ts";
 
 export type ReplicationOutput =
   /** Append `payload` to the WAL; call `persisted(token)` once it is durable. */
@@ -27,6 +27,12 @@ export type ReplicationOutput =
     readonly type: "endpoint-done";
     readonly requestId: number;
     readonly outcome: { readonly ok: true; readonly endpoint: EndpointState } | Refusal;
+  }
+  | {
+    /** An event (and every job of it) is durable on a majority, or refused. */
+    readonly type: "event-done";
+    readonly requestId: number;
+    readonly outcome: EventOutcome;
   }
   | {
     readonly type: "query-done";

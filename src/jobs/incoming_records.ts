@@ -39,7 +39,7 @@ export interface IncomingRecordsOptions {
   /** Largest WAL append the shell's WAL takes (`wal.recordBytesMax`). */
   readonly walRecordBytesMax: number;
   readonly metrics: Pick<CoreMetrics, "acksSent">;
-  readonly table: Pick<JobTable, "get" | "keyTombstone" | "liveIncarnation">;
+  readonly table: Pick<JobTable, "get" | "keyTombstone" | "liveIncarnation" | "event" | "events">;
   readonly tracker: Pick<SeqTracker, "has">;
   readonly catchupLog: Pick<CatchupLog, "add">;
   readonly appends: Pick<AppendBatcher, "notDurableToken" | "batchFor" | "nextToken">;
@@ -84,10 +84,16 @@ export class IncomingRecords {
         continue;
       }
       const wantsAck = ack &&
-        (record.type === "submit" || record.type === "revive" || record.type === "endpoint");
+        (record.type === "submit" || record.type === "revive" || record.type === "endpoint" ||
+          record.type === "event");
       if (
         this.#tracker.has(record.stamp.origin, record.stamp.seq) &&
-        (!wantsAck || record.type !== "submit" || this.#holdsSubmit(record.spec.id))
+        (!wantsAck ||
+          (record.type === "submit"
+            ? this.#holdsSubmit(record.spec.id)
+            : record.type === "event"
+            ? this.#holdsEvent(record.body.event.id)
+            : true))
       ) {
         if (wantsAck) immediate.push(this.#ackFor(record));
         continue;
@@ -122,7 +128,39 @@ export class IncomingRecords {
       this.#table.keyTombstone(jobId) !== undefined;
   }
 
+  /** Whether this node holds event `eventId` (or the key it left): as `#holdsSubmit`, for events. */
+  #holdsEvent(eventId: string): boolean {
+    return this.#table.event(eventId) !== undefined ||
+      this.#table.keyTombstone(eventId) !== undefined;
+  }
+
+  /**
+   * An event's ACK: put-if-absent by the event's id (a keyed event's id is its key's): held
+   * with another body is a conflict, the key of a finished one answers `finished`.
+   */
+  #eventAck(record: Extract<ReplicatedRecord, { type: "event" }>, conflicted: boolean): AckEntry {
+    const id = record.body.event.id;
+    const held = this.#table.events.get(id);
+    if (held === undefined) {
+      const tombstone = this.#table.keyTombstone(id);
+      if (tombstone === undefined) return { stamp: record.stamp, status: "ok", bodyHash: "" };
+      const status: AckStatus = tombstone.bodyHash === record.body.event.bodyHash
+        ? "finished"
+        : "conflict_committed";
+      return { stamp: record.stamp, status, bodyHash: tombstone.bodyHash };
+    }
+    if (conflicted || held.bodyHash !== record.body.event.bodyHash) {
+      return {
+        stamp: record.stamp,
+        status: held.committed ? "conflict_committed" : "conflict",
+        bodyHash: held.bodyHash,
+      };
+    }
+    return { stamp: record.stamp, status: "ok", bodyHash: "" };
+  }
+
   #ackFor(record: ReplicatedRecord, conflicted = false): AckEntry {
+    if (record.type === "event") return this.#eventAck(record, conflicted);
     if (record.type !== "submit") return { stamp: record.stamp, status: "ok", bodyHash: "" };
     const entry = this.#table.get(record.spec.id);
     const key = record.spec.idempotencyKey;

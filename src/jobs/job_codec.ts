@@ -17,6 +17,7 @@ import { JOB_LIMITS } from "../config/job_limits.ts";
 import { ATTEMPT_OUTCOMES } from "../delivery/types.ts";
 import { readHeaders, writeHeaders } from "./header_fields.ts";
 import { readEndpointState, writeEndpointState } from "./endpoint_codec.ts";
+import { readEventBody, writeEventBody } from "./event_codec.ts";
 import {
   type AttemptEntry,
   type HeldRanges,
@@ -68,11 +69,14 @@ const RECORD_CODES = {
   revive: 6,
   skip: 7,
   endpoint: 8,
+  event: 9,
+  "event-commit": 10,
   state: 20,
   key: 21,
   meta: 22,
   gone: 23,
   "endpoint-state": 24,
+  "event-state": 25,
 } as const satisfies Record<JobRecord["type"], number>;
 
 const PHASES: readonly JobPhase[] = ["pending", "dead", "delivered"];
@@ -92,6 +96,13 @@ export function readStamp(r: ByteReader): Stamp {
   return { origin, seq };
 }
 
+/**
+ * Set on a spec's secret count when a `webhookId` follows the secrets (an event's job). A job
+ * without one is written as before the field existed, so older logs and peers read the same
+ * bytes (as `ATTEMPT_RETRY_FLAG` does for attempts).
+ */
+const SPEC_WEBHOOK_ID_FLAG = 0x80;
+
 function writeSpec(w: ByteWriter, s: JobSpec): void {
   w.str(s.id, CODEC_LIMITS.idBytesMax).str(s.url, CODEC_LIMITS.urlBytesMax);
   w.str(s.payload, CODEC_LIMITS.payloadBytesMax);
@@ -100,8 +111,9 @@ function writeSpec(w: ByteWriter, s: JobSpec): void {
     s.secrets.length <= CODEC_LIMITS.secretsMax,
     `${s.secrets.length} secrets exceed secretsMax`,
   );
-  w.u8(s.secrets.length);
+  w.u8(s.secrets.length | (s.webhookId !== undefined ? SPEC_WEBHOOK_ID_FLAG : 0));
   for (const secret of s.secrets) w.str(secret, CODEC_LIMITS.secretBytesMax);
+  if (s.webhookId !== undefined) w.str(s.webhookId, CODEC_LIMITS.idBytesMax);
   w.u32(s.timeoutMs).u16(s.maxAttempts).f64(s.submittedAtMs);
   w.optStr(s.idempotencyKey, CODEC_LIMITS.keyBytesMax).str(s.bodyHash, CODEC_LIMITS.hashBytesMax);
 }
@@ -111,10 +123,15 @@ function readSpec(r: ByteReader): JobSpec {
   const url = r.str(CODEC_LIMITS.urlBytesMax);
   const payload = r.str(CODEC_LIMITS.payloadBytesMax);
   const headers = readHeaders(r);
-  const secretCount = r.u8();
+  const countByte = r.u8();
+  const secretCount = countByte & ~SPEC_WEBHOOK_ID_FLAG;
   if (secretCount > CODEC_LIMITS.secretsMax) throw new DecodeError("too many secrets");
   const secrets: string[] = [];
   for (let i = 0; i < secretCount; i++) secrets.push(r.str(CODEC_LIMITS.secretBytesMax));
+  const webhookId = (countByte & SPEC_WEBHOOK_ID_FLAG) !== 0
+    ? r.str(CODEC_LIMITS.idBytesMax)
+    : undefined;
+  if (webhookId !== undefined && webhookId.length === 0) throw new DecodeError("empty webhook id");
   const timeoutMs = r.u32();
   const maxAttempts = r.u16();
   const submittedAtMs = r.f64();
@@ -133,6 +150,7 @@ function readSpec(r: ByteReader): JobSpec {
     submittedAtMs,
     ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     bodyHash,
+    ...(webhookId !== undefined ? { webhookId } : {}),
   };
 }
 
@@ -333,6 +351,27 @@ export function writeRecord(w: ByteWriter, record: JobRecord): void {
     case "endpoint-state":
       writeEndpointState(w, record.state);
       return;
+    case "event":
+      writeStamp(w, record.stamp);
+      writeEventBody(w, record.body);
+      return;
+    case "event-commit":
+      writeStamp(w, record.stamp);
+      w.str(record.eventId, CODEC_LIMITS.idBytesMax).str(
+        record.bodyHash,
+        CODEC_LIMITS.hashBytesMax,
+      );
+      w.bool(record.body !== undefined);
+      if (record.body !== undefined) {
+        assert(record.body.event.id === record.eventId, "an event-commit's body is its event's");
+        writeEventBody(w, record.body);
+      }
+      return;
+    case "event-state":
+      writeEventBody(w, record.state.body);
+      writeStamp(w, record.state.stamp);
+      w.bool(record.state.committed);
+      return;
     case "state":
       writeState(w, record.state);
       return;
@@ -434,6 +473,31 @@ function readRecord(r: ByteReader): JobRecord {
     }
     case RECORD_CODES["endpoint-state"]:
       return { type: "endpoint-state", state: readEndpointState(r) };
+    case RECORD_CODES.event: {
+      const stamp = readStamp(r);
+      return { type: "event", stamp, body: readEventBody(r) };
+    }
+    case RECORD_CODES["event-commit"]: {
+      const stamp = readStamp(r);
+      const eventId = r.str(CODEC_LIMITS.idBytesMax);
+      const bodyHash = r.str(CODEC_LIMITS.hashBytesMax);
+      const body = r.bool() ? readEventBody(r) : undefined;
+      if (body !== undefined && body.event.id !== eventId) {
+        throw new DecodeError("an event-commit's body must be its event's");
+      }
+      return {
+        type: "event-commit",
+        stamp,
+        eventId,
+        bodyHash,
+        ...(body !== undefined ? { body } : {}),
+      };
+    }
+    case RECORD_CODES["event-state"]: {
+      const body = readEventBody(r);
+      const stamp = readStamp(r);
+      return { type: "event-state", state: { body, stamp, committed: r.bool() } };
+    }
     case RECORD_CODES.state:
       return { type: "state", state: readState(r) };
     case RECORD_CODES.key: {
@@ -462,7 +526,13 @@ function readRecord(r: ByteReader): JobRecord {
 /** One record as bytes (what the catch-up log keeps and ships). */
 export function encodeRecord(record: JobRecord): Uint8Array {
   // Sized for ASCII payloads (the usual JSON); a larger UTF-8 payload grows the buffer once.
-  const w = new ByteWriter(record.type === "submit" ? 320 + record.spec.payload.length : 128);
+  const w = new ByteWriter(
+    record.type === "submit"
+      ? 320 + record.spec.payload.length
+      : record.type === "event"
+      ? 320 + record.body.event.payload.length + 256 * record.body.jobs.length
+      : 128,
+  );
   writeRecord(w, record);
   return w.finish();
 }

@@ -39,8 +39,11 @@ export interface JobDutiesHost {
   /** Whether a proposal (a submit, confirm or revive) for the job is in flight. */
   hasProposal(jobId: string): boolean;
   proposalCount(): number;
-  /** Starts a confirm round of a job this node holds uncommitted (proposal_driver.ts). */
-  startConfirm(nowMs: number, entry: JobEntry): void;
+  /**
+   * Starts a confirm round of a job this node holds uncommitted (proposal_driver.ts): of its
+   * event, for an event's job. False: it cannot start now (asked again after a retry delay).
+   */
+  startConfirm(nowMs: number, entry: JobEntry): boolean;
   /** Applies a record to the table and reacts (schedules, cancels). */
   applyAndReact(nowMs: number, record: JobRecord, wallMs: number): ApplyEffect;
   /** Adds a record to the append being built. */
@@ -226,7 +229,7 @@ export class JobDuties {
     }
     if (
       owned && entry.phase === "pending" && entry.spec !== undefined && !entry.committed &&
-      !this.#host.hasProposal(entry.jobId) && !this.#confirmDue.has(entry.jobId)
+      !this.#host.hasProposal(proposalId(entry.spec)) && !this.#confirmDue.has(entry.jobId)
     ) {
       const atMs = nowMs + this.#config.confirmDelayMs;
       this.#confirmDue.set(entry.jobId, atMs);
@@ -248,18 +251,17 @@ export class JobDuties {
       entry === undefined || entry.committed || entry.phase !== "pending" ||
       entry.spec === undefined ||
       this.#host.phase() !== "ready" || this.#ownership.ownerOf(jobId) !== this.#self ||
-      this.#host.hasProposal(jobId)
+      this.#host.hasProposal(proposalId(entry.spec))
     ) return;
     if (
       this.#ownership.reachableVoters() < this.#quorum ||
-      this.#host.proposalCount() >= this.#config.proposalsMax
+      this.#host.proposalCount() >= this.#config.proposalsMax ||
+      !this.#host.startConfirm(nowMs, entry)
     ) {
       const atMs = nowMs + this.#config.confirmRetryMs;
       this.#confirmDue.set(jobId, atMs);
       this.#host.timer(atMs, "confirm", jobId);
-      return;
     }
-    this.#host.startConfirm(nowMs, entry);
   }
 
   /**
@@ -300,9 +302,15 @@ export class JobDuties {
   }
 }
 
+/** What a job's confirm round proposes: its event, for an event's job; else the job itself. */
+function proposalId(spec: JobSpec): string {
+  return spec.webhookId ?? spec.id;
+}
+
 function toDeliveryJob(spec: JobSpec): DeliveryJob {
   return {
     id: spec.id,
+    ...(spec.webhookId !== undefined ? { webhookId: spec.webhookId } : {}),
     url: spec.url,
     payload: spec.payload,
     headers: spec.headers,

@@ -16,6 +16,7 @@
 
 import type { AttemptRecord } from "../delivery/types.ts";
 import type { EndpointState } from "./endpoint_model.ts";
+import type { EventBody } from "./event_model.ts";
 
 /** Where a replicated record comes from: its origin voter and that origin's sequence number. */
 export interface Stamp {
@@ -44,6 +45,11 @@ export interface JobSpec {
    * same key must carry the same body, or it is a conflict.
    */
   readonly bodyHash: string;
+  /**
+   * Sent as `webhook-id` instead of the job id: an event's jobs carry the event's id, the same
+   * for every endpoint (docs/endpoints.md). Absent: the job id.
+   */
+  readonly webhookId?: string;
 }
 
 /**
@@ -121,6 +127,28 @@ export type JobRecord =
   }
   | {
     /**
+     * An event and the jobs it fans out to (docs/endpoints.md): written by the node that took
+     * the event; applying it makes the event and all its jobs at once, so no replica holds
+     * part of one. Proposed like a SUBMIT, committed by one `event-commit`.
+     */
+    readonly type: "event";
+    readonly stamp: Stamp;
+    readonly body: EventBody;
+  }
+  | {
+    /**
+     * The proposer saw the `event` durable on a majority: the event and every one of its jobs
+     * are committed. Carries the body for a keyed event (replicas that held another body for
+     * the id take the committed one), as a keyed job's COMMIT carries its spec.
+     */
+    readonly type: "event-commit";
+    readonly stamp: Stamp;
+    readonly eventId: string;
+    readonly bodyHash: string;
+    readonly body?: EventBody;
+  }
+  | {
+    /**
      * The origin declares these seqs of its own stream void (never written, or lost with its
      * unsynced tail before a restart), so nobody waits for them.
      */
@@ -136,6 +164,8 @@ export type JobRecord =
   | { readonly type: "gone"; readonly gone: GoneTombstone }
   /** An endpoint's value (tombstones too): in checkpoints and snapshots. */
   | { readonly type: "endpoint-state"; readonly state: EndpointState }
+  /** An event (its body, its record's stamp, committed or not): in checkpoints and snapshots. */
+  | { readonly type: "event-state"; readonly state: EventState }
   /** Replication bookkeeping in a checkpoint: the next own seq and what is held per origin. */
   | { readonly type: "meta"; readonly nextOwnSeq: number; readonly held: readonly HeldRanges[] };
 
@@ -144,11 +174,33 @@ export type ReplicatedRecord = Extract<JobRecord, { stamp: Stamp }>;
 /** Records about endpoints, not jobs: the job table hands them to its endpoint table. */
 export type EndpointRecord = Extract<JobRecord, { type: "endpoint" | "endpoint-state" }>;
 
+/** Records about events: the job table hands them to its event table (and makes the jobs). */
+export type EventRecord = Extract<JobRecord, { type: "event" | "event-commit" | "event-state" }>;
+
 /** Records about one job (what `applyRecord` takes). */
 export type JobOnlyRecord = Exclude<
   JobRecord,
-  { type: "skip" | "key" | "gone" | "meta" | "endpoint" | "endpoint-state" }
+  {
+    type:
+      | "skip"
+      | "key"
+      | "gone"
+      | "meta"
+      | "endpoint"
+      | "endpoint-state"
+      | "event"
+      | "event-commit"
+      | "event-state";
+  }
 >;
+
+/** An event as a node holds it (what `event-state` records carry). */
+export interface EventState {
+  readonly body: EventBody;
+  /** The `event` record's stamp (a confirm round resends the record as it was). */
+  readonly stamp: Stamp;
+  readonly committed: boolean;
+}
 
 export interface HeldRanges {
   readonly origin: string;

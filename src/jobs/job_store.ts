@@ -36,6 +36,7 @@ import { denoWalFsWith, type WalFs } from "../wal/wal_fs.ts";
 import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/types.ts";
 import { JOBS_CHANNEL } from "./job_messages.ts";
 import { type EndpointState, type EndpointWrite, fieldsOf } from "./endpoint_model.ts";
+import { eventJobId } from "./event_model.ts";
 import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
 import { ReplicationCore, type ReplicationOutput, type VoterState } from "./replication_core.ts";
 import type {
@@ -46,6 +47,10 @@ import type {
   EndpointOutcome,
   EndpointPage,
   EndpointView,
+  EventJobView,
+  EventOutcome,
+  EventRequest,
+  EventView,
   JobService,
   JobState,
   JobView,
@@ -174,6 +179,7 @@ export class JobStore implements JobService, DeliveryStore {
   readonly #submitWaiters = new Map<number, Waiter<SubmitOutcome>>();
   readonly #reviveWaiters = new Map<number, Waiter<{ ok: true } | Refusal>>();
   readonly #endpointWaiters = new Map<number, Waiter<EndpointOutcome>>();
+  readonly #eventWaiters = new Map<number, Waiter<EventOutcome>>();
   readonly #queryWaiters = new Map<number, Waiter<JobStateSnapshot | undefined>>();
   /** Engine calls waiting for the append that makes their report durable, by token. */
   readonly #tokenWaiters = new Map<
@@ -419,6 +425,46 @@ export class JobStore implements JobService, DeliveryStore {
   listEndpoints(limit: number, cursor?: string): EndpointPage {
     const page = this.core.table.endpoints.list(limit, cursor);
     return { ...page, items: page.items.map(endpointView) };
+  }
+
+  submitEvent(request: EventRequest): Promise<EventOutcome> {
+    const requestId = this.#nextRequestId++;
+    const { promise, resolve } = Promise.withResolvers<EventOutcome>();
+    this.#eventWaiters.set(requestId, { resolve });
+    this.core.submitEvent(this.#runtime.nowMs(), this.#runtime.wallMs(), requestId, request);
+    this.#scheduleFlush();
+    return promise;
+  }
+
+  /**
+   * An event from this node's table, with each job's state as this node holds it (every
+   * job's delivery records are replicated to every node); undefined if not held here.
+   */
+  getEvent(id: string): EventView | undefined {
+    const event = this.core.table.event(id);
+    if (event?.body === undefined) return undefined;
+    const { event: spec, jobs } = event.body;
+    return {
+      id: spec.id,
+      type: spec.type,
+      payload: spec.payload,
+      createdAtMs: spec.submittedAtMs,
+      jobs: jobs.map((j): EventJobView => {
+        const jobId = eventJobId(spec.id, j.endpointId);
+        const entry = this.core.table.get(jobId);
+        if (entry?.spec === undefined) {
+          return { endpointId: j.endpointId, jobId, attemptsTotal: 0, attempts: [] };
+        }
+        const view = this.#view(entry);
+        return {
+          endpointId: j.endpointId,
+          jobId,
+          state: view.state,
+          attemptsTotal: view.attemptsTotal,
+          attempts: view.attempts,
+        };
+      }),
+    };
   }
 
   #writeEndpoint(write: EndpointWrite): Promise<EndpointOutcome> {
@@ -713,6 +759,12 @@ export class JobStore implements JobService, DeliveryStore {
         w?.resolve(outcome.ok ? { ok: true, endpoint: endpointView(outcome.endpoint) } : outcome);
         return;
       }
+      case "event-done": {
+        const w = this.#eventWaiters.get(output.requestId);
+        this.#eventWaiters.delete(output.requestId);
+        w?.resolve(output.outcome);
+        return;
+      }
       case "query-done": {
         const w = this.#queryWaiters.get(output.requestId);
         this.#queryWaiters.delete(output.requestId);
@@ -822,6 +874,8 @@ export class JobStore implements JobService, DeliveryStore {
     this.#reviveWaiters.clear();
     for (const w of this.#endpointWaiters.values()) w.resolve(refusal as Refusal);
     this.#endpointWaiters.clear();
+    for (const w of this.#eventWaiters.values()) w.resolve(refusal as Refusal);
+    this.#eventWaiters.clear();
     for (const w of this.#queryWaiters.values()) w.resolve(undefined);
     this.#queryWaiters.clear();
     await this.#wal.close();

@@ -31,9 +31,12 @@ import { assert } from "../lib/assert.ts";
 import { jobsDefaults } from "../config/jobs.ts";
 import { candidateIds, isLiveFor } from "./keyed_id.ts";
 import { EndpointTable } from "./endpoint_table.ts";
+import { type EventEntry, eventJobIds, eventJobSpec, EventTable } from "./event_table.ts";
+import type { EventBody } from "./event_model.ts";
 import {
   type ApplyEffect,
   applyRecord,
+  type EventRecord,
   type GoneTombstone,
   isStub,
   type JobEntry,
@@ -78,7 +81,18 @@ export interface ApplyResult {
   readonly previousCommitted: boolean;
   /** A kept key ended the job this replica still held: the entry was dropped. */
   readonly removed?: JobEntry;
+  /** An event record: the jobs it made or committed (changed), for the caller to react to. */
+  readonly fanout?: readonly JobEntry[];
+  /** An event record: jobs of a losing body it dropped (uncommitted copies). */
+  readonly fanoutRemoved?: readonly string[];
 }
+
+const NOTHING: ApplyResult = Object.freeze({
+  effect: "unchanged",
+  entry: undefined,
+  previousPhase: undefined,
+  previousCommitted: false,
+});
 
 /**
  * Job ids with the wall time they become due, in push order; a job is in a queue once, at
@@ -170,6 +184,8 @@ export class JobTable {
 
   /** Every endpoint of the cluster: `endpoint` and `endpoint-state` records go here. */
   readonly endpoints: EndpointTable;
+  /** The events this node holds: `event`, `event-commit` and `event-state` records go here. */
+  readonly events = new EventTable();
 
   constructor(options: JobTableOptions) {
     this.#options = options;
@@ -279,6 +295,10 @@ export class JobTable {
           previousPhase: undefined,
           previousCommitted: false,
         };
+      case "event":
+      case "event-commit":
+      case "event-state":
+        return this.#applyEvent(record, nowWallMs);
       case "skip":
       case "meta":
         return {
@@ -555,6 +575,7 @@ export class JobTable {
         key !== undefined && this.#keyKeptUntil(key.expiresAtMs) <= nowWallMs
       ) this.#keys.delete(jobId);
     }
+    this.#expireEvents(nowWallMs);
     // In (roughly) due order: stop at the first not due (one set on a skewed clock waits
     // behind it, never longer than the skew).
     for (const [jobId, expiresAtMs] of this.#gone) {
@@ -636,6 +657,183 @@ export class JobTable {
   }
 
   /**
+   * An event record (docs/endpoints.md). `event` makes the event and all its jobs here in this
+   * one call (each job as a SUBMIT stamped with the event's stamp, so a confirm round resends
+   * the event); `event-commit` commits the event and every job of it held; `event-state` (a
+   * checkpoint, a snapshot) holds the event and, if committed, commits its jobs held, but
+   * makes no job: the jobs' own `state` records carry them (a job the sender finished and
+   * compacted is not in them, and must not come back). A keyed event is put-if-absent by id:
+   * another body is a `conflict`, unless a COMMIT carries the committed body, which replaces an
+   * uncommitted loser and its jobs. An event compacted here leaves a tombstone (or its key),
+   * and a late record of it is dropped, as a job's is.
+   */
+  #applyEvent(record: EventRecord, nowWallMs: number): ApplyResult {
+    const body: EventBody | undefined = record.type === "event-commit"
+      ? record.body
+      : record.type === "event"
+      ? record.body
+      : record.state.body;
+    const id = record.type === "event-commit" ? record.eventId : body!.event.id;
+    const bodyHash = record.type === "event-commit" ? record.bodyHash : body!.event.bodyHash;
+    const committed = record.type === "event-commit" ||
+      (record.type === "event-state" && record.state.committed);
+    let held = this.events.get(id);
+    if (held === undefined) {
+      const key = this.#keys.get(id);
+      if (key !== undefined) {
+        return { ...NOTHING, effect: key.bodyHash !== bodyHash ? "conflict" : "unchanged" };
+      }
+      if (this.#gone.has(id)) {
+        this.lateRecords++;
+        return NOTHING;
+      }
+    }
+    if (
+      held !== undefined && held.body === undefined && held.committed &&
+      held.bodyHash !== bodyHash && record.type === "event"
+    ) {
+      // A stub its EVENT-COMMIT made knows the committed body: any other is the loser.
+      return { ...NOTHING, effect: "conflict" };
+    }
+    const fanout: JobEntry[] = [];
+    const fanoutRemoved: string[] = [];
+    let changed = false;
+    if (held !== undefined && held.body !== undefined && held.bodyHash !== bodyHash) {
+      // Another body under this (keyed) id: a loser, unless this is the committed one.
+      if (held.committed || body === undefined || !committed) {
+        if (committed && held.committed) this.commitConflicts++;
+        return { ...NOTHING, effect: "conflict" };
+      }
+      for (const jobId of eventJobIds(held.body)) {
+        if (this.dropUncommitted(jobId)) fanoutRemoved.push(jobId);
+      }
+      this.events.delete(id);
+      held = undefined;
+      changed = true;
+    }
+    if (held === undefined) {
+      held = { id, body: undefined, stamp: undefined, bodyHash, committed: false };
+      this.events.add(
+        held,
+        body !== undefined ? this.#eventDue(body) : nowWallMs + this.#options.stubRetentionMs,
+      );
+      changed = true;
+    }
+    if (held.body === undefined && body !== undefined) {
+      held.body = body;
+      held.stamp = record.type === "event"
+        ? record.stamp
+        : record.type === "event-state"
+        ? record.state.stamp
+        : undefined;
+      held.bodyHash = bodyHash;
+      this.events.recheck(id, this.#eventDue(body));
+      changed = true;
+      if (record.type === "event" || record.type === "event-commit") {
+        // The jobs, all here at once. A job finished and compacted here stays so (its own
+        // tombstone drops its SUBMIT).
+        const stamp = held.stamp ?? record.stamp;
+        for (const job of body.jobs) {
+          const r = this.apply(
+            { type: "submit", stamp, spec: eventJobSpec(body.event, job) },
+            nowWallMs,
+          );
+          if (r.entry !== undefined && r.effect === "changed") fanout.push(r.entry);
+        }
+      }
+    } else if (held.stamp === undefined && record.type === "event") {
+      held.stamp = record.stamp;
+    }
+    if (committed && !held.committed) {
+      held.committed = true;
+      changed = true;
+    }
+    if (held.committed && held.body !== undefined && (committed || changed)) {
+      const stamp = record.type === "event-state" ? record.state.stamp : record.stamp;
+      for (const jobId of eventJobIds(held.body)) {
+        const entry = this.#entries.get(jobId);
+        if (entry === undefined || entry.committed) continue;
+        const r = this.apply({ type: "commit", stamp, jobId, bodyHash: "" }, nowWallMs);
+        if (r.entry !== undefined && r.effect === "changed" && !fanout.includes(r.entry)) {
+          fanout.push(r.entry);
+        }
+      }
+    }
+    return {
+      ...NOTHING,
+      effect: changed || fanout.length > 0 ? "changed" : "unchanged",
+      ...(fanout.length > 0 ? { fanout } : {}),
+      ...(fanoutRemoved.length > 0 ? { fanoutRemoved } : {}),
+    };
+  }
+
+  /**
+   * When an event first comes up for retention: `finishedRetentionMs` after its submit, a keyed
+   * one not before its idempotency window ends (a retry is answered with its jobs meanwhile).
+   */
+  #eventDue(body: EventBody): number {
+    const keyed = body.event.idempotencyKey !== undefined;
+    return body.event.submittedAtMs +
+      Math.max(
+        this.#options.finishedRetentionMs,
+        keyed ? this.#options.idempotencyWindowMs : 0,
+      );
+  }
+
+  /**
+   * Events past their retention whose jobs have all left: dropped, leaving a tombstone (an
+   * acknowledged keyed event, its key for the rest of its window) so no late record makes one
+   * anew. An event with a job still held waits for it.
+   */
+  #expireEvents(nowWallMs: number): void {
+    const later: Array<[string, number]> = [];
+    for (const event of this.events.due(nowWallMs)) {
+      const body = event.body;
+      if (body === undefined) {
+        this.events.delete(event.id);
+        continue;
+      }
+      if (eventJobIds(body).some((jobId) => this.#entries.has(jobId))) {
+        later.push([event.id, nowWallMs + this.#options.finishedRetentionMs]);
+        continue;
+      }
+      this.events.delete(event.id);
+      if (!event.committed) continue;
+      const key = body.event.idempotencyKey;
+      if (key !== undefined) {
+        const expiresAtMs = body.event.submittedAtMs + this.#options.idempotencyWindowMs;
+        if (this.#keyKeptUntil(expiresAtMs) > nowWallMs) {
+          this.#keys.set(event.id, { key, jobId: event.id, bodyHash: event.bodyHash, expiresAtMs });
+          this.#keyExpiry.push(event.id, this.#keyKeptUntil(expiresAtMs));
+        }
+      } else {
+        this.#setGone(event.id, 0, nowWallMs + this.#options.finishedTombstoneMs);
+      }
+    }
+    for (const [id, atMs] of later) this.events.recheck(id, atMs);
+  }
+
+  /**
+   * Drops an event that was never acknowledged here (uncommitted) with its uncommitted jobs,
+   * leaving no key or tombstone behind; returns the jobs dropped.
+   */
+  dropUncommittedEvent(id: string): string[] {
+    const event = this.events.get(id);
+    if (event === undefined || event.committed) return [];
+    const dropped = event.body === undefined
+      ? []
+      : eventJobIds(event.body).filter((jobId) => this.dropUncommitted(jobId));
+    this.events.delete(id);
+    return dropped;
+  }
+
+  /** The event `id` if held with its body. */
+  event(id: string): EventEntry | undefined {
+    const e = this.events.get(id);
+    return e?.body !== undefined ? e : undefined;
+  }
+
+  /**
    * Jobs submitted more than `uncommittedRetentionMs` ago and still uncommitted here: the
    * caller decides which to `drop` (it keeps the ones it owns).
    */
@@ -663,6 +861,11 @@ export class JobTable {
 
   /** Every job and kept key as records: what a checkpoint writes and a snapshot ships. */
   *snapshotRecords(): Generator<JobRecord> {
+    // Events before jobs: a replay or a snapshot's requester holds an event before its jobs.
+    for (const event of this.events.values()) {
+      const state = this.events.stateOf(event);
+      if (state !== undefined) yield { type: "event-state", state };
+    }
     for (const entry of this.#entries.values()) {
       yield { type: "state", state: snapshotOf(entry) };
     }

@@ -21,6 +21,8 @@ import type { AppendBatch, AppendBatcher } from "./append_batcher.ts";
 import { encodeRecord } from "./job_codec.ts";
 import type { AckEntry } from "./job_messages.ts";
 import type { EndpointState } from "./endpoint_model.ts";
+import type { EventBody } from "./event_model.ts";
+import type { EventEntry } from "./event_table.ts";
 import type {
   ApplyEffect,
   JobEntry,
@@ -32,6 +34,7 @@ import type {
 import type { JobTable } from "./job_table.ts";
 import type { OwnershipView } from "./ownership_view.ts";
 import { type Proposal, type ProposalKind, Proposals } from "./proposals.ts";
+import { eventJobId } from "./event_model.ts";
 import type { ReplicationOutbox } from "./repl_outbox.ts";
 import type { SeqTracker } from "./seq_tracker.ts";
 import type { RefusalCode } from "./service.ts";
@@ -148,6 +151,7 @@ export class ProposalDriver {
     localStored: boolean,
     spec?: JobSpec,
     endpoint?: EndpointState,
+    event?: EventBody,
   ): Proposal {
     const proposal = this.#proposals.propose(
       nowMs,
@@ -158,6 +162,7 @@ export class ProposalDriver {
       localStored,
       spec,
       endpoint,
+      event,
     );
     const key = proposal.key;
     this.#host.timer(proposal.deadlineMs, "proposal", key);
@@ -206,6 +211,7 @@ export class ProposalDriver {
         return;
       case "finished":
         for (const r of p.requests) this.#host.answer(r.requestId, p.jobId, true);
+        for (const r of p.eventRequests) this.#eventDone(r.requestId, p, true);
         return;
       case "blocked": {
         // Whichever incarnation a majority confirms stands, and a retry then finds it.
@@ -224,6 +230,13 @@ export class ProposalDriver {
       case "conflict":
         for (const r of p.requests) {
           this.#host.refuse(
+            r.requestId,
+            "idempotency_conflict",
+            "idempotency key was used with another body",
+          );
+        }
+        for (const r of p.eventRequests) {
+          this.#eventRefused(
             r.requestId,
             "idempotency_conflict",
             "idempotency key was used with another body",
@@ -257,6 +270,24 @@ export class ProposalDriver {
           outcome: { ok: true, endpoint: p.endpoint },
         });
       }
+      return;
+    }
+    if (p.kind === "event") {
+      // Majority durable (invariant 1, for the event and every job of it, in one record): one
+      // EVENT-COMMIT commits them all. A keyed event's carries the body, as a keyed job's
+      // COMMIT carries its spec; an unkeyed one's only marks them committed and may ride along.
+      assert(p.event !== undefined, "an event proposal carries its event");
+      const keyed = p.bodyHash !== "";
+      const commit: ReplicatedRecord = {
+        type: "event-commit",
+        stamp: this.#host.ownStamp(),
+        eventId: p.jobId,
+        bodyHash: p.bodyHash,
+        ...(keyed ? { body: p.event } : {}),
+      };
+      this.#host.applyAndReact(nowMs, commit, this.#host.wallMs());
+      this.#host.originate(commit, undefined, keyed ? undefined : nowMs);
+      for (const r of p.eventRequests) this.#eventDone(r.requestId, p, r.existing);
       return;
     }
     // Majority durable: commit. A keyed job's COMMIT always carries the committed body: a
@@ -302,15 +333,82 @@ export class ProposalDriver {
         outcome: { ok: false, code: "no_quorum", message, retryAfterS: 1 },
       });
     }
+    for (const r of p.eventRequests) this.#eventRefused(r.requestId, "no_quorum", message, 1);
     // A job whose confirm did not get through is tried again later (by its owner).
     if (p.kind === "submit" || p.kind === "confirm") {
       const entry = this.#table.get(p.jobId);
       if (entry !== undefined) this.#host.reconsider(nowMs, entry);
     }
+    if (p.kind === "event" && p.event !== undefined) {
+      for (const job of p.event.jobs) {
+        const entry = this.#table.get(eventJobId(p.jobId, job.endpointId));
+        if (entry !== undefined) this.#host.reconsider(nowMs, entry);
+      }
+    }
+  }
+
+  #eventDone(requestId: number, p: Proposal, existing: boolean): void {
+    assert(p.event !== undefined, "an event proposal carries its event");
+    this.#host.output({
+      type: "event-done",
+      requestId,
+      outcome: {
+        ok: true,
+        id: p.jobId,
+        type: p.event.event.type,
+        jobs: p.event.jobs.length,
+        existing,
+      },
+    });
+  }
+
+  #eventRefused(
+    requestId: number,
+    code: RefusalCode,
+    message: string,
+    retryAfterS?: number,
+  ): void {
+    this.#host.output({
+      type: "event-done",
+      requestId,
+      outcome: {
+        ok: false,
+        code,
+        message,
+        ...(retryAfterS !== undefined ? { retryAfterS } : {}),
+      },
+    });
+  }
+
+  /**
+   * Asks every voter to store (again) an event this node holds uncommitted, the whole `event`
+   * record (never one job of it: no replica may hold part of an event); its majority commits
+   * the event and all its jobs. `request`: an event submit answered by it.
+   */
+  startEventConfirm(
+    nowMs: number,
+    event: EventEntry,
+    request: { requestId: number; existing: boolean } | undefined,
+  ): void {
+    const { body, stamp } = event;
+    assert(body !== undefined && stamp !== undefined, "a confirm needs the event's record");
+    this.#metrics.confirmRounds.inc();
+    const proposal = this.propose(
+      nowMs,
+      "event",
+      stamp,
+      event.id,
+      event.bodyHash,
+      false,
+      undefined,
+      undefined,
+      body,
+    );
+    if (request !== undefined) proposal.eventRequests.push(request);
+    this.#storeEverywhere(nowMs, proposal, { type: "event", stamp, body });
   }
 
   /** Asks every voter to store (again) a SUBMIT this node holds; commits on a majority. */
-
   startConfirm(
     nowMs: number,
     entry: JobEntry,
@@ -329,11 +427,23 @@ export class ProposalDriver {
       entry.spec,
     );
     if (request !== undefined) proposal.requests.push(request);
-    const record: ReplicatedRecord = { type: "submit", stamp, spec: entry.spec };
+    this.#storeEverywhere(nowMs, proposal, { type: "submit", stamp, spec: entry.spec });
+  }
+
+  /**
+   * A confirm round's record (a SUBMIT, an EVENT) stored again here and sent to every voter
+   * not held down. Our own vote is the record written again, counted once that append is
+   * durable: a seq the tracker counts does not prove the job is on this disk (a restart's SKIP
+   * voids seqs a minority holds), and the job itself may have come by a handoff still being
+   * written.
+   */
+  #storeEverywhere(
+    nowMs: number,
+    proposal: Proposal,
+    record: Extract<ReplicatedRecord, { type: "submit" | "event" }>,
+  ): void {
+    const { stamp } = record;
     const bytes = this.#log.get(stamp.origin, stamp.seq) ?? encodeRecord(record);
-    // Our own vote is the SUBMIT written again, counted once that append is durable. A seq
-    // the tracker counts does not prove the job is on this disk (a restart's SKIP voids seqs
-    // a minority holds), and the job itself may have come by a handoff still being written.
     this.#host.addToBatch(bytes, record).votes.push(proposal.key);
     for (const peer of this.#peers) {
       if (!this.#ownership.isDown(peer)) this.#outbox.queue(peer, bytes);
@@ -379,6 +489,9 @@ export class ProposalDriver {
           requestId,
           outcome: { ok: false, code: "storage_failed", message: reason, retryAfterS: 1 },
         });
+      }
+      for (const r of p.eventRequests) {
+        this.#eventRefused(r.requestId, "storage_failed", `this node's WAL failed: ${reason}`, 1);
       }
     }
   }

@@ -13,10 +13,14 @@
 import { assert, unreachable } from "../lib/assert.ts";
 import type { AckEntry } from "./job_messages.ts";
 import type { EndpointState } from "./endpoint_model.ts";
+import type { EventBody } from "./event_model.ts";
 import type { JobSpec, Stamp } from "./job_model.ts";
 
-/** `endpoint`: an endpoint write (docs/endpoints.md); its `jobId` is the endpoint's id. */
-export type ProposalKind = "submit" | "confirm" | "revive" | "endpoint";
+/**
+ * `endpoint`: an endpoint write (docs/endpoints.md); its `jobId` is the endpoint's id.
+ * `event`: an event with its jobs, submitted or confirmed again; its `jobId` is the event's id.
+ */
+export type ProposalKind = "submit" | "confirm" | "revive" | "endpoint" | "event";
 
 export interface Proposal {
   readonly key: string;
@@ -35,6 +39,10 @@ export interface Proposal {
   /** Endpoint writes answered when it resolves, with `endpoint`, the value written. */
   readonly endpointRequests: number[];
   readonly endpoint: EndpointState | undefined;
+  /** Event submits answered when it resolves (`existing`: answered as an earlier one's event). */
+  readonly eventRequests: Array<{ requestId: number; existing: boolean }>;
+  /** The event proposed (kind `event`). */
+  readonly event: EventBody | undefined;
   /** Whether this node's own copy is stored (it votes once durable). */
   readonly localStored: boolean;
   /** The body proposed (submits and confirms): a keyed job's COMMIT carries it. */
@@ -130,7 +138,10 @@ export class Proposals {
     return this.#byKey.get(key);
   }
 
-  /** The submit or confirm in flight for `jobId` (revives and endpoint writes are not kept by job). */
+  /**
+   * The submit, confirm or event in flight for `jobId` (an event's id for an event; revives
+   * and endpoint writes are not kept by id).
+   */
   forJob(jobId: string): Proposal | undefined {
     const key = this.#byJob.get(jobId);
     if (key === undefined) return undefined;
@@ -158,13 +169,15 @@ export class Proposals {
     localStored: boolean,
     spec: JobSpec | undefined,
     endpoint?: EndpointState,
+    event?: EventBody,
   ): Proposal {
     const key = stampKey(stamp);
-    const byJob = kind === "submit" || kind === "confirm";
+    const byJob = kind === "submit" || kind === "confirm" || kind === "event";
     assert(
       (kind === "endpoint") === (endpoint !== undefined),
       "an endpoint write carries its value",
     );
+    assert((kind === "event") === (event !== undefined), "an event proposal carries its event");
     // Two proposals of one record would count its votes twice over and answer one's clients
     // with the other's outcome; two of one job, commit it twice.
     assert(!this.#byKey.has(key), `a proposal of ${stamp.origin}#${stamp.seq} is open already`);
@@ -184,6 +197,8 @@ export class Proposals {
       reviveRequests: [],
       endpointRequests: [],
       endpoint,
+      eventRequests: [],
+      event,
       localStored,
       spec,
       blocked: new Set(),
@@ -285,7 +300,9 @@ export class Proposals {
         spec: { ...p.spec, id: target.jobId, submittedAtMs: target.submittedAtMs },
       };
     }
-    if (p.finished.size > 0 && (p.kind === "submit" || p.kind === "confirm")) {
+    if (
+      p.finished.size > 0 && (p.kind === "submit" || p.kind === "confirm" || p.kind === "event")
+    ) {
       this.close(p);
       return { kind: "finished" };
     }

@@ -58,6 +58,7 @@ import { type AppendBatch, AppendBatcher } from "./append_batcher.ts";
 import type { JobEntry, JobRecord, ReplicatedRecord, Stamp } from "./job_model.ts";
 import type { EndpointWrite } from "./endpoint_model.ts";
 import { JobTable } from "./job_table.ts";
+import { eventJobIds } from "./event_table.ts";
 import { OwnershipView, type VoterState } from "./ownership_view.ts";
 import { SeqTracker } from "./seq_tracker.ts";
 import { SyncServer } from "./sync_server.ts";
@@ -69,7 +70,7 @@ import { JobDuties, type JobDutiesHost } from "./job_duties.ts";
 import { IncomingRecords, type IncomingRecordsHost } from "./incoming_records.ts";
 import { DeliveryReports, type DeliveryReportsHost } from "./delivery_reports.ts";
 import { merged, Recovery, type RecoveryHost } from "./recovery.ts";
-import type { SubmitRequest } from "./service.ts";
+import type { EventRequest, SubmitRequest } from "./service.ts";
 
 /** The core's phase; it takes submits only when `ready` (submit_admission.ts). */
 export type { CorePhase } from "./submit_admission.ts";
@@ -281,7 +282,7 @@ export class ReplicationCore {
       scheduledGen: (jobId) => this.#duties.scheduledGen(jobId),
       hasProposal: (jobId) => this.#proposals.hasJob(jobId),
       proposalCount: () => this.#proposals.size,
-      startConfirm: (nowMs, entry) => this.#proposals.startConfirm(nowMs, entry, undefined),
+      startConfirm: (nowMs, entry) => this.#startConfirm(nowMs, entry),
       answer: (requestId, jobId, existing) => this.#submits.answer(requestId, jobId, existing),
       refuse: (requestId, code, message, retryAfterS) =>
         this.#submits.refuse(requestId, code, message, retryAfterS),
@@ -438,6 +439,42 @@ export class ReplicationCore {
     this.#submits.revive(nowMs, wallMs, requestId, jobId);
   }
 
+  /**
+   * An event (docs/endpoints.md): answered by an `event-done` output once the event and all its
+   * jobs are durable on a majority, or refused.
+   */
+  submitEvent(nowMs: number, wallMs: number, requestId: number, request: EventRequest): void {
+    this.#wallMs = wallMs;
+    this.#submits.submitEvent(nowMs, wallMs, requestId, request);
+  }
+
+  /**
+   * A confirm round of a job held uncommitted. An event's job is confirmed by its whole event
+   * (its record, never the job alone); returns false when that cannot start now (the event is
+   * not held here yet, or its confirm is in flight), so the duties ask again later.
+   */
+  #startConfirm(nowMs: number, entry: JobEntry): boolean {
+    const eventId = entry.spec?.webhookId;
+    if (eventId === undefined) {
+      this.#proposals.startConfirm(nowMs, entry, undefined);
+      return true;
+    }
+    const event = this.table.event(eventId);
+    if (event === undefined || event.stamp === undefined || this.#proposals.hasJob(eventId)) {
+      return false;
+    }
+    if (event.committed) {
+      // The event is committed here already; its job missed the commit (it came by a state).
+      this.#applyAndReact(nowMs, {
+        type: "event-state",
+        state: { body: event.body!, stamp: event.stamp, committed: true },
+      }, this.#wallMs);
+      return true;
+    }
+    this.#proposals.startEventConfirm(nowMs, event, undefined);
+    return true;
+  }
+
   /** An endpoint write: answered by an `endpoint-done` output once durable on a majority. */
   writeEndpoint(nowMs: number, wallMs: number, requestId: number, write: EndpointWrite): void {
     this.#wallMs = wallMs;
@@ -572,6 +609,9 @@ export class ReplicationCore {
     if (result.entry !== undefined && result.effect === "changed") {
       this.#duties.reconsider(nowMs, result.entry);
     }
+    // An event record made, committed or dropped its jobs together: each is reconsidered.
+    for (const jobId of result.fanoutRemoved ?? []) this.#duties.removed(jobId);
+    for (const entry of result.fanout ?? []) this.#duties.reconsider(nowMs, entry);
     return result.effect;
   }
 
@@ -738,8 +778,20 @@ export class ReplicationCore {
       this.#expireAtMs = nowMs + this.config.expireIntervalMs;
       for (const jobId of this.table.expire(wallMs)) this.#duties.cancel(jobId);
       for (const entry of this.table.dueUncommitted(wallMs)) {
-        if (this.ownerOf(entry.jobId) === this.self || this.#proposals.hasJob(entry.jobId)) {
+        // An event's jobs go together: kept while this node owns any of them (it confirms the
+        // whole event), else dropped with their event, so no part of an event is left here.
+        const eventId = entry.spec?.webhookId;
+        const event = eventId !== undefined ? this.table.event(eventId) : undefined;
+        const ids = event !== undefined ? eventJobIds(event.body!) : [entry.jobId];
+        if (
+          ids.some((id) => this.ownerOf(id) === this.self) ||
+          this.#proposals.hasJob(eventId ?? entry.jobId)
+        ) {
           this.table.recheckUncommitted(entry.jobId, wallMs + this.config.uncommittedRetentionMs);
+        } else if (event !== undefined) {
+          for (const jobId of this.table.dropUncommittedEvent(event.id)) {
+            this.#duties.removed(jobId);
+          }
         } else {
           this.table.dropUncommitted(entry.jobId);
         }

@@ -171,6 +171,46 @@ export interface EndpointPage {
   readonly nextCursor?: string;
 }
 
+/** An event to fan out (docs/endpoints.md): validated by the API before it gets here. */
+export interface EventRequest {
+  /** The event type endpoints subscribe to (`invoice.paid`). */
+  readonly type: string;
+  /** The body every job delivers, as given (a JSON text). */
+  readonly payload: string;
+  readonly idempotencyKey?: string;
+}
+
+export type EventOutcome =
+  | {
+    readonly ok: true;
+    readonly id: string;
+    readonly type: string;
+    /** Jobs the event fanned out to (0: no endpoint took it; the event is still recorded). */
+    readonly jobs: number;
+    /** True when an idempotency key matched an earlier accepted event. */
+    readonly existing: boolean;
+  }
+  | Refusal;
+
+/** One job of an event, as `GET /v1/events/{id}` shows it. */
+export interface EventJobView {
+  readonly endpointId: string;
+  readonly jobId: string;
+  /** Absent when this node no longer holds the job (finished and compacted). */
+  readonly state?: JobState;
+  readonly attemptsTotal: number;
+  readonly attempts: readonly AttemptView[];
+}
+
+export interface EventView {
+  readonly id: string;
+  readonly type: string;
+  readonly payload: string;
+  /** When it was submitted, epoch ms (at the node that took it). */
+  readonly createdAtMs: number;
+  readonly jobs: readonly EventJobView[];
+}
+
 export interface JobService {
   /** Resolves once the job is durable on a majority, or with a refusal (never hangs). */
   submit(request: SubmitRequest): Promise<SubmitOutcome>;
@@ -196,4 +236,11 @@ export interface JobService {
   getEndpoint(id: string): EndpointView | undefined;
   /** Endpoints in id order, `limit` per page. */
   listEndpoints(limit: number, cursor?: string): EndpointPage;
+  /**
+   * Fans an event out to the endpoints that take its type, all its jobs durable on a majority
+   * together before it resolves, or refused (never hangs).
+   */
+  submitEvent(request: EventRequest): Promise<EventOutcome>;
+  /** An event this node holds, with its jobs' states; undefined if not held here. */
+  getEvent(id: string): EventView | undefined;
 }

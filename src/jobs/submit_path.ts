@@ -29,6 +29,15 @@ import {
   type EndpointWrite,
   nextVersion,
 } from "./endpoint_model.ts";
+import {
+  EVENT_ID_PREFIX,
+  type EventBody,
+  eventBodyHash,
+  type FanoutJob,
+  fanoutOf,
+  keyedEventId,
+} from "./event_model.ts";
+import type { EventEntry } from "./event_table.ts";
 import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
 import { type SubmitLimits, validateSubmit } from "../delivery/submit_validation.ts";
 import { ClientBatches } from "./client_batches.ts";
@@ -46,13 +55,19 @@ import {
   type Stamp,
 } from "./job_model.ts";
 import type { JobTable } from "./job_table.ts";
-import { keyedJobId, keyEpoch } from "./keyed_id.ts";
+import { isLiveFor, keyedJobId, keyEpoch } from "./keyed_id.ts";
 import type { OwnershipView } from "./ownership_view.ts";
 import { PendingQueries } from "./pending_queries.ts";
 import { ownerOf } from "./preference.ts";
 import type { ProposalDriver } from "./proposal_driver.ts";
 import { admissionRefusal, type CorePhase } from "./submit_admission.ts";
-import type { RefusalCode, SubmitOutcome, SubmitRequest } from "./service.ts";
+import type {
+  EventOutcome,
+  EventRequest,
+  RefusalCode,
+  SubmitOutcome,
+  SubmitRequest,
+} from "./service.ts";
 
 /**
  * The rest of the bounds a UDP client's submit is checked against (`validateSubmit`, the API's
@@ -119,13 +134,19 @@ export interface SubmitPathOptions {
   readonly submitLimits: SubmitLimitOptions | undefined;
   readonly table: Pick<
     JobTable,
-    "get" | "keyTombstone" | "liveIncarnation" | "apply" | "endpoints"
+    "get" | "keyTombstone" | "liveIncarnation" | "apply" | "endpoints" | "event"
   >;
   readonly appends: Pick<AppendBatcher, "deadNotDurable">;
   readonly ownership: Pick<OwnershipView, "isDown" | "reachableVoters" | "remember">;
   readonly proposals: Pick<
     ProposalDriver,
-    "size" | "oldestSubmitStartedAtMs" | "forJob" | "propose" | "evaluate" | "startConfirm"
+    | "size"
+    | "oldestSubmitStartedAtMs"
+    | "forJob"
+    | "propose"
+    | "evaluate"
+    | "startConfirm"
+    | "startEventConfirm"
   >;
   readonly host: SubmitPathHost;
 }
@@ -406,6 +427,128 @@ export class SubmitPath {
     proposal.endpointRequests.push(requestId);
     this.#host.originate(record, proposal.key);
     this.#proposals.evaluate(nowMs, proposal);
+  }
+
+  /**
+   * An event (docs/endpoints.md): fanned out from this node's endpoint table to one job per
+   * endpoint that takes its type, all in one `event` record, proposed like a SUBMIT and
+   * answered by `event-done` only once a majority holds it durably (so all its jobs, or none).
+   * A keyed event's id is a hash of its key and the window-sized epoch of its first submit, as
+   * a keyed job's (keyed_id.ts); a retry within the window finds it here (held, or in flight),
+   * or is put-if-absent at the replicas.
+   */
+  submitEvent(nowMs: number, wallMs: number, requestId: number, request: EventRequest): void {
+    const done = (outcome: EventOutcome): void => {
+      this.#host.output({ type: "event-done", requestId, outcome });
+    };
+    const refusal = this.#admission(nowMs);
+    if (refusal !== undefined) return done(refusal);
+    const key = request.idempotencyKey;
+    const bodyHash = key !== undefined ? eventBodyHash(request.type, request.payload) : "";
+    let id: string;
+    let submittedAtMs = wallMs;
+    if (key !== undefined) {
+      const live = this.#liveEvent(key, wallMs);
+      id = live?.id ?? keyedEventId(key, keyEpoch(wallMs, this.#config.idempotencyWindowMs));
+      submittedAtMs = live?.body?.event.submittedAtMs ?? wallMs;
+      const conflict = (): void =>
+        done({
+          ok: false,
+          code: "idempotency_conflict",
+          message: `idempotency key ${JSON.stringify(key)} was used with another body`,
+        });
+      const held = this.#table.event(id);
+      if (held !== undefined && held.committed) {
+        if (held.bodyHash !== bodyHash) return conflict();
+        return done({
+          ok: true,
+          id,
+          type: held.body!.event.type,
+          jobs: held.body!.jobs.length,
+          existing: true,
+        });
+      }
+      const tombstone = this.#table.keyTombstone(id);
+      if (held === undefined && tombstone !== undefined) {
+        if (tombstone.bodyHash !== bodyHash) return conflict();
+        return done({ ok: true, id, type: request.type, jobs: 0, existing: true });
+      }
+      const p = this.#proposals.forJob(id);
+      if (p !== undefined) {
+        if (p.bodyHash !== bodyHash) return conflict();
+        p.eventRequests.push({ requestId, existing: true });
+        return;
+      }
+      if (held !== undefined) {
+        if (held.bodyHash !== bodyHash) return conflict();
+        // Our copy of an earlier submit that never saw its majority: confirm it for this client.
+        this.#proposals.startEventConfirm(nowMs, held, { requestId, existing: true });
+        return;
+      }
+    } else {
+      id = EVENT_ID_PREFIX + randomHex(this.#rng, 16);
+    }
+    const jobs: FanoutJob[] = fanoutOf(this.#table.endpoints.values(), request.type).map((e) => ({
+      endpointId: e.id,
+      url: e.url,
+      headers: e.headers,
+      secrets: e.secret !== "" ? [e.secret] : [],
+      timeoutMs: 0,
+      maxAttempts: this.#config.maxAttemptsDefault,
+    }));
+    const body: EventBody = {
+      event: {
+        id,
+        type: request.type,
+        payload: request.payload,
+        submittedAtMs,
+        ...(key !== undefined ? { idempotencyKey: key } : {}),
+        bodyHash,
+      },
+      jobs,
+    };
+    // One record must fit one WAL append, here and at every peer: refused for good now
+    // (checked before a stamp is taken: a seq taken and never written is a gap peers wait for).
+    const probe = encodeRecord({ type: "event", stamp: { origin: this.#self, seq: 1 }, body });
+    if (probe.length + WAL_BATCH_SLACK_BYTES > this.#walRecordBytesMax) {
+      return done({
+        ok: false,
+        code: "invalid",
+        message: `the event and its ${jobs.length} jobs are ${probe.length} bytes as a record; ` +
+          `a WAL record holds at most ${this.#walRecordBytesMax - WAL_BATCH_SLACK_BYTES} ` +
+          "(wal.recordBytesMax): send a smaller payload",
+      });
+    }
+    const stamp = this.#host.ownStamp();
+    const record: ReplicatedRecord = { type: "event", stamp, body };
+    const result = this.#table.apply(record, wallMs);
+    const proposal = this.#proposals.propose(
+      nowMs,
+      "event",
+      stamp,
+      id,
+      bodyHash,
+      result.effect === "changed",
+      undefined,
+      undefined,
+      body,
+    );
+    proposal.eventRequests.push({ requestId, existing: false });
+    this.#host.originate(record, proposal.localStored ? proposal.key : undefined);
+    this.#proposals.evaluate(nowMs, proposal);
+  }
+
+  /** The incarnation of an event's key held here that is live for a submit stamped `wallMs`. */
+  #liveEvent(key: string, wallMs: number): EventEntry | undefined {
+    const windowMs = this.#config.idempotencyWindowMs;
+    const epoch = keyEpoch(wallMs, windowMs);
+    for (const e of [epoch, epoch - 1, epoch + 1]) {
+      const held = this.#table.event(keyedEventId(key, e));
+      if (held !== undefined && isLiveFor(held.body!.event.submittedAtMs, wallMs, windowMs)) {
+        return held;
+      }
+    }
+    return undefined;
   }
 
   /** A random endpoint id, redrawn in the (astronomically unlikely) case it is taken. */

@@ -37,11 +37,13 @@ import { SimReceiver } from "./sim_receiver.ts";
 import { type CheckResult, checkRun, type OwnershipSplit } from "./cluster_sim_checker.ts";
 import {
   type BodySpec,
+  type EventLog,
   isDeadPhase,
   isFinishedPhase,
   type LifeLog,
   type MemberLog,
   type ReadyLog,
+  type SimEndpoint,
   type SimHistory,
   type SimJobPhase,
   type StallLog,
@@ -52,6 +54,7 @@ import { profileFor, SIM_DELIVERY, SIM_NODES, type SimProfile } from "./sim_prof
 import { type FaultStats, SimFaults } from "./sim_faults.ts";
 import type { Slot } from "./sim_slot.ts";
 import { SimWorkload } from "./sim_workload.ts";
+import { SimEventWorkload } from "./sim_events.ts";
 
 const CLUSTER_KEY = "cluster-sim-key-0123456789abcdef";
 const DATA_DIR = "/var/lib/hookd";
@@ -74,6 +77,8 @@ export interface ClusterSimOptions {
    * no syscalls, sockets or other processes in the figure (bench/results/cost/sim_cost_probe.ts).
    */
   profile?: SimProfile;
+  /** The workload also sends events to endpoints (`SimProfile.events`). @default false */
+  events?: boolean;
 }
 
 /** What a run counted; the faults' counts are `FaultStats`'s. */
@@ -96,6 +101,9 @@ export interface SimStats extends FaultStats {
   leftoverUncommitted: number;
   /** Acknowledged jobs compacted where they finished yet still pending on a live replica. */
   zombies: number;
+  /** Events acknowledged, and the jobs they made (0 unless the run sends events). */
+  eventsAcked: number;
+  eventJobsAcked: number;
   virtualMs: number;
   drainMs: number;
   events: number;
@@ -188,6 +196,8 @@ export class ClusterSim implements SimHistory {
   readonly probe = new DurabilityProbe();
   readonly bodies: BodySpec[] = [];
   readonly submits: SubmitLog[] = [];
+  readonly endpoints: SimEndpoint[] = [];
+  readonly events: EventLog[] = [];
   readonly lives: LifeLog[] = [];
   readonly stallLog: StallLog[] = [];
   /** Every node's membership events: the views from which the checker derives ownership. */
@@ -207,13 +217,15 @@ export class ClusterSim implements SimHistory {
   readonly #closing: Promise<void>[] = [];
   readonly #faults: SimFaults;
   readonly #workload: SimWorkload;
+  readonly #eventWorkload: SimEventWorkload | undefined;
   #drainMs = 0;
   /** Debugging hook: runs after the settle time, before the checks and the shutdown. */
   beforeClose: (() => void) | undefined;
 
   constructor(options: ClusterSimOptions) {
     this.seed = options.seed;
-    this.profile = options.profile ?? profileFor(options.seed);
+    const profile = options.profile ?? profileFor(options.seed);
+    this.profile = options.events === true ? { ...profile, events: true } : profile;
     this.#chaosMs = options.chaosMs ?? 30_000;
     this.#drainLimitMs = options.drainLimitMs ?? 120_000;
     this.#onTrace = options.onTrace;
@@ -278,6 +290,21 @@ export class ClusterSim implements SimHistory {
       trace,
       acknowledged: (slot, life) => this.#faults.springAckTrap(slot, life),
     });
+    // A generator of its own (not forked from the run's): forking would move every later
+    // fork, and with them the runs without events.
+    this.#eventWorkload = this.profile.events === true
+      ? new SimEventWorkload({
+        scheduler: this.scheduler,
+        profile: this.profile,
+        probe: this.probe,
+        rng: new Sfc32(options.seed ^ 0x0e7e_47a1),
+        chaosMs: this.#chaosMs,
+        slots: this.#slots,
+        endpoints: this.endpoints,
+        events: this.events,
+        trace,
+      })
+      : undefined;
   }
 
   get voters(): string[] {
@@ -466,6 +493,9 @@ export class ClusterSim implements SimHistory {
     for (const s of this.submits) {
       if (s.outcome?.ok === true && !out.has(s.outcome.id)) out.set(s.outcome.id, s.bodyId);
     }
+    for (const e of this.events) {
+      if (e.outcome?.ok === true) { for (const jobId of e.jobIds) out.set(jobId, -1); }
+    }
     return out;
   }
 
@@ -576,6 +606,7 @@ export class ClusterSim implements SimHistory {
     for (const slot of this.#slots) this.#start(slot);
     this.#faults.schedule();
     this.#workload.schedule();
+    this.#eventWorkload?.schedule();
     await this.#runTo(this.#chaosMs);
     this.#faults.heal();
     const healedAtMs = this.scheduler.nowMs;
@@ -658,6 +689,11 @@ export class ClusterSim implements SimHistory {
         duplicateDetails: result.duplicateDetails,
         leftoverUncommitted: result.leftoverUncommitted,
         zombies: result.zombies,
+        eventsAcked: this.events.filter((e) => e.outcome?.ok === true).length,
+        eventJobsAcked: this.events.reduce(
+          (n, e) => n + (e.outcome?.ok === true ? e.jobIds.length : 0),
+          0,
+        ),
         ...this.#faults.stats,
         virtualMs: Math.round(this.scheduler.nowMs),
         drainMs: Math.round(this.#drainMs),
@@ -694,6 +730,7 @@ export function replayCommand(options: ClusterSimOptions): string {
   const extra = [
     options.chaosMs !== undefined ? ` --chaos-ms ${options.chaosMs}` : "",
     options.drainLimitMs !== undefined ? ` --drain-ms ${options.drainLimitMs}` : "",
+    options.events === true ? " --events" : "",
   ].join("");
   return `deno task hookd sim --seed ${options.seed}${extra} --trace`;
 }

@@ -31,6 +31,8 @@
  * a reuse after the window that lost its job, or one given the old job's id (and
  * `webhook-id`), fails the run.
  *
+ * Events (runs that send them): event_checker.ts's rules, each event's jobs all durable or none.
+ *
  * Owns judgement only: it reads the run's records through `SimHistory` (sim_history.ts, its
  * only link to the driver) and never changes a node.
  */
@@ -42,6 +44,8 @@ import { SIM_WALL_EPOCH_MS } from "./sim_runtime.ts";
 import { isDeadPhase, isFinishedPhase, type SimHistory, type SubmitLog } from "./sim_history.ts";
 import type { ReceivedRequest } from "./sim_receiver.ts";
 import { OwnershipHistory } from "./ownership_history.ts";
+import { checkEvents } from "./event_checker.ts";
+import { eventIdOfJob } from "../jobs/event_model.ts";
 
 /** Duplicates of one cause: after an ownership change, or with none. */
 export interface OwnershipSplit {
@@ -195,7 +199,10 @@ export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
 
   // 3. Every attempt: the right webhook-id, body, URL and signature; nothing unsubmitted.
   const jobOfBody = new Map<number, string>();
+  checkEvents(sim, byJob, (kind, detail) => f.add(kind, detail));
   for (const [jobId, requests] of byJob) {
+    // An event's jobs carry their event's body and id: checked by checkEvents.
+    if (eventIdOfJob(jobId) !== undefined) continue;
     let firstBody: number | undefined;
     for (const r of requests) {
       if (r.webhookId !== jobId) {

@@ -14,6 +14,7 @@
  * off, so its frames do not count even where their bytes are durable.
  */
 
+import { eventJobIds } from "../jobs/event_table.ts";
 import { decodeWalBatch } from "../jobs/job_codec.ts";
 import type { JobRecord } from "../jobs/job_model.ts";
 import {
@@ -54,6 +55,11 @@ export function recordIdentity(record: JobRecord): string | undefined {
       return "skip";
     case "endpoint":
       return `endpoint ${record.state.id} ${record.state.version.atMs}`;
+    case "event":
+      return `event ${record.body.event.id} ${record.body.event.bodyHash} ${record.body.event.payload}`;
+    case "event-commit":
+      return `event-commit ${record.eventId}`;
+    case "event-state":
     case "endpoint-state":
     case "state":
     case "key":
@@ -68,6 +74,11 @@ export function recordIdentity(record: JobRecord): string | undefined {
 /** Stamp conflicts kept in full (the rest are counted). */
 const STAMP_CONFLICTS_MAX = 5;
 
+/** The key an event's record proves the event is held by (`holds(disk, eventKey(id), "")`). */
+export function eventKey(eventId: string): string {
+  return `event:${eventId}`;
+}
+
 /** The (id, body) keys a record proves the job is held by (none for most records). */
 export function heldKeysOf(record: JobRecord): string[] {
   switch (record.type) {
@@ -81,6 +92,16 @@ export function heldKeysOf(record: JobRecord): string[] {
         : [];
     case "key":
       return [heldKey(record.key.jobId, record.key.bodyHash)];
+    case "event":
+      // An event's record holds the event and every one of its jobs (their bodies are its).
+      return [
+        heldKey(eventKey(record.body.event.id), ""),
+        ...eventJobIds(record.body).map((jobId) => heldKey(jobId, "")),
+      ];
+    case "event-commit":
+      return record.body !== undefined
+        ? eventJobIds(record.body).map((jobId) => heldKey(jobId, ""))
+        : [];
     default:
       return [];
   }

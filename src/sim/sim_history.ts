@@ -10,7 +10,7 @@
  * nothing from either side, so the checker never depends on the driver that runs it.
  */
 
-import type { SubmitOutcome, SubmitRequest } from "../jobs/service.ts";
+import type { EventOutcome, SubmitOutcome, SubmitRequest } from "../jobs/service.ts";
 import type { JobPhase } from "../jobs/job_model.ts";
 import type { MemberEvent } from "../membership/swim_core.ts";
 import type { SimDisk } from "./disk.ts";
@@ -48,6 +48,33 @@ export interface SubmitLog {
   outcome: SubmitOutcome | undefined;
   /** For acknowledged submits: nodes whose disk held the job at that instant. */
   durableOn: string[];
+}
+
+/** An endpoint the event workload created (never changed after). */
+export interface SimEndpoint {
+  readonly id: string;
+  readonly url: string;
+  readonly secret: string;
+  readonly eventTypes: readonly string[];
+}
+
+/** One event sent, its answer, and what the disks held of it at the answer. */
+export interface EventLog {
+  readonly serial: number;
+  readonly node: string;
+  readonly life: number;
+  readonly type: string;
+  readonly payload: string;
+  readonly atMs: number;
+  answeredAtMs: number | undefined;
+  outcome: EventOutcome | undefined;
+  /** The event's id and job ids as the node that took it held them at the answer. */
+  eventId: string | undefined;
+  jobIds: string[];
+  /** Per job: the nodes whose disk held it at the answer. */
+  durableOn: Map<string, string[]>;
+  /** Disks that held the event's record at the answer without every one of its jobs. */
+  partialOn: string[];
 }
 
 export interface LifeLog {
@@ -96,6 +123,9 @@ export interface SimHistory {
   readonly probe: DurabilityProbe;
   readonly bodies: readonly BodySpec[];
   readonly submits: readonly SubmitLog[];
+  /** The event workload's endpoints and events (empty unless the profile asks for events). */
+  readonly endpoints: readonly SimEndpoint[];
+  readonly events: readonly EventLog[];
   readonly lives: readonly LifeLog[];
   readonly stallLog: readonly StallLog[];
   /** Every node's membership events: the views from which the checker derives ownership. */
@@ -108,7 +138,10 @@ export interface SimHistory {
   readonly submitTimeoutMs: number;
   nodeIds(): string[];
   disk(nodeId: string): SimDisk;
-  /** Acknowledged job ids with the body each was acknowledged with. */
+  /**
+   * Acknowledged job ids with the body each was acknowledged with (-1: a job of an
+   * acknowledged event).
+   */
   ackedJobs(): Map<string, number>;
   /** Phase of `jobId` on every up node. */
   phases(jobId: string): Array<{ node: string; phase: SimJobPhase }>;

@@ -60,6 +60,13 @@ export interface SimProfile {
    * it at the real size.
    */
   transport: Partial<TransportConfig>;
+  /**
+   * The workload also creates endpoints and sends events to them (docs/endpoints.md), and the
+   * checker holds them to their invariants. Never drawn from a seed: only a run that asks for
+   * it (`hookd sim --events`), so every other seed draws the same numbers as before and keeps
+   * its trace hash.
+   */
+  events?: boolean;
 }
 
 /** Draws a run's profile from its seed. */

@@ -20,7 +20,7 @@ import type { Rng } from "../lib/rng.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import type { AttemptRequest, AttemptTransport } from "../delivery/http_transport.ts";
 import { webhookHeaders } from "../delivery/signing.ts";
-import type { AttemptResult } from "../delivery/types.ts";
+import { type AttemptResult, webhookIdOf } from "../delivery/types.ts";
 import type { SimScheduler } from "./scheduler.ts";
 
 export type ReceiverMode = "ok" | "error" | "unavailable" | "slow" | "refuse";
@@ -116,7 +116,7 @@ export class SimReceiver {
   ): Promise<AttemptResult> {
     const { job } = request;
     const timestampS = Math.floor(runtime.wallMs() / 1000);
-    const headers = webhookHeaders(job.secrets, job.id, timestampS, job.payload);
+    const headers = webhookHeaders(job.secrets, webhookIdOf(job), timestampS, job.payload);
     const record: ReceivedRequest = {
       serial: this.requests.length,
       node,

@@ -20,9 +20,13 @@ import type {
   EndpointOutcome,
   EndpointPage,
   EndpointView,
+  EventOutcome,
+  EventRequest,
+  EventView,
 } from "../../src/jobs/service.ts";
 import { applyWrite, type EndpointWrite, nextVersion } from "../../src/jobs/endpoint_model.ts";
 import { EndpointTable } from "../../src/jobs/endpoint_table.ts";
+import { eventJobId, fanoutOf } from "../../src/jobs/event_model.ts";
 import { endpointView } from "../../src/jobs/job_store.ts";
 
 export type FakeMode =
@@ -238,6 +242,53 @@ export class FakeJobService implements JobService {
     if (this.mode.kind === "throw") throw new Error("fake store bug");
     const page = this.endpoints.list(limit, cursor);
     return { ...page, items: page.items.map(endpointView) };
+  }
+
+  /** Events, fanned out from `endpoints` by the real rule; jobs pending, never attempted. */
+  readonly events = new Map<string, { view: EventView; key?: string }>();
+
+  submitEvent(request: EventRequest): Promise<EventOutcome> {
+    if (this.mode.kind === "throw") return Promise.reject(new Error("fake store bug"));
+    if (this.mode.kind === "hang") {
+      return new Promise((resolve) => this.#parked.push(() => resolve(this.#eventNow(request))));
+    }
+    return Promise.resolve(this.#eventNow(request));
+  }
+
+  #eventNow(request: EventRequest): EventOutcome {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) return refusal;
+    for (const { view, key } of this.events.values()) {
+      if (key === undefined || key !== request.idempotencyKey) continue;
+      if (view.type !== request.type || view.payload !== request.payload) {
+        return { ok: false, code: "idempotency_conflict", message: "another body" };
+      }
+      return { ok: true, id: view.id, type: view.type, jobs: view.jobs.length, existing: true };
+    }
+    const id = `evt_${String(this.events.size + 1).padStart(32, "0")}`;
+    const view: EventView = {
+      id,
+      type: request.type,
+      payload: request.payload,
+      createdAtMs: this.#nowMs,
+      jobs: fanoutOf(this.endpoints.values(), request.type).map((e) => ({
+        endpointId: e.id,
+        jobId: eventJobId(id, e.id),
+        state: "pending",
+        attemptsTotal: 0,
+        attempts: [],
+      })),
+    };
+    this.events.set(id, {
+      view,
+      ...(request.idempotencyKey !== undefined ? { key: request.idempotencyKey } : {}),
+    });
+    return { ok: true, id, type: view.type, jobs: view.jobs.length, existing: false };
+  }
+
+  getEvent(id: string): EventView | undefined {
+    if (this.mode.kind === "throw") throw new Error("fake store bug");
+    return this.events.get(id)?.view;
   }
 
   /** Adds a job in a given state (a dead letter, a delivered job with attempts). */

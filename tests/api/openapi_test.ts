@@ -17,6 +17,7 @@ import { deadJob } from "./fake_service.ts";
 import { sampleDashboard, throwingDashboard } from "./fake_dashboard.ts";
 import { BASE, call, get, JSON_HEADERS, makeApi, post, TOKEN, VALID_JOB } from "./harness.ts";
 import { ENDPOINT_FIELDS } from "../../src/api/endpoint_validate.ts";
+import { EVENT_FIELDS } from "../../src/api/event_validate.ts";
 import { resolve, type Schema, validate } from "./json_schema.ts";
 
 type Scenario = () => Promise<Response>;
@@ -82,7 +83,40 @@ const patch = (id: string, body: unknown, headers: Record<string, string> = JSON
   });
 const remove = (id: string) => new Request(`${BASE}/v1/endpoints/${id}`, { method: "DELETE" });
 
+const EVENT = Object.freeze({ type: "invoice.paid", payload: { invoice: 42 } });
+
 const SCENARIOS: Readonly<Record<string, Scenario>> = {
+  "POST /v1/events 202": async () => {
+    const { api } = await withEndpoint();
+    return await api.handler(post("/v1/events", EVENT));
+  },
+  "POST /v1/events 400": () => makeApi().handler(post("/v1/events", { ...EVENT, type: "" })),
+  "POST /v1/events 401": unauthorized(post("/v1/events", EVENT)),
+  "POST /v1/events 408": () => bodyTimeout("/v1/events"),
+  "POST /v1/events 409": async () => {
+    const api = makeApi();
+    await call(api, post("/v1/events", EVENT, { "idempotency-key": "k" }));
+    return await api.handler(
+      post("/v1/events", { ...EVENT, payload: 9 }, { "idempotency-key": "k" }),
+    );
+  },
+  "POST /v1/events 413": () =>
+    makeApi({ config: { bodyBytesMax: 100 } }).handler(
+      post("/v1/events", { ...EVENT, payload: "x".repeat(200) }),
+    ),
+  "POST /v1/events 415": () =>
+    makeApi().handler(post("/v1/events", EVENT, { "content-type": "text/plain" })),
+  "POST /v1/events 500": throwing(post("/v1/events", EVENT)),
+  "POST /v1/events 503": () => whileFull(post("/v1/events", EVENT)),
+  "GET /v1/events/{id} 200": async () => {
+    const { api } = await withEndpoint();
+    const sent = await call(api, post("/v1/events", EVENT));
+    return await api.handler(get(`/v1/events/${(sent.body as { id: string }).id}`));
+  },
+  "GET /v1/events/{id} 401": unauthorized(get("/v1/events/evt_1")),
+  "GET /v1/events/{id} 404": () => makeApi().handler(get("/v1/events/evt_nope")),
+  "GET /v1/events/{id} 500": throwing(get("/v1/events/evt_1")),
+
   "POST /v1/endpoints 201": () => makeApi().handler(post("/v1/endpoints", ENDPOINT)),
   "POST /v1/endpoints 400": () => makeApi().handler(post("/v1/endpoints", { url: 5 })),
   "POST /v1/endpoints 401": unauthorized(post("/v1/endpoints", ENDPOINT)),
@@ -374,6 +408,8 @@ Deno.test("openapi: the request schemas name exactly the fields the validator ta
   assertEquals(schemas.SubmitJob!.required, ["url", "payload"]);
   assertEquals(fields("EndpointCreate"), [...ENDPOINT_FIELDS].sort());
   assertEquals(fields("EndpointPatch"), [...ENDPOINT_FIELDS].sort());
+  assertEquals(fields("SubmitEvent"), [...EVENT_FIELDS].sort());
+  assertEquals(schemas.SubmitEvent!.required, ["type", "payload"]);
   assertEquals(schemas.EndpointCreate!.required, ["url"]);
   // A body using every documented field validates and is accepted.
   const full = {

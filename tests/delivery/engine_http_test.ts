@@ -119,6 +119,24 @@ Deno.test("DeliveryEngine delivers a signed POST that standardwebhooks verifies"
   }
 });
 
+Deno.test("an event's job carries and signs its event's id as webhook-id, on every attempt", async () => {
+  const receiver = startReceiver((i) =>
+    i === 0 ? new Response("boom", { status: 500 }) : new Response(null, { status: 204 })
+  );
+  const { engine, waitFor, submit } = harness();
+  try {
+    submit(job("evt_1.ep_a", receiver.url, { webhookId: "evt_1" }));
+    const report = await waitFor((r) => r.jobId === "evt_1.ep_a" && r.kind === "delivered");
+    assertEquals(report.kind, "delivered");
+    assertEquals(receiver.requests.map((r) => r.headers["webhook-id"]), ["evt_1", "evt_1"]);
+    // Signed over "evt_1.<timestamp>.<body>": the verifier takes it.
+    for (const r of receiver.requests) new Webhook(SECRET).verify(r.body, r.headers);
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+});
+
 Deno.test("DeliveryEngine retries a 500 with the same webhook-id, then delivers", async () => {
   const receiver = startReceiver((i) =>
     i === 0 ? new Response("boom", { status: 500 }) : new Response("ok")

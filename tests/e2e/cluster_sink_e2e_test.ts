@@ -1,7 +1,8 @@
 /**
  * The README's first run, as a newcomer does it: `hookd cluster --sink` starts the nodes and a
  * receiver, prints a `hookd submit` command; that command, run by a shell exactly as printed,
- * is accepted, followed to `delivered`, and the receiver verified its signature. SIGTERM then
+ * is accepted, followed to `delivered`, and the receiver verified its signature. So are the
+ * printed `hookd endpoint add` and `hookd send`: the event reaches the sink, verified. SIGTERM then
  * stops everything: exit 0, no process of the run left, its temporary data removed.
  */
 
@@ -12,6 +13,27 @@ import { fromFileUrl } from "../paths.ts";
 import { pollUntil, processesMentioning } from "./hookd_process.ts";
 
 const PROJECT_ROOT = fromFileUrl(new URL("../../", import.meta.url));
+
+/**
+ * Runs a printed command through a shell, from where the user typed `hookd cluster`; asserts
+ * it exits 0 and returns its stdout lines.
+ */
+async function runPrinted(command: string): Promise<string[]> {
+  const running = new Deno.Command("sh", {
+    args: ["-c", command],
+    cwd: Deno.env.get("INIT_CWD") ?? PROJECT_ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  // `sh -c` runs the command in the shell's own process, so this reaches hookd itself.
+  const guard = setTimeout(() => running.kill("SIGKILL"), 60_000);
+  const shell = await running.output();
+  clearTimeout(guard);
+  const err = new TextDecoder().decode(shell.stderr);
+  assertEquals(shell.code, 0, `${command}\n${err}`);
+  return new TextDecoder().decode(shell.stdout).trim().split("\n");
+}
 
 interface EventLine {
   event: string;
@@ -65,21 +87,7 @@ Deno.test({
         assert(stderr.includes(url), `${url} is printed`);
       }
 
-      // Run it through a shell, from where the user typed `hookd cluster`.
-      const submitting = new Deno.Command("sh", {
-        args: ["-c", submit],
-        cwd: Deno.env.get("INIT_CWD") ?? PROJECT_ROOT,
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      // `sh -c` runs the command in the shell's own process, so this reaches hookd itself.
-      const shellGuard = setTimeout(() => submitting.kill("SIGKILL"), 60_000);
-      const shell = await submitting.output();
-      clearTimeout(shellGuard);
-      const out = new TextDecoder().decode(shell.stdout).trim().split("\n");
-      const err = new TextDecoder().decode(shell.stderr);
-      assertEquals(shell.code, 0, `${submit}\n${err}`);
+      const out = await runPrinted(submit);
       assert(/^job_[0-9a-z]+$/.test(out[0]!), `the job id first: ${out[0]}`);
       assert(out[1]?.startsWith("delivered after 1 attempt"), out.join("\n"));
 
@@ -89,10 +97,26 @@ Deno.test({
       assertEquals(stats.received, 1);
       assertEquals(stats.unique, 1);
       assertEquals(stats.signature_failures, 0);
+
+      // The printed endpoint and event: the event reaches the sink through the endpoint,
+      // signed under the sink's secret, with the event's id as its webhook-id.
+      const endpointAdd = String(ready.endpoint_add_command);
+      const send = String(ready.send_command);
+      assert(stderr.includes(endpointAdd) && stderr.includes(send), stderr);
+      const added = await runPrinted(endpointAdd);
+      assert(/^id: +ep_[0-9a-f]{24}$/.test(added[0]!), `the endpoint first: ${added.join("\n")}`);
+      const sent = await runPrinted(send);
+      assert(/^evt_k?[0-9a-f]{32}$/.test(sent[0]!), `the event id first: ${sent[0]}`);
+      assert(
+        /^evt_k?[0-9a-f]{32}\.ep_[0-9a-f]{24}: delivered/.test(sent[1] ?? ""),
+        sent.join("\n"),
+      );
+      const after = await (await fetch(`${sinkUrl}/stats`)).json();
+      assertEquals([after.received, after.unique, after.signature_failures], [2, 2, 0]);
       // And the cluster says so on its own output.
       assert(
         await pollUntil(
-          () => events.some((e) => e.event === "sink-stats" && e.received === 1),
+          () => events.some((e) => e.event === "sink-stats" && e.received === 2),
           5_000,
         ),
         "the cluster reported the sink's receipt",
@@ -105,7 +129,7 @@ Deno.test({
       await readingErr;
       assertEquals(status.code, 0, stderr);
       assertEquals(events.at(-1)?.event, "cluster-stopped");
-      assertEquals(find("sink-stopped")?.received, 1);
+      assertEquals(find("sink-stopped")?.received, 2);
       // Nothing of the run is left: the nodes (their --data is under the run's directory),
       // the sink (its --secret is the run's), and the temporary directory.
       assertEquals(await processesMentioning(dataDir), [], "no node process left");

@@ -13,12 +13,31 @@ import type {
   Stamp,
 } from "../../src/jobs/job_model.ts";
 import { ATTEMPT_OUTCOMES } from "../../src/delivery/types.ts";
+import type { EventBody } from "../../src/jobs/event_model.ts";
+import type { JobTableOptions } from "../../src/jobs/job_table.ts";
 import {
   DISABLED_REASONS,
   type EndpointFields,
   type EndpointState,
   type EndpointVersion,
 } from "../../src/jobs/endpoint_model.ts";
+
+/** A job table's options for table tests: short retention, few dead letters, a day's window. */
+export function tableTestOptions(): JobTableOptions {
+  const hourMs = 3_600_000;
+  return {
+    historyMax: 5,
+    finishedRetentionMs: hourMs,
+    deadRetentionMs: 24 * hourMs,
+    deadLettersMax: 3,
+    idempotencyWindowMs: 24 * hourMs,
+    idempotencyClockSkewMs: 0,
+    stubRetentionMs: hourMs,
+    uncommittedRetentionMs: 24 * hourMs,
+    finishedTombstoneMs: 24 * hourMs,
+    finishedTombstonesMax: 1_000,
+  };
+}
 
 export const ORIGINS = ["10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.3:7000"];
 
@@ -43,9 +62,14 @@ export function specArb(id: fc.Arbitrary<string> = fc.constant("job_1")): fc.Arb
     submittedAtMs: wallArb,
     idempotencyKey: fc.option(fc.string({ minLength: 1, maxLength: 30 }), { nil: undefined }),
     bodyHash: fc.constantFrom("", "h1", "h2"),
+    webhookId: fc.option(fc.constantFrom("evt_1", "evt_k2"), { nil: undefined }),
   }).map((s) => {
-    const { idempotencyKey, ...rest } = s;
-    return idempotencyKey === undefined ? rest : { ...rest, idempotencyKey };
+    const { idempotencyKey, webhookId, ...rest } = s;
+    return {
+      ...rest,
+      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+      ...(webhookId !== undefined ? { webhookId } : {}),
+    };
   });
 }
 
@@ -166,10 +190,59 @@ export const endpointRecordArb: fc.Arbitrary<JobRecord> = fc.oneof(
   endpointStateArb().map((state) => ({ type: "endpoint-state" as const, state })),
 );
 
+/** An event and its fan-out (endpoint ids ascending, as the submit path makes them). */
+export const eventBodyArb: fc.Arbitrary<EventBody> = rec({
+  event: rec({
+    id: fc.constantFrom("evt_0123", "evt_kabc"),
+    type: fc.constantFrom("invoice.paid", "user.created"),
+    payload: fc.string({ maxLength: 200 }),
+    submittedAtMs: wallArb,
+    idempotencyKey: fc.option(fc.string({ minLength: 1, maxLength: 30 }), { nil: undefined }),
+    bodyHash: fc.constantFrom("", "h1"),
+  }).map(({ idempotencyKey, ...rest }) =>
+    idempotencyKey === undefined ? rest : { ...rest, idempotencyKey }
+  ),
+  jobs: fc.uniqueArray(fc.stringMatching(/^ep_[0-9a-f]{1,24}$/), { maxLength: 4 }).chain((ids) =>
+    fc.tuple(
+      ...[...ids].sort().map((endpointId) =>
+        rec({
+          endpointId: fc.constant(endpointId),
+          url: fc.constantFrom("http://a.test/hook", "https://b.test/x?y=1"),
+          headers: fc.dictionary(fc.constantFrom("x-a", "x-b"), fc.string({ maxLength: 20 }), {
+            noNullPrototype: true,
+          }),
+          secrets: fc.array(fc.constant("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), {
+            maxLength: 2,
+          }),
+          timeoutMs: fc.integer({ min: 0, max: 60_000 }),
+          maxAttempts: fc.integer({ min: 1, max: 100 }),
+        })
+      ),
+    )
+  ),
+});
+
+/** Event records: the replicated `event` and `event-commit`, and the local `event-state`. */
+export const eventRecordArb: fc.Arbitrary<JobRecord> = fc.oneof(
+  rec({ type: fc.constant("event" as const), stamp: stampArb, body: eventBodyArb }),
+  fc.tuple(stampArb, eventBodyArb, fc.boolean()).map(([stamp, body, withBody]) => ({
+    type: "event-commit" as const,
+    stamp,
+    eventId: body.event.id,
+    bodyHash: body.event.bodyHash,
+    ...(withBody ? { body } : {}),
+  })),
+  rec({
+    type: fc.constant("event-state" as const),
+    state: rec({ body: eventBodyArb, stamp: stampArb, committed: fc.boolean() }),
+  }),
+);
+
 /** Any record, local-only kinds included, for codec round trips. */
 export const anyRecordArb: fc.Arbitrary<JobRecord> = fc.oneof(
   jobRecordArb(specArb(fc.string({ minLength: 1, maxLength: 40 }))),
   endpointRecordArb,
+  eventRecordArb,
   rec({
     type: fc.constant("skip" as const),
     stamp: stampArb,

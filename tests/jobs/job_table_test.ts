@@ -2,23 +2,13 @@ import { assert, assertEquals } from "../assert.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
 import type { JobRecord, JobSpec } from "../../src/jobs/job_model.ts";
 import { decodeRecord, encodeRecord } from "../../src/jobs/job_codec.ts";
+import { tableTestOptions } from "./arbitraries.ts";
 
 const HOUR = 3_600_000;
 const T0 = 1_800_000_000_000;
 
 function table(): JobTable {
-  return new JobTable({
-    historyMax: 5,
-    finishedRetentionMs: HOUR,
-    deadRetentionMs: 24 * HOUR,
-    deadLettersMax: 3,
-    idempotencyWindowMs: 24 * HOUR,
-    idempotencyClockSkewMs: 0,
-    stubRetentionMs: HOUR,
-    uncommittedRetentionMs: 24 * 3_600_000,
-    finishedTombstoneMs: 24 * 3_600_000,
-    finishedTombstonesMax: 1_000,
-  });
+  return new JobTable(tableTestOptions());
 }
 
 function spec(id: string, key?: string): JobSpec {

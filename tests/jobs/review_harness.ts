@@ -20,7 +20,7 @@ import {
 import { decodeWalBatch, encodeRecord } from "../../src/jobs/job_codec.ts";
 import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import type { JobRecord, JobStateSnapshot } from "../../src/jobs/job_model.ts";
-import type { SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
+import type { EventRequest, SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
 import type { JobsConfig } from "../../src/config/jobs.ts";
 import type { EndpointWrite } from "../../src/jobs/endpoint_model.ts";
 import { heldKey, heldKeysOf, recordIdentity } from "../../src/sim/durability_probe.ts";
@@ -38,6 +38,9 @@ export interface InFlight {
 }
 
 export type Pick = (m: InFlight) => boolean;
+
+/** What an `event-done` output answered. */
+export type EventDone = Extract<ReplicationOutput, { type: "event-done" }>["outcome"];
 
 /** What an `endpoint-done` output answered. */
 export type EndpointDone = Extract<ReplicationOutput, { type: "endpoint-done" }>["outcome"];
@@ -58,6 +61,7 @@ export class ReviewCluster {
   readonly answers = new Map<number, SubmitOutcome>();
   readonly reviveAnswers = new Map<number, { ok: boolean }>();
   readonly endpointAnswers = new Map<number, EndpointDone>();
+  readonly eventAnswers = new Map<number, EventDone>();
   readonly scheduled: string[][];
   readonly cancelled: string[][];
   /** Cores that crashed and have not restarted: they take no input. */
@@ -169,6 +173,10 @@ export class ReviewCluster {
       case "endpoint-done":
         assert(!this.endpointAnswers.has(out.requestId), `endpoint write answered twice`);
         this.endpointAnswers.set(out.requestId, out.outcome);
+        return;
+      case "event-done":
+        assert(!this.eventAnswers.has(out.requestId), `event answered twice`);
+        this.eventAnswers.set(out.requestId, out.outcome);
         return;
       case "schedule":
         this.scheduled[i]!.push(out.job.id);
@@ -305,6 +313,14 @@ export class ReviewCluster {
   writeEndpoint(i: number, write: EndpointWrite): number {
     const requestId = this.#nextRequestId++;
     this.cores[i]!.writeEndpoint(this.nowMs, this.wallOf(i), requestId, write);
+    this.collect();
+    return requestId;
+  }
+
+  /** An event taken by core i; its answer lands in `eventAnswers`. */
+  submitEvent(i: number, request: EventRequest): number {
+    const requestId = this.#nextRequestId++;
+    this.cores[i]!.submitEvent(this.nowMs, this.wallOf(i), requestId, request);
     this.collect();
     return requestId;
   }

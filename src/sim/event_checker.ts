@@ -1,0 +1,110 @@
+/**
+ * The simulation checker's rules for events (docs/endpoints.md), in runs whose workload sends
+ * them (`SimProfile.events`; sim_events.ts records what it sent and saw):
+ *
+ * - All or nothing: at an event's answer (acknowledged or refused), no disk held the event's
+ *   record without every one of its jobs.
+ * - Majority-durable (invariant 1, for events): at an acknowledgement, every job of the event
+ *   was on a majority of the configured voters' disks, and the event had as many jobs as the
+ *   answer said.
+ * - The fan-out: each job of an event is for an endpoint that takes the event's type.
+ * - Every attempt of an event's job carries the event's id as `webhook-id`, the event's
+ *   payload as its body, the endpoint's URL, and a signature under the endpoint's secret;
+ *   nothing is delivered as an event's job that no event made.
+ *
+ * Delivery of every acknowledged event's jobs is checked with every other job's (the run's
+ * `ackedJobs` holds them). Owns judgement only: reads the run through `SimHistory`.
+ */
+
+import { signatureHeader } from "../delivery/signing.ts";
+import { eventIdOfJob } from "../jobs/event_model.ts";
+import type { SimHistory } from "./sim_history.ts";
+import type { ReceivedRequest } from "./sim_receiver.ts";
+
+export function checkEvents(
+  sim: SimHistory,
+  byJob: ReadonlyMap<string, readonly ReceivedRequest[]>,
+  add: (kind: string, detail: string) => void,
+): void {
+  const quorum = Math.floor(sim.voters.length / 2) + 1;
+  const endpoints = new Map(sim.endpoints.map((e) => [e.id, e]));
+  const events = new Map<string, (typeof sim.events)[number]>();
+  for (const e of sim.events) {
+    if (e.eventId !== undefined) events.set(e.eventId, e);
+    if (e.partialOn.length > 0) {
+      add(
+        "a disk held part of an event",
+        `event #${e.serial} (${e.eventId}) at ${e.answeredAtMs?.toFixed(1)} ms: the record ` +
+          `without all of its ${e.jobIds.length} jobs on ${e.partialOn.join(",")}`,
+      );
+    }
+    for (const jobId of e.jobIds) {
+      const endpoint = endpoints.get(jobId.slice(jobId.indexOf(".") + 1));
+      if (endpoint === undefined || !endpoint.eventTypes.includes(e.type)) {
+        add("an event fanned out to an endpoint that does not take it", `${e.type}: ${jobId}`);
+      }
+    }
+    if (e.outcome?.ok !== true) continue;
+    if (e.jobIds.length !== e.outcome.jobs) {
+      add(
+        "an event answered with another job count than it made",
+        `event #${e.serial} ${e.outcome.id}: answered ${e.outcome.jobs}, made ${e.jobIds.length}`,
+      );
+    }
+    for (const [jobId, nodes] of e.durableOn) {
+      if (nodes.length < quorum) {
+        add(
+          "an event's job not durable on a majority when acknowledged",
+          `event #${e.serial} job ${jobId} on ${nodes.length} disks [${nodes.join(",")}]`,
+        );
+      }
+    }
+  }
+  // An event whose node died before it answered may still be delivered (its record reached
+  // replicas, and a confirm round committed it): known by its payload, which names it.
+  const idOfSerial = new Map<number, string>();
+  for (const [jobId, requests] of byJob) {
+    const eventId = eventIdOfJob(jobId);
+    if (eventId === undefined) continue;
+    const byPayload = sim.events[serialOf(requests[0]?.payload)];
+    const event = events.get(eventId) ??
+      (byPayload?.payload === requests[0]?.payload ? byPayload : undefined);
+    const endpoint = endpoints.get(jobId.slice(eventId.length + 1));
+    if (event === undefined || endpoint === undefined) {
+      add("delivered an event's job no event made", jobId);
+      continue;
+    }
+    const seen = idOfSerial.get(event.serial);
+    if (seen === undefined) idOfSerial.set(event.serial, eventId);
+    else if (seen !== eventId) {
+      add("one event delivered under two ids", `event #${event.serial}: ${seen} and ${eventId}`);
+    }
+    if (!endpoint.eventTypes.includes(event.type)) {
+      add("an event fanned out to an endpoint that does not take it", `${event.type}: ${jobId}`);
+    }
+    for (const r of requests) {
+      if (r.webhookId !== eventId) {
+        add("an event's attempt with a wrong webhook-id", `job ${jobId} sent as ${r.webhookId}`);
+      }
+      if (r.payload !== event.payload || r.url !== endpoint.url) {
+        add("an event's attempt differs from the event or endpoint", `job ${jobId}`);
+      }
+      if (
+        r.secrets.length !== 1 || r.secrets[0] !== endpoint.secret ||
+        r.signature !== signatureHeader([endpoint.secret], r.webhookId, r.timestampS, r.payload)
+      ) {
+        add("an event's attempt not signed under its endpoint's secret", `job ${jobId}`);
+      }
+    }
+  }
+}
+
+/** The serial an event's payload names (`{"event": serial, …}`), or -1. */
+function serialOf(payload: string | undefined): number {
+  try {
+    const serial = (JSON.parse(payload ?? "") as { event?: unknown }).event;
+    return typeof serial === "number" && Number.isInteger(serial) ? serial : -1;
+  } catch {
+    return -1;
+  }
+}

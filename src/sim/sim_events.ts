@@ -1,0 +1,178 @@
+/**
+ * The event workload of a whole-cluster simulation run that asks for it (`SimProfile.events`,
+ * `hookd sim --events`): three endpoints created early (two take `invoice.paid`, one of them
+ * `user.created` too, the third `user.created` only), then events of either type at seeded
+ * instants to random live nodes, as a client sends them. Records each event, its answer, the
+ * job ids the node that took it made, and at the answer what every disk held of it: on which
+ * disks each job was (invariant 1, for events) and which disks held the event's record
+ * without all its jobs (the all-or-nothing rule; must be none).
+ *
+ * Owns the endpoints' creation and the events; talks to a node as its client does
+ * (`JobStore.createEndpoint`, `JobStore.submitEvent`). Draws only from the generator it is
+ * given (its own, never the other workload's), so a run without events is the run it was.
+ */
+
+import type { EndpointFields } from "../jobs/service.ts";
+import { eventKey } from "./durability_probe.ts";
+import type { EventLog, SimEndpoint } from "./sim_history.ts";
+import type { Slot } from "./sim_slot.ts";
+import type { WorkloadHost } from "./sim_workload.ts";
+
+/**
+ * What the event workload needs of the cluster around it: the job workload's view of it
+ * (its `rng` the event workload's own generator), and where to record endpoints and events.
+ */
+export interface EventWorkloadHost
+  extends
+    Pick<WorkloadHost, "scheduler" | "profile" | "probe" | "rng" | "chaosMs" | "slots" | "trace"> {
+  readonly endpoints: SimEndpoint[];
+  readonly events: EventLog[];
+}
+
+/** The endpoints every run with events creates: URL host, event types. */
+const ENDPOINTS: ReadonlyArray<readonly [string, readonly string[]]> = [
+  ["e0", ["invoice.paid"]],
+  ["e1", ["invoice.paid", "user.created"]],
+  ["e2", ["user.created"]],
+];
+const TYPES = ["invoice.paid", "user.created"];
+/** When the endpoints are created, and how often a refused create is tried again. */
+const ENDPOINTS_AT_MS = 1_000;
+const ENDPOINT_RETRY_MS = 300;
+const ENDPOINT_TRIES_MAX = 20;
+/** Events start once the endpoints had time to be created. */
+const EVENTS_FROM_MS = 2_500;
+
+export class SimEventWorkload {
+  readonly #host: EventWorkloadHost;
+
+  constructor(host: EventWorkloadHost) {
+    this.#host = host;
+  }
+
+  schedule(): void {
+    const { rng, scheduler, chaosMs, profile } = this.#host;
+    for (const [i, [host, eventTypes]] of ENDPOINTS.entries()) {
+      const secretBytes = new Uint8Array(24).fill(0x40 + i);
+      const fields: EndpointFields = {
+        url: `http://${host}.receiver.sim/hook`,
+        eventTypes: [...eventTypes],
+        secret: "whsec_" + btoa(String.fromCharCode(...secretBytes)),
+        description: "",
+        headers: {},
+        rateLimitPerS: 0,
+        ordered: false,
+        disabled: false,
+        disabledReason: "",
+      };
+      scheduler.at(ENDPOINTS_AT_MS + i, () => this.#createEndpoint(fields, rng.next(), 1));
+    }
+    const exp = (mean: number) => -Math.log(1 - rng.next()) * mean;
+    // Events at a quarter of the job submit rate: each fans out to one or two jobs.
+    const meanMs = 4 * profile.submitIntervalMs;
+    for (let t = EVENTS_FROM_MS + exp(meanMs); t < chaosMs; t += exp(meanMs)) {
+      const nodeRoll = rng.next();
+      const typeRoll = rng.next();
+      scheduler.at(t, () => this.#send(nodeRoll, typeRoll));
+    }
+  }
+
+  #live(): Slot[] {
+    return this.#host.slots.filter((s) => s.store !== undefined);
+  }
+
+  #createEndpoint(fields: EndpointFields, nodeRoll: number, tries: number): void {
+    const live = this.#live();
+    const retry = () => {
+      if (tries >= ENDPOINT_TRIES_MAX) return;
+      const roll = this.#host.rng.next();
+      this.#host.scheduler.at(
+        this.#host.scheduler.nowMs + ENDPOINT_RETRY_MS,
+        () => this.#createEndpoint(fields, roll, tries + 1),
+      );
+    };
+    if (live.length === 0) return retry();
+    const slot = live[Math.floor(nodeRoll * live.length)]!;
+    slot.store!.createEndpoint(fields).then((outcome) => {
+      this.#host.trace(
+        `endpoint ${fields.url} via ${slot.nodeId}: ${
+          outcome.ok ? outcome.endpoint.id : outcome.code
+        }`,
+      );
+      if (outcome.ok) {
+        this.#host.endpoints.push({
+          id: outcome.endpoint.id,
+          url: fields.url,
+          secret: fields.secret,
+          eventTypes: fields.eventTypes,
+        });
+      } else retry();
+    });
+  }
+
+  #send(nodeRoll: number, typeRoll: number): void {
+    const live = this.#live();
+    if (live.length === 0) return;
+    const slot = live[Math.floor(nodeRoll * live.length)]!;
+    const store = slot.store!;
+    const events = this.#host.events;
+    const serial = events.length;
+    const type = TYPES[Math.floor(typeRoll * TYPES.length)]!;
+    const log: EventLog = {
+      serial,
+      node: slot.nodeId,
+      life: slot.life,
+      type,
+      payload: JSON.stringify({ event: serial, type }),
+      atMs: this.#host.scheduler.nowMs,
+      answeredAtMs: undefined,
+      outcome: undefined,
+      eventId: undefined,
+      jobIds: [],
+      durableOn: new Map(),
+      partialOn: [],
+    };
+    events.push(log);
+    this.#host.trace(`event #${serial} ${type} to ${slot.nodeId}/${slot.life}`);
+    store.submitEvent({ type, payload: log.payload }).then((outcome) => {
+      log.answeredAtMs = this.#host.scheduler.nowMs;
+      log.outcome = outcome;
+      // What the node that took it holds (it applied the record before it proposed it): the
+      // event's id and its jobs, also when refused (its record may still be on some disks).
+      if (slot.store === store) {
+        for (const e of store.core.table.events.values()) {
+          if (e.body?.event.payload !== log.payload) continue;
+          log.eventId = e.id;
+          log.jobIds = store.getEvent(e.id)?.jobs.map((j) => j.jobId) ?? [];
+        }
+      }
+      if (outcome.ok) log.eventId ??= outcome.id;
+      this.#observeDisks(log);
+      this.#host.trace(
+        `event answer #${serial} ${
+          outcome.ok ? `ok ${outcome.id} jobs ${outcome.jobs}` : outcome.code
+        }` +
+          ` partial on ${log.partialOn.length}`,
+      );
+    });
+  }
+
+  /** At the answer: which disks hold each job, and which hold the event without them all. */
+  #observeDisks(log: EventLog): void {
+    const probe = this.#host.probe;
+    for (const jobId of log.jobIds) log.durableOn.set(jobId, []);
+    if (log.eventId === undefined) return;
+    for (const s of this.#host.slots) {
+      let held = 0;
+      for (const jobId of log.jobIds) {
+        if (probe.holds(s.disk, jobId, "")) {
+          held++;
+          log.durableOn.get(jobId)!.push(s.nodeId);
+        }
+      }
+      if (probe.holds(s.disk, eventKey(log.eventId), "") && held < log.jobIds.length) {
+        log.partialOn.push(s.nodeId);
+      }
+    }
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * The whole-cluster simulation with events (`hookd sim --events`): five node stacks under
+ * crashes, loss, partitions and skewed clocks, with endpoints and events in the workload, keep
+ * every invariant, events' included (src/sim/event_checker.ts); and the event checker itself
+ * fails what it must (a disk with part of an event, a wrong webhook-id, an unsigned attempt).
+ */
+
+import { assert, assertEquals } from "../assert.ts";
+import { type ClusterSimOptions, replayCommand, runClusterSim } from "../../src/sim/cluster_sim.ts";
+import { checkEvents } from "../../src/sim/event_checker.ts";
+import type { EventLog, SimHistory } from "../../src/sim/sim_history.ts";
+import type { ReceivedRequest } from "../../src/sim/sim_receiver.ts";
+import { signatureHeader } from "../../src/delivery/signing.ts";
+
+/** Virtual ms of faults and workload per seed, as the other simulation tests run. */
+const CHAOS_MS = 6_000;
+const SEEDS = 30;
+
+Deno.test(`the whole-cluster simulation with events keeps every invariant over ${SEEDS} seeds`, async () => {
+  const failures: string[] = [];
+  let events = 0;
+  let eventJobs = 0;
+  for (let seed = 1; seed <= SEEDS; seed++) {
+    const options: ClusterSimOptions = { seed, chaosMs: CHAOS_MS, events: true };
+    const report = await runClusterSim(options);
+    if (!report.ok) {
+      failures.push(`seed ${seed}: ${report.violations.join("; ")}\n  ${replayCommand(options)}`);
+    }
+    events += report.stats.eventsAcked;
+    eventJobs += report.stats.eventJobsAcked;
+  }
+  assertEquals(failures, [], failures.join("\n"));
+  // The runs did something: events were acknowledged, most with jobs.
+  assert(events > 100 && eventJobs > events, `${events} events, ${eventJobs} jobs`);
+});
+
+const SECRET = "whsec_" + btoa("x".repeat(24));
+
+/** A finished run's record with one endpoint and one acknowledged event (what a test edits). */
+function history(event: Partial<EventLog>, requests: ReceivedRequest[]): {
+  sim: SimHistory;
+  byJob: Map<string, ReceivedRequest[]>;
+} {
+  const log: EventLog = {
+    serial: 0,
+    node: "n1",
+    life: 1,
+    type: "invoice.paid",
+    payload: '{"event":0}',
+    atMs: 0,
+    answeredAtMs: 5,
+    outcome: { ok: true, id: "evt_1", type: "invoice.paid", jobs: 1, existing: false },
+    eventId: "evt_1",
+    jobIds: ["evt_1.ep_a"],
+    durableOn: new Map([["evt_1.ep_a", ["n1", "n2", "n3"]]]),
+    partialOn: [],
+    ...event,
+  };
+  const sim = {
+    voters: ["a", "b", "c", "d", "e"],
+    endpoints: [{ id: "ep_a", url: "http://a/", secret: SECRET, eventTypes: ["invoice.paid"] }],
+    events: [log],
+  } as unknown as SimHistory;
+  const byJob = new Map<string, ReceivedRequest[]>();
+  for (const r of requests) byJob.set(r.jobId, [...(byJob.get(r.jobId) ?? []), r]);
+  return { sim, byJob };
+}
+
+function attempt(patch: Partial<ReceivedRequest>): ReceivedRequest {
+  const base = {
+    serial: 0,
+    node: "n1",
+    life: 1,
+    jobId: "evt_1.ep_a",
+    attempt: 1,
+    sentAtMs: 1,
+    arrivedAtMs: 2,
+    status: 204,
+    webhookId: "evt_1",
+    timestampS: 100,
+    payload: '{"event":0}',
+    url: "http://a/",
+    secrets: [SECRET],
+    ...patch,
+  };
+  return {
+    ...base,
+    signature: signatureHeader(base.secrets, base.webhookId, base.timestampS, base.payload),
+    ...patch,
+  } as ReceivedRequest;
+}
+
+function findings(event: Partial<EventLog>, requests: ReceivedRequest[] = []): string[] {
+  const { sim, byJob } = history(event, requests);
+  const out: string[] = [];
+  checkEvents(sim, byJob, (kind) => out.push(kind));
+  return out;
+}
+
+Deno.test("the event checker passes a whole, majority-durable, rightly signed event", () => {
+  assertEquals(findings({}, [attempt({})]), []);
+});
+
+Deno.test("the event checker fails part of an event on a disk, or a job on a minority", () => {
+  assertEquals(findings({ partialOn: ["n4"] }), ["a disk held part of an event"]);
+  assertEquals(findings({ durableOn: new Map([["evt_1.ep_a", ["n1", "n2"]]]) }), [
+    "an event's job not durable on a majority when acknowledged",
+  ]);
+  assertEquals(findings({ jobIds: [] }), ["an event answered with another job count than it made"]);
+  assertEquals(findings({ type: "user.created" }), [
+    "an event fanned out to an endpoint that does not take it",
+  ]);
+});
+
+Deno.test("the event checker fails an attempt with the job's id, another body, or no signature", () => {
+  assertEquals(findings({}, [attempt({ webhookId: "evt_1.ep_a" })]), [
+    "an event's attempt with a wrong webhook-id",
+  ]);
+  assertEquals(findings({}, [attempt({ payload: "{}" })]), [
+    "an event's attempt differs from the event or endpoint",
+  ]);
+  assertEquals(findings({}, [attempt({ secrets: [], signature: undefined })]), [
+    "an event's attempt not signed under its endpoint's secret",
+  ]);
+  assertEquals(findings({ eventId: "evt_2" }, [attempt({ payload: '{"event":9}' })]), [
+    "delivered an event's job no event made",
+  ]);
+});
+
+Deno.test("the event checker knows an event its dead node never answered, by its payload", () => {
+  const unanswered = { eventId: undefined, outcome: undefined, jobIds: [] };
+  assertEquals(findings(unanswered, [attempt({})]), []);
+  // The same event delivered under a second id: one event became two.
+  assertEquals(
+    findings(unanswered, [attempt({}), attempt({ jobId: "evt_9.ep_a", webhookId: "evt_9" })]),
+    ["one event delivered under two ids"],
+  );
+});

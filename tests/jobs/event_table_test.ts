@@ -1,0 +1,133 @@
+/**
+ * Events in one node's job table: an `event` record makes every job at once, an event-commit
+ * arriving first makes a stub that commits the jobs when the event comes, retention drops an
+ * event only once its jobs have left (leaving a tombstone a late record cannot pass), and an
+ * unacknowledged event is dropped whole.
+ */
+
+import { assert, assertEquals } from "../assert.ts";
+import { JobTable } from "../../src/jobs/job_table.ts";
+import type { EventBody } from "../../src/jobs/event_model.ts";
+import { eventJobIds } from "../../src/jobs/event_table.ts";
+import type { JobRecord } from "../../src/jobs/job_model.ts";
+import { tableTestOptions } from "./arbitraries.ts";
+
+const HOUR = 3_600_000;
+const T0 = 1_800_000_000_000;
+
+function table(): JobTable {
+  return new JobTable(tableTestOptions());
+}
+
+const BODY: EventBody = {
+  event: { id: "evt_1", type: "invoice.paid", payload: "{}", submittedAtMs: T0, bodyHash: "" },
+  jobs: ["ep_a", "ep_b", "ep_c"].map((endpointId) => ({
+    endpointId,
+    url: `https://${endpointId}.test/`,
+    headers: {},
+    secrets: [],
+    timeoutMs: 0,
+    maxAttempts: 3,
+  })),
+};
+const EVENT: JobRecord = { type: "event", stamp: { origin: "n1", seq: 1 }, body: BODY };
+const COMMIT: JobRecord = {
+  type: "event-commit",
+  stamp: { origin: "n1", seq: 2 },
+  eventId: "evt_1",
+  bodyHash: "",
+};
+const IDS = eventJobIds(BODY);
+
+Deno.test("an event record makes all its jobs; its commit commits all of them, in either order", () => {
+  for (const order of [[EVENT, COMMIT], [COMMIT, EVENT]]) {
+    const t = table();
+    const results = order.map((r) => t.apply(r, T0));
+    assertEquals(results.map((r) => r.effect), ["changed", "changed"]);
+    for (const id of IDS) {
+      const job = t.get(id);
+      assert(job?.spec !== undefined && job.committed, `${id} held committed`);
+      assertEquals(job.spec.webhookId, "evt_1");
+    }
+    assertEquals(t.event("evt_1")?.committed, true);
+    // The record that made or committed the jobs names each for the caller to react to.
+    assertEquals(results.at(-1)!.fanout?.map((e) => e.jobId).sort(), IDS);
+  }
+});
+
+Deno.test("an event leaves only once its jobs have, and a late record of it is then dropped", () => {
+  const t = table();
+  t.apply(EVENT, T0);
+  t.apply(COMMIT, T0);
+  for (const [i, id] of IDS.entries()) {
+    if (i === 2) continue;
+    t.apply({
+      type: "done",
+      stamp: { origin: "n2", seq: i + 1 },
+      jobId: id,
+      gen: 0,
+      finishedAtMs: T0,
+    }, T0);
+  }
+  t.expire(T0 + 2 * HOUR);
+  assert(t.event("evt_1") !== undefined, "a pending job keeps its event");
+  t.apply({
+    type: "done",
+    stamp: { origin: "n2", seq: 9 },
+    jobId: IDS[2]!,
+    gen: 0,
+    finishedAtMs: T0 + 2 * HOUR,
+  }, T0 + 2 * HOUR);
+  t.expire(T0 + 4 * HOUR);
+  t.expire(T0 + 6 * HOUR);
+  assertEquals(t.event("evt_1"), undefined);
+  for (const id of IDS) assertEquals(t.get(id), undefined);
+  // A late copy of the event (a confirm round, anti-entropy) makes neither it nor its jobs.
+  const late = t.apply(EVENT, T0 + 6 * HOUR);
+  assertEquals(late.effect, "unchanged");
+  assertEquals(t.event("evt_1"), undefined);
+  for (const id of IDS) assertEquals(t.get(id), undefined);
+  // The tombstone is in the checkpoint, so a restarted node drops it too.
+  const fresh = table();
+  for (const r of t.snapshotRecords()) fresh.apply(r, T0 + 6 * HOUR);
+  assertEquals(fresh.apply(EVENT, T0 + 6 * HOUR).effect, "unchanged");
+  assertEquals(fresh.event("evt_1"), undefined);
+});
+
+Deno.test("an event never acknowledged is dropped whole; a committed one is not", () => {
+  const t = table();
+  t.apply(EVENT, T0);
+  assertEquals(t.dropUncommittedEvent("evt_1").sort(), IDS);
+  assertEquals(t.event("evt_1"), undefined);
+  for (const id of IDS) assertEquals(t.get(id), undefined);
+  const c = table();
+  c.apply(EVENT, T0);
+  c.apply(COMMIT, T0);
+  assertEquals(c.dropUncommittedEvent("evt_1"), []);
+  for (const id of IDS) assert(c.get(id) !== undefined);
+});
+
+Deno.test("a keyed event held with another body refuses it, unless the commit carries it", () => {
+  const keyed = (payload: string, hash: string): EventBody => ({
+    event: { ...BODY.event, id: "evt_k1", payload, idempotencyKey: "k", bodyHash: hash },
+    jobs: BODY.jobs.slice(0, 2),
+  });
+  const t = table();
+  t.apply({ type: "event", stamp: { origin: "n1", seq: 1 }, body: keyed("{}", "h1") }, T0);
+  const other = keyed("[]", "h2");
+  assertEquals(
+    t.apply({ type: "event", stamp: { origin: "n2", seq: 1 }, body: other }, T0).effect,
+    "conflict",
+  );
+  const won = t.apply({
+    type: "event-commit",
+    stamp: { origin: "n2", seq: 2 },
+    eventId: "evt_k1",
+    bodyHash: "h2",
+    body: other,
+  }, T0);
+  assertEquals(won.effect, "changed");
+  assertEquals(t.event("evt_k1")?.body?.event.payload, "[]");
+  for (const id of eventJobIds(other)) assertEquals(t.get(id)?.spec?.payload, "[]");
+  assertEquals(t.get(eventJobIds(other)[0]!)?.committed, true);
+});
