@@ -534,6 +534,22 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/endpoint_model_test.ts", "tests/jobs/endpoint_replication_test.ts"],
   },
   {
+    name: "endpoints-write-from-local-value",
+    breaks: "a PATCH or DELETE builds on the newest value a majority holds, not its node's own",
+    file: "src/jobs/submit_path.ts",
+    from: '      this.#table.apply({ type: "endpoint-state", state: round.newest }, wallMs);\n',
+    to: "",
+    tests: ["tests/jobs/endpoint_stale_write_test.ts"],
+  },
+  {
+    name: "endpoints-read-two-answers",
+    breaks: "an endpoint write's read waits for a majority of the voters' answers",
+    file: "src/jobs/endpoint_reads.ts",
+    from: "if (round.answered.size < this.#quorum) return undefined;",
+    to: "if (round.answered.size < 2) return undefined;",
+    tests: ["tests/jobs/endpoint_stale_write_test.ts"],
+  },
+  {
     name: "events-partial-fanout",
     breaks: "an event record makes all of its jobs on every replica, or none (never part)",
     file: "src/jobs/job_table.ts",
