@@ -38,6 +38,12 @@ export function writeEndpointState(w: ByteWriter, s: EndpointState): void {
     `rateLimitPerS ${s.rateLimitPerS} out of range`,
   );
   assert((s.disabledReason !== "") === s.disabled, "a reason exactly when disabled");
+  // The reader refuses a non-finite f64 (NaN would break the merge's total order): a value of
+  // ours written so could never be read back, from the WAL or by a peer.
+  assert(
+    Number.isFinite(s.createdAtMs) && Number.isFinite(s.version.atMs),
+    `endpoint ${s.id}: times must be finite`,
+  );
   w.u8(ENDPOINT_FORMAT_VERSION);
   w.str(s.id, ENDPOINT_LIMITS.idBytesMax).str(s.url, JOB_LIMITS.urlBytesMax);
   w.u16(s.eventTypes.length);
