@@ -119,6 +119,14 @@ export function encodeEndpointState(s: EndpointState): Uint8Array {
   return w.finish();
 }
 
+/**
+ * The size `ENDPOINT_LIMITS.endpointBytesMax` bounds: the value encoded with an empty version
+ * origin, so every node measures one value alike whatever its own address.
+ */
+export function endpointBytes(s: EndpointState): number {
+  return encodeEndpointState({ ...s, version: { ...s.version, origin: "" } }).length;
+}
+
 /** Decodes one endpoint value; never throws on hostile bytes. */
 export function decodeEndpointState(bytes: Uint8Array): Result<EndpointState> {
   try {

@@ -32,6 +32,7 @@ import {
   nextVersion,
 } from "./endpoint_model.ts";
 import { type EndpointRead, EndpointReads } from "./endpoint_reads.ts";
+import { endpointBytes } from "./endpoint_codec.ts";
 import {
   EVENT_ID_PREFIX,
   type EventBody,
@@ -514,6 +515,17 @@ export class SubmitPath {
     const probe = applyWrite(current, write, nextVersion(current, probeStamp, wallMs), id);
     if (!probe.ok) {
       refuse("not_found", `no endpoint ${JSON.stringify(id)}`);
+      return;
+    }
+    // A delete is never refused for size: it only marks the value it finds.
+    const valueBytes = write.kind === "delete" ? 0 : endpointBytes(probe.value);
+    if (valueBytes > ENDPOINT_LIMITS.endpointBytesMax) {
+      refuse(
+        "invalid",
+        `the endpoint would be ${valueBytes} bytes encoded; an endpoint holds at most ` +
+          `${ENDPOINT_LIMITS.endpointBytesMax} (endpointBytesMax: url, event_types, secret, ` +
+          "description and headers together): make them smaller",
+      );
       return;
     }
     const probeBytes = encodeRecord({ type: "endpoint", stamp: probeStamp, state: probe.value });

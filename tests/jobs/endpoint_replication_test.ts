@@ -9,6 +9,8 @@ import type { EndpointState, EndpointWrite } from "../../src/jobs/endpoint_model
 import { type EndpointDone, ReviewCluster } from "./review_harness.ts";
 import { SAMPLE_ENDPOINT } from "./arbitraries.ts";
 import { encodeRecord, encodeWalBatch } from "../../src/jobs/job_codec.ts";
+import { endpointBytes } from "../../src/jobs/endpoint_codec.ts";
+import { ENDPOINT_LIMITS } from "../../src/config/endpoints.ts";
 
 const FIELDS = SAMPLE_ENDPOINT;
 
@@ -171,4 +173,50 @@ Deno.test("an endpoint record on the WAL replays on its own into a fresh core", 
   assertEquals(fresh.replay("data", encodeWalBatch([encodeRecord(record)]), 0), undefined);
   assertEquals(fresh.table.endpoints.get(created.id), created);
   assert(fresh.tracker.has(created.version.origin, created.version.seq));
+});
+
+/** `n` distinct event types of about 100 characters each. */
+function eventTypes(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `type.${i}.` + "x".repeat(94));
+}
+
+Deno.test("an endpoint past endpointBytesMax encoded is refused 400 (invalid), naming the limit", () => {
+  const c = new ReviewCluster();
+  c.startAll();
+  // Every field within its own bound, the whole past 16 KiB.
+  const big = { ...FIELDS, eventTypes: eventTypes(170) };
+  const refused = c.endpointAnswers.get(c.writeEndpoint(0, { kind: "create", fields: big }));
+  assert(refused !== undefined && !refused.ok && refused.code === "invalid", "refused");
+  assert(refused.message.includes(`at most ${ENDPOINT_LIMITS.endpointBytesMax}`), refused.message);
+  assert(refused.message.includes("endpointBytesMax"), refused.message);
+  c.settle();
+  for (const core of c.cores) assertEquals(core.table.endpoints.held, 0);
+  // Under the bound it is taken; a PATCH that would take it past is refused, nothing changes.
+  const created = written(c, 0, {
+    kind: "create",
+    fields: { ...FIELDS, eventTypes: eventTypes(140) },
+  });
+  assert(endpointBytes(created) <= ENDPOINT_LIMITS.endpointBytesMax);
+  const patch = c.writeEndpoint(2, {
+    kind: "update",
+    id: created.id,
+    patch: { eventTypes: eventTypes(170) },
+  });
+  c.settle();
+  const tooBig = c.endpointAnswers.get(patch);
+  assert(tooBig !== undefined && !tooBig.ok && tooBig.code === "invalid", "refused");
+  for (const core of c.cores) assertEquals(core.table.endpoints.get(created.id), created);
+});
+
+Deno.test("an endpoint past endpointBytesMax from before the bound can still be deleted", () => {
+  const { c, created } = withEndpoint();
+  const old: EndpointState = {
+    ...created,
+    id: "ep_0123456789abcdef01234567",
+    eventTypes: eventTypes(200),
+  };
+  assert(endpointBytes(old) > ENDPOINT_LIMITS.endpointBytesMax);
+  for (const core of c.cores) core.table.apply({ type: "endpoint-state", state: old }, c.wallMs);
+  written(c, 1, { kind: "delete", id: old.id });
+  for (const core of c.cores) assertEquals(core.table.endpoints.value(old.id)?.deleted, true);
 });
