@@ -550,6 +550,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/endpoint_stale_write_test.ts"],
   },
   {
+    name: "endpoints-snapshot-keeps-dropped",
+    breaks: "a snapshot's requester drops its live copy of an endpoint its server dropped",
+    file: "src/jobs/catchup_client.ts",
+    from: "    this.#droppedEndpoints(nowMs, wallMs, endpointIds, held);\n",
+    to: "",
+    tests: ["tests/jobs/endpoint_replication_test.ts"],
+  },
+  {
     name: "events-partial-fanout",
     breaks: "an event record makes all of its jobs on every replica, or none (never part)",
     file: "src/jobs/job_table.ts",

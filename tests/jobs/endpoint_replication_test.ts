@@ -220,3 +220,41 @@ Deno.test("an endpoint past endpointBytesMax from before the bound can still be 
   written(c, 1, { kind: "delete", id: old.id });
   for (const core of c.cores) assertEquals(core.table.endpoints.value(old.id)?.deleted, true);
 });
+
+Deno.test("a node away past the tombstone horizon drops its live copy of an endpoint deleted meanwhile", () => {
+  // A short horizon and no catch-up log: the node comes back by a snapshot that no longer
+  // carries the endpoint (its tombstone expired everywhere else).
+  const c = new ReviewCluster({ endpointTombstoneMs: 1_000, catchupLogBytesMax: 1 });
+  c.startAll();
+  const created = written(c, 0, { kind: "create", fields: FIELDS });
+  c.settle();
+  c.crash(4);
+  written(c, 0, { kind: "delete", id: created.id });
+  for (let i = 0; i < 3; i++) {
+    c.tick(1_000);
+    c.settle();
+  }
+  for (const core of c.cores.slice(0, 4)) {
+    assertEquals(core.table.endpoints.value(created.id), undefined, "the tombstone expired");
+  }
+  const catchUp = () => {
+    for (let i = 0; i < 5; i++) {
+      c.settle();
+      c.tick(10);
+    }
+  };
+  const back = c.restart(4);
+  assertEquals(back.table.endpoints.get(created.id), created, "its WAL holds the live copy");
+  catchUp();
+  assertEquals(back.phase, "ready");
+  assert(c.syncPages.snapshot > 0, "caught up by snapshot");
+  assertEquals(back.table.endpoints.get(created.id), undefined, "dropped by the snapshot");
+  // Durably: a replay of its WAL (the live copy's records included) does not bring it back.
+  c.crash(4);
+  const again = c.restart(4);
+  assertEquals(again.table.endpoints.get(created.id), undefined, "not back after a replay");
+  catchUp();
+  assertEquals(again.table.endpoints.get(created.id), undefined);
+  // Nor does it reach any other node.
+  for (const core of c.cores) assertEquals(core.table.endpoints.get(created.id), undefined);
+});
