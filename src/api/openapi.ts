@@ -116,9 +116,10 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
   };
   const endpointWrite = "Every node holds every endpoint; a write is one replicated record, " +
     "answered once it is durable on a majority of the nodes (503 no_quorum otherwise, and the " +
-    "write may still take effect). Concurrent writes to one endpoint: the last writer wins, " +
-    "whole, on every node (by the writes' versions, which follow the nodes' clocks past the " +
-    "value each node held).";
+    "write may still take effect). A PATCH or DELETE builds on the newest value a majority " +
+    "of the nodes holds, so it never undoes a write acknowledged before it. Concurrent writes " +
+    "to one endpoint: the last writer wins, whole, on every node. One endpoint holds at most " +
+    `${ENDPOINT_LIMITS.endpointBytesMax} bytes encoded (400 invalid past it).`;
   const idempotencyKey: JsonObject = {
     type: "string",
     minLength: 1,

@@ -30,6 +30,15 @@ export const ENDPOINT_LIMITS = Object.freeze({
    * fan-out, so the bound keeps both small.
    */
   endpointsMax: 10_000,
+  /**
+   * One endpoint's value encoded (every field; the version's origin address not counted, so
+   * every node measures a value alike), bytes: a create or PATCH past it is refused (400). The
+   * per-field bounds alone allow about 53 KB (an 8 KiB URL, 256 event types of 128 characters,
+   * 8 KiB of headers, a 4 KiB description); times `endpointsMax` that was about 0.5 GB on every
+   * node. 16 KiB still takes any one field at its bound, and bounds the whole table at about
+   * 160 MB (a real endpoint is a few hundred bytes).
+   */
+  endpointBytesMax: 16 * 1024,
   /** Endpoints a list page returns by default, and at most. */
   listLimitDefault: 100,
   listLimitMax: 1000,

@@ -121,7 +121,11 @@ export interface JobsConfig {
    * @default 20
    */
   lazyAppendMs: number;
-  /** A query for a job this node does not hold waits this long for its peers. @default 500 */
+  /**
+   * A query for a job this node does not hold waits this long for its peers; so does the
+   * majority read an endpoint PATCH or DELETE makes before it is built (endpoint_reads.ts),
+   * which is answered `no_quorum` without a majority of answers by then. @default 500
+   */
   queryTimeoutMs: number;
   /**
    * Delivered jobs stay queryable this long after they finished, then leave the table and

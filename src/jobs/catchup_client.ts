@@ -51,6 +51,8 @@ interface SyncExchange {
   readonly seen: Set<number>;
   /** Job ids the snapshot pages carried so far (undefined until one did). */
   snapshotIds: Set<string> | undefined;
+  /** Endpoint ids the snapshot pages carried so far, tombstones included (with `snapshotIds`). */
+  snapshotEndpointIds: Set<string> | undefined;
   /** The server's coverage, on its snapshot's last part. */
   held: readonly HeldRanges[];
   askedAtMs: number;
@@ -124,7 +126,7 @@ export interface CatchupClientOptions {
   readonly rng: Rng;
   readonly tracker: Pick<SeqTracker, "summary">;
   readonly catchupLog: Pick<CatchupLog, "raiseFloor">;
-  readonly table: Pick<JobTable, "entries">;
+  readonly table: Pick<JobTable, "entries" | "endpoints">;
   readonly metrics: Pick<CoreMetrics, "catchupRecords" | "finishedElsewhere">;
   readonly host: CatchupHost;
 }
@@ -274,6 +276,7 @@ export class CatchupClient {
       parts: 0,
       seen: new Set(),
       snapshotIds: undefined,
+      snapshotEndpointIds: undefined,
       held: [],
       askedAtMs: nowMs,
       tries: 0,
@@ -327,13 +330,19 @@ export class CatchupClient {
     if (assembling && ex.seen.size === 0) ex.parts = m.parts;
     if (assembling && ex.seen.has(m.part)) return;
     if (m.snapshot) {
-      if (assembling) ex.snapshotIds ??= new Set();
+      if (assembling) {
+        ex.snapshotIds ??= new Set();
+        ex.snapshotEndpointIds ??= new Set();
+      }
       for (const { record, bytes } of m.records) {
         if (
           record.type !== "state" && record.type !== "key" && record.type !== "gone" &&
           record.type !== "endpoint-state" && record.type !== "event-state"
         ) continue;
         if (assembling && record.type === "state") ex.snapshotIds!.add(record.state.jobId);
+        if (assembling && record.type === "endpoint-state") {
+          ex.snapshotEndpointIds!.add(record.state.id);
+        }
         const effect = this.#host.applyAndReact(nowMs, record, wallMs);
         if (effect === "changed") this.#host.addToBatch(bytes, record);
       }
@@ -356,6 +365,7 @@ export class CatchupClient {
       // nothing about the new one's coverage.
       if (m.cursor.kind === "start") {
         ex.snapshotIds = undefined;
+        ex.snapshotEndpointIds = undefined;
         ex.held = [];
       }
       ex.page++;
@@ -365,7 +375,7 @@ export class CatchupClient {
     }
     this.#exchanges.delete(m.requestId);
     if (m.snapshot && ex.snapshotIds !== undefined && ex.held.length > 0) {
-      this.#afterSnapshot(nowMs, wallMs, ex.snapshotIds, ex.held);
+      this.#afterSnapshot(nowMs, wallMs, ex.snapshotIds, ex.snapshotEndpointIds!, ex.held);
     }
     if (ex.catchup) {
       this.#catchupDone.add(m.from);
@@ -378,12 +388,14 @@ export class CatchupClient {
    * (once this append is durable) and out of reach of our log. A pending job we hold whose
    * SUBMIT the server held, but which is not in its table, finished there and was compacted
    * (its DONE or DEAD is among what we now count as held, though we never got it): compact it
-   * here too, or it would wait pending, and be delivered again, for ever.
+   * here too, or it would wait pending, and be delivered again, for ever. Likewise an
+   * endpoint the server dropped (`#droppedEndpoints`).
    */
   #afterSnapshot(
     nowMs: number,
     wallMs: number,
     ids: ReadonlySet<string>,
+    endpointIds: ReadonlySet<string>,
     held: readonly HeldRanges[],
   ): void {
     const finished: JobEntry[] = [];
@@ -418,10 +430,44 @@ export class CatchupClient {
       this.#metrics.finishedElsewhere.inc(finished.length);
       this.#host.log("finished-elsewhere", { jobs: finished.length });
     }
+    this.#droppedEndpoints(nowMs, wallMs, endpointIds, held);
     this.#host.mergeHeld(held);
     for (const h of held) {
       const top = h.above.length > 0 ? h.above[h.above.length - 1]![1] : h.contiguous;
       this.#catchupLog.raiseFloor(h.origin, top);
+    }
+  }
+
+  /**
+   * An endpoint we hold whose value's record the server held (its stamp is inside the
+   * server's summary) but which its snapshot does not carry: the server dropped it, and a
+   * server drops an endpoint only as a tombstone past `endpointTombstoneMs`. Its value there
+   * was at least as new as ours, so ours is the live copy of an endpoint deleted longer ago
+   * than the horizon, which we missed (away all that time). Kept, it would come back at every
+   * node that no longer holds the tombstone, through our checkpoints and snapshots. It is
+   * marked deleted here, durably: an `endpoint-state` of the same value at the same version
+   * with `deleted` set, which wins over the live value whatever the order (the merge's tie
+   * rule, endpoint_model.ts) so a WAL replay of the older records does not bring it back, and
+   * which expires with the next tombstone sweep.
+   */
+  #droppedEndpoints(
+    nowMs: number,
+    wallMs: number,
+    ids: ReadonlySet<string>,
+    held: readonly HeldRanges[],
+  ): void {
+    const dropped: JobRecord[] = [];
+    for (const state of this.#table.endpoints.values()) {
+      if (state.deleted || ids.has(state.id)) continue;
+      if (!summaryHas(held, state.version.origin, state.version.seq)) continue;
+      dropped.push({ type: "endpoint-state", state: { ...state, deleted: true } });
+    }
+    for (const record of dropped) {
+      this.#host.applyAndReact(nowMs, record, wallMs);
+      this.#host.addToBatch(encodeRecord(record), record);
+    }
+    if (dropped.length > 0) {
+      this.#host.log("endpoints-dropped-elsewhere", { endpoints: dropped.length });
     }
   }
 

@@ -38,6 +38,12 @@ export function writeEndpointState(w: ByteWriter, s: EndpointState): void {
     `rateLimitPerS ${s.rateLimitPerS} out of range`,
   );
   assert((s.disabledReason !== "") === s.disabled, "a reason exactly when disabled");
+  // The reader refuses a non-finite f64 (NaN would break the merge's total order): a value of
+  // ours written so could never be read back, from the WAL or by a peer.
+  assert(
+    Number.isFinite(s.createdAtMs) && Number.isFinite(s.version.atMs),
+    `endpoint ${s.id}: times must be finite`,
+  );
   w.u8(ENDPOINT_FORMAT_VERSION);
   w.str(s.id, ENDPOINT_LIMITS.idBytesMax).str(s.url, JOB_LIMITS.urlBytesMax);
   w.u16(s.eventTypes.length);
@@ -111,6 +117,14 @@ export function encodeEndpointState(s: EndpointState): Uint8Array {
   const w = new ByteWriter(256 + s.url.length + s.description.length);
   writeEndpointState(w, s);
   return w.finish();
+}
+
+/**
+ * The size `ENDPOINT_LIMITS.endpointBytesMax` bounds: the value encoded with an empty version
+ * origin, so every node measures one value alike whatever its own address.
+ */
+export function endpointBytes(s: EndpointState): number {
+  return encodeEndpointState({ ...s, version: { ...s.version, origin: "" } }).length;
 }
 
 /** Decodes one endpoint value; never throws on hostile bytes. */

@@ -78,8 +78,11 @@ export function compareVersions(a: EndpointVersion, b: EndpointVersion): number 
 /**
  * The join of two values of one endpoint: the one with the greater version, whole. A maximum
  * under a total order, so commutative, associative and idempotent. Two values under one
- * version are one record (seqs are never reused); if they ever differed, the tie goes by
- * their canonical text, so the rule stays a total order.
+ * version are one record (seqs are never reused), with one exception: the deleted mark a
+ * snapshot's requester writes over an endpoint its server dropped (catchup_client.ts), the
+ * same value with `deleted` set. The tie goes by their canonical text, so the rule stays a
+ * total order, and there the mark wins (`deleted` is the first field that differs, and
+ * `true` sorts after `false`).
  */
 export function mergeEndpoint(a: EndpointState, b: EndpointState): EndpointState {
   assert(a.id === b.id, `merging endpoint ${a.id} with ${b.id}`);

@@ -34,6 +34,9 @@ import type {
   Stamp,
 } from "./job_model.ts";
 import type { RefusalCode, SubmitRequest } from "./service.ts";
+import type { EndpointState } from "./endpoint_model.ts";
+import { readEndpointState, writeEndpointState } from "./endpoint_codec.ts";
+import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
 
 /** Transport channel of job-store messages (membership uses 1). */
 export const JOBS_CHANNEL = 2;
@@ -199,6 +202,21 @@ export type JobsMessage =
     readonly state: JobStateSnapshot | undefined;
   }
   | {
+    /** Before a PATCH or DELETE: the value this peer holds of an endpoint (endpoint_reads.ts). */
+    readonly kind: "endpoint-read";
+    readonly from: string;
+    /** The asking node's round id. */
+    readonly roundId: number;
+    readonly endpointId: string;
+  }
+  | {
+    readonly kind: "endpoint-read-reply";
+    readonly from: string;
+    readonly roundId: number;
+    /** The value held, tombstone included; undefined when this peer holds none. */
+    readonly state: EndpointState | undefined;
+  }
+  | {
     readonly kind: "client-submit";
     readonly requestId: number;
     readonly submits: readonly ClientSubmit[];
@@ -231,6 +249,8 @@ const MESSAGE_CODES = {
   "query-reply": 7,
   "client-submit": 8,
   "client-result": 9,
+  "endpoint-read": 10,
+  "endpoint-read-reply": 11,
 } as const satisfies Record<JobsMessage["kind"], number>;
 
 /** Record lists inside messages are given as encoded bytes (the catch-up log's form). */
@@ -321,6 +341,16 @@ export function encodeMessage(m: OutgoingMessage): Uint8Array {
     case "query-reply":
       w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.requestId).bool(m.state !== undefined);
       if (m.state !== undefined) writeState(w, m.state);
+      break;
+    case "endpoint-read":
+      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.roundId).str(
+        m.endpointId,
+        ENDPOINT_LIMITS.idBytesMax,
+      );
+      break;
+    case "endpoint-read-reply":
+      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.roundId).bool(m.state !== undefined);
+      if (m.state !== undefined) writeEndpointState(w, m.state);
       break;
     case "client-submit":
       w.u32(m.requestId).u32(m.submits.length);
@@ -459,6 +489,20 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
         const requestId = r.u32();
         const state = r.bool() ? readState(r) : undefined;
         m = { kind: "query-reply", from, requestId, state };
+        break;
+      }
+      case MESSAGE_CODES["endpoint-read"]: {
+        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const roundId = r.u32();
+        const endpointId = r.str(ENDPOINT_LIMITS.idBytesMax);
+        m = { kind: "endpoint-read", from, roundId, endpointId };
+        break;
+      }
+      case MESSAGE_CODES["endpoint-read-reply"]: {
+        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const roundId = r.u32();
+        const state = r.bool() ? readEndpointState(r) : undefined;
+        m = { kind: "endpoint-read-reply", from, roundId, state };
         break;
       }
       case MESSAGE_CODES["client-submit"]: {

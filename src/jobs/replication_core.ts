@@ -105,7 +105,7 @@ export interface ReplicationCoreOptions {
 
 interface TimerItem {
   readonly atMs: number;
-  readonly kind: "confirm" | "proposal" | "query";
+  readonly kind: "confirm" | "proposal" | "query" | "endpoint-read";
   readonly key: string;
 }
 
@@ -574,6 +574,16 @@ export class ReplicationCore {
       case "query-reply":
         this.#submits.queryReply(m.from, m.requestId, m.state);
         return;
+      case "endpoint-read":
+        // A node still replaying its WAL does not know what its disk holds: it stays silent,
+        // and the asker counts on the others.
+        if (this.#phase !== "recovering") {
+          this.#submits.answerEndpointRead(m.from, m.roundId, m.endpointId);
+        }
+        return;
+      case "endpoint-read-reply":
+        this.#submits.endpointReadReply(nowMs, wallMs, m.from, m.roundId, m.state);
+        return;
     }
   }
 
@@ -767,6 +777,9 @@ export class ReplicationCore {
           break;
         case "query":
           this.#submits.queryExpired(nowMs, Number(top.key));
+          break;
+        case "endpoint-read":
+          this.#submits.endpointReadExpired(nowMs, Number(top.key));
           break;
       }
     }

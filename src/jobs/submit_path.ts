@@ -9,11 +9,12 @@
  * submit moved over to the incarnation that stands: proposals.ts decides, this acts), whether
  * a submit may start (submit_admission.ts), the minting of job ids (its random draws), the
  * bounds a UDP client's submit is checked against and its batches (client_batches.ts), the
- * status queries forwarded to peers (pending_queries.ts) and the submit result counters.
+ * status queries forwarded to peers (pending_queries.ts), the majority reads an endpoint PATCH
+ * or DELETE makes before it is built (endpoint_reads.ts) and the submit result counters.
  * Must not: own the phase, the own seqs, the WAL batch, the send queues or delivery
  * scheduling, nor read a clock or do I/O: it reaches them only through the narrow host the
  * core (replication_core.ts) passes, and the core routes ACKs, durable votes and the proposal
- * and query timers here.
+ * and query timers here (endpoint reads' too).
  */
 
 import { createHash } from "node:crypto";
@@ -26,9 +27,12 @@ import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
 import {
   applyWrite,
   ENDPOINT_ID_PREFIX,
+  type EndpointState,
   type EndpointWrite,
   nextVersion,
 } from "./endpoint_model.ts";
+import { type EndpointRead, EndpointReads } from "./endpoint_reads.ts";
+import { endpointBytes } from "./endpoint_codec.ts";
 import {
   EVENT_ID_PREFIX,
   type EventBody,
@@ -111,7 +115,7 @@ export interface SubmitPathHost {
   originate(record: ReplicatedRecord, voteKey?: string, lazyAtMs?: number): void;
   /** Decides again whether this node delivers or confirms the job (job_duties.ts). */
   reconsider(nowMs: number, entry: JobEntry): void;
-  timer(atMs: number, kind: "query", key: string): void;
+  timer(atMs: number, kind: "query" | "endpoint-read", key: string): void;
   send(to: string, message: OutgoingMessage): void;
   output(output: ReplicationOutput): void;
 }
@@ -172,11 +176,14 @@ export class SubmitPath {
   readonly #queries = new PendingQueries<JobStateSnapshot>();
   /** Submits from UDP clients, answered per batch (client_batches.ts). */
   readonly #clientBatches = new ClientBatches();
+  /** PATCHes and DELETEs reading their endpoint from a majority (endpoint_reads.ts). */
+  readonly #endpointReads: EndpointReads;
 
   constructor(options: SubmitPathOptions) {
     this.#self = options.self;
     this.#voters = options.voters;
     this.#quorum = options.quorum;
+    this.#endpointReads = new EndpointReads(options.quorum);
     this.#config = options.config;
     this.#table = options.table;
     this.#peers = options.peers;
@@ -372,23 +379,129 @@ export class SubmitPath {
 
   /**
    * An endpoint write (docs/endpoints.md): the endpoint's whole next value, in one `endpoint`
-   * record durable on a majority before `endpoint-done` answers it. The value is applied here
-   * at once (the merge rule makes the replicas' order irrelevant); a write that finds no
-   * majority in time is answered `no_quorum` and may still take effect, as a submit may.
+   * record durable on a majority before `endpoint-done` answers it. A PATCH or DELETE first
+   * reads the endpoint from a majority of the voters and builds on the newest value seen
+   * (endpoint_reads.ts), so it never undoes a write acknowledged through another node; no
+   * majority answering within `queryTimeoutMs` is `no_quorum`. The value is applied here at
+   * once (the merge rule makes the replicas' order irrelevant); a write that finds no majority
+   * in time is answered `no_quorum` and may still take effect, as a submit may.
    */
   writeEndpoint(nowMs: number, wallMs: number, requestId: number, write: EndpointWrite): void {
-    const refuse = (code: RefusalCode, message: string): void => {
-      this.#host.output({
-        type: "endpoint-done",
-        requestId,
-        outcome: { ok: false, code, message },
-      });
-    };
     const refusal = this.#admission(nowMs);
     if (refusal !== undefined) {
       this.#host.output({ type: "endpoint-done", requestId, outcome: refusal });
       return;
     }
+    if (write.kind === "create") {
+      this.#proposeEndpoint(nowMs, wallMs, requestId, write);
+      return;
+    }
+    // Bounded like proposals: a read round becomes one.
+    if (this.#endpointReads.size >= this.#config.proposalsMax) {
+      this.#endpointRefused(
+        requestId,
+        "overloaded",
+        `${this.#endpointReads.size} endpoint writes are reading their endpoint ` +
+          `(jobs.proposalsMax ${this.#config.proposalsMax})`,
+        1,
+      );
+      return;
+    }
+    const peers = new Set(this.#peers.filter((p) => !this.#ownership.isDown(p)));
+    const deadlineMs = nowMs + this.#config.queryTimeoutMs;
+    const { roundId, settled } = this.#endpointReads.open(
+      requestId,
+      write,
+      { address: this.#self, local: this.#table.endpoints.value(write.id) },
+      peers,
+      deadlineMs,
+    );
+    if (settled !== undefined) {
+      this.#endpointReadDone(nowMs, wallMs, settled);
+      return;
+    }
+    this.#host.timer(deadlineMs, "endpoint-read", String(roundId));
+    for (const peer of peers) {
+      this.#host.send(peer, {
+        kind: "endpoint-read",
+        from: this.#self,
+        roundId,
+        endpointId: write.id,
+      });
+    }
+  }
+
+  /** A peer asks for the value this node holds of an endpoint (a write's majority read). */
+  answerEndpointRead(from: string, roundId: number, endpointId: string): void {
+    this.#host.send(from, {
+      kind: "endpoint-read-reply",
+      from: this.#self,
+      roundId,
+      state: this.#table.endpoints.value(endpointId),
+    });
+  }
+
+  /** A peer's answer to one of our endpoint reads: the write goes on once a majority answered. */
+  endpointReadReply(
+    nowMs: number,
+    wallMs: number,
+    from: string,
+    roundId: number,
+    state: EndpointState | undefined,
+  ): void {
+    const settled = this.#endpointReads.reply(from, roundId, state);
+    if (settled !== undefined) this.#endpointReadDone(nowMs, wallMs, settled);
+  }
+
+  /** An endpoint read's time is up: without a majority of answers, the write is not made. */
+  endpointReadExpired(nowMs: number, roundId: number): void {
+    const round = this.#endpointReads.expire(roundId, nowMs);
+    if (round === undefined) return;
+    this.#endpointRefused(
+      round.requestId,
+      "no_quorum",
+      `only ${round.answered.size} of ${this.#voters.length} voters answered a read of endpoint ` +
+        `${round.write.id} within ${this.#config.queryTimeoutMs} ms (a majority is ` +
+        `${this.#quorum}); nothing was written`,
+      1,
+    );
+  }
+
+  /**
+   * A majority answered: this node adopts the newest value seen (so its reads and the write
+   * build on it), then the write is proposed on it, stamped past it.
+   */
+  #endpointReadDone(nowMs: number, wallMs: number, round: EndpointRead): void {
+    if (round.newest !== undefined) {
+      this.#table.apply({ type: "endpoint-state", state: round.newest }, wallMs);
+    }
+    // The node may have stopped or failed while it read.
+    const refusal = this.#admission(nowMs);
+    if (refusal !== undefined) {
+      this.#host.output({ type: "endpoint-done", requestId: round.requestId, outcome: refusal });
+      return;
+    }
+    this.#proposeEndpoint(nowMs, wallMs, round.requestId, round.write);
+  }
+
+  #endpointRefused(
+    requestId: number,
+    code: RefusalCode,
+    message: string,
+    retryAfterS?: number,
+  ): void {
+    this.#host.output({
+      type: "endpoint-done",
+      requestId,
+      outcome: { ok: false, code, message, ...(retryAfterS !== undefined ? { retryAfterS } : {}) },
+    });
+  }
+
+  /** Builds the endpoint's next value on the one held here and proposes its record. */
+  #proposeEndpoint(nowMs: number, wallMs: number, requestId: number, write: EndpointWrite): void {
+    const refuse = (code: RefusalCode, message: string): void => {
+      this.#endpointRefused(requestId, code, message);
+    };
     const endpoints = this.#table.endpoints;
     if (write.kind === "create" && endpoints.size >= ENDPOINT_LIMITS.endpointsMax) {
       refuse("invalid", `the cluster holds ${endpoints.size} endpoints, the most it takes`);
@@ -402,6 +515,17 @@ export class SubmitPath {
     const probe = applyWrite(current, write, nextVersion(current, probeStamp, wallMs), id);
     if (!probe.ok) {
       refuse("not_found", `no endpoint ${JSON.stringify(id)}`);
+      return;
+    }
+    // A delete is never refused for size: it only marks the value it finds.
+    const valueBytes = write.kind === "delete" ? 0 : endpointBytes(probe.value);
+    if (valueBytes > ENDPOINT_LIMITS.endpointBytesMax) {
+      refuse(
+        "invalid",
+        `the endpoint would be ${valueBytes} bytes encoded; an endpoint holds at most ` +
+          `${ENDPOINT_LIMITS.endpointBytesMax} (endpointBytesMax: url, event_types, secret, ` +
+          "description and headers together): make them smaller",
+      );
       return;
     }
     const probeBytes = encodeRecord({ type: "endpoint", stamp: probeStamp, state: probe.value });

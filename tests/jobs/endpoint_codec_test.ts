@@ -106,3 +106,32 @@ Deno.test("the endpoint decoder refuses a reason without the disabled flag, and 
     { numRuns: 50 },
   );
 });
+
+Deno.test("the endpoint decoder refuses NaN and infinite times (the merge's order needs finite ones)", () => {
+  fc.assert(
+    fc.property(
+      endpointStateArb(),
+      fc.constantFrom(NaN, Infinity, -Infinity),
+      fc.boolean(),
+      (state, bad, created) => {
+        const bytes = encodeEndpointState(state);
+        // The two f64 times sit before the origin (u32 length, bytes) and the u53 seq.
+        const originBytes = 4 + new TextEncoder().encode(state.version.origin).length;
+        const atMsAt = bytes.length - 8 - originBytes - 8;
+        const at = created ? atMsAt - 8 : atMsAt;
+        new DataView(bytes.buffer, bytes.byteOffset).setFloat64(at, bad, false);
+        const decoded = decodeEndpointState(bytes);
+        assert(!decoded.ok, `a ${created ? "createdAtMs" : "version.atMs"} of ${bad} decoded`);
+        // Inside a record too (the WAL's and the wire's form).
+        const record = encodeRecord({
+          type: "endpoint-state",
+          state,
+        });
+        const at2 = record.length - bytes.length + at;
+        new DataView(record.buffer, record.byteOffset).setFloat64(at2, bad, false);
+        assert(!decodeRecord(record).ok);
+      },
+    ),
+    { numRuns: 60 },
+  );
+});

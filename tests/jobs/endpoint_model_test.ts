@@ -39,6 +39,20 @@ Deno.test("mergeEndpoint keeps the value with the greater version, whatever its 
   );
 });
 
+Deno.test("mergeEndpoint: a deleted mark at a live value's own version wins, in either order", () => {
+  // The mark a snapshot's requester writes over an endpoint its server dropped
+  // (catchup_client.ts): it must win over the live value a WAL replay brings back.
+  fc.assert(
+    fc.property(endpointStateArb(), (v) => {
+      const live: EndpointState = { ...v, deleted: false };
+      const mark: EndpointState = { ...live, deleted: true };
+      assertEquals(mergeEndpoint(live, mark), mark);
+      assertEquals(mergeEndpoint(mark, live), mark);
+    }),
+    { numRuns: 200 },
+  );
+});
+
 Deno.test("EndpointTable converges: any order and any repeats of an endpoint's values", () => {
   fc.assert(
     fc.property(

@@ -9,6 +9,8 @@ import type { EndpointState, EndpointWrite } from "../../src/jobs/endpoint_model
 import { type EndpointDone, ReviewCluster } from "./review_harness.ts";
 import { SAMPLE_ENDPOINT } from "./arbitraries.ts";
 import { encodeRecord, encodeWalBatch } from "../../src/jobs/job_codec.ts";
+import { endpointBytes } from "../../src/jobs/endpoint_codec.ts";
+import { ENDPOINT_LIMITS } from "../../src/config/endpoints.ts";
 
 const FIELDS = SAMPLE_ENDPOINT;
 
@@ -76,9 +78,9 @@ Deno.test("an endpoint created on one node is read back from every other node", 
   written(c, 4, { kind: "delete", id: created.id });
   c.settle();
   for (const core of c.cores) assertEquals(core.table.endpoints.get(created.id), undefined);
-  const missing = c.endpointAnswers.get(
-    c.writeEndpoint(1, { kind: "update", id: created.id, patch: {} }),
-  );
+  const update = c.writeEndpoint(1, { kind: "update", id: created.id, patch: {} });
+  c.settle(); // it reads a majority first
+  const missing = c.endpointAnswers.get(update);
   assert(missing !== undefined && !missing.ok && missing.code === "not_found");
 });
 
@@ -171,4 +173,88 @@ Deno.test("an endpoint record on the WAL replays on its own into a fresh core", 
   assertEquals(fresh.replay("data", encodeWalBatch([encodeRecord(record)]), 0), undefined);
   assertEquals(fresh.table.endpoints.get(created.id), created);
   assert(fresh.tracker.has(created.version.origin, created.version.seq));
+});
+
+/** `n` distinct event types of about 100 characters each. */
+function eventTypes(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `type.${i}.` + "x".repeat(94));
+}
+
+Deno.test("an endpoint past endpointBytesMax encoded is refused 400 (invalid), naming the limit", () => {
+  const c = new ReviewCluster();
+  c.startAll();
+  // Every field within its own bound, the whole past 16 KiB.
+  const big = { ...FIELDS, eventTypes: eventTypes(170) };
+  const refused = c.endpointAnswers.get(c.writeEndpoint(0, { kind: "create", fields: big }));
+  assert(refused !== undefined && !refused.ok && refused.code === "invalid", "refused");
+  assert(refused.message.includes(`at most ${ENDPOINT_LIMITS.endpointBytesMax}`), refused.message);
+  assert(refused.message.includes("endpointBytesMax"), refused.message);
+  c.settle();
+  for (const core of c.cores) assertEquals(core.table.endpoints.held, 0);
+  // Under the bound it is taken; a PATCH that would take it past is refused, nothing changes.
+  const created = written(c, 0, {
+    kind: "create",
+    fields: { ...FIELDS, eventTypes: eventTypes(140) },
+  });
+  assert(endpointBytes(created) <= ENDPOINT_LIMITS.endpointBytesMax);
+  const patch = c.writeEndpoint(2, {
+    kind: "update",
+    id: created.id,
+    patch: { eventTypes: eventTypes(170) },
+  });
+  c.settle();
+  const tooBig = c.endpointAnswers.get(patch);
+  assert(tooBig !== undefined && !tooBig.ok && tooBig.code === "invalid", "refused");
+  for (const core of c.cores) assertEquals(core.table.endpoints.get(created.id), created);
+});
+
+Deno.test("an endpoint past endpointBytesMax from before the bound can still be deleted", () => {
+  const { c, created } = withEndpoint();
+  const old: EndpointState = {
+    ...created,
+    id: "ep_0123456789abcdef01234567",
+    eventTypes: eventTypes(200),
+  };
+  assert(endpointBytes(old) > ENDPOINT_LIMITS.endpointBytesMax);
+  for (const core of c.cores) core.table.apply({ type: "endpoint-state", state: old }, c.wallMs);
+  written(c, 1, { kind: "delete", id: old.id });
+  for (const core of c.cores) assertEquals(core.table.endpoints.value(old.id)?.deleted, true);
+});
+
+Deno.test("a node away past the tombstone horizon drops its live copy of an endpoint deleted meanwhile", () => {
+  // A short horizon and no catch-up log: the node comes back by a snapshot that no longer
+  // carries the endpoint (its tombstone expired everywhere else).
+  const c = new ReviewCluster({ endpointTombstoneMs: 1_000, catchupLogBytesMax: 1 });
+  c.startAll();
+  const created = written(c, 0, { kind: "create", fields: FIELDS });
+  c.settle();
+  c.crash(4);
+  written(c, 0, { kind: "delete", id: created.id });
+  for (let i = 0; i < 3; i++) {
+    c.tick(1_000);
+    c.settle();
+  }
+  for (const core of c.cores.slice(0, 4)) {
+    assertEquals(core.table.endpoints.value(created.id), undefined, "the tombstone expired");
+  }
+  const catchUp = () => {
+    for (let i = 0; i < 5; i++) {
+      c.settle();
+      c.tick(10);
+    }
+  };
+  const back = c.restart(4);
+  assertEquals(back.table.endpoints.get(created.id), created, "its WAL holds the live copy");
+  catchUp();
+  assertEquals(back.phase, "ready");
+  assert(c.syncPages.snapshot > 0, "caught up by snapshot");
+  assertEquals(back.table.endpoints.get(created.id), undefined, "dropped by the snapshot");
+  // Durably: a replay of its WAL (the live copy's records included) does not bring it back.
+  c.crash(4);
+  const again = c.restart(4);
+  assertEquals(again.table.endpoints.get(created.id), undefined, "not back after a replay");
+  catchUp();
+  assertEquals(again.table.endpoints.get(created.id), undefined);
+  // Nor does it reach any other node.
+  for (const core of c.cores) assertEquals(core.table.endpoints.get(created.id), undefined);
 });

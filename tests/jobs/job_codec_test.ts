@@ -7,7 +7,7 @@ import {
   encodeWalBatch,
 } from "../../src/jobs/job_codec.ts";
 import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
-import { anyRecordArb, jobRecordArb, ORIGINS, stampArb } from "./arbitraries.ts";
+import { anyRecordArb, endpointStateArb, jobRecordArb, ORIGINS, stampArb } from "./arbitraries.ts";
 import type { AttemptEntry, JobRecord } from "../../src/jobs/job_model.ts";
 
 Deno.test("job records round-trip through the codec", () => {
@@ -141,6 +141,40 @@ Deno.test("client submit and result messages round-trip", () => {
   const back = decodeMessage(encodeMessage(result));
   assert(back.ok);
   assertEquals(back.value, result);
+});
+
+Deno.test("endpoint read messages round-trip, with and without a value", () => {
+  fc.assert(
+    fc.property(
+      endpointStateArb(),
+      fc.boolean(),
+      fc.integer({ min: 0, max: 0xffff_ffff }),
+      (state, held, roundId) => {
+        const read = {
+          kind: "endpoint-read" as const,
+          from: ORIGINS[1]!,
+          roundId,
+          endpointId: state.id,
+        };
+        const back = decodeMessage(encodeMessage(read));
+        assert(back.ok);
+        assertEquals(back.value, read);
+        const reply = {
+          kind: "endpoint-read-reply" as const,
+          from: ORIGINS[2]!,
+          roundId,
+          state: held ? state : undefined,
+        };
+        const answer = decodeMessage(encodeMessage(reply));
+        assert(answer.ok);
+        assertEquals(answer.value, reply);
+        // Cut short, it is an error value, never a throw.
+        const bytes = encodeMessage(reply);
+        assert(!decodeMessage(bytes.subarray(0, bytes.length - 1)).ok);
+      },
+    ),
+    { numRuns: 200 },
+  );
 });
 
 Deno.test("the decoders never throw on hostile bytes: random, truncated or bit-flipped", () => {
