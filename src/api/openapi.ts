@@ -13,6 +13,7 @@ import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
 import { jobsDefaults } from "../config/jobs.ts";
 import { ATTEMPT_OUTCOMES } from "../delivery/types.ts";
 import { API_ERROR_CODES } from "./errors.ts";
+import { ENDPOINT_FIELDS } from "./endpoint_validate.ts";
 import type { SubmitLimits } from "./validate.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -751,20 +752,7 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
         },
         Endpoint: {
           type: "object",
-          required: [
-            "id",
-            "url",
-            "event_types",
-            "secret",
-            "description",
-            "headers",
-            "rate_limit_per_s",
-            "ordered",
-            "disabled",
-            "disabled_reason",
-            "created_at",
-            "updated_at",
-          ],
+          required: ["id", ...ENDPOINT_FIELDS, "disabled_reason", "created_at", "updated_at"],
           additionalProperties: false,
           properties: {
             id: { type: "string" },

@@ -83,6 +83,8 @@ type GuardVerdict =
   | { readonly ok: false; readonly permanent: boolean; readonly message: string }
   | { readonly ok: true; readonly address: string | undefined };
 const SUBMITTED_AT_HEADER = "hookd-submitted-at";
+/** One decoder for every answer's body, not one per attempt. */
+const UTF8 = new TextDecoder();
 /** What deliveries call themselves, over HTTP and HTTPS alike. */
 export const USER_AGENT = "hookd-webhooks";
 
@@ -224,7 +226,7 @@ export class HttpTransport implements AttemptTransport {
           kind: "response",
           status: response.status,
           ...(retryAfter !== undefined ? { retryAfter } : {}),
-          body: new TextDecoder().decode(response.body),
+          body: UTF8.decode(response.body),
           latencyMs: latency(),
         };
       }
@@ -404,5 +406,5 @@ function decode(chunks: Uint8Array[], total: number, maxBytes: number): string {
     offset += n;
     if (offset >= bytes.length) break;
   }
-  return new TextDecoder().decode(bytes);
+  return UTF8.decode(bytes);
 }

@@ -27,6 +27,7 @@ import type {
 } from "./job_model.ts";
 import type { JobTable } from "./job_table.ts";
 import { type SeqTracker, summaryHas } from "./seq_tracker.ts";
+import type { VoterSet } from "./voter_set.ts";
 
 /**
  * A sync exchange this node asked for (restart catch-up or anti-entropy): the server answers
@@ -109,11 +110,7 @@ export interface CatchupHost {
   caughtUp(nowMs: number, done: CaughtUp): void;
 }
 
-export interface CatchupClientOptions {
-  readonly self: string;
-  /** The voters but this node. */
-  readonly peers: readonly string[];
-  readonly quorum: number;
+export interface CatchupClientOptions extends Pick<VoterSet, "self" | "peers" | "quorum"> {
   readonly config: Pick<
     JobsConfig,
     | "catchupRetryMs"

@@ -32,6 +32,7 @@ import { ownerOf } from "./preference.ts";
 import { stampKey } from "./proposals.ts";
 import type { SeqTracker } from "./seq_tracker.ts";
 import type { CorePhase } from "./submit_admission.ts";
+import type { VoterSet } from "./voter_set.ts";
 
 /** What the duties need of the core: each a narrow door, none the whole core. */
 export interface JobDutiesHost {
@@ -59,13 +60,7 @@ export interface JobDutiesHost {
   log(event: string, fields: Record<string, unknown>): void;
 }
 
-export interface JobDutiesOptions {
-  readonly self: string;
-  /** The configured voters, this node included. */
-  readonly voters: readonly string[];
-  /** The voters but this node. */
-  readonly peers: readonly string[];
-  readonly quorum: number;
+export interface JobDutiesOptions extends VoterSet {
   readonly config: Pick<
     JobsConfig,
     "confirmDelayMs" | "confirmRetryMs" | "proposalsMax" | "scheduleRetryMs"

@@ -38,6 +38,7 @@ import { eventJobId } from "./event_model.ts";
 import type { ReplicationOutbox } from "./repl_outbox.ts";
 import type { SeqTracker } from "./seq_tracker.ts";
 import type { RefusalCode } from "./service.ts";
+import type { VoterSet } from "./voter_set.ts";
 
 /** A client request a proposal answers (`existing`: answered as an earlier submit's job). */
 export interface ProposalRequest {
@@ -71,13 +72,7 @@ export interface ProposalDriverHost {
   output(output: ReplicationOutput): void;
 }
 
-export interface ProposalDriverOptions {
-  readonly self: string;
-  /** The configured voters, this node included. */
-  readonly voters: readonly string[];
-  /** The voters but this node. */
-  readonly peers: readonly string[];
-  readonly quorum: number;
+export interface ProposalDriverOptions extends VoterSet {
   readonly config: Pick<JobsConfig, "submitTimeoutMs">;
   readonly metrics: Pick<CoreMetrics, "quorumWaitMs" | "confirmRounds">;
   readonly table: Pick<JobTable, "get">;

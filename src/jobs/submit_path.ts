@@ -72,6 +72,7 @@ import type {
   SubmitOutcome,
   SubmitRequest,
 } from "./service.ts";
+import type { VoterSet } from "./voter_set.ts";
 
 /**
  * The rest of the bounds a UDP client's submit is checked against (`validateSubmit`, the API's
@@ -120,13 +121,7 @@ export interface SubmitPathHost {
   output(output: ReplicationOutput): void;
 }
 
-export interface SubmitPathOptions {
-  readonly self: string;
-  /** The configured voters, this node included. */
-  readonly voters: readonly string[];
-  /** The voters but this node. */
-  readonly peers: readonly string[];
-  readonly quorum: number;
+export interface SubmitPathOptions extends VoterSet {
   readonly config: Readonly<JobsConfig>;
   readonly rng: Rng;
   readonly registry: MetricsRegistry;
