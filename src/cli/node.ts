@@ -93,6 +93,12 @@ export const nodeCommand: LeafCommand = {
           "Delays before retries, ms, comma-separated (default: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h)",
         valueName: "MS,MS,...",
       },
+      "max-attempts": {
+        type: "string",
+        help: "Attempts a job gets when its submit names none, and every event's job",
+        valueName: "N",
+        default: String(jobsDefaults.maxAttemptsDefault),
+      },
       "wal-sync": {
         type: "string",
         help: "WAL mode: batched (group commit) or per-append (one fsync per record; for benches)",
@@ -266,6 +272,11 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
   const inlineSyncMsMax = numberFlag(values, "wal-inline-sync-ms", walDefaults.inlineSyncMsMax, {
     min: 0,
   });
+  const maxAttemptsDefault = numberFlag(values, "max-attempts", jobsDefaults.maxAttemptsDefault, {
+    min: 1,
+    max: jobsDefaults.maxAttemptsMax,
+    integer: true,
+  });
   const scheduleRaw = stringFlag(values, "retry-schedule");
   let retryScheduleMs: number[] | undefined;
   if (scheduleRaw !== undefined) {
@@ -295,7 +306,7 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
     lossProbability: transport.lossProbability ?? 0,
     ...(transport.lossSeed !== undefined ? { lossSeed: transport.lossSeed } : {}),
     ...(transport.config !== undefined ? { transport: transport.config } : {}),
-    jobs: { finishedRetentionMs: retentionS * 1000 },
+    jobs: { finishedRetentionMs: retentionS * 1000, maxAttemptsDefault },
     wal: { syncMode: walSync, inlineSyncMsMax },
     delivery: {
       allowPrivateTargets: booleanFlag(values, "allow-private-targets"),

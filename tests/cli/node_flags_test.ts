@@ -40,3 +40,34 @@ Deno.test("hookd node refuses an API token a header cannot carry (spaces, non-AS
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("hookd node refuses --max-attempts outside 1..maxAttemptsMax as a usage error", async () => {
+  const root = await Deno.makeTempDir({ prefix: "hookd-node-flags-" });
+  try {
+    for (const value of ["0", "101", "2.5", "many"]) {
+      const child = hookdCommand([
+        "node",
+        "--id",
+        "n1",
+        "--listen",
+        "127.0.0.1:0",
+        "--peers",
+        "127.0.0.1:1",
+        "--data",
+        `${root}/data`,
+        "--cluster-key",
+        "0123456789abcdef0123456789abcdef",
+        "--max-attempts",
+        value,
+      ]).spawn();
+      const guard = setTimeout(() => child.kill("SIGKILL"), 30_000);
+      const output = await child.output();
+      clearTimeout(guard);
+      const stderr = new TextDecoder().decode(output.stderr);
+      assertEquals(output.code, 2, stderr);
+      assert(stderr.includes("--max-attempts"), stderr);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
