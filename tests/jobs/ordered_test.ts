@@ -129,6 +129,11 @@ Deno.test("an ordered endpoint's jobs: one owner, one at a time, in commit order
   // Not before the settle wait.
   assertEquals(scheduledOf(c, ordered.id).flat(), []);
   settleOrder(c);
+  // A view change has every core look at every job again: still the head alone.
+  const bystander = [0, 1, 2, 3, 4].find((i) => i !== owner)!;
+  for (let i = 0; i < 5; i++) if (i !== bystander) c.view(i, { [bystander]: "dead" });
+  settleAll(c);
+  assertEquals(ownerIndex(c, ordered.id), owner);
   for (let k = 0; k < jobs.length; k++) {
     const byCore = scheduledOf(c, ordered.id);
     byCore.forEach((s, i) => assertEquals(s, i === owner ? jobs.slice(0, k + 1) : [], `core ${i}`));
