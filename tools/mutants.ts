@@ -589,6 +589,58 @@ const MUTANTS: Mutant[] = [
     to: "  return job.id;",
     tests: ["tests/delivery/engine_http_test.ts"],
   },
+  {
+    name: "ordered-by-arrival",
+    breaks: "an ordered endpoint's jobs go in order-key order, not in the order they arrived",
+    file: "src/jobs/ordered_queues.ts",
+    from:
+      "      if (compareOrderKeys(queue[mid]!.key, key) < 0) lo = mid + 1;\n      else hi = mid;",
+    to: "      lo = mid + 1;",
+    tests: ["tests/jobs/ordered_test.ts"],
+  },
+  {
+    name: "ordered-schedules-more-than-head",
+    breaks: "only an ordered endpoint's head is attempted",
+    file: "src/jobs/job_duties.ts",
+    from: "    if (head !== entry.jobId) return false;\n",
+    to: "",
+    tests: ["tests/jobs/ordered_test.ts"],
+  },
+  {
+    name: "ordered-owner-by-job-id",
+    breaks: "an ordered endpoint's jobs have one owner, the rendezvous of the endpoint id",
+    file: "src/jobs/job_model.ts",
+    from: "  return jobId.slice(spec.webhookId.length + 1);",
+    to: "  return jobId;",
+    tests: ["tests/jobs/ordered_test.ts"],
+  },
+  {
+    name: "ordered-head-released-on-failure",
+    breaks: "a failing head holds the jobs behind it until it is delivered or dead",
+    file: "src/jobs/ordered_queues.ts",
+    from: '    const order = entry.phase === "pending" ? orderOf(entry) : undefined;',
+    to:
+      '    const order = entry.phase === "pending" && entry.attemptsMade === 0\n      ? orderOf(entry)\n      : undefined;',
+    tests: ["tests/jobs/ordered_test.ts"],
+  },
+  {
+    name: "ordered-no-barrier",
+    breaks: "an ordered head is attempted only once an order barrier brought every earlier event",
+    file: "src/jobs/job_duties.ts",
+    from:
+      "    if (wallMs >= settleWallMs) {\n      this.#host.orderBarrier(nowMs, settleWallMs);\n      return false;\n    }",
+    to: "    if (wallMs >= settleWallMs) return true;",
+    tests: ["tests/jobs/ordered_test.ts"],
+  },
+  {
+    name: "ordered-no-settle-wait",
+    breaks: "an ordered head waits until no node can stamp an earlier key (clock skew, proposals)",
+    file: "src/jobs/job_duties.ts",
+    from:
+      "    const settleWallMs = order.key.atMs + this.#config.submitTimeoutMs +\n      this.#config.orderedClockSkewMs;",
+    to: "    const settleWallMs = order.key.atMs;",
+    tests: ["tests/jobs/ordered_test.ts", "tests/jobs/event_sim_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -103,7 +103,12 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       maximum: ENDPOINT_LIMITS.rateLimitPerSMax,
       description: "Attempts per second to it across the cluster; 0: no limit.",
     },
-    ordered: { type: "boolean", description: "Deliver its events one at a time, in order." },
+    ordered: {
+      type: "boolean",
+      description: "Deliver its events one at a time, in the order they were taken: a failing " +
+        "one holds the rest until it is delivered or dead. Taken per event when it is sent: " +
+        "switching it leaves the jobs already made as they were.",
+    },
     disabled: {
       type: "boolean",
       description: "A disabled endpoint gets no new events; false enables it again.",

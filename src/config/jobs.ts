@@ -219,6 +219,18 @@ export interface JobsConfig {
   maxAttemptsMax: number;
   /** Jobs the engine refused (full) are offered to it again after this long. @default 500 */
   scheduleRetryMs: number;
+  /**
+   * How far apart the wall clocks of the nodes may be for ordered endpoints to keep their
+   * order exactly (docs/replication.md, "Ordered endpoints"). An ordered job's key is its
+   * event's submit time on the node that took it; its owner attempts it only once its own
+   * clock is past that key by `submitTimeoutMs` + this (no node then stamps an earlier key,
+   * and every proposal stamped earlier has ended) and an order barrier started then was
+   * answered by a majority. So this is latency an idle ordered endpoint pays on each event
+   * (with a backlog the keys are long past): 1 s covers NTP-kept clocks with margin. Nodes
+   * further apart can deliver two events stamped less than their skew apart out of key order.
+   * @default 1000
+   */
+  orderedClockSkewMs: number;
 }
 
 export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
@@ -254,6 +266,7 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   maxAttemptsDefault: 7,
   maxAttemptsMax: 100,
   scheduleRetryMs: 500,
+  orderedClockSkewMs: 1000,
 });
 
 export function validateJobsConfig(config: JobsConfig): JobsConfig {
@@ -295,6 +308,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "endpointTombstoneMs",
       "lazyAppendMs",
       "catchupStragglerWaitMs",
+      "orderedClockSkewMs",
     ] as const
   ) nonNegative(`jobs.${name}`, config[name]);
   // Shedding load must start before submits time out, or it sheds nothing.

@@ -1,7 +1,8 @@
 /**
  * The asking side of catch-up and anti-entropy: the sync exchanges this node runs with its
- * peers (a restart's or a freeze's catch-up, and the random anti-entropy rounds), page by page,
- * and what a complete snapshot lets it infer (jobs finished and compacted at the server).
+ * peers (a restart's or a freeze's catch-up, the random anti-entropy rounds, and the order
+ * barriers of ordered endpoints), page by page, and what a complete snapshot lets it infer
+ * (jobs finished and compacted at the server).
  *
  * Owns: the exchanges (their pages, retries and bound), the request ids, the set of voters
  * that completed our catch-up, when the catch-up started and asks next, whether it is a resync
@@ -39,6 +40,8 @@ interface SyncExchange {
   readonly requestId: number;
   /** Counts towards the restart (or resync) catch-up once complete. */
   catchup: boolean;
+  /** Counts towards this order barrier once complete (0: none). */
+  readonly barrier: number;
   /** The page asked for last and where it starts: asked again when no answer comes. */
   page: number;
   cursor: SyncCursor;
@@ -108,6 +111,26 @@ export interface CatchupHost {
   log(event: string, fields: Record<string, unknown>): void;
   /** A majority (this node included) answered our catch-up: the core turns ready. */
   caughtUp(nowMs: number, done: CaughtUp): void;
+  /**
+   * A majority (this node included) answered an order barrier started at `startedWallMs`:
+   * every record acknowledged before then is held here (docs/replication.md, "Ordered
+   * endpoints").
+   */
+  orderSettled(nowMs: number, startedWallMs: number): void;
+}
+
+/**
+ * An order barrier: a sync exchange with every voter not held down, done once a majority
+ * (this node included) completed theirs. An acknowledged record is on a majority, which
+ * intersects the one that answered, so once done, every record acknowledged before it
+ * started is held here: the catch-up gate's argument, asked for again while ready.
+ */
+interface OrderBarrier {
+  readonly id: number;
+  readonly startedWallMs: number;
+  readonly done: Set<string>;
+  /** When the peers not yet answered (nor asked) are asked. */
+  askAtMs: number;
 }
 
 export interface CatchupClientOptions extends Pick<VoterSet, "self" | "peers" | "quorum"> {
@@ -153,6 +176,10 @@ export class CatchupClient {
   /** Highest seq of our own origin any peer reported holding. */
   #peerSeqOfMine = 0;
   #antiEntropyAtMs = Infinity;
+  #barrierIds = 0;
+  #barrier: OrderBarrier | undefined;
+  /** The wall time a barrier asked for while one ran must start at or after (-1: none). */
+  #barrierWantedWallMs = -1;
 
   constructor(options: CatchupClientOptions) {
     this.#self = options.self;
@@ -179,7 +206,7 @@ export class CatchupClient {
 
   /** When the first unanswered page is asked for again (Infinity: no exchange runs). */
   exchangesDueMs(): number {
-    let t = Infinity;
+    let t = this.#barrier?.askAtMs ?? Infinity;
     for (const ex of this.#exchanges.values()) {
       t = Math.min(t, ex.askedAtMs + this.#config.catchupRetryMs);
     }
@@ -258,8 +285,52 @@ export class CatchupClient {
     this.#antiEntropyAtMs = nowMs + this.#config.antiEntropyIntervalMs * (0.5 + this.#rng.next());
   }
 
+  /**
+   * Asks for an order barrier that starts at a wall time of at least `sinceWallMs` (it is at
+   * `wallMs` now): the one running does if it started late enough, else the next one, started
+   * as soon as this one is done (one runs at a time; any number of asks share it).
+   */
+  requestBarrier(nowMs: number, wallMs: number, sinceWallMs: number): void {
+    const running = this.#barrier;
+    if (running !== undefined) {
+      if (running.startedWallMs < sinceWallMs) {
+        this.#barrierWantedWallMs = Math.max(this.#barrierWantedWallMs, sinceWallMs);
+      }
+      return;
+    }
+    this.#barrier = { id: ++this.#barrierIds, startedWallMs: wallMs, done: new Set(), askAtMs: 0 };
+    this.#barrierTick(nowMs, wallMs);
+  }
+
+  /**
+   * Asks the voters that have not answered the barrier (and are not being asked, nor held
+   * down), at most every `catchupRetryMs`; done once a majority answered.
+   */
+  #barrierTick(nowMs: number, wallMs: number): void {
+    const b = this.#barrier;
+    if (b === undefined) return;
+    if (b.done.size + 1 >= this.#quorum) {
+      this.#barrier = undefined;
+      this.#host.orderSettled(nowMs, b.startedWallMs);
+      if (this.#barrierWantedWallMs >= 0) {
+        const since = this.#barrierWantedWallMs;
+        this.#barrierWantedWallMs = -1;
+        this.requestBarrier(nowMs, wallMs, since);
+      }
+      return;
+    }
+    if (nowMs < b.askAtMs) return;
+    b.askAtMs = nowMs + this.#config.catchupRetryMs;
+    const asking = new Set<string>();
+    for (const ex of this.#exchanges.values()) if (ex.barrier === b.id) asking.add(ex.peer);
+    for (const peer of this.#peers) {
+      if (b.done.has(peer) || this.#host.isDown(peer) || asking.has(peer)) continue;
+      this.#startExchange(nowMs, peer, false, b.id);
+    }
+  }
+
   /** Starts a sync exchange with `peer`: it sends what we lack, page by page. */
-  #startExchange(nowMs: number, peer: string, catchup: boolean): void {
+  #startExchange(nowMs: number, peer: string, catchup: boolean, barrier = 0): void {
     if (this.#exchanges.size >= SYNC_EXCHANGES_MAX) {
       this.#exchanges.delete(this.#exchanges.keys().next().value!);
     }
@@ -267,6 +338,7 @@ export class CatchupClient {
       peer,
       requestId: this.#syncRequestId++,
       catchup,
+      barrier,
       page: 0,
       cursor: { kind: "start" },
       ask: 0,
@@ -301,7 +373,7 @@ export class CatchupClient {
   }
 
   /** Pages not answered in time are asked for again; exchanges with a down peer end. */
-  tick(nowMs: number): void {
+  tick(nowMs: number, wallMs: number): void {
     for (const [id, ex] of this.#exchanges) {
       if (this.#host.isDown(ex.peer)) {
         this.#exchanges.delete(id);
@@ -310,9 +382,12 @@ export class CatchupClient {
       // The same sum as exchangesDueMs: a difference compared instead can round the other
       // way, and the timer armed at that deadline would fire for ever at one instant.
       if (nowMs < ex.askedAtMs + this.#config.catchupRetryMs) continue;
-      if (!ex.catchup && ex.tries >= SYNC_TRIES_MAX) this.#exchanges.delete(id);
-      else this.#askPage(nowMs, ex);
+      // A catch-up or a barrier asks until its peer answers or is held down.
+      if (!ex.catchup && ex.barrier !== this.#barrier?.id && ex.tries >= SYNC_TRIES_MAX) {
+        this.#exchanges.delete(id);
+      } else this.#askPage(nowMs, ex);
     }
+    this.#barrierTick(nowMs, wallMs);
   }
 
   /** A part of a page a peer sent in answer to one of our sync requests. */
@@ -377,6 +452,10 @@ export class CatchupClient {
     if (ex.catchup) {
       this.#catchupDone.add(m.from);
       this.catchupTick(nowMs);
+    }
+    if (ex.barrier !== 0 && ex.barrier === this.#barrier?.id) {
+      this.#barrier.done.add(m.from);
+      this.#barrierTick(nowMs, wallMs);
     }
   }
 

@@ -19,6 +19,12 @@ import { type EventBody, eventJobId, type FanoutJob } from "./event_model.ts";
 /** The layout's version: 1 is this file's. */
 const EVENT_FORMAT_VERSION = 1;
 
+/**
+ * Set on a fan-out job's secret count when its endpoint was ordered. An unordered job keeps the
+ * bytes it had before the field existed (`secretsMax` is far below it).
+ */
+const FANOUT_ORDERED_FLAG = 0x80;
+
 export function writeEventBody(w: ByteWriter, body: EventBody): void {
   const e = body.event;
   assert(body.jobs.length <= ENDPOINT_LIMITS.endpointsMax, "an event fans out to too many jobs");
@@ -31,7 +37,7 @@ export function writeEventBody(w: ByteWriter, body: EventBody): void {
     assert(j.secrets.length <= JOB_LIMITS.secretsMax, "too many secrets");
     w.str(j.endpointId, ENDPOINT_LIMITS.idBytesMax).str(j.url, JOB_LIMITS.urlBytesMax);
     writeHeaders(w, j.headers);
-    w.u8(j.secrets.length);
+    w.u8(j.secrets.length | (j.ordered === true ? FANOUT_ORDERED_FLAG : 0));
     for (const s of j.secrets) w.str(s, JOB_LIMITS.secretBytesMax);
     w.u32(j.timeoutMs).u16(j.maxAttempts);
   }
@@ -63,14 +69,24 @@ export function readEventBody(r: ByteReader): EventBody {
     }
     const url = r.str(JOB_LIMITS.urlBytesMax);
     const headers = readHeaders(r);
-    const secretCount = r.u8();
+    const countByte = r.u8();
+    const ordered = (countByte & FANOUT_ORDERED_FLAG) !== 0;
+    const secretCount = countByte & ~FANOUT_ORDERED_FLAG;
     if (secretCount > JOB_LIMITS.secretsMax) throw new DecodeError("too many secrets");
     const secrets: string[] = [];
     for (let s = 0; s < secretCount; s++) secrets.push(r.str(JOB_LIMITS.secretBytesMax));
     const timeoutMs = r.u32();
     const maxAttempts = r.u16();
     if (maxAttempts < 1) throw new DecodeError("maxAttempts must be >= 1");
-    jobs.push({ endpointId, url, headers, secrets, timeoutMs, maxAttempts });
+    jobs.push({
+      endpointId,
+      url,
+      headers,
+      secrets,
+      timeoutMs,
+      maxAttempts,
+      ...(ordered ? { ordered: true as const } : {}),
+    });
   }
   return {
     event: {

@@ -43,6 +43,12 @@ export interface FanoutJob {
   /** Per-attempt timeout, ms; 0: the node's default. */
   readonly timeoutMs: number;
   readonly maxAttempts: number;
+  /**
+   * The endpoint was ordered when the event was submitted: the job is attempted only as the
+   * head of the endpoint's queue, by the endpoint's owner (docs/replication.md, "Ordered
+   * endpoints"). Absent: unordered.
+   */
+  readonly ordered?: true;
 }
 
 /** What an `event` record carries: the event and its fan-out, in endpoint id order. */

@@ -39,6 +39,7 @@ export function eventJobSpec(event: EventSpec, job: FanoutJob): JobSpec {
     // The event's key makes the event's id; its jobs are put-if-absent through the event.
     bodyHash: "",
     webhookId: event.id,
+    ...(job.ordered === true ? { ordered: true as const } : {}),
   };
 }
 

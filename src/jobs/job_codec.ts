@@ -102,6 +102,8 @@ export function readStamp(r: ByteReader): Stamp {
  * bytes (as `ATTEMPT_RETRY_FLAG` does for attempts).
  */
 const SPEC_WEBHOOK_ID_FLAG = 0x80;
+/** Set on a spec's secret count for an ordered endpoint's job; others keep their bytes. */
+const SPEC_ORDERED_FLAG = 0x40;
 
 function writeSpec(w: ByteWriter, s: JobSpec): void {
   w.str(s.id, CODEC_LIMITS.idBytesMax).str(s.url, CODEC_LIMITS.urlBytesMax);
@@ -111,7 +113,10 @@ function writeSpec(w: ByteWriter, s: JobSpec): void {
     s.secrets.length <= CODEC_LIMITS.secretsMax,
     `${s.secrets.length} secrets exceed secretsMax`,
   );
-  w.u8(s.secrets.length | (s.webhookId !== undefined ? SPEC_WEBHOOK_ID_FLAG : 0));
+  w.u8(
+    s.secrets.length | (s.webhookId !== undefined ? SPEC_WEBHOOK_ID_FLAG : 0) |
+      (s.ordered === true ? SPEC_ORDERED_FLAG : 0),
+  );
   for (const secret of s.secrets) w.str(secret, CODEC_LIMITS.secretBytesMax);
   if (s.webhookId !== undefined) w.str(s.webhookId, CODEC_LIMITS.idBytesMax);
   w.u32(s.timeoutMs).u16(s.maxAttempts).f64(s.submittedAtMs);
@@ -124,7 +129,7 @@ function readSpec(r: ByteReader): JobSpec {
   const payload = r.str(CODEC_LIMITS.payloadBytesMax);
   const headers = readHeaders(r);
   const countByte = r.u8();
-  const secretCount = countByte & ~SPEC_WEBHOOK_ID_FLAG;
+  const secretCount = countByte & ~(SPEC_WEBHOOK_ID_FLAG | SPEC_ORDERED_FLAG);
   if (secretCount > CODEC_LIMITS.secretsMax) throw new DecodeError("too many secrets");
   const secrets: string[] = [];
   for (let i = 0; i < secretCount; i++) secrets.push(r.str(CODEC_LIMITS.secretBytesMax));
@@ -132,6 +137,8 @@ function readSpec(r: ByteReader): JobSpec {
     ? r.str(CODEC_LIMITS.idBytesMax)
     : undefined;
   if (webhookId !== undefined && webhookId.length === 0) throw new DecodeError("empty webhook id");
+  const ordered = (countByte & SPEC_ORDERED_FLAG) !== 0;
+  if (ordered && webhookId === undefined) throw new DecodeError("an ordered job without its event");
   const timeoutMs = r.u32();
   const maxAttempts = r.u16();
   const submittedAtMs = r.f64();
@@ -151,6 +158,7 @@ function readSpec(r: ByteReader): JobSpec {
     ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     bodyHash,
     ...(webhookId !== undefined ? { webhookId } : {}),
+    ...(ordered ? { ordered: true as const } : {}),
   };
 }
 

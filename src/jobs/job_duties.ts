@@ -1,11 +1,14 @@
 /**
  * What this node does about each job it holds, given who owns it: deliver it (owned,
  * committed, pending, caught up), stop delivering it, confirm it (owned but uncommitted), and
- * hand it over when its owner died (handoffs sent and received).
+ * hand it over when its owner died (handoffs sent and received). An ordered endpoint's job is
+ * owned by its endpoint's owner and delivered only as the head of the endpoint's queue, once
+ * settled (docs/replication.md, "Ordered endpoints").
  *
  * Owns: the jobs scheduled with the delivery engine (and at which generation), those the
  * engine refused and when they are offered again, the confirm rounds due (when to start one),
- * and the handoffs. Must not: own the phase, the ownership view (it reads it), the proposals
+ * the handoffs, the ordered endpoints' queues and how far this node's order barriers settled
+ * them. Must not: own the phase, the ownership view (it reads it), the proposals
  * or the WAL batch, originate records or read a clock: it reaches them through the narrow host
  * the core (replication_core.ts) passes, and the core routes handoffs, confirm timers and the
  * engine's refusals here.
@@ -23,16 +26,19 @@ import {
   type JobRecord,
   type JobSpec,
   type JobStateSnapshot,
+  ownerKeyOf,
   snapshotOf,
   type Stamp,
 } from "./job_model.ts";
 import type { JobTable } from "./job_table.ts";
+import { OrderedQueues, orderOf } from "./ordered_queues.ts";
 import type { OwnershipView } from "./ownership_view.ts";
 import { ownerOf } from "./preference.ts";
 import { stampKey } from "./proposals.ts";
 import type { SeqTracker } from "./seq_tracker.ts";
 import type { CorePhase } from "./submit_admission.ts";
 import type { VoterSet } from "./voter_set.ts";
+import { assert } from "../lib/assert.ts";
 
 /** What the duties need of the core: each a narrow door, none the whole core. */
 export interface JobDutiesHost {
@@ -55,7 +61,14 @@ export interface JobDutiesHost {
     records: readonly Uint8Array[],
     build: (chunk: Uint8Array[]) => OutgoingMessage,
   ): void;
-  timer(atMs: number, kind: "confirm", key: string): void;
+  timer(atMs: number, kind: "confirm" | "ordered", key: string): void;
+  /** The wall clock as of the latest input: ordered heads settle by it. */
+  wallMs(): number;
+  /**
+   * Asks for an order barrier (catchup_client.ts) that starts at a wall time of at least
+   * `sinceWallMs`: `orderSettled` is called once a majority answered one.
+   */
+  orderBarrier(nowMs: number, sinceWallMs: number): void;
   output(output: ReplicationOutput): void;
   log(event: string, fields: Record<string, unknown>): void;
 }
@@ -63,7 +76,12 @@ export interface JobDutiesHost {
 export interface JobDutiesOptions extends VoterSet {
   readonly config: Pick<
     JobsConfig,
-    "confirmDelayMs" | "confirmRetryMs" | "proposalsMax" | "scheduleRetryMs"
+    | "confirmDelayMs"
+    | "confirmRetryMs"
+    | "proposalsMax"
+    | "scheduleRetryMs"
+    | "submitTimeoutMs"
+    | "orderedClockSkewMs"
   >;
   readonly metrics: Pick<CoreMetrics, "handoffsSent" | "handoffsReceived" | "staleHandoffs">;
   readonly table: Pick<JobTable, "entries" | "get" | "dropUncommitted">;
@@ -89,6 +107,15 @@ export class JobDuties {
   readonly #deferred = new Set<string>();
   #deferredAtMs = Infinity;
   readonly #confirmDue = new Map<string, number>();
+  /** Ordered endpoints' pending jobs held here, by order key (ordered_queues.ts). */
+  readonly #queues = new OrderedQueues();
+  /**
+   * The start (wall ms) of the latest order barrier a majority answered: every event
+   * acknowledged before then is held here. -Infinity: none yet.
+   */
+  #settledWallMs = -Infinity;
+  /** Endpoints whose head waits for the wall clock to pass its settle time (its timer's key). */
+  readonly #settleDue = new Map<string, number>();
 
   constructor(options: JobDutiesOptions) {
     this.#self = options.self;
@@ -127,9 +154,16 @@ export class JobDuties {
   }
 
   /** A kept key ended a job held here: stop delivering or confirming it. */
-  removed(jobId: string): void {
+  removed(nowMs: number, jobId: string): void {
     this.cancel(jobId);
     this.#confirmDue.delete(jobId);
+    this.#forgetOrdered(nowMs, jobId);
+  }
+
+  /** A job left the table: out of its ordered queue, and the endpoint's next head goes. */
+  #forgetOrdered(nowMs: number, jobId: string): void {
+    const endpointId = this.#queues.forget(jobId);
+    if (endpointId !== undefined) this.#reconsiderHead(nowMs, endpointId);
   }
 
   /** The schedule retry is due: the jobs the engine refused are offered again. */
@@ -153,8 +187,9 @@ export class JobDuties {
     const handoffs = new Map<string, Uint8Array[]>();
     for (const entry of this.#table.entries()) {
       if (entry.phase !== "pending" || entry.spec === undefined) continue;
-      const oldOwner = ownerOf(entry.jobId, this.#voters, wasDown);
-      const newOwner = this.#ownership.ownerOf(entry.jobId);
+      const key = ownerKeyOf(entry.jobId, entry.spec);
+      const oldOwner = ownerOf(key, this.#voters, wasDown);
+      const newOwner = this.#ownership.ownerOf(key);
       if (
         newOwner !== oldOwner && oldOwner !== undefined && this.#ownership.isDown(oldOwner) &&
         newOwner !== undefined && newOwner !== this.#self
@@ -205,10 +240,15 @@ export class JobDuties {
    * caught up), stop delivering it, or confirm it (owned but uncommitted).
    */
   reconsider(nowMs: number, entry: JobEntry): void {
+    const endpointId = entry.spec?.ordered === true
+      ? ownerKeyOf(entry.jobId, entry.spec)
+      : undefined;
+    const headBefore = endpointId !== undefined ? this.#queues.head(endpointId) : undefined;
+    if (endpointId !== undefined) this.#queues.note(entry);
     const owned = this.#host.phase() === "ready" &&
-      this.#ownership.ownerOf(entry.jobId) === this.#self;
+      this.#ownership.ownerOf(ownerKeyOf(entry.jobId, entry.spec)) === this.#self;
     const deliverable = owned && entry.phase === "pending" && entry.spec !== undefined &&
-      entry.committed;
+      entry.committed && (endpointId === undefined || this.#isSettledHead(nowMs, entry));
     const scheduledGen = this.#scheduled.get(entry.jobId);
     if (scheduledGen !== undefined && (!deliverable || scheduledGen !== entry.gen)) {
       this.cancel(entry.jobId);
@@ -230,6 +270,99 @@ export class JobDuties {
       this.#confirmDue.set(entry.jobId, atMs);
       this.#host.timer(atMs, "confirm", entry.jobId);
     }
+    if (endpointId !== undefined) this.#headMoved(nowMs, endpointId, headBefore, entry.jobId);
+  }
+
+  /**
+   * Whether an ordered job may be attempted now: it is its endpoint's head (every job of the
+   * endpoint held here with an earlier key is delivered or dead; one left uncommitted holds
+   * its place until its confirm round commits it), and it is settled: an order barrier that
+   * started once the wall clock had passed the head's key by `submitTimeoutMs +
+   * orderedClockSkewMs` was answered by a majority. By then no node stamps a key as early
+   * (within that skew), every proposal of one has ended, and the barrier brought every
+   * acknowledged one here: nothing acknowledged can still come in ahead of it. Not settled:
+   * a barrier is asked for, or a timer set for when the wall clock gets there.
+   */
+  #isSettledHead(nowMs: number, entry: JobEntry): boolean {
+    const order = orderOf(entry);
+    if (order === undefined) return false;
+    let head = this.#queues.head(order.endpointId);
+    // A head that left the table unseen (a snapshot's inference, say) holds nothing up.
+    while (head !== undefined && head !== entry.jobId && this.#table.get(head) === undefined) {
+      this.#queues.forget(head);
+      head = this.#queues.head(order.endpointId);
+    }
+    if (head !== entry.jobId) return false;
+    const settleWallMs = order.key.atMs + this.#config.submitTimeoutMs +
+      this.#config.orderedClockSkewMs;
+    if (this.#settledWallMs >= settleWallMs) return true;
+    const wallMs = this.#host.wallMs();
+    if (wallMs >= settleWallMs) {
+      this.#host.orderBarrier(nowMs, settleWallMs);
+      return false;
+    }
+    const atMs = nowMs + (settleWallMs - wallMs);
+    const due = this.#settleDue.get(order.endpointId);
+    if (due === undefined || due > atMs) {
+      this.#settleDue.set(order.endpointId, atMs);
+      this.#host.timer(atMs, "ordered", order.endpointId);
+    }
+    return false;
+  }
+
+  /**
+   * An ordered endpoint's head may have changed while `jobId` was reconsidered: the new head
+   * may be attempted, the old one (if another) no longer.
+   */
+  #headMoved(
+    nowMs: number,
+    endpointId: string,
+    headBefore: string | undefined,
+    jobId: string,
+  ): void {
+    const headAfter = this.#queues.head(endpointId);
+    if (headAfter === headBefore) return;
+    for (const id of [headBefore, headAfter]) {
+      if (id === undefined || id === jobId) continue;
+      const other = this.#table.get(id);
+      if (other !== undefined) this.reconsider(nowMs, other);
+      else {
+        this.#queues.forget(id);
+        this.cancel(id);
+      }
+    }
+  }
+
+  /** An endpoint's settle timer fired: its head is looked at again. */
+  orderedTimer(nowMs: number, endpointId: string): void {
+    const due = this.#settleDue.get(endpointId);
+    if (due === undefined || due > nowMs) return;
+    this.#settleDue.delete(endpointId);
+    this.#reconsiderHead(nowMs, endpointId);
+  }
+
+  /**
+   * A majority answered an order barrier that started at `startedWallMs`: every event
+   * acknowledged before then is held here, so heads keyed early enough are settled.
+   */
+  orderSettled(nowMs: number, startedWallMs: number): void {
+    if (startedWallMs <= this.#settledWallMs) return;
+    this.#settledWallMs = startedWallMs;
+    for (const endpointId of [...this.#queues.endpoints()]) this.#reconsiderHead(nowMs, endpointId);
+  }
+
+  #reconsiderHead(nowMs: number, endpointId: string): void {
+    const head = this.#queues.head(endpointId);
+    if (head === undefined) return;
+    const entry = this.#table.get(head);
+    if (entry !== undefined) {
+      this.reconsider(nowMs, entry);
+      return;
+    }
+    // Left the table without being reconsidered: out of the queue, and the next one goes.
+    this.#queues.forget(head);
+    this.cancel(head);
+    this.#reconsiderHead(nowMs, endpointId);
   }
 
   cancel(jobId: string): void {
@@ -245,7 +378,8 @@ export class JobDuties {
     if (
       entry === undefined || entry.committed || entry.phase !== "pending" ||
       entry.spec === undefined ||
-      this.#host.phase() !== "ready" || this.#ownership.ownerOf(jobId) !== this.#self ||
+      this.#host.phase() !== "ready" ||
+      this.#ownership.ownerOf(ownerKeyOf(jobId, entry.spec)) !== this.#self ||
       this.#host.hasProposal(proposalId(entry.spec))
     ) return;
     if (
@@ -273,6 +407,8 @@ export class JobDuties {
     this.#table.dropUncommitted(jobId);
     this.cancel(jobId);
     this.#confirmDue.delete(jobId);
+    // Only a keyed job's own copy comes here, never an event's job: no ordered queue moves.
+    assert(this.#queues.forget(jobId) === undefined, "an ordered job dropped as a keyed copy");
   }
 
   /**

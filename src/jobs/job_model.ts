@@ -50,6 +50,21 @@ export interface JobSpec {
    * for every endpoint (docs/endpoints.md). Absent: the job id.
    */
   readonly webhookId?: string;
+  /**
+   * An ordered endpoint's job (an event's, `webhookId` set): owned by the endpoint's owner and
+   * attempted only as the head of the endpoint's queue (ordered_queues.ts). Taken from the
+   * event's fan-out entry, so every replica agrees. Absent: unordered.
+   */
+  readonly ordered?: true;
+}
+
+/**
+ * The key a job's owner is ranked by: its ordered endpoint's id for an ordered endpoint's job
+ * (one owner per endpoint, so the ordinary handoffs move its jobs together), else its own id.
+ */
+export function ownerKeyOf(jobId: string, spec: JobSpec | undefined): string {
+  if (spec?.ordered !== true || spec.webhookId === undefined) return jobId;
+  return jobId.slice(spec.webhookId.length + 1);
 }
 
 /**

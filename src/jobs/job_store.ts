@@ -596,7 +596,7 @@ export class JobStore implements JobService, DeliveryStore {
   }
 
   #ownerName(jobId: string): string {
-    const owner = this.core.ownerOf(jobId);
+    const owner = this.core.ownerOfJob(jobId);
     if (owner === undefined) return "";
     if (owner === this.core.self) return this.nodeId;
     return this.#members().find((m) => m.address === owner && m.state !== "dead")?.nodeId ?? owner;

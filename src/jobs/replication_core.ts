@@ -55,7 +55,13 @@ import {
 } from "./job_messages.ts";
 import { encodeRecord, type Skipped } from "./job_codec.ts";
 import { type AppendBatch, AppendBatcher } from "./append_batcher.ts";
-import type { JobEntry, JobRecord, ReplicatedRecord, Stamp } from "./job_model.ts";
+import {
+  type JobEntry,
+  type JobRecord,
+  ownerKeyOf,
+  type ReplicatedRecord,
+  type Stamp,
+} from "./job_model.ts";
 import type { EndpointWrite } from "./endpoint_model.ts";
 import { JobTable } from "./job_table.ts";
 import { eventJobIds } from "./event_table.ts";
@@ -105,7 +111,7 @@ export interface ReplicationCoreOptions {
 
 interface TimerItem {
   readonly atMs: number;
-  readonly kind: "confirm" | "proposal" | "query" | "endpoint-read";
+  readonly kind: "confirm" | "proposal" | "query" | "endpoint-read" | "ordered";
   readonly key: string;
 }
 
@@ -242,6 +248,7 @@ export class ReplicationCore {
         },
         log: (event, fields) => this.#log(event, fields),
         caughtUp: (nowMs, done) => this.#finishCatchup(nowMs, done),
+        orderSettled: (nowMs, startedWallMs) => this.#duties.orderSettled(nowMs, startedWallMs),
       },
     });
     this.#proposals = new ProposalDriver(shared);
@@ -289,6 +296,8 @@ export class ReplicationCore {
       resubmit: (nowMs, wallMs, request, spec) =>
         this.#submits.submitSpec(nowMs, wallMs, request, spec),
       timer: (atMs, kind, key) => this.#timers.push({ atMs, kind, key }),
+      orderBarrier: (nowMs, sinceWallMs) =>
+        this.#catchup.requestBarrier(nowMs, this.#wallMs, sinceWallMs),
       send: (to, message) => this.#send(to, message),
       sendChunked: (to, records, build) => this.#sendChunked(to, records, build),
       output: (output) => this.#outputs.push(output),
@@ -329,8 +338,14 @@ export class ReplicationCore {
     return this.#ownership.reachableVoters();
   }
 
-  ownerOf(jobId: string): string | undefined {
-    return this.#ownership.ownerOf(jobId);
+  /** The owner of `key`: a job id, or an ordered endpoint's id (see `ownerOfJob`). */
+  ownerOf(key: string): string | undefined {
+    return this.#ownership.ownerOf(key);
+  }
+
+  /** The owner of a job held here: its ordered endpoint's owner for an ordered one. */
+  ownerOfJob(jobId: string): string | undefined {
+    return this.#ownership.ownerOf(ownerKeyOf(jobId, this.table.get(jobId)?.spec));
   }
 
   takeOutputs(): ReplicationOutput[] {
@@ -614,13 +629,13 @@ export class ReplicationCore {
     }
     if (result.removed !== undefined) {
       // A kept key ended a job held here: stop delivering or confirming it.
-      this.#duties.removed(result.removed.jobId);
+      this.#duties.removed(nowMs, result.removed.jobId);
     }
     if (result.entry !== undefined && result.effect === "changed") {
       this.#duties.reconsider(nowMs, result.entry);
     }
     // An event record made, committed or dropped its jobs together: each is reconsidered.
-    for (const jobId of result.fanoutRemoved ?? []) this.#duties.removed(jobId);
+    for (const jobId of result.fanoutRemoved ?? []) this.#duties.removed(nowMs, jobId);
     for (const entry of result.fanout ?? []) this.#duties.reconsider(nowMs, entry);
     return result.effect;
   }
@@ -781,9 +796,12 @@ export class ReplicationCore {
         case "endpoint-read":
           this.#submits.endpointReadExpired(nowMs, Number(top.key));
           break;
+        case "ordered":
+          this.#duties.orderedTimer(nowMs, top.key);
+          break;
       }
     }
-    this.#catchup.tick(nowMs);
+    this.#catchup.tick(nowMs, wallMs);
     this.#syncServer.expire(nowMs);
     if (this.#phase === "catching_up") this.#catchup.catchupTick(nowMs);
     if (this.#phase === "ready") this.#catchup.antiEntropy(nowMs);
@@ -797,13 +815,13 @@ export class ReplicationCore {
         const event = eventId !== undefined ? this.table.event(eventId) : undefined;
         const ids = event !== undefined ? eventJobIds(event.body!) : [entry.jobId];
         if (
-          ids.some((id) => this.ownerOf(id) === this.self) ||
+          ids.some((id) => this.ownerOfJob(id) === this.self) ||
           this.#proposals.hasJob(eventId ?? entry.jobId)
         ) {
           this.table.recheckUncommitted(entry.jobId, wallMs + this.config.uncommittedRetentionMs);
         } else if (event !== undefined) {
           for (const jobId of this.table.dropUncommittedEvent(event.id)) {
-            this.#duties.removed(jobId);
+            this.#duties.removed(nowMs, jobId);
           }
         } else {
           this.table.dropUncommitted(entry.jobId);

@@ -614,6 +614,8 @@ export class SubmitPath {
       secrets: e.secret !== "" ? [e.secret] : [],
       timeoutMs: 0,
       maxAttempts: this.#config.maxAttemptsDefault,
+      // Taken now, with the rest of the endpoint: every replica agrees on it byte for byte.
+      ...(e.ordered ? { ordered: true as const } : {}),
     }));
     const body: EventBody = {
       event: {

@@ -54,7 +54,7 @@ import { profileFor, SIM_DELIVERY, SIM_NODES, type SimProfile } from "./sim_prof
 import { type FaultStats, SimFaults } from "./sim_faults.ts";
 import type { Slot } from "./sim_slot.ts";
 import { SimWorkload } from "./sim_workload.ts";
-import { SimEventWorkload } from "./sim_events.ts";
+import { eventsProfile, orderedFailures, SimEventWorkload } from "./sim_events.ts";
 
 const CLUSTER_KEY = "cluster-sim-key-0123456789abcdef";
 const DATA_DIR = "/var/lib/hookd";
@@ -225,7 +225,7 @@ export class ClusterSim implements SimHistory {
   constructor(options: ClusterSimOptions) {
     this.seed = options.seed;
     const profile = options.profile ?? profileFor(options.seed);
-    this.profile = options.events === true ? { ...profile, events: true } : profile;
+    this.profile = options.events === true ? eventsProfile(profile) : profile;
     this.#chaosMs = options.chaosMs ?? 30_000;
     this.#drainLimitMs = options.drainLimitMs ?? 120_000;
     this.#onTrace = options.onTrace;
@@ -239,6 +239,7 @@ export class ClusterSim implements SimHistory {
       delayMsMax: this.profile.delayMsMax,
     });
     this.receiver = new SimReceiver({ scheduler: this.scheduler, rng: this.#rng.fork() });
+    if (this.profile.events === true) this.receiver.failWhen = orderedFailures;
     this.receiver.onRequest = (r) =>
       this.#traceLine(
         `recv ${r.node}/${r.life} ${r.jobId} a${r.attempt} ${

@@ -44,7 +44,7 @@ import { SIM_WALL_EPOCH_MS } from "./sim_runtime.ts";
 import { isDeadPhase, isFinishedPhase, type SimHistory, type SubmitLog } from "./sim_history.ts";
 import type { ReceivedRequest } from "./sim_receiver.ts";
 import { OwnershipHistory } from "./ownership_history.ts";
-import { checkEvents } from "./event_checker.ts";
+import { checkEvents, checkOrdered } from "./event_checker.ts";
 import { eventIdOfJob } from "../jobs/event_model.ts";
 
 /** Duplicates of one cause: after an ownership change, or with none. */
@@ -200,6 +200,7 @@ export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
   // 3. Every attempt: the right webhook-id, body, URL and signature; nothing unsubmitted.
   const jobOfBody = new Map<number, string>();
   checkEvents(sim, byJob, (kind, detail) => f.add(kind, detail));
+  checkOrdered(sim, byJob, (kind, detail) => f.add(kind, detail));
   for (const [jobId, requests] of byJob) {
     // An event's jobs carry their event's body and id: checked by checkEvents.
     if (eventIdOfJob(jobId) !== undefined) continue;
@@ -346,6 +347,12 @@ export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
     sim.memberLog,
   );
   const retentionMs = sim.profile.jobs.finishedRetentionMs ?? jobsDefaults.finishedRetentionMs;
+  // An ordered endpoint's jobs are owned by the endpoint's owner (ordered_queues.ts).
+  const orderedIds = new Set(sim.endpoints.filter((e) => e.ordered).map((e) => e.id));
+  const ownerKey = (jobId: string) => {
+    const endpointId = jobId.slice(jobId.indexOf(".") + 1);
+    return jobId.includes(".") && orderedIds.has(endpointId) ? endpointId : jobId;
+  };
   for (const [jobId, requests] of byJob) {
     const ok = requests.filter(is2xx);
     let firstSeenMs = Infinity;
@@ -388,7 +395,7 @@ export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
       }
       duplicates[cause] = (duplicates[cause] ?? 0) + 1;
       // Once a change is seen for a job, every later duplicate of it follows one too.
-      ownershipChanged ||= history.changed(jobId, ok[0]!.sentAtMs, cur.sentAtMs);
+      ownershipChanged ||= history.changed(ownerKey(jobId), ok[0]!.sentAtMs, cur.sentAtMs);
       for (const key of [cause, "total"]) {
         const split = duplicateOwnership[key] ??= {
           after_ownership_change: 0,

@@ -11,13 +11,18 @@
  * - Every attempt of an event's job carries the event's id as `webhook-id`, the event's
  *   payload as its body, the endpoint's URL, and a signature under the endpoint's secret;
  *   nothing is delivered as an event's job that no event made.
+ * - Ordered endpoints (`checkOrdered`): the acknowledged events' jobs of each reached it in
+ *   order-key order, and no job's first attempt was sent before every job keyed earlier was
+ *   delivered (a 2xx arrived) or dead (its last allowed attempt was sent).
  *
  * Delivery of every acknowledged event's jobs is checked with every other job's (the run's
  * `ackedJobs` holds them). Owns judgement only: reads the run through `SimHistory`.
  */
 
 import { signatureHeader } from "../delivery/signing.ts";
-import { eventIdOfJob } from "../jobs/event_model.ts";
+import { eventIdOfJob, eventJobId } from "../jobs/event_model.ts";
+import { jobsDefaults } from "../config/jobs.ts";
+import { compareOrderKeys, type OrderKey } from "../jobs/ordered_queues.ts";
 import type { SimHistory } from "./sim_history.ts";
 import type { ReceivedRequest } from "./sim_receiver.ts";
 
@@ -94,6 +99,65 @@ export function checkEvents(
         r.signature !== signatureHeader([endpoint.secret], r.webhookId, r.timestampS, r.payload)
       ) {
         add("an event's attempt not signed under its endpoint's secret", `job ${jobId}`);
+      }
+    }
+  }
+}
+
+/**
+ * Each ordered endpoint received the jobs of the acknowledged events in order-key order: no
+ * job's first attempt was sent before every job keyed earlier had a 2xx arrive at the
+ * receiver, or (never delivered) had its last allowed attempt sent, after which only a dead
+ * letter follows. A duplicate of an earlier job after a later one started is allowed
+ * (at-least-once, an owner change); a later job before an earlier one finished never is.
+ * Events not acknowledged are left out: they take their key's place if the owner holds them
+ * in time, and are not promised any (docs/replication.md, "Ordered endpoints").
+ */
+export function checkOrdered(
+  sim: SimHistory,
+  byJob: ReadonlyMap<string, readonly ReceivedRequest[]>,
+  add: (kind: string, detail: string) => void,
+): void {
+  const maxAttempts = sim.profile.jobs.maxAttemptsDefault ?? jobsDefaults.maxAttemptsDefault;
+  for (const endpoint of sim.endpoints) {
+    if (!endpoint.ordered) continue;
+    const jobs: Array<{ jobId: string; key: OrderKey; serial: number }> = [];
+    for (const e of sim.events) {
+      if (e.outcome?.ok !== true || e.eventId === undefined) continue;
+      const jobId = eventJobId(e.eventId, endpoint.id);
+      if (!e.jobIds.includes(jobId)) continue;
+      if (e.orderKey === undefined) {
+        add("an ordered event's key unknown at its answer", `event #${e.serial} ${jobId}`);
+        continue;
+      }
+      jobs.push({ jobId, key: e.orderKey, serial: e.serial });
+    }
+    jobs.sort((a, b) => compareOrderKeys(a.key, b.key));
+    /** When every job so far was finished: the latest of their finishing instants. */
+    let finishedAtMs = -Infinity;
+    let finishedBy = "";
+    for (const job of jobs) {
+      const requests = byJob.get(job.jobId) ?? [];
+      const first = requests.reduce((t, r) => Math.min(t, r.sentAtMs), Infinity);
+      if (first < finishedAtMs) {
+        add(
+          "an ordered endpoint's job attempted before an earlier one finished",
+          `endpoint ${endpoint.id}: job ${job.jobId} (event #${job.serial}) first sent at ` +
+            `${first.toFixed(1)} ms, before ${finishedBy} finished at ${
+              finishedAtMs.toFixed(1)
+            } ms`,
+        );
+      }
+      const delivered = requests.filter((r) => r.status >= 200 && r.status < 300);
+      const lastAllowed = requests.filter((r) => r.attempt >= maxAttempts);
+      const doneAtMs = delivered.length > 0
+        ? Math.min(...delivered.map((r) => r.arrivedAtMs ?? r.sentAtMs))
+        : lastAllowed.length > 0
+        ? Math.min(...lastAllowed.map((r) => r.sentAtMs))
+        : Infinity;
+      if (doneAtMs > finishedAtMs) {
+        finishedAtMs = doneAtMs;
+        finishedBy = `job ${job.jobId} (event #${job.serial})`;
       }
     }
   }

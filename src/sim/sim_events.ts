@@ -1,7 +1,8 @@
 /**
  * The event workload of a whole-cluster simulation run that asks for it (`SimProfile.events`,
- * `hookd sim --events`): three endpoints created early (two take `invoice.paid`, one of them
- * `user.created` too, the third `user.created` only), then events of either type at seeded
+ * `hookd sim --events`): four endpoints created early (two take `invoice.paid`, one of them
+ * `user.created` too, the third `user.created` only, and an ordered one both, whose receiver
+ * fails the first attempts of a third of its jobs), then events of either type at seeded
  * instants to random live nodes, as a client sends them. Records each event, its answer, the
  * job ids the node that took it made, and at the answer what every disk held of it: on which
  * disks each job was (invariant 1, for events) and which disks held the event's record
@@ -13,6 +14,8 @@
  */
 
 import type { EndpointFields } from "../jobs/service.ts";
+import type { SimProfile } from "./sim_profile.ts";
+import type { ReceivedRequest } from "./sim_receiver.ts";
 import { eventKey } from "./durability_probe.ts";
 import type { EventLog, SimEndpoint } from "./sim_history.ts";
 import type { Slot } from "./sim_slot.ts";
@@ -29,12 +32,42 @@ export interface EventWorkloadHost
   readonly events: EventLog[];
 }
 
-/** The endpoints every run with events creates: URL host, event types. */
-const ENDPOINTS: ReadonlyArray<readonly [string, readonly string[]]> = [
-  ["e0", ["invoice.paid"]],
-  ["e1", ["invoice.paid", "user.created"]],
-  ["e2", ["user.created"]],
+/** The endpoints every run with events creates: URL host, event types, ordered. */
+const ENDPOINTS: ReadonlyArray<readonly [string, readonly string[], boolean]> = [
+  ["e0", ["invoice.paid"], false],
+  ["e1", ["invoice.paid", "user.created"], false],
+  ["e2", ["user.created"], false],
+  ["e3", ["invoice.paid", "user.created"], true],
 ];
+
+/** The ordered endpoint's receiver fails this many first attempts of a third of its jobs. */
+const ORDERED_FAILED_ATTEMPTS = 2;
+
+/**
+ * Whether the receiver answers this request 500: the ordered endpoint's, on the first
+ * attempts of a third of its jobs (picked by a hash of the job id, so no generator moves), so
+ * its heads fail and hold the rest behind them.
+ */
+export function orderedFailures(request: ReceivedRequest): boolean {
+  if (!request.url.startsWith("http://e3.")) return false;
+  let h = 0;
+  for (let i = 0; i < request.jobId.length; i++) {
+    h = Math.imul(h ^ request.jobId.charCodeAt(i), 0x01000193) >>> 0;
+  }
+  return h % 3 === 0 && request.attempt <= ORDERED_FAILED_ATTEMPTS;
+}
+
+/**
+ * The profile of a run with events: as drawn, with the ordered endpoints' clock allowance at
+ * the most two of its nodes' clocks differ, so their order holds exactly (ordered_queues.ts).
+ */
+export function eventsProfile(profile: SimProfile): SimProfile {
+  return {
+    ...profile,
+    events: true,
+    jobs: { ...profile.jobs, orderedClockSkewMs: 2 * profile.skewMsMax },
+  };
+}
 const TYPES = ["invoice.paid", "user.created"];
 /** When the endpoints are created, and how often a refused create is tried again. */
 const ENDPOINTS_AT_MS = 1_000;
@@ -52,7 +85,7 @@ export class SimEventWorkload {
 
   schedule(): void {
     const { rng, scheduler, chaosMs, profile } = this.#host;
-    for (const [i, [host, eventTypes]] of ENDPOINTS.entries()) {
+    for (const [i, [host, eventTypes, ordered]] of ENDPOINTS.entries()) {
       const secretBytes = new Uint8Array(24).fill(0x40 + i);
       const fields: EndpointFields = {
         url: `http://${host}.receiver.sim/hook`,
@@ -61,7 +94,7 @@ export class SimEventWorkload {
         description: "",
         headers: {},
         rateLimitPerS: 0,
-        ordered: false,
+        ordered,
         disabled: false,
         disabledReason: "",
       };
@@ -105,6 +138,7 @@ export class SimEventWorkload {
           url: fields.url,
           secret: fields.secret,
           eventTypes: fields.eventTypes,
+          ordered: fields.ordered,
         });
       } else retry();
     });
@@ -131,6 +165,7 @@ export class SimEventWorkload {
       jobIds: [],
       durableOn: new Map(),
       partialOn: [],
+      orderKey: undefined,
     };
     events.push(log);
     this.#host.trace(`event #${serial} ${type} to ${slot.nodeId}/${slot.life}`);
@@ -144,6 +179,9 @@ export class SimEventWorkload {
           if (e.body?.event.payload !== log.payload) continue;
           log.eventId = e.id;
           log.jobIds = store.getEvent(e.id)?.jobs.map((j) => j.jobId) ?? [];
+          if (e.stamp !== undefined) {
+            log.orderKey = { atMs: e.body.event.submittedAtMs, ...e.stamp };
+          }
         }
       }
       if (outcome.ok) log.eventId ??= outcome.id;

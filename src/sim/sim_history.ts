@@ -10,6 +10,7 @@
  * nothing from either side, so the checker never depends on the driver that runs it.
  */
 
+import type { OrderKey } from "../jobs/ordered_queues.ts";
 import type { EventOutcome, SubmitOutcome, SubmitRequest } from "../jobs/service.ts";
 import type { JobPhase } from "../jobs/job_model.ts";
 import type { MemberEvent } from "../membership/swim_core.ts";
@@ -56,6 +57,8 @@ export interface SimEndpoint {
   readonly url: string;
   readonly secret: string;
   readonly eventTypes: readonly string[];
+  /** Its jobs are delivered one at a time in order-key order (docs/replication.md). */
+  readonly ordered: boolean;
 }
 
 /** One event sent, its answer, and what the disks held of it at the answer. */
@@ -75,6 +78,11 @@ export interface EventLog {
   durableOn: Map<string, string[]>;
   /** Disks that held the event's record at the answer without every one of its jobs. */
   partialOn: string[];
+  /**
+   * The event's order key (its record's submit time and stamp), as the node that took it
+   * held it at the answer: where its ordered endpoints' jobs stand (ordered_queues.ts).
+   */
+  orderKey: OrderKey | undefined;
 }
 
 export interface LifeLog {

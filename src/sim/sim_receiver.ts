@@ -72,6 +72,12 @@ export class SimReceiver {
   readonly requests: ReceivedRequest[] = [];
   /** Called for every request as it arrives (or is refused). */
   onRequest: ((request: ReceivedRequest) => void) | undefined;
+  /**
+   * Answers 500 to a request it names while the receiver is up (`ok` mode): a workload's own
+   * failing receiver (sim_events.ts). Draws nothing from the receiver's generator, so a run
+   * that sets none draws the numbers it did before.
+   */
+  failWhen: ((request: ReceivedRequest) => boolean) | undefined;
 
   constructor(options: SimReceiverOptions) {
     this.#scheduler = options.scheduler;
@@ -200,6 +206,7 @@ export class SimReceiver {
         let retryAfter: string | undefined;
         let processMs = 0.5 + this.#rng.next() * 20;
         if (mode === "error" || (mode === "ok" && stray < this.#strayError)) status = 500;
+        else if (mode === "ok" && this.failWhen?.(record) === true) status = 500;
         else if (mode === "unavailable") {
           status = 503;
           retryAfter = String(1 + this.#rng.int(2));

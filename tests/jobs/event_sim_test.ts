@@ -7,7 +7,7 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { type ClusterSimOptions, replayCommand, runClusterSim } from "../../src/sim/cluster_sim.ts";
-import { checkEvents } from "../../src/sim/event_checker.ts";
+import { checkEvents, checkOrdered } from "../../src/sim/event_checker.ts";
 import type { EventLog, SimHistory } from "../../src/sim/sim_history.ts";
 import type { ReceivedRequest } from "../../src/sim/sim_receiver.ts";
 import { signatureHeader } from "../../src/delivery/signing.ts";
@@ -54,6 +54,7 @@ function history(event: Partial<EventLog>, requests: ReceivedRequest[]): {
     jobIds: ["evt_1.ep_a"],
     durableOn: new Map([["evt_1.ep_a", ["n1", "n2", "n3"]]]),
     partialOn: [],
+    orderKey: undefined,
     ...event,
   };
   const sim = {
@@ -134,5 +135,72 @@ Deno.test("the event checker knows an event its dead node never answered, by its
   assertEquals(
     findings(unanswered, [attempt({}), attempt({ jobId: "evt_9.ep_a", webhookId: "evt_9" })]),
     ["one event delivered under two ids"],
+  );
+});
+
+/** Two acknowledged events to one ordered endpoint, keyed A (serial 0) before B (serial 1). */
+function orderedFindings(requests: ReceivedRequest[]): string[] {
+  const event = (serial: number, atMs: number): EventLog => ({
+    serial,
+    node: "n1",
+    life: 1,
+    type: "invoice.paid",
+    payload: `{"event":${serial}}`,
+    atMs: 0,
+    answeredAtMs: 5,
+    outcome: { ok: true, id: `evt_${serial}`, type: "invoice.paid", jobs: 1, existing: false },
+    eventId: `evt_${serial}`,
+    jobIds: [`evt_${serial}.ep_o`],
+    durableOn: new Map(),
+    partialOn: [],
+    orderKey: { atMs, origin: "a", seq: serial + 1 },
+  });
+  const sim = {
+    voters: ["a", "b", "c", "d", "e"],
+    profile: { jobs: { maxAttemptsDefault: 3 } },
+    endpoints: [{ id: "ep_o", url: "http://o/", secret: SECRET, eventTypes: [], ordered: true }],
+    // Sent B first: the order is the keys', not the serials'.
+    events: [event(1, 2_000), event(0, 1_000)],
+  } as unknown as SimHistory;
+  const byJob = new Map<string, ReceivedRequest[]>();
+  for (const r of requests) byJob.set(r.jobId, [...(byJob.get(r.jobId) ?? []), r]);
+  const out: string[] = [];
+  checkOrdered(sim, byJob, (kind) => out.push(kind));
+  return out;
+}
+
+Deno.test("the ordered check passes jobs in key order, a retried head, a dead head, a duplicate", () => {
+  const a = (patch: Partial<ReceivedRequest>) => attempt({ jobId: "evt_0.ep_o", ...patch });
+  const b = (patch: Partial<ReceivedRequest>) => attempt({ jobId: "evt_1.ep_o", ...patch });
+  assertEquals(orderedFindings([a({ sentAtMs: 1, arrivedAtMs: 2 }), b({ sentAtMs: 3 })]), []);
+  // The head failed twice, then got its 2xx; a duplicate of it after B started is allowed.
+  assertEquals(
+    orderedFindings([
+      a({ attempt: 1, sentAtMs: 1, status: 500 }),
+      a({ attempt: 2, sentAtMs: 5, arrivedAtMs: 6 }),
+      b({ sentAtMs: 7 }),
+      a({ attempt: 2, sentAtMs: 8, arrivedAtMs: 9 }),
+    ]),
+    [],
+  );
+  // A dead head (its last allowed attempt failed) released B.
+  const dead = [1, 2, 3].map((n) => a({ attempt: n, sentAtMs: n * 10, status: 500 }));
+  assertEquals(orderedFindings([...dead, b({ sentAtMs: 31 })]), []);
+});
+
+Deno.test("the ordered check fails a later job attempted before an earlier one finished", () => {
+  const a = (patch: Partial<ReceivedRequest>) => attempt({ jobId: "evt_0.ep_o", ...patch });
+  const b = (patch: Partial<ReceivedRequest>) => attempt({ jobId: "evt_1.ep_o", ...patch });
+  const kind = "an ordered endpoint's job attempted before an earlier one finished";
+  // B before A, by keys (B's serial came first).
+  assertEquals(orderedFindings([b({ sentAtMs: 1 }), a({ sentAtMs: 3, arrivedAtMs: 4 })]), [kind]);
+  // B while A was failing and not yet dead.
+  assertEquals(
+    orderedFindings([
+      a({ attempt: 1, sentAtMs: 1, status: 500 }),
+      b({ sentAtMs: 2 }),
+      a({ attempt: 2, sentAtMs: 5, arrivedAtMs: 6 }),
+    ]),
+    [kind],
   );
 });
