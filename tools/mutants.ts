@@ -589,6 +589,30 @@ const MUTANTS: Mutant[] = [
     to: "  return job.id;",
     tests: ["tests/delivery/engine_http_test.ts"],
   },
+  {
+    name: "rate-limit-ignored",
+    breaks: "an endpoint's job starts only with a token of its endpoint's bucket",
+    file: "src/delivery/delivery_core.ts",
+    from: "      if (held.bucket.take(nowMs)) {",
+    to: "      if (held.bucket.take(nowMs) || held.heldLive >= 0) {",
+    tests: ["tests/delivery/rate_limit_test.ts"],
+  },
+  {
+    name: "rate-limit-share-undivided",
+    breaks: "each owner of an endpoint's jobs takes only its share of the endpoint's rate",
+    file: "src/jobs/job_store.ts",
+    from: "    return endpoint.rateLimitPerS / Math.max(1, this.core.reachableVoters());",
+    to: "    return endpoint.rateLimitPerS;",
+    tests: ["tests/jobs/endpoint_rate_limit_test.ts"],
+  },
+  {
+    name: "rate-limit-change-ignored",
+    breaks: "a changed limit applies at once to the jobs its endpoint holds back",
+    file: "src/delivery/delivery_core.ts",
+    from: "      if (limit.heldLive > 0) this.#limitDue(nowMs, limit);",
+    to: "      if (limit.heldLive < 0) this.#limitDue(nowMs, limit);",
+    tests: ["tests/delivery/rate_limit_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -101,7 +101,10 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       type: "integer",
       minimum: 0,
       maximum: ENDPOINT_LIMITS.rateLimitPerSMax,
-      description: "Attempts per second to it across the cluster; 0: no limit.",
+      description: "Attempts per second to it across the cluster; 0: no limit. Each node " +
+        "delivering its jobs takes an equal share (the rate over the nodes it holds up); " +
+        "a change applies to jobs already pending. While nodes disagree on who is up " +
+        "(a failure, a partition) the cluster may exceed it for a while (docs/endpoints.md).",
     },
     ordered: { type: "boolean", description: "Deliver its events one at a time, in order." },
     disabled: {

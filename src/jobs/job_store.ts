@@ -190,6 +190,8 @@ export class JobStore implements JobService, DeliveryStore {
   /** Voters membership has reported at least once since this store opened. */
   readonly #everSeen = new Set<string>();
   #flushQueued = false;
+  /** What the engine's rate limits were last read under (`#noticeLimits`). */
+  #limitsSeen = { endpoints: 0, voters: 0 };
   #flushing = false;
   #stallMonitor: StallMonitor | undefined;
   #closed = false;
@@ -290,6 +292,7 @@ export class JobStore implements JobService, DeliveryStore {
   #start(options: JobStoreOptions): void {
     this.#engine = options.scheduler?.({
       store: this,
+      rateLimitPerS: (endpointId) => this.#ratePerS(endpointId),
       ...(options.stallMonitor !== undefined
         ? { beforeStep: () => void options.stallMonitor!.check() }
         : {}),
@@ -699,6 +702,27 @@ export class JobStore implements JobService, DeliveryStore {
       this.#flushing = false;
     }
     this.#timer.arm(this.core.nextWakeMs());
+    this.#noticeLimits();
+  }
+
+  /**
+   * This node's share of an endpoint's `rate_limit_per_s` (docs/endpoints.md, "Rate limits
+   * across the cluster"): the rate over the voters it holds up, itself included. Each owner of
+   * the endpoint's jobs takes that much, so the cluster's sum is the rate while views agree.
+   */
+  #ratePerS(endpointId: string): number {
+    const endpoint = this.core.table.endpoints.get(endpointId);
+    if (endpoint === undefined || endpoint.rateLimitPerS === 0) return 0;
+    return endpoint.rateLimitPerS / Math.max(1, this.core.reachableVoters());
+  }
+
+  /** An endpoint changed, or a voter went down or came back: the engine's limits look again. */
+  #noticeLimits(): void {
+    const endpoints = this.core.table.endpoints.changes;
+    const voters = this.core.reachableVoters();
+    if (endpoints === this.#limitsSeen.endpoints && voters === this.#limitsSeen.voters) return;
+    this.#limitsSeen = { endpoints, voters };
+    this.#engine?.limitsChanged?.();
   }
 
   /**
