@@ -613,6 +613,23 @@ const MUTANTS: Mutant[] = [
     to: "      if (limit.heldLive < 0) this.#limitDue(nowMs, limit);",
     tests: ["tests/delivery/rate_limit_test.ts"],
   },
+  {
+    name: "endpoint-keyed-create-unread",
+    breaks: "a keyed create reads its key's endpoint from a majority before it writes",
+    file: "src/jobs/submit_path.ts",
+    from: '    if (write.kind === "create") {\n      this.#proposeEndpoint(',
+    to:
+      '    if (write.kind === "create" || write.kind === "create-keyed") {\n      this.#proposeEndpoint(',
+    tests: ["tests/jobs/endpoint_keyed_test.ts"],
+  },
+  {
+    name: "endpoint-keyed-conflict-ignored",
+    breaks: "a keyed create with another body than its key's endpoint is a conflict",
+    file: "src/jobs/endpoint_keyed.ts",
+    from: '  return canonicalText(comparable) === canonicalText(current) ? "same" : "different";',
+    to: '  return canonicalText(comparable) !== "" ? "same" : "different";',
+    tests: ["tests/jobs/endpoint_keyed_test.ts", "tests/api/endpoints_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -37,12 +37,14 @@ import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/
 import { JOBS_CHANNEL } from "./job_messages.ts";
 import { type EndpointState, type EndpointWrite, fieldsOf } from "./endpoint_model.ts";
 import { eventJobId } from "./event_model.ts";
+import { keyedEndpointId } from "./endpoint_keyed.ts";
 import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
 import { ReplicationCore, type ReplicationOutput, type VoterState } from "./replication_core.ts";
 import type {
   AttemptView,
   ClusterView,
   DeadLetterPage,
+  EndpointCreateKey,
   EndpointFields,
   EndpointOutcome,
   EndpointPage,
@@ -408,8 +410,14 @@ export class JobStore implements JobService, DeliveryStore {
     return promise;
   }
 
-  createEndpoint(fields: EndpointFields): Promise<EndpointOutcome> {
-    return this.#writeEndpoint({ kind: "create", fields });
+  createEndpoint(fields: EndpointFields, key?: EndpointCreateKey): Promise<EndpointOutcome> {
+    if (key === undefined) return this.#writeEndpoint({ kind: "create", fields });
+    return this.#writeEndpoint({
+      kind: "create-keyed",
+      id: keyedEndpointId(key.idempotencyKey),
+      fields,
+      secretGiven: key.secretGiven,
+    });
   }
 
   updateEndpoint(id: string, patch: Partial<EndpointFields>): Promise<EndpointOutcome> {
