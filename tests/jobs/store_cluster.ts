@@ -26,7 +26,9 @@ export interface Attempt {
   readonly jobId: string;
 }
 
-export async function cluster(): Promise<{
+export async function cluster(
+  options: { readonly networkSeed?: number; readonly lossProbability?: number } = {},
+): Promise<{
   scheduler: SimScheduler;
   network: SimNetwork<Uint8Array>;
   voters: string[];
@@ -34,7 +36,9 @@ export async function cluster(): Promise<{
   attempts: Attempt[];
 }> {
   const scheduler = new SimScheduler();
-  const network = new SimNetwork<Uint8Array>(scheduler, new Sfc32(7), { lossProbability: 0 });
+  const network = new SimNetwork<Uint8Array>(scheduler, new Sfc32(options.networkSeed ?? 7), {
+    lossProbability: options.lossProbability ?? 0,
+  });
   const voters = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
   const attempts: Attempt[] = [];
   const stores: JobStore[] = [];
