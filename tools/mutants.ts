@@ -641,6 +641,47 @@ const MUTANTS: Mutant[] = [
     to: "    const settleWallMs = order.key.atMs;",
     tests: ["tests/jobs/ordered_test.ts", "tests/jobs/event_sim_test.ts"],
   },
+  {
+    name: "rate-limit-ignored",
+    breaks: "an endpoint's job starts only with a token of its endpoint's bucket",
+    file: "src/delivery/delivery_core.ts",
+    from: "      if (held.bucket.take(nowMs)) {",
+    to: "      if (held.bucket.take(nowMs) || held.heldLive >= 0) {",
+    tests: ["tests/delivery/rate_limit_test.ts"],
+  },
+  {
+    name: "rate-limit-share-undivided",
+    breaks: "each owner of an endpoint's jobs takes only its share of the endpoint's rate",
+    file: "src/jobs/job_store.ts",
+    from: "    return endpoint.rateLimitPerS / Math.max(1, this.core.reachableVoters());",
+    to: "    return endpoint.rateLimitPerS;",
+    tests: ["tests/jobs/endpoint_rate_limit_test.ts"],
+  },
+  {
+    name: "rate-limit-change-ignored",
+    breaks: "a changed limit applies at once to the jobs its endpoint holds back",
+    file: "src/delivery/delivery_core.ts",
+    from: "      if (limit.heldLive > 0) this.#limitDue(nowMs, limit);",
+    to: "      if (limit.heldLive < 0) this.#limitDue(nowMs, limit);",
+    tests: ["tests/delivery/rate_limit_test.ts"],
+  },
+  {
+    name: "endpoint-keyed-create-unread",
+    breaks: "a keyed create reads its key's endpoint from a majority before it writes",
+    file: "src/jobs/submit_path.ts",
+    from: '    if (write.kind === "create") {\n      this.#proposeEndpoint(',
+    to:
+      '    if (write.kind === "create" || write.kind === "create-keyed") {\n      this.#proposeEndpoint(',
+    tests: ["tests/jobs/endpoint_keyed_test.ts"],
+  },
+  {
+    name: "endpoint-keyed-conflict-ignored",
+    breaks: "a keyed create with another body than its key's endpoint is a conflict",
+    file: "src/jobs/endpoint_keyed.ts",
+    from: '  return canonicalText(comparable) === canonicalText(current) ? "same" : "different";',
+    to: '  return canonicalText(comparable) !== "" ? "same" : "different";',
+    tests: ["tests/jobs/endpoint_keyed_test.ts", "tests/api/endpoints_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

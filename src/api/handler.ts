@@ -442,10 +442,20 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   async function createEndpoint(request: Request): Promise<Response> {
     const contentError = checkJsonContentType(request);
     if (contentError !== undefined) return errorResponse(contentError);
+    const key = idempotencyKeyOf(request);
+    if (!key.ok) return errorResponse(key.reason);
+    const idempotencyKey = key.value;
     return await admittedWithBody("endpoint", request, async (body) => {
-      const decoded = decodeEndpointCreate(body.value, limits, generatedSecret());
+      const generated = generatedSecret();
+      const decoded = decodeEndpointCreate(body.value, limits, generated);
       if (!decoded.ok) return errorResponse(decoded.reason);
-      return endpointAnswer(await service.createEndpoint(decoded.value), 201);
+      const outcome = idempotencyKey === undefined
+        ? await service.createEndpoint(decoded.value)
+        : await service.createEndpoint(decoded.value, {
+          idempotencyKey,
+          secretGiven: decoded.value.secret !== generated,
+        });
+      return endpointAnswer(outcome, 201);
     });
   }
 

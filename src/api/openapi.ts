@@ -101,7 +101,10 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       type: "integer",
       minimum: 0,
       maximum: ENDPOINT_LIMITS.rateLimitPerSMax,
-      description: "Attempts per second to it across the cluster; 0: no limit.",
+      description: "Attempts per second to it across the cluster; 0: no limit. Each node " +
+        "delivering its jobs takes an equal share (the rate over the nodes it holds up); " +
+        "a change applies to jobs already pending. While nodes disagree on who is up " +
+        "(a failure, a partition) the cluster may exceed it for a while (docs/endpoints.md).",
     },
     ordered: {
       type: "boolean",
@@ -311,16 +314,25 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           operationId: "createEndpoint",
           summary: "Create an endpoint; 201 once it is durable on a majority. " + endpointWrite,
           security: bearer,
+          parameters: [keyHeader(
+            "A key names one endpoint (its id is derived from the key) for as long as the " +
+              "cluster holds it, and its tombstone 30 days after a DELETE: a retry after a 503 " +
+              "with the same body gets that endpoint (201, the same id and secret; a generated " +
+              "secret is not compared), with another body, or once it was deleted, a 409. " +
+              "The retry is compared with the endpoint as it is now (a PATCH since counts).",
+          )],
           requestBody: jsonBody(ref("EndpointCreate")),
           responses: {
             "201": {
-              description: "Created: durable on a majority.",
+              description: "Created (or, for a keyed retry, the endpoint the key made): " +
+                "durable on a majority.",
               headers: {
                 Location: { description: "The endpoint's URL", schema: { type: "string" } },
               },
               content: jsonContent(ref("Endpoint")),
             },
             ...bodyErrors,
+            "409": response("Conflict"),
           },
         },
         get: {

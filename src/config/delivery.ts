@@ -58,6 +58,15 @@ export interface DeliveryConfig {
    */
   originConcurrencyMax: number;
   /**
+   * An endpoint's `rate_limit_per_s` as a token bucket on each owner of its jobs
+   * (docs/endpoints.md, "Rate limits across the cluster"): the bucket holds this much time's
+   * worth of the node's share, at least one attempt. 0 paces attempts evenly, one every 1/share
+   * seconds, but at high rates then needs a timer wake per attempt; 100 ms lets a wake start
+   * a tenth of a second's attempts and over-shoots a receiver's one-second count by at most
+   * that tenth per node. @default 100
+   */
+  rateLimitBurstMs: number;
+  /**
    * Jobs the engine holds in memory (waiting, queued or in flight). `schedule` says no past it;
    * the job store offers the job again later. @default 100_000
    */
@@ -112,6 +121,7 @@ export const deliveryDefaults: Readonly<DeliveryConfig> = Object.freeze({
   lateAnswerWaitMs: 5_000,
   concurrentDeliveriesMax: 256,
   originConcurrencyMax: 64,
+  rateLimitBurstMs: 100,
   jobsMax: 100_000,
   heldPayloadBytesMax: 256 * 1024 * 1024,
   payloadBytesMax: 1024 * 1024,
@@ -158,6 +168,7 @@ export function validateDeliveryConfig(config: DeliveryConfig): DeliveryConfig {
     "delivery.concurrentDeliveriesMax",
     config.concurrentDeliveriesMax,
   );
+  nonNegative("delivery.rateLimitBurstMs", config.rateLimitBurstMs);
   positiveInteger("delivery.jobsMax", config.jobsMax);
   positiveInteger("delivery.heldPayloadBytesMax", config.heldPayloadBytesMax);
   relation(

@@ -14,6 +14,14 @@
  * until the shares even out. Must not do I/O, read clocks or
  * call Math.random.
  *
+ * Also owns endpoint rate limits (docs/endpoints.md, "Rate limits across the cluster"): an
+ * event's job whose endpoint has a limit (`rateOf`, read at every attempt, so a PATCH applies
+ * to jobs already held) takes a token of that endpoint's bucket (rate_bucket.ts) as it leaves
+ * its origin's queue. Without one it is held back in the endpoint's own queue: it takes no
+ * slot, is not attempted (so nothing counts it as a failure), and one timer per endpoint puts
+ * as many back in their origins' queues as the bucket has tokens when they come. Other
+ * endpoints' jobs, on the same origin too, pass it by.
+ *
  * Ordering contract with the shell: a `retry` report must be persisted (then `persisted()`
  * called) before the job's timer is armed, so no attempt starts before the store knows the
  * previous one failed. A `dead` report is likewise persisted by the shell before the job is
@@ -32,12 +40,14 @@ import { Fifo } from "./fifo.ts";
 import { BREAKER_STATE_VALUE, type DeliveryMetrics } from "./metrics.ts";
 import { classifyAttempt, decideRetry, isOriginFailure } from "./retry_policy.ts";
 import { checkJob } from "./job_check.ts";
-import type {
-  AttemptRecord,
-  AttemptResult,
-  DeliveryJob,
-  DeliveryReport,
-  ResumeState,
+import { RateBucket } from "./rate_bucket.ts";
+import {
+  type AttemptRecord,
+  type AttemptResult,
+  type DeliveryJob,
+  type DeliveryReport,
+  endpointIdOf,
+  type ResumeState,
 } from "./types.ts";
 
 export type DeliveryOutput =
@@ -62,11 +72,16 @@ export interface OriginLoad {
   readonly reopenAtMs?: number;
 }
 
-type Phase = "waiting" | "ready" | "inflight" | "persisting";
+/** `limited`: due, but held back in its endpoint's queue by the endpoint's rate limit. */
+type Phase = "waiting" | "ready" | "limited" | "inflight" | "persisting";
 
 interface JobEntry {
   readonly job: DeliveryJob;
   readonly origin: OriginState;
+  /** The endpoint of an event's job (`endpointIdOf`), whose rate limit applies to it. */
+  readonly endpointId: string | undefined;
+  /** Put back in its origin's queue by its endpoint's limit (counted in `released`). */
+  released: boolean;
   readonly firstScheduledMs: number;
   attemptsMade: number;
   phase: Phase;
@@ -107,6 +122,21 @@ interface OriginState {
   runnableInflight: number;
 }
 
+/** An endpoint with a rate limit, while it holds jobs back or its bucket is not full. */
+interface LimitState {
+  readonly endpointId: string;
+  readonly bucket: RateBucket;
+  /** Jobs held back, in the order they came due; forgotten ones stay until shifted. */
+  held: Fifo<JobEntry>;
+  /** Entries in `held` still held (phase `limited`). */
+  heldLive: number;
+  /** Entries put back in their origins' queues that have not yet left them. */
+  released: number;
+  /** Seq of its live timer item (0: none) and when that item fires. */
+  timerSeq: number;
+  timerAtMs: number;
+}
+
 interface RunnableItem {
   readonly origin: OriginState;
   readonly inflight: number;
@@ -118,6 +148,7 @@ interface TimerItem {
   readonly seq: number;
   readonly entry?: JobEntry;
   readonly origin?: OriginState;
+  readonly limit?: LimitState;
 }
 
 export type CoreConfig =
@@ -132,6 +163,7 @@ export type CoreConfig =
     | "lateAnswerWaitMs"
     | "concurrentDeliveriesMax"
     | "originConcurrencyMax"
+    | "rateLimitBurstMs"
     | "jobsMax"
     | "heldPayloadBytesMax"
     | "payloadBytesMax"
@@ -189,6 +221,10 @@ export class DeliveryCore {
    */
   readonly #openRequests = new Map<string, number>();
   readonly #origins = new Map<string, OriginState>();
+  /** Endpoints with a rate limit that hold jobs back or whose bucket is not yet full. */
+  readonly #limits = new Map<string, LimitState>();
+  /** This node's share of an endpoint's rate limit, attempts per second; 0: none. */
+  readonly #rateOf: (endpointId: string) => number;
   #runnable = new MinHeap<RunnableItem>(runnableLess);
   #timers = new MinHeap<TimerItem>(timerLess);
   #outputs: DeliveryOutput[] = [];
@@ -197,10 +233,20 @@ export class DeliveryCore {
   #breakersNotClosed = 0;
   #heldPayloadBytes = 0;
 
-  constructor(config: CoreConfig, rng: Rng, metrics: DeliveryMetrics) {
+  /**
+   * `rateOf`: this node's share of an endpoint's `rate_limit_per_s`, attempts per second (0:
+   * none), read at every attempt of an event's job. @default no limits
+   */
+  constructor(
+    config: CoreConfig,
+    rng: Rng,
+    metrics: DeliveryMetrics,
+    rateOf: (endpointId: string) => number = () => 0,
+  ) {
     this.#config = config;
     this.#rng = rng;
     this.#metrics = metrics;
+    this.#rateOf = rateOf;
   }
 
   /** Jobs held (any phase). */
@@ -221,6 +267,11 @@ export class DeliveryCore {
     let ready = 0;
     for (const origin of this.#origins.values()) ready += origin.ready.size;
     return this.#timers.size + this.#runnable.size + ready;
+  }
+
+  /** Jobs of `endpointId` held back by its rate limit now. */
+  limitedCount(endpointId: string): number {
+    return this.#limits.get(endpointId)?.heldLive ?? 0;
   }
 
   /** Attempts in flight to `origin` (e.g. `http://127.0.0.1:8080`). */
@@ -311,6 +362,8 @@ export class DeliveryCore {
     const entry: JobEntry = {
       job,
       origin,
+      endpointId: endpointIdOf(job),
+      released: false,
       firstScheduledMs: nowMs,
       attemptsMade,
       phase: "waiting",
@@ -339,7 +392,7 @@ export class DeliveryCore {
   cancel(_nowMs: number, jobId: string): boolean {
     const entry = this.#jobs.get(jobId);
     if (entry === undefined) return false;
-    if (entry.phase === "waiting" || entry.phase === "ready") {
+    if (entry.phase === "waiting" || entry.phase === "ready" || entry.phase === "limited") {
       this.#forget(entry);
     } else {
       entry.cancelled = true;
@@ -363,9 +416,23 @@ export class DeliveryCore {
         this.#updateBreakerGauge(origin);
         this.#markRunnable(nowMs, origin);
         this.#maybeDropOrigin(origin);
+      } else if (top.limit !== undefined) {
+        this.#limitDue(nowMs, top.limit);
       }
     }
     this.#pump(nowMs);
+  }
+
+  /**
+   * Endpoints' limits or this node's shares may have changed (the shell calls this when an
+   * endpoint write is applied or a voter went down or came back): each endpoint holding jobs
+   * back reads its rate again, and what it may now start starts.
+   */
+  limitsChanged(nowMs: number): void {
+    for (const limit of [...this.#limits.values()]) {
+      if (limit.heldLive > 0) this.#limitDue(nowMs, limit);
+    }
+    this.tick(nowMs);
   }
 
   /** When the core next needs `tick` (epoch ms), or Infinity when nothing waits on time. */
@@ -558,7 +625,8 @@ export class DeliveryCore {
    * outnumber live ones (at most one per held job plus one per origin).
    */
   #pushTimer(item: TimerItem): void {
-    if (this.#timers.size >= STALE_COMPACT_MIN + 2 * (this.#jobs.size + this.#origins.size)) {
+    const held = this.#jobs.size + this.#origins.size + this.#limits.size;
+    if (this.#timers.size >= STALE_COMPACT_MIN + 2 * held) {
       const live = new MinHeap<TimerItem>(timerLess);
       for (let t = this.#timers.pop(); t !== undefined; t = this.#timers.pop()) {
         if (!this.#isStaleTimer(t)) live.push(t);
@@ -573,6 +641,8 @@ export class DeliveryCore {
     return entry !== undefined
       ? this.#jobs.get(entry.job.id) !== entry || entry.phase !== "waiting" ||
         entry.timerSeq !== top.seq
+      : top.limit !== undefined
+      ? this.#limits.get(top.limit.endpointId) !== top.limit || top.limit.timerSeq !== top.seq
       : this.#origins.get(top.origin!.key) !== top.origin;
   }
 
@@ -595,6 +665,12 @@ export class DeliveryCore {
       entry.phase = "waiting";
       entry.timerSeq = ++this.#seq;
       this.#pushTimer({ atMs: entry.listeningUntilMs, seq: entry.timerSeq, entry });
+      return;
+    }
+    const limit = entry.endpointId === undefined ? undefined : this.#limits.get(entry.endpointId);
+    if (limit !== undefined && limit.heldLive > 0) {
+      // Behind the ones its endpoint already holds back: they go first.
+      this.#hold(limit, entry);
       return;
     }
     entry.phase = "ready";
@@ -641,7 +717,7 @@ export class DeliveryCore {
       if (item.seq !== origin.runnableSeq) continue;
       origin.runnableSeq = 0;
       if (!this.#canRun(nowMs, origin)) continue;
-      const entry = this.#nextReady(origin);
+      const entry = this.#nextReady(nowMs, origin);
       if (entry === undefined) {
         this.#maybeDropOrigin(origin);
         continue;
@@ -652,13 +728,119 @@ export class DeliveryCore {
     this.#metrics.inflight.set(this.#inflight);
   }
 
-  #nextReady(origin: OriginState): JobEntry | undefined {
+  /**
+   * The origin's next queued job that may start now: one whose endpoint has a rate limit and
+   * no token left is held back in its endpoint's queue instead, and the next one is looked at.
+   */
+  #nextReady(nowMs: number, origin: OriginState): JobEntry | undefined {
     for (;;) {
       const entry = origin.ready.shift();
       if (entry === undefined) return undefined;
-      if (this.#jobs.get(entry.job.id) === entry && entry.phase === "ready") return entry;
-      origin.staleReady--;
+      if (this.#jobs.get(entry.job.id) !== entry || entry.phase !== "ready") {
+        origin.staleReady--;
+        continue;
+      }
+      const limit = this.#unreleased(entry);
+      if (entry.endpointId === undefined) return entry;
+      const ratePerS = this.#endpointRate(entry.endpointId);
+      if (ratePerS === 0) return entry;
+      const held = limit ?? this.#limit(nowMs, entry.endpointId, ratePerS);
+      if (held.bucket.take(nowMs)) {
+        this.#armLimit(held);
+        return entry;
+      }
+      this.#hold(held, entry);
     }
+  }
+
+  /** Clears a released entry's mark as it leaves its origin's queue; returns its limit. */
+  #unreleased(entry: JobEntry): LimitState | undefined {
+    if (!entry.released) return undefined;
+    entry.released = false;
+    const limit = this.#limits.get(entry.endpointId!);
+    assert(limit !== undefined && limit.released > 0, "released job without its limit");
+    limit.released--;
+    return limit;
+  }
+
+  /** The endpoint's rate for this node now, checked. */
+  #endpointRate(endpointId: string): number {
+    const ratePerS = this.#rateOf(endpointId);
+    assert(Number.isFinite(ratePerS) && ratePerS >= 0, `rate of ${endpointId}: ${ratePerS}`);
+    return ratePerS;
+  }
+
+  /** The endpoint's limit state, made or brought to `ratePerS` (> 0). */
+  #limit(nowMs: number, endpointId: string, ratePerS: number): LimitState {
+    const burstMs = this.#config.rateLimitBurstMs;
+    const existing = this.#limits.get(endpointId);
+    if (existing !== undefined) {
+      existing.bucket.setRate(nowMs, ratePerS, burstMs);
+      return existing;
+    }
+    const limit: LimitState = {
+      endpointId,
+      bucket: new RateBucket(ratePerS, burstMs),
+      held: new Fifo(),
+      heldLive: 0,
+      released: 0,
+      timerSeq: 0,
+      timerAtMs: Infinity,
+    };
+    this.#limits.set(endpointId, limit);
+    return limit;
+  }
+
+  #hold(limit: LimitState, entry: JobEntry): void {
+    entry.phase = "limited";
+    limit.held.push(entry);
+    limit.heldLive++;
+    this.#armLimit(limit);
+  }
+
+  /**
+   * Arms the endpoint's one timer: when its next token comes, if it holds jobs back and none
+   * it put back is still queued (that one takes the token first, and re-arms it as it leaves);
+   * else when its bucket is full again, to forget it. No timer while a put-back job is queued.
+   */
+  #armLimit(limit: LimitState): void {
+    const atMs = limit.released > 0
+      ? Infinity
+      : limit.heldLive > 0
+      ? limit.bucket.nextAllowedMs()
+      : limit.bucket.fullAtMs();
+    if (atMs === limit.timerAtMs && limit.timerSeq !== 0) return;
+    limit.timerAtMs = atMs;
+    limit.timerSeq = atMs === Infinity ? 0 : ++this.#seq;
+    if (atMs !== Infinity) this.#pushTimer({ atMs, seq: limit.timerSeq, limit });
+  }
+
+  /** The endpoint's timer fired (or its rate may have changed): put back what may start. */
+  #limitDue(nowMs: number, limit: LimitState): void {
+    limit.timerSeq = 0;
+    const ratePerS = this.#endpointRate(limit.endpointId);
+    if (ratePerS > 0) limit.bucket.setRate(nowMs, ratePerS, this.#config.rateLimitBurstMs);
+    if (limit.heldLive === 0 && limit.released === 0 && limit.bucket.fullAtMs() <= nowMs) {
+      // A full bucket is a new one: nothing to remember.
+      this.#limits.delete(limit.endpointId);
+      return;
+    }
+    // No limit any more: every job held back goes. Else as many as there are tokens, less
+    // those put back earlier and still queued.
+    let free = ratePerS === 0 ? Infinity : limit.bucket.available(nowMs) - limit.released;
+    while (free > 0) {
+      const entry = limit.held.shift();
+      if (entry === undefined) break;
+      if (this.#jobs.get(entry.job.id) !== entry || entry.phase !== "limited") continue;
+      limit.heldLive--;
+      free--;
+      entry.released = true;
+      limit.released++;
+      entry.phase = "ready";
+      entry.origin.ready.push(entry);
+      this.#markRunnable(nowMs, entry.origin);
+    }
+    this.#armLimit(limit);
   }
 
   #start(nowMs: number, entry: JobEntry): void {
@@ -700,6 +882,9 @@ export class DeliveryCore {
     this.#heldPayloadBytes -= heldBytes(entry.job);
     assert(this.#heldPayloadBytes >= 0, "held payload bytes went negative");
     const origin = entry.origin;
+    const limit = this.#unreleased(entry);
+    if (limit !== undefined) this.#armLimit(limit);
+    if (entry.phase === "limited") this.#forgetHeld(entry);
     if (entry.phase === "ready") {
       // Still queued behind a busy or open origin: compact before cancelled jobs (and their
       // payloads) pile up there under schedule/cancel churn.
@@ -719,6 +904,22 @@ export class DeliveryCore {
     assert(origin.jobs >= 0, "origin job count went negative");
     this.#metrics.jobs.set(this.#jobs.size);
     this.#maybeDropOrigin(origin);
+  }
+
+  /** A job held back by its endpoint's limit left the engine; compacts the endpoint's queue. */
+  #forgetHeld(entry: JobEntry): void {
+    const limit = this.#limits.get(entry.endpointId!);
+    assert(limit !== undefined && limit.heldLive > 0, "held job without its limit");
+    limit.heldLive--;
+    const stale = limit.held.size - limit.heldLive;
+    if (stale >= READY_STALE_MIN && 2 * stale >= limit.held.size) {
+      const live = new Fifo<JobEntry>();
+      for (let e = limit.held.shift(); e !== undefined; e = limit.held.shift()) {
+        if (this.#jobs.get(e.job.id) === e && e.phase === "limited") live.push(e);
+      }
+      limit.held = live;
+    }
+    this.#armLimit(limit);
   }
 
   /** Forgets an origin with nothing held and nothing to remember (bounded origin table). */

@@ -64,6 +64,12 @@ export interface DeliveryEngineOptions {
    * timer starts an attempt on stale state. Must not throw.
    */
   beforeStep?: () => void;
+  /**
+   * This node's share of an endpoint's `rate_limit_per_s` (0: none), read at every attempt of
+   * an event's job to it; the job store passes it (`DeliveryWiring.rateLimitPerS`).
+   * @default no limits
+   */
+  rateLimitPerS?: (endpointId: string) => number;
 }
 
 export class DeliveryEngine implements DeliveryScheduler {
@@ -110,6 +116,7 @@ export class DeliveryEngine implements DeliveryScheduler {
       },
       options.rng ?? randomRng(),
       metrics,
+      options.rateLimitPerS,
     );
     this.#transport = options.transport ?? new HttpTransport({
       allowPrivateTargets: config.allowPrivateTargets,
@@ -159,6 +166,13 @@ export class DeliveryEngine implements DeliveryScheduler {
     const held = this.#core.cancel(this.#clock(), jobId);
     this.#flush();
     return held;
+  }
+
+  /** Endpoints' rate limits or this node's shares may have changed: held jobs look again. */
+  limitsChanged(): void {
+    if (this.#closed) return;
+    this.#core.limitsChanged(this.#clock());
+    this.#flush();
   }
 
   listDeadLetters(limit = 100): readonly DeadLetter[] {

@@ -54,6 +54,22 @@ export function webhookIdOf(job: Pick<DeliveryJob, "id" | "webhookId">): string 
   return job.webhookId ?? job.id;
 }
 
+/**
+ * The endpoint an event's job goes to, or undefined for a plain job. An event's job id is
+ * `eventId + "." + endpointId` (`eventJobId`, src/jobs/event_model.ts) and its `webhookId` the
+ * event id, so the endpoint is what follows the event id and its dot; a job without a
+ * `webhookId` has none.
+ */
+export function endpointIdOf(job: Pick<DeliveryJob, "id" | "webhookId">): string | undefined {
+  const eventId = job.webhookId;
+  if (eventId === undefined) return undefined;
+  const dot = eventId.length;
+  if (job.id.length <= dot + 1 || job.id[dot] !== "." || !job.id.startsWith(eventId)) {
+    return undefined;
+  }
+  return job.id.slice(dot + 1);
+}
+
 /** Where a job resumes when its store hands it over with attempts already made. */
 export interface ResumeState {
   /** Attempts already made by earlier owners. */
@@ -187,6 +203,11 @@ export interface DeliveryScheduler {
   isInflight(jobId: string): boolean;
   /** Stops timers, aborts attempts in flight and waits for them to settle. */
   close(): Promise<void>;
+  /**
+   * An endpoint's rate limit or this node's share of it may have changed (an endpoint write
+   * applied, a voter went down or came back): jobs held back by a limit are looked at again.
+   */
+  limitsChanged?(): void;
 }
 
 /**
@@ -197,6 +218,12 @@ export interface DeliveryScheduler {
 export interface DeliveryWiring {
   readonly store: DeliveryStore;
   readonly beforeStep?: () => void;
+  /**
+   * This node's share of an endpoint's `rate_limit_per_s`, attempts per second (0: no limit),
+   * read at every attempt of an event's job to it (`endpointIdOf`). The job store answers it
+   * from its endpoint table and its view of the voters (docs/endpoints.md).
+   */
+  readonly rateLimitPerS?: (endpointId: string) => number;
 }
 
 /** One job as a client submits it, checked by `validateSubmit`

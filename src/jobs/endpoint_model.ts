@@ -65,6 +65,17 @@ export interface EndpointState extends EndpointFields {
 /** A client's write, already validated. */
 export type EndpointWrite =
   | { readonly kind: "create"; readonly fields: EndpointFields }
+  /**
+   * A create with an Idempotency-Key (endpoint_keyed.ts): its id comes from the key, and it is
+   * read from a majority first like an update; `secretGiven` says whether the client chose the
+   * secret (a generated one does not count when a retry is compared with what the key made).
+   */
+  | {
+    readonly kind: "create-keyed";
+    readonly id: string;
+    readonly fields: EndpointFields;
+    readonly secretGiven: boolean;
+  }
   | { readonly kind: "update"; readonly id: string; readonly patch: Partial<EndpointFields> }
   | { readonly kind: "delete"; readonly id: string };
 
@@ -140,7 +151,8 @@ export function applyWrite(
   newId: string,
 ): { ok: true; value: EndpointState } | { ok: false; reason: "not_found" } {
   switch (write.kind) {
-    case "create": {
+    case "create":
+    case "create-keyed": {
       assert(current === undefined, `endpoint id ${newId} minted twice`);
       return {
         ok: true,

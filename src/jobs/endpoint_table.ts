@@ -25,6 +25,7 @@ export class EndpointTable {
   readonly #tombstoneMs: number;
   readonly #byId = new Map<string, EndpointState>();
   #live = 0;
+  #changes = 0;
 
   constructor(options: EndpointTableOptions) {
     assert(options.endpointTombstoneMs >= 0, "endpointTombstoneMs must be >= 0");
@@ -34,6 +35,14 @@ export class EndpointTable {
   /** Endpoints not deleted. */
   get size(): number {
     return this.#live;
+  }
+
+  /**
+   * Values applied that changed the table, ever: a reader that remembers it knows whether any
+   * endpoint changed since (the job store re-reads rate limits for its engine then).
+   */
+  get changes(): number {
+    return this.#changes;
   }
 
   /** Values held, tombstones included. */
@@ -49,6 +58,7 @@ export class EndpointTable {
     if (current !== undefined && !current.deleted) this.#live--;
     if (!merged.deleted) this.#live++;
     this.#byId.set(incoming.id, merged);
+    this.#changes++;
     assert(this.#live >= 0 && this.#live <= this.#byId.size, "live endpoint count out of range");
     return "changed";
   }

@@ -37,12 +37,14 @@ import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/
 import { JOBS_CHANNEL } from "./job_messages.ts";
 import { type EndpointState, type EndpointWrite, fieldsOf } from "./endpoint_model.ts";
 import { eventJobId } from "./event_model.ts";
+import { keyedEndpointId } from "./endpoint_keyed.ts";
 import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
 import { ReplicationCore, type ReplicationOutput, type VoterState } from "./replication_core.ts";
 import type {
   AttemptView,
   ClusterView,
   DeadLetterPage,
+  EndpointCreateKey,
   EndpointFields,
   EndpointOutcome,
   EndpointPage,
@@ -190,6 +192,8 @@ export class JobStore implements JobService, DeliveryStore {
   /** Voters membership has reported at least once since this store opened. */
   readonly #everSeen = new Set<string>();
   #flushQueued = false;
+  /** What the engine's rate limits were last read under (`#noticeLimits`). */
+  #limitsSeen = { endpoints: 0, voters: 0 };
   #flushing = false;
   #stallMonitor: StallMonitor | undefined;
   #closed = false;
@@ -290,6 +294,7 @@ export class JobStore implements JobService, DeliveryStore {
   #start(options: JobStoreOptions): void {
     this.#engine = options.scheduler?.({
       store: this,
+      rateLimitPerS: (endpointId) => this.#ratePerS(endpointId),
       ...(options.stallMonitor !== undefined
         ? { beforeStep: () => void options.stallMonitor!.check() }
         : {}),
@@ -405,8 +410,14 @@ export class JobStore implements JobService, DeliveryStore {
     return promise;
   }
 
-  createEndpoint(fields: EndpointFields): Promise<EndpointOutcome> {
-    return this.#writeEndpoint({ kind: "create", fields });
+  createEndpoint(fields: EndpointFields, key?: EndpointCreateKey): Promise<EndpointOutcome> {
+    if (key === undefined) return this.#writeEndpoint({ kind: "create", fields });
+    return this.#writeEndpoint({
+      kind: "create-keyed",
+      id: keyedEndpointId(key.idempotencyKey),
+      fields,
+      secretGiven: key.secretGiven,
+    });
   }
 
   updateEndpoint(id: string, patch: Partial<EndpointFields>): Promise<EndpointOutcome> {
@@ -699,6 +710,27 @@ export class JobStore implements JobService, DeliveryStore {
       this.#flushing = false;
     }
     this.#timer.arm(this.core.nextWakeMs());
+    this.#noticeLimits();
+  }
+
+  /**
+   * This node's share of an endpoint's `rate_limit_per_s` (docs/endpoints.md, "Rate limits
+   * across the cluster"): the rate over the voters it holds up, itself included. Each owner of
+   * the endpoint's jobs takes that much, so the cluster's sum is the rate while views agree.
+   */
+  #ratePerS(endpointId: string): number {
+    const endpoint = this.core.table.endpoints.get(endpointId);
+    if (endpoint === undefined || endpoint.rateLimitPerS === 0) return 0;
+    return endpoint.rateLimitPerS / Math.max(1, this.core.reachableVoters());
+  }
+
+  /** An endpoint changed, or a voter went down or came back: the engine's limits look again. */
+  #noticeLimits(): void {
+    const endpoints = this.core.table.endpoints.changes;
+    const voters = this.core.reachableVoters();
+    if (endpoints === this.#limitsSeen.endpoints && voters === this.#limitsSeen.voters) return;
+    this.#limitsSeen = { endpoints, voters };
+    this.#engine?.limitsChanged?.();
   }
 
   /**

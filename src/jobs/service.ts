@@ -165,6 +165,12 @@ export interface EndpointView extends EndpointFields {
 /** An endpoint write durable on a majority (with the value written), or why not. */
 export type EndpointOutcome = { readonly ok: true; readonly endpoint: EndpointView } | Refusal;
 
+/** A create's `Idempotency-Key`, and whether the client chose the secret (or it was generated). */
+export interface EndpointCreateKey {
+  readonly idempotencyKey: string;
+  readonly secretGiven: boolean;
+}
+
 export interface EndpointPage {
   readonly items: readonly EndpointView[];
   /** Pass back as `cursor` for the next page; absent on the last page. */
@@ -227,7 +233,11 @@ export interface JobService {
   cluster(): ClusterView;
   readiness(): Readiness;
   /** Creates an endpoint; resolves once it is durable on a majority, or with a refusal. */
-  createEndpoint(fields: EndpointFields): Promise<EndpointOutcome>;
+  /**
+   * With `key`, a retry names the endpoint the key made (docs/endpoints.md, "Idempotent
+   * creates"): the same body gets it (201 again), another body `idempotency_conflict`.
+   */
+  createEndpoint(fields: EndpointFields, key?: EndpointCreateKey): Promise<EndpointOutcome>;
   /** Changes the fields given; `not_found` for an endpoint this node does not hold. */
   updateEndpoint(id: string, patch: Partial<EndpointFields>): Promise<EndpointOutcome>;
   /** Deletes an endpoint (a tombstone, majority-durable before it resolves). */

@@ -33,6 +33,7 @@ import {
 } from "./endpoint_model.ts";
 import { type EndpointRead, EndpointReads } from "./endpoint_reads.ts";
 import { endpointBytes } from "./endpoint_codec.ts";
+import { keyedCreateAnswer } from "./endpoint_keyed.ts";
 import {
   EVENT_ID_PREFIX,
   type EventBody,
@@ -493,17 +494,35 @@ export class SubmitPath {
   }
 
   /** Builds the endpoint's next value on the one held here and proposes its record. */
-  #proposeEndpoint(nowMs: number, wallMs: number, requestId: number, write: EndpointWrite): void {
+  #proposeEndpoint(nowMs: number, wallMs: number, requestId: number, asked: EndpointWrite): void {
     const refuse = (code: RefusalCode, message: string): void => {
       this.#endpointRefused(requestId, code, message);
     };
     const endpoints = this.#table.endpoints;
-    if (write.kind === "create" && endpoints.size >= ENDPOINT_LIMITS.endpointsMax) {
+    const id = asked.kind === "create" ? this.#mintEndpointId() : asked.id;
+    const current = endpoints.value(id);
+    let write = asked;
+    if (asked.kind === "create-keyed" && current !== undefined) {
+      // The key made this endpoint before (docs/endpoints.md, "Idempotent creates"). The same
+      // body gets it, written again so that the answer waits for a majority to hold it (the
+      // value read may have been on this node alone, from a try answered 503).
+      const answer = keyedCreateAnswer(current, asked.fields, asked.secretGiven);
+      if (answer !== "same") {
+        refuse(
+          "idempotency_conflict",
+          answer === "deleted"
+            ? `the endpoint this Idempotency-Key created (${id}) was deleted`
+            : `this Idempotency-Key created endpoint ${id} with another body`,
+        );
+        return;
+      }
+      write = { kind: "update", id, patch: {} };
+    }
+    const creates = write.kind === "create" || write.kind === "create-keyed";
+    if (creates && endpoints.size >= ENDPOINT_LIMITS.endpointsMax) {
       refuse("invalid", `the cluster holds ${endpoints.size} endpoints, the most it takes`);
       return;
     }
-    const id = write.kind === "create" ? this.#mintEndpointId() : write.id;
-    const current = endpoints.value(id);
     // Checked before a stamp is taken: a seq taken and never written would be a gap in this
     // node's stream that every peer waits for.
     const probeStamp: Stamp = { origin: this.#self, seq: 1 };

@@ -137,3 +137,35 @@ Deno.test("endpoints are listed in pages, read, patched, disabled, enabled and d
   const list = await call(api, get("/v1/endpoints"));
   assertEquals((list.body as { items: unknown[] }).items.length, 4);
 });
+
+Deno.test("POST /v1/endpoints with an Idempotency-Key: a retry gets the same endpoint, another body 409", async () => {
+  let n = 0;
+  const api = makeApi({ randomBytes: (size: number) => new Uint8Array(size).fill(++n) });
+  const keyed = (body: unknown, key = "create-42") =>
+    post("/v1/endpoints", body, { "idempotency-key": key });
+  const first = await call(api, keyed(ENDPOINT));
+  assertEquals(first.status, 201);
+  const body = first.body as Record<string, unknown>;
+  assertEquals(api.service.lastEndpointKey, { idempotencyKey: "create-42", secretGiven: false });
+  // The retry's secret is generated anew (other random bytes); it still gets the first.
+  const retry = await call(api, keyed(ENDPOINT));
+  assertEquals(retry.status, 201);
+  assertEquals((retry.body as Record<string, unknown>).id, body.id);
+  assertEquals((retry.body as Record<string, unknown>).secret, body.secret);
+  assertEquals(api.service.endpoints.size, 1);
+  // Another body under the key: 409, as for jobs.
+  const other = await call(api, keyed({ url: "https://receiver.example/other" }));
+  assertEquals(other.status, 409);
+  assertEquals(errorOf(other).code, "idempotency_conflict");
+  // A secret given is compared.
+  const secret = await call(api, keyed({ ...ENDPOINT, secret: SECRET }));
+  assertEquals(secret.status, 409);
+  assertEquals(api.service.lastEndpointKey?.secretGiven, true);
+  // Another key: another endpoint.
+  assertEquals((await call(api, keyed(ENDPOINT, "create-43"))).status, 201);
+  assertEquals(api.service.endpoints.size, 2);
+  // A bad key is refused before anything is written.
+  const bad = await call(api, keyed(ENDPOINT, "x".repeat(10_000)));
+  assertEquals(bad.status, 400);
+  assertEquals(api.service.endpoints.size, 2);
+});

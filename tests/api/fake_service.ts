@@ -16,6 +16,7 @@ import type {
   SubmitRequest,
 } from "../../src/jobs/service.ts";
 import type {
+  EndpointCreateKey,
   EndpointFields,
   EndpointOutcome,
   EndpointPage,
@@ -26,6 +27,7 @@ import type {
 } from "../../src/jobs/service.ts";
 import { applyWrite, type EndpointWrite, nextVersion } from "../../src/jobs/endpoint_model.ts";
 import { EndpointTable } from "../../src/jobs/endpoint_table.ts";
+import { keyedCreateAnswer, keyedEndpointId } from "../../src/jobs/endpoint_keyed.ts";
 import { eventJobId, fanoutOf } from "../../src/jobs/event_model.ts";
 import { endpointView } from "../../src/jobs/job_store.ts";
 
@@ -197,8 +199,18 @@ export class FakeJobService implements JobService {
   readonly endpoints = new EndpointTable({ endpointTombstoneMs: 60_000 });
   #endpointSeq = 0;
 
-  createEndpoint(fields: EndpointFields): Promise<EndpointOutcome> {
-    return this.#writeEndpoint({ kind: "create", fields });
+  /** The key of the last keyed create, as the API passed it. */
+  lastEndpointKey: EndpointCreateKey | undefined;
+
+  createEndpoint(fields: EndpointFields, key?: EndpointCreateKey): Promise<EndpointOutcome> {
+    if (key === undefined) return this.#writeEndpoint({ kind: "create", fields });
+    this.lastEndpointKey = key;
+    return this.#writeEndpoint({
+      kind: "create-keyed",
+      id: keyedEndpointId(key.idempotencyKey),
+      fields,
+      secretGiven: key.secretGiven,
+    });
   }
 
   updateEndpoint(id: string, patch: Partial<EndpointFields>): Promise<EndpointOutcome> {
@@ -226,6 +238,14 @@ export class FakeJobService implements JobService {
     const id = write.kind === "create" ? `ep_${String(seq).padStart(24, "0")}` : write.id;
     const current = this.endpoints.value(id);
     const version = nextVersion(current, { origin: "n1", seq }, this.#nowMs);
+    if (write.kind === "create-keyed" && current !== undefined) {
+      // The real store's rule (submit_path.ts), on one pretend node.
+      const answer = keyedCreateAnswer(current, write.fields, write.secretGiven);
+      if (answer !== "same") {
+        return { ok: false, code: "idempotency_conflict", message: `key used: ${answer}` };
+      }
+      return { ok: true, endpoint: endpointView(current) };
+    }
     const next = applyWrite(current, write, version, id);
     if (!next.ok) return { ok: false, code: "not_found", message: `no endpoint ${id}` };
     this.endpoints.apply(next.value);

@@ -121,6 +121,13 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   "POST /v1/endpoints 400": () => makeApi().handler(post("/v1/endpoints", { url: 5 })),
   "POST /v1/endpoints 401": unauthorized(post("/v1/endpoints", ENDPOINT)),
   "POST /v1/endpoints 408": () => bodyTimeout("/v1/endpoints"),
+  "POST /v1/endpoints 409": async () => {
+    const api = makeApi();
+    await call(api, post("/v1/endpoints", ENDPOINT, { "idempotency-key": "k" }));
+    return await api.handler(
+      post("/v1/endpoints", { ...ENDPOINT, description: "other" }, { "idempotency-key": "k" }),
+    );
+  },
   "POST /v1/endpoints 413": () =>
     makeApi({ config: { bodyBytesMax: 100 } }).handler(
       post("/v1/endpoints", { ...ENDPOINT, description: "x".repeat(200) }),
