@@ -6,7 +6,8 @@
  * jobs this node delivers of a disabled endpoint go dead with the endpoint's reason instead of
  * being attempted.
  *
- * Owns: the disables asked and not yet seen applied (so a burst of 410s asks once), the
+ * Owns: the disables asked and not yet seen applied (a burst of 410s asks once; asked again
+ * while they do not show here, so a write that found no majority is not lost), the
  * endpoints whose disable was applied since the last flush, and the jobs held back from the
  * engine because their endpoint is disabled. Must not: originate records other than the
  * health record, decide ownership or scheduling (job_duties.ts), or read a clock. It reaches
@@ -73,8 +74,8 @@ export class EndpointHealth {
   readonly #config: EndpointHealthOptions["config"];
   readonly #table: EndpointHealthOptions["table"];
   readonly #host: EndpointHealthHost;
-  /** Disables asked (endpoint id → when): asked again only after a write's longest answer. */
-  readonly #disableAskedAtMs = new Map<string, number>();
+  /** Disables asked and not yet seen applied here (endpoint id → why, when last asked). */
+  readonly #disableAsked = new Map<string, { reason: "gone" | "failing"; atMs: number }>();
   /** Endpoints whose disable was applied here since the last flush: their jobs go dead. */
   readonly #disabledSince = new Set<string>();
   /** Jobs held back from the engine (their endpoint is disabled): they go dead at flush. */
@@ -113,7 +114,7 @@ export class EndpointHealth {
   endpointChanged(endpointId: string): void {
     const endpoint = this.#table.endpoints.get(endpointId);
     if (endpoint === undefined || !endpoint.disabled) return;
-    this.#disableAskedAtMs.delete(endpointId);
+    this.#disableAsked.delete(endpointId);
     this.#disabledSince.add(endpointId);
   }
 
@@ -135,6 +136,7 @@ export class EndpointHealth {
    * endpoint's reason, if it is still pending and scheduled here (this node is its owner).
    */
   flush(nowMs: number, wallMs: number): void {
+    if (this.#disableAsked.size > 0) this.#askAgain(nowMs, wallMs);
     if (this.#disabledSince.size === 0 && this.#held.size === 0) return;
     const held = [...this.#held];
     this.#held.clear();
@@ -191,16 +193,30 @@ export class EndpointHealth {
     endpoint: EndpointState,
     reason: "gone" | "failing",
   ): void {
-    // One write per endpoint at a time: a burst of 410s from one receiver asks once, and asks
-    // again only if the first never took effect here within a write's longest answer.
-    const askedAtMs = this.#disableAskedAtMs.get(endpoint.id);
-    const answerMs = this.#config.queryTimeoutMs + this.#config.submitTimeoutMs;
-    if (askedAtMs !== undefined && nowMs - askedAtMs < answerMs) return;
-    // Bounded: one entry per endpoint at most (a deleted endpoint's entry is never cleared).
-    if (this.#disableAskedAtMs.size >= ENDPOINT_LIMITS.endpointsMax) this.#disableAskedAtMs.clear();
-    this.#disableAskedAtMs.set(endpoint.id, nowMs);
+    // One write per endpoint at a time: a burst of 410s from one receiver asks once. Asked
+    // again from `flush` while this node's table does not show it disabled (the write found
+    // no majority, or this node lost the race with a client's write).
+    if (this.#disableAsked.has(endpoint.id)) return;
+    // Bounded: one entry per endpoint at most (a deleted endpoint's is dropped at flush).
+    if (this.#disableAsked.size >= ENDPOINT_LIMITS.endpointsMax) this.#disableAsked.clear();
+    this.#disableAsked.set(endpoint.id, { reason, atMs: nowMs });
     this.#host.log("endpoint-disable", { endpoint: endpoint.id, reason });
     this.#host.writeEndpoint(nowMs, wallMs, { kind: "disable", id: endpoint.id, reason });
+  }
+
+  /** Disables asked a write's longest answer ago and not seen applied: asked again. */
+  #askAgain(nowMs: number, wallMs: number): void {
+    const answerMs = this.#config.queryTimeoutMs + this.#config.submitTimeoutMs;
+    for (const [id, asked] of this.#disableAsked) {
+      if (nowMs - asked.atMs < answerMs) continue;
+      const endpoint = this.#table.endpoints.get(id);
+      if (endpoint === undefined || endpoint.disabled) {
+        this.#disableAsked.delete(id);
+        continue;
+      }
+      asked.atMs = nowMs;
+      this.#host.writeEndpoint(nowMs, wallMs, { kind: "disable", id, reason: asked.reason });
+    }
   }
 }
 

@@ -302,6 +302,7 @@ export class ReplicationCore {
       applyAndReact: (nowMs, record, wallMs) => this.#applyAndReact(nowMs, record, wallMs),
       undecodable: (from, skipped) => this.#undecodable(from, skipped),
       reconsider: (nowMs, entry) => this.#duties.reconsider(nowMs, entry),
+      endpointChanged: (endpointId) => this.#health.endpointChanged(endpointId),
       dropUncommittedCopy: (jobId, stamp) => this.#duties.dropUncommittedCopy(jobId, stamp),
       scheduledGen: (jobId) => this.#duties.scheduledGen(jobId),
       hasProposal: (jobId) => this.#proposals.hasJob(jobId),

@@ -116,6 +116,8 @@ export interface SubmitPathHost {
   originate(record: ReplicatedRecord, voteKey?: string, lazyAtMs?: number): void;
   /** Decides again whether this node delivers or confirms the job (job_duties.ts). */
   reconsider(nowMs: number, entry: JobEntry): void;
+  /** An endpoint's value held here changed (a disable kills its jobs: endpoint_health.ts). */
+  endpointChanged(endpointId: string): void;
   timer(atMs: number, kind: "query" | "endpoint-read", key: string): void;
   send(to: string, message: OutgoingMessage): void;
   output(output: ReplicationOutput): void;
@@ -475,7 +477,8 @@ export class SubmitPath {
    */
   #endpointReadDone(nowMs: number, wallMs: number, round: EndpointRead): void {
     if (round.newest !== undefined) {
-      this.#table.apply({ type: "endpoint-state", state: round.newest }, wallMs);
+      const adopted = this.#table.apply({ type: "endpoint-state", state: round.newest }, wallMs);
+      if (adopted.effect === "changed") this.#host.endpointChanged(round.newest.id);
     }
     // The node may have stopped or failed while it read.
     const refusal = this.#admission(nowMs);
@@ -552,6 +555,7 @@ export class SubmitPath {
     assert(next.ok, `endpoint ${id}: a write the probe allowed was refused`);
     const record: ReplicatedRecord = { type: "endpoint", stamp, state: next.value };
     this.#table.apply(record, wallMs);
+    this.#host.endpointChanged(id);
     const proposal = this.#proposals.propose(
       nowMs,
       "endpoint",

@@ -43,6 +43,7 @@ import {
   type LifeLog,
   type MemberLog,
   type ReadyLog,
+  type RotationLog,
   type SimEndpoint,
   type SimHistory,
   type SimJobPhase,
@@ -54,7 +55,14 @@ import { profileFor, SIM_DELIVERY, SIM_NODES, type SimProfile } from "./sim_prof
 import { type FaultStats, SimFaults } from "./sim_faults.ts";
 import type { Slot } from "./sim_slot.ts";
 import { SimWorkload } from "./sim_workload.ts";
-import { SimEventWorkload } from "./sim_events.ts";
+import {
+  endpointUrl,
+  EVENT_ROTATION_OVERLAP_MS,
+  GONE_HOST,
+  SimEventWorkload,
+} from "./sim_events.ts";
+import { endpointOfJob } from "../jobs/endpoint_health.ts";
+import type { EndpointState } from "../jobs/endpoint_model.ts";
 
 const CLUSTER_KEY = "cluster-sim-key-0123456789abcdef";
 const DATA_DIR = "/var/lib/hookd";
@@ -198,6 +206,7 @@ export class ClusterSim implements SimHistory {
   readonly submits: SubmitLog[] = [];
   readonly endpoints: SimEndpoint[] = [];
   readonly events: EventLog[] = [];
+  readonly rotations: RotationLog[] = [];
   readonly lives: LifeLog[] = [];
   readonly stallLog: StallLog[] = [];
   /** Every node's membership events: the views from which the checker derives ownership. */
@@ -225,7 +234,13 @@ export class ClusterSim implements SimHistory {
   constructor(options: ClusterSimOptions) {
     this.seed = options.seed;
     const profile = options.profile ?? profileFor(options.seed);
-    this.profile = options.events === true ? { ...profile, events: true } : profile;
+    this.profile = options.events === true
+      ? {
+        ...profile,
+        events: true,
+        jobs: { ...profile.jobs, secretRotationOverlapMs: EVENT_ROTATION_OVERLAP_MS },
+      }
+      : profile;
     this.#chaosMs = options.chaosMs ?? 30_000;
     this.#drainLimitMs = options.drainLimitMs ?? 120_000;
     this.#onTrace = options.onTrace;
@@ -302,9 +317,11 @@ export class ClusterSim implements SimHistory {
         slots: this.#slots,
         endpoints: this.endpoints,
         events: this.events,
+        rotations: this.rotations,
         trace,
       })
       : undefined;
+    if (this.profile.events === true) this.receiver.goneUrls.add(endpointUrl(GONE_HOST));
   }
 
   get voters(): string[] {
@@ -408,7 +425,22 @@ export class ClusterSim implements SimHistory {
         runtime,
         rng: rng.fork(),
         metrics,
-        transport: this.receiver.transportFor(slot.nodeId, life, runtime),
+        transport: this.receiver.transportFor(
+          slot.nodeId,
+          life,
+          runtime,
+          // What the sender held of an event job's endpoint, for the event checker.
+          this.profile.events === true
+            ? (job) => {
+              const endpointId = endpointOfJob(job.id);
+              if (endpointId === undefined || slot.store === undefined) return undefined;
+              return {
+                wallMs: runtime.wallMs(),
+                endpoint: slot.store.core.table.endpoints.get(endpointId),
+              };
+            }
+            : undefined,
+        ),
       }),
       metrics,
       onLog: (event, fields) => {
@@ -707,6 +739,12 @@ export class ClusterSim implements SimHistory {
   upNodes(): Array<{ node: string; phase: string }> {
     return this.#slots.flatMap((s) =>
       s.store !== undefined ? [{ node: s.nodeId, phase: s.store.core.phase }] : []
+    );
+  }
+
+  endpointValues(id: string): Array<{ node: string; state: EndpointState | undefined }> {
+    return this.#slots.flatMap((s) =>
+      s.store !== undefined ? [{ node: s.nodeId, state: s.store.core.table.endpoints.get(id) }] : []
     );
   }
 

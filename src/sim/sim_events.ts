@@ -1,11 +1,14 @@
 /**
  * The event workload of a whole-cluster simulation run that asks for it (`SimProfile.events`,
  * `hookd sim --events`): three endpoints created early (two take `invoice.paid`, one of them
- * `user.created` too, the third `user.created` only), then events of either type at seeded
+ * `user.created` too, the third `user.created` only; a fourth takes `invoice.paid` and answers
+ * every request 410 Gone, so it gets disabled), then events of either type at seeded
  * instants to random live nodes, as a client sends them. Records each event, its answer, the
  * job ids the node that took it made, and at the answer what every disk held of it: on which
  * disks each job was (invariant 1, for events) and which disks held the event's record
- * without all its jobs (the all-or-nothing rule; must be none).
+ * without all its jobs (the all-or-nothing rule; must be none). Midway it rotates the second
+ * endpoint's secret through a random live node (the nodes run with a short overlap,
+ * `EVENT_ROTATION_OVERLAP_MS`, so attempts after the overlap are in the run too).
  *
  * Owns the endpoints' creation and the events; talks to a node as its client does
  * (`JobStore.createEndpoint`, `JobStore.submitEvent`). Draws only from the generator it is
@@ -14,7 +17,7 @@
 
 import type { EndpointFields } from "../jobs/service.ts";
 import { eventKey } from "./durability_probe.ts";
-import type { EventLog, SimEndpoint } from "./sim_history.ts";
+import type { EventLog, RotationLog, SimEndpoint } from "./sim_history.ts";
 import type { Slot } from "./sim_slot.ts";
 import type { WorkloadHost } from "./sim_workload.ts";
 
@@ -27,13 +30,30 @@ export interface EventWorkloadHost
     Pick<WorkloadHost, "scheduler" | "profile" | "probe" | "rng" | "chaosMs" | "slots" | "trace"> {
   readonly endpoints: SimEndpoint[];
   readonly events: EventLog[];
+  readonly rotations: RotationLog[];
 }
+
+/** The endpoint whose receiver answers 410 Gone to everything (the receiver's `goneUrls`). */
+export const GONE_HOST = "e3";
+/** The URL the endpoint on `host` is created with. */
+export function endpointUrl(host: string): string {
+  return `http://${host}.receiver.sim/hook`;
+}
+/**
+ * The rotation overlap the nodes of a run with events use (`jobs.secretRotationOverlapMs`):
+ * short, so attempts after the overlap ended are in the run too.
+ */
+export const EVENT_ROTATION_OVERLAP_MS = 6_000;
+/** When the second endpoint's secret is rotated, and its new secret. */
+const ROTATE_AT_MS = 9_000;
+const ROTATED_SECRET = "whsec_" + btoa(String.fromCharCode(...new Uint8Array(24).fill(0x60)));
 
 /** The endpoints every run with events creates: URL host, event types. */
 const ENDPOINTS: ReadonlyArray<readonly [string, readonly string[]]> = [
   ["e0", ["invoice.paid"]],
   ["e1", ["invoice.paid", "user.created"]],
   ["e2", ["user.created"]],
+  [GONE_HOST, ["invoice.paid"]],
 ];
 const TYPES = ["invoice.paid", "user.created"];
 /** When the endpoints are created, and how often a refused create is tried again. */
@@ -55,7 +75,7 @@ export class SimEventWorkload {
     for (const [i, [host, eventTypes]] of ENDPOINTS.entries()) {
       const secretBytes = new Uint8Array(24).fill(0x40 + i);
       const fields: EndpointFields = {
-        url: `http://${host}.receiver.sim/hook`,
+        url: endpointUrl(host),
         eventTypes: [...eventTypes],
         secret: "whsec_" + btoa(String.fromCharCode(...secretBytes)),
         description: "",
@@ -67,6 +87,7 @@ export class SimEventWorkload {
       };
       scheduler.at(ENDPOINTS_AT_MS + i, () => this.#createEndpoint(fields, rng.next(), 1));
     }
+    scheduler.at(ROTATE_AT_MS, () => this.#rotate(rng.next(), 1));
     const exp = (mean: number) => -Math.log(1 - rng.next()) * mean;
     // Events at a quarter of the job submit rate: each fans out to one or two jobs.
     const meanMs = 4 * profile.submitIntervalMs;
@@ -106,6 +127,40 @@ export class SimEventWorkload {
           secret: fields.secret,
           eventTypes: fields.eventTypes,
         });
+      } else retry();
+    });
+  }
+
+  /** Rotates the second endpoint's secret through a live node (tried again if refused). */
+  #rotate(nodeRoll: number, tries: number): void {
+    const endpoint = this.#host.endpoints.find((e) => e.url === endpointUrl("e1"));
+    const live = this.#live();
+    const retry = () => {
+      if (tries >= ENDPOINT_TRIES_MAX) return;
+      const roll = this.#host.rng.next();
+      this.#host.scheduler.at(
+        this.#host.scheduler.nowMs + ENDPOINT_RETRY_MS,
+        () => this.#rotate(roll, tries + 1),
+      );
+    };
+    if (endpoint === undefined || live.length === 0) return retry();
+    const slot = live[Math.floor(nodeRoll * live.length)]!;
+    const log: RotationLog = {
+      endpointId: endpoint.id,
+      node: slot.nodeId,
+      secret: ROTATED_SECRET,
+      atMs: this.#host.scheduler.nowMs,
+      answeredAtMs: undefined,
+      written: undefined,
+    };
+    this.#host.rotations.push(log);
+    slot.store!.rotateEndpointSecret(endpoint.id, ROTATED_SECRET).then((outcome) => {
+      log.answeredAtMs = this.#host.scheduler.nowMs;
+      this.#host.trace(
+        `rotate ${endpoint.id} via ${slot.nodeId}: ${outcome.ok ? "ok" : outcome.code}`,
+      );
+      if (outcome.ok) {
+        log.written = slot.store?.core.table.endpoints.value(endpoint.id);
       } else retry();
     });
   }
