@@ -204,6 +204,11 @@ export function applyWrite(
     case "delete":
       return { ok: true, value: { ...current, deleted: true, version } };
     case "rotate":
+      // To the secret it has already: a retry of a rotation that took effect (its answer was
+      // lost, or `no_quorum`). Written again unchanged, like a repeated PATCH; made a second
+      // rotation it would make the new secret its own previous one and drop the old secret
+      // receivers still verify with.
+      if (write.secret === current.secret) return { ok: true, value: { ...current, version } };
       // A second rotation within the overlap drops the older secret: the previous one is the
       // secret just replaced, as Svix does (one overlap at a time).
       return {

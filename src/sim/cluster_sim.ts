@@ -55,12 +55,7 @@ import { profileFor, SIM_DELIVERY, SIM_NODES, type SimProfile } from "./sim_prof
 import { type FaultStats, SimFaults } from "./sim_faults.ts";
 import type { Slot } from "./sim_slot.ts";
 import { SimWorkload } from "./sim_workload.ts";
-import {
-  endpointUrl,
-  EVENT_ROTATION_OVERLAP_MS,
-  GONE_HOST,
-  SimEventWorkload,
-} from "./sim_events.ts";
+import { endpointUrl, eventRotationOverlapMs, GONE_HOST, SimEventWorkload } from "./sim_events.ts";
 import { endpointOfJob } from "../jobs/endpoint_health.ts";
 import type { EndpointState } from "../jobs/endpoint_model.ts";
 
@@ -238,7 +233,10 @@ export class ClusterSim implements SimHistory {
       ? {
         ...profile,
         events: true,
-        jobs: { ...profile.jobs, secretRotationOverlapMs: EVENT_ROTATION_OVERLAP_MS },
+        jobs: {
+          ...profile.jobs,
+          secretRotationOverlapMs: eventRotationOverlapMs(options.chaosMs ?? 30_000),
+        },
       }
       : profile;
     this.#chaosMs = options.chaosMs ?? 30_000;

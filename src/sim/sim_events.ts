@@ -8,7 +8,7 @@
  * disks each job was (invariant 1, for events) and which disks held the event's record
  * without all its jobs (the all-or-nothing rule; must be none). Midway it rotates the second
  * endpoint's secret through a random live node (the nodes run with a short overlap,
- * `EVENT_ROTATION_OVERLAP_MS`, so attempts after the overlap are in the run too).
+ * `eventRotationOverlapMs`, so attempts after the overlap are in the run too).
  *
  * Owns the endpoints' creation and the events; talks to a node as its client does
  * (`JobStore.createEndpoint`, `JobStore.submitEvent`). Draws only from the generator it is
@@ -40,12 +40,15 @@ export function endpointUrl(host: string): string {
   return `http://${host}.receiver.sim/hook`;
 }
 /**
- * The rotation overlap the nodes of a run with events use (`jobs.secretRotationOverlapMs`):
- * short, so attempts after the overlap ended are in the run too.
+ * The rotation overlap the nodes of a run with events use (`jobs.secretRotationOverlapMs`),
+ * for a run of `chaosMs`: a quarter of it, so attempts within the overlap and after it are
+ * both in the run, however long it is.
  */
-export const EVENT_ROTATION_OVERLAP_MS = 6_000;
-/** When the second endpoint's secret is rotated, and its new secret. */
-const ROTATE_AT_MS = 9_000;
+export function eventRotationOverlapMs(chaosMs: number): number {
+  return Math.round(chaosMs / 4);
+}
+/** The second endpoint's secret is rotated this far into the faults, to this secret. */
+const ROTATE_AT_SHARE = 0.3;
 const ROTATED_SECRET = "whsec_" + btoa(String.fromCharCode(...new Uint8Array(24).fill(0x60)));
 
 /** The endpoints every run with events creates: URL host, event types. */
@@ -87,7 +90,10 @@ export class SimEventWorkload {
       };
       scheduler.at(ENDPOINTS_AT_MS + i, () => this.#createEndpoint(fields, rng.next(), 1));
     }
-    scheduler.at(ROTATE_AT_MS, () => this.#rotate(rng.next(), 1));
+    scheduler.at(
+      Math.max(EVENTS_FROM_MS, ROTATE_AT_SHARE * chaosMs),
+      () => this.#rotate(rng.next(), 1),
+    );
     const exp = (mean: number) => -Math.log(1 - rng.next()) * mean;
     // Events at a quarter of the job submit rate: each fans out to one or two jobs.
     const meanMs = 4 * profile.submitIntervalMs;

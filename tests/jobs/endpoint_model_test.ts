@@ -92,6 +92,15 @@ Deno.test("applyWrite: a rotation keeps the old secret for the overlap; a second
   );
   assert(second.ok);
   assertEquals(secretsAt(second.value, T0 + 500), ["whsec_BBBB", "whsec_AAAA"]);
+  // A retry of that rotation (same secret) changes nothing but the version.
+  const again = applyWrite(
+    second.value,
+    { kind: "rotate", id: "ep_1", secret: "whsec_BBBB", overlapMs: 1000 },
+    v(25),
+    "ep_1",
+  );
+  assert(again.ok);
+  assertEquals({ ...again.value, version: second.value.version }, second.value);
   // A PATCH of the secret replaces it at once: no overlap.
   const patched = applyWrite(
     second.value,
