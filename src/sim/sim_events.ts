@@ -104,20 +104,20 @@ export class SimEventWorkload {
     }
   }
 
+  /** A refused endpoint write, tried again later through another random node (bounded). */
+  #retry(tries: number, again: (nodeRoll: number) => void): void {
+    if (tries >= ENDPOINT_TRIES_MAX) return;
+    const roll = this.#host.rng.next();
+    this.#host.scheduler.at(this.#host.scheduler.nowMs + ENDPOINT_RETRY_MS, () => again(roll));
+  }
+
   #live(): Slot[] {
     return this.#host.slots.filter((s) => s.store !== undefined);
   }
 
   #createEndpoint(fields: EndpointFields, nodeRoll: number, tries: number): void {
     const live = this.#live();
-    const retry = () => {
-      if (tries >= ENDPOINT_TRIES_MAX) return;
-      const roll = this.#host.rng.next();
-      this.#host.scheduler.at(
-        this.#host.scheduler.nowMs + ENDPOINT_RETRY_MS,
-        () => this.#createEndpoint(fields, roll, tries + 1),
-      );
-    };
+    const retry = () => this.#retry(tries, (roll) => this.#createEndpoint(fields, roll, tries + 1));
     if (live.length === 0) return retry();
     const slot = live[Math.floor(nodeRoll * live.length)]!;
     slot.store!.createEndpoint(fields).then((outcome) => {
@@ -141,14 +141,7 @@ export class SimEventWorkload {
   #rotate(nodeRoll: number, tries: number): void {
     const endpoint = this.#host.endpoints.find((e) => e.url === endpointUrl("e1"));
     const live = this.#live();
-    const retry = () => {
-      if (tries >= ENDPOINT_TRIES_MAX) return;
-      const roll = this.#host.rng.next();
-      this.#host.scheduler.at(
-        this.#host.scheduler.nowMs + ENDPOINT_RETRY_MS,
-        () => this.#rotate(roll, tries + 1),
-      );
-    };
+    const retry = () => this.#retry(tries, (roll) => this.#rotate(roll, tries + 1));
     if (endpoint === undefined || live.length === 0) return retry();
     const slot = live[Math.floor(nodeRoll * live.length)]!;
     const log: RotationLog = {

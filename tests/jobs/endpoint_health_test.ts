@@ -7,24 +7,11 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import type { EndpointFields, EndpointState } from "../../src/jobs/endpoint_model.ts";
 import { eventJobId } from "../../src/jobs/event_model.ts";
 import { recoverableJobs } from "../../src/jobs/endpoint_health.ts";
 import type { JobEntry } from "../../src/jobs/job_model.ts";
 import type { AttemptOutcome } from "../../src/delivery/types.ts";
-import { ReviewCluster } from "./review_harness.ts";
-import { SAMPLE_ENDPOINT } from "./arbitraries.ts";
-
-function endpoint(c: ReviewCluster, fields: Partial<EndpointFields>): EndpointState {
-  const requestId = c.writeEndpoint(0, {
-    kind: "create",
-    fields: { ...SAMPLE_ENDPOINT, ordered: false, rateLimitPerS: 0, ...fields },
-  });
-  c.settle();
-  const answer = c.endpointAnswers.get(requestId);
-  assert(answer !== undefined && answer.ok, "the endpoint is created");
-  return answer.endpoint;
-}
+import { endpoint, ReviewCluster } from "./review_harness.ts";
 
 function settleAll(c: ReviewCluster): void {
   c.settle();
