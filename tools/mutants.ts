@@ -512,17 +512,18 @@ const MUTANTS: Mutant[] = [
     name: "endpoints-answer-before-majority",
     breaks: "an endpoint write is answered (201/200) only once a majority holds it durably",
     file: "src/jobs/submit_path.ts",
-    from: "    proposal.endpointRequests.push(requestId);\n",
-    to: '    this.#host.output({ type: "endpoint-done", requestId, outcome: { ok: true, ' +
-      "endpoint: next.value } });\n",
+    from: "    if (requestId !== undefined) proposal.endpointRequests.push(requestId);\n",
+    to: "    if (requestId !== undefined) {\n" +
+      '      this.#host.output({ type: "endpoint-done", requestId, outcome: { ok: true, ' +
+      "endpoint: next.value } });\n    }\n",
     tests: ["tests/jobs/endpoint_replication_test.ts"],
   },
   {
     name: "endpoints-merge-by-arrival",
     breaks: "replicas merge an endpoint's values by version (last writer wins), not arrival",
     file: "src/jobs/endpoint_model.ts",
-    from: "if (byVersion !== 0) return byVersion > 0 ? a : b;",
-    to: "if (byVersion !== 0) return b;",
+    from: "    ? (byVersion > 0 ? a : b)\n",
+    to: "    ? b\n",
     tests: ["tests/jobs/endpoint_model_test.ts", "tests/jobs/endpoint_replication_test.ts"],
   },
   {
@@ -537,8 +538,8 @@ const MUTANTS: Mutant[] = [
     name: "endpoints-write-from-local-value",
     breaks: "a PATCH or DELETE builds on the newest value a majority holds, not its node's own",
     file: "src/jobs/submit_path.ts",
-    from: '      this.#table.apply({ type: "endpoint-state", state: round.newest }, wallMs);\n',
-    to: "",
+    from: 'this.#table.apply({ type: "endpoint-state", state: round.newest }, wallMs);',
+    to: '{ effect: "unchanged" as string };',
     tests: ["tests/jobs/endpoint_stale_write_test.ts"],
   },
   {
