@@ -512,17 +512,18 @@ const MUTANTS: Mutant[] = [
     name: "endpoints-answer-before-majority",
     breaks: "an endpoint write is answered (201/200) only once a majority holds it durably",
     file: "src/jobs/submit_path.ts",
-    from: "    proposal.endpointRequests.push(requestId);\n",
-    to: '    this.#host.output({ type: "endpoint-done", requestId, outcome: { ok: true, ' +
-      "endpoint: next.value } });\n",
+    from: "    if (requestId !== undefined) proposal.endpointRequests.push(requestId);\n",
+    to: "    if (requestId !== undefined) {\n" +
+      '      this.#host.output({ type: "endpoint-done", requestId, outcome: { ok: true, ' +
+      "endpoint: next.value } });\n    }\n",
     tests: ["tests/jobs/endpoint_replication_test.ts"],
   },
   {
     name: "endpoints-merge-by-arrival",
     breaks: "replicas merge an endpoint's values by version (last writer wins), not arrival",
     file: "src/jobs/endpoint_model.ts",
-    from: "if (byVersion !== 0) return byVersion > 0 ? a : b;",
-    to: "if (byVersion !== 0) return b;",
+    from: "    ? (byVersion > 0 ? a : b)\n",
+    to: "    ? b\n",
     tests: ["tests/jobs/endpoint_model_test.ts", "tests/jobs/endpoint_replication_test.ts"],
   },
   {
@@ -537,8 +538,8 @@ const MUTANTS: Mutant[] = [
     name: "endpoints-write-from-local-value",
     breaks: "a PATCH or DELETE builds on the newest value a majority holds, not its node's own",
     file: "src/jobs/submit_path.ts",
-    from: '      this.#table.apply({ type: "endpoint-state", state: round.newest }, wallMs);\n',
-    to: "",
+    from: 'this.#table.apply({ type: "endpoint-state", state: round.newest }, wallMs);',
+    to: '{ effect: "unchanged" as string };',
     tests: ["tests/jobs/endpoint_stale_write_test.ts"],
   },
   {
@@ -681,6 +682,81 @@ const MUTANTS: Mutant[] = [
     from: '  return canonicalText(comparable) === canonicalText(current) ? "same" : "different";',
     to: '  return canonicalText(comparable) !== "" ? "same" : "different";',
     tests: ["tests/jobs/endpoint_keyed_test.ts", "tests/api/endpoints_test.ts"],
+  },
+  {
+    name: "endpoints-sign-with-spec-secret",
+    breaks: "an event's attempt is signed under its endpoint's secrets valid at attempt time",
+    file: "src/delivery/engine.ts",
+    from: "      const secrets = this.#secretsFor?.(output.job);",
+    to: "      const secrets = undefined;",
+    tests: ["tests/delivery/engine_http_test.ts", "tests/jobs/event_sim_test.ts"],
+  },
+  {
+    name: "endpoints-rotation-drops-old-secret",
+    breaks: "during a rotation's overlap deliveries are signed under the old secret too",
+    file: "src/jobs/endpoint_model.ts",
+    from:
+      '  if (s.previousSecret !== "" && wallMs < s.previousSecretUntilMs) out.push(s.previousSecret);',
+    to: "",
+    tests: ["tests/jobs/endpoint_model_test.ts", "tests/jobs/event_sim_test.ts"],
+  },
+  {
+    name: "endpoints-410-not-disabling",
+    breaks: "an attempt answered 410 makes its owner disable the endpoint ('gone')",
+    file: "src/jobs/endpoint_health.ts",
+    from: '      this.#disable(nowMs, wallMs, endpoint, "gone");',
+    to: "      void 0;",
+    tests: ["tests/jobs/endpoint_health_test.ts", "tests/jobs/event_sim_test.ts"],
+  },
+  {
+    name: "endpoints-disable-keeps-pending-jobs",
+    breaks: "an endpoint's disable turns the pending jobs its owners hold dead",
+    file: "src/jobs/endpoint_health.ts",
+    from: "    this.#disabledSince.add(endpointId);",
+    to: "",
+    tests: ["tests/jobs/endpoint_health_test.ts", "tests/jobs/event_sim_test.ts"],
+  },
+  {
+    name: "endpoints-disabled-job-scheduled",
+    breaks: "a job of a disabled endpoint is never handed to the delivery engine",
+    file: "src/jobs/replication_core.ts",
+    from: '        if (output.type === "schedule" && this.#health.holdBack(output.job.id)) return;',
+    to: "",
+    tests: ["tests/jobs/endpoint_health_test.ts"],
+  },
+  {
+    name: "endpoints-failing-window-ignored",
+    breaks: "a failure past the failing window disables the endpoint ('failing')",
+    file: "src/jobs/endpoint_health.ts",
+    from: '      this.#disable(nowMs, wallMs, endpoint, "failing");',
+    to: "      void 0;",
+    tests: ["tests/jobs/endpoint_health_test.ts"],
+  },
+  {
+    name: "endpoints-success-not-recorded",
+    breaks: "a delivery raises the endpoint's last success, restarting its failing window",
+    file: "src/jobs/endpoint_health.ts",
+    from: "      this.#raiseLastSuccess(nowMs, wallMs, endpoint);",
+    to: "      void 0;",
+    tests: ["tests/jobs/endpoint_health_test.ts"],
+  },
+  {
+    name: "endpoints-success-undoes-write",
+    breaks: "the last success is a max register beside the version: it never undoes a write",
+    file: "src/jobs/endpoint_model.ts",
+    from: "  const lastSuccessAtMs = Math.max(a.lastSuccessAtMs, b.lastSuccessAtMs);",
+    to: "  const lastSuccessAtMs = winner.lastSuccessAtMs;",
+    tests: ["tests/jobs/endpoint_model_test.ts"],
+  },
+  {
+    name: "endpoints-recover-out-of-order",
+    breaks: "recover revives an endpoint's dead jobs in event order",
+    file: "src/jobs/endpoint_health.ts",
+    from:
+      "    a.atMs !== b.atMs ? a.atMs - b.atMs : a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0",
+    to:
+      "    a.atMs !== b.atMs ? b.atMs - a.atMs : a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0",
+    tests: ["tests/jobs/endpoint_health_test.ts"],
   },
 ];
 

@@ -191,3 +191,76 @@ function decodeEventTypes(raw: unknown): Decoded<string[]> {
   }
   return ok(types);
 }
+
+/** The fields of `POST /v1/endpoints/{id}/secret/rotate`'s (optional) body. */
+export const ROTATE_FIELDS = ["secret"] as const;
+
+/**
+ * A rotation's body: `{secret?}`, the new secret checked as a create's (`generatedSecret`
+ * when none is given).
+ */
+export function decodeEndpointRotate(
+  value: unknown,
+  limits: SubmitLimits,
+  generatedSecret: string,
+): Decoded<string> {
+  if (!isPlainObject(value)) {
+    return invalid(undefined, `a rotation's body must be a JSON object, not ${describe(value)}`);
+  }
+  for (const key of Object.keys(value)) {
+    if (key !== "secret") {
+      return invalid(
+        key,
+        `unknown field ${JSON.stringify(key.slice(0, 64))}; a rotation has secret`,
+      );
+    }
+  }
+  if (!Object.hasOwn(value, "secret")) return ok(generatedSecret);
+  if (typeof value.secret !== "string") {
+    return invalid("secret", `secret must be a string, not ${describe(value.secret)}`);
+  }
+  const checked = validateSubmit(
+    { url: "https://endpoint.invalid/", payload: "", secret: value.secret },
+    limits,
+  );
+  if (!checked.ok) return invalid(checked.reason.field, checked.reason.message);
+  return ok(value.secret);
+}
+
+/** The fields of `POST /v1/endpoints/{id}/recover`'s body. */
+export const RECOVER_FIELDS = ["since"] as const;
+
+/** An ISO 8601 date-time (a date alone, or with a time and an optional zone). */
+const ISO_TIME =
+  /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * A recover's body: `{since}`, an ISO 8601 time or epoch milliseconds (a non-negative
+ * integer, or its digits as a string); returns epoch ms.
+ */
+export function decodeRecover(value: unknown): Decoded<number> {
+  if (!isPlainObject(value)) {
+    return invalid(undefined, `a recover's body must be a JSON object, not ${describe(value)}`);
+  }
+  for (const key of Object.keys(value)) {
+    if (key !== "since") {
+      return invalid(key, `unknown field ${JSON.stringify(key.slice(0, 64))}; a recover has since`);
+    }
+  }
+  const since = value.since;
+  const bad = () =>
+    invalid(
+      "since",
+      "since must be an ISO 8601 time (2025-01-31T12:00:00Z) or epoch milliseconds, not " +
+        (typeof since === "string" ? JSON.stringify(since.slice(0, 64)) : describe(since)),
+    );
+  if (since === undefined) return invalid("since", "since is required (ISO 8601 or epoch ms)");
+  if (typeof since === "number") {
+    return Number.isSafeInteger(since) && since >= 0 ? ok(since) : bad();
+  }
+  if (typeof since !== "string") return bad();
+  if (/^\d{1,15}$/.test(since)) return ok(Number(since));
+  if (!ISO_TIME.test(since)) return bad();
+  const ms = Date.parse(since);
+  return Number.isFinite(ms) && ms >= 0 ? ok(ms) : bad();
+}

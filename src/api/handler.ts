@@ -39,7 +39,12 @@ import type {
   SubmitRequest,
 } from "../jobs/service.ts";
 import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
-import { decodeEndpointCreate, decodeEndpointPatch } from "./endpoint_validate.ts";
+import {
+  decodeEndpointCreate,
+  decodeEndpointPatch,
+  decodeEndpointRotate,
+  decodeRecover,
+} from "./endpoint_validate.ts";
 import { decodeEvent } from "./event_validate.ts";
 import { assert } from "../lib/assert.ts";
 import { err, ok, type Result } from "../lib/result.ts";
@@ -481,6 +486,46 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     });
   }
 
+  /**
+   * `POST /v1/endpoints/{id}/secret/rotate`: a write like a PATCH; the body (`{secret?}`) is
+   * optional, and without a secret one is generated as for a create.
+   */
+  async function rotateEndpointSecret(rawId: string, request: Request): Promise<Response> {
+    const id = decodeJobId(rawId);
+    if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
+    if (!hasBody(request)) {
+      return await admitted(
+        "endpoint",
+        async () => endpointAnswer(await service.rotateEndpointSecret(id, generatedSecret()), 200),
+      );
+    }
+    const contentError = checkJsonContentType(request);
+    if (contentError !== undefined) return errorResponse(contentError);
+    return await admittedWithBody("endpoint", request, async (body) => {
+      const decoded = decodeEndpointRotate(body.value, limits, generatedSecret());
+      if (!decoded.ok) return errorResponse(decoded.reason);
+      return endpointAnswer(await service.rotateEndpointSecret(id, decoded.value), 200);
+    });
+  }
+
+  /**
+   * `POST /v1/endpoints/{id}/recover {since}`: revives the endpoint's dead jobs of events
+   * submitted since `since`, in event order; 202 `{recovered, failed}`.
+   */
+  async function recoverEndpoint(rawId: string, request: Request): Promise<Response> {
+    const id = decodeJobId(rawId);
+    if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
+    const contentError = checkJsonContentType(request);
+    if (contentError !== undefined) return errorResponse(contentError);
+    return await admittedWithBody("endpoint", request, async (body) => {
+      const decoded = decodeRecover(body.value);
+      if (!decoded.ok) return errorResponse(decoded.reason);
+      const outcome = await service.recoverEndpoint(id, decoded.value);
+      if (!outcome.ok) return errorResponse(refusalError(outcome, config.retryAfterS));
+      return jsonResponse(202, { recovered: outcome.recovered, failed: outcome.failed });
+    });
+  }
+
   function getEndpoint(rawId: string): Response {
     const id = decodeJobId(rawId);
     if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
@@ -535,6 +580,10 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
         return await updateEndpoint(params.id!, request);
       case "deleteEndpoint":
         return await deleteEndpoint(params.id!);
+      case "rotateEndpointSecret":
+        return await rotateEndpointSecret(params.id!, request);
+      case "recoverEndpoint":
+        return await recoverEndpoint(params.id!, request);
       case "submitEvent":
         return await submitEvent(request);
       case "getEvent":
@@ -671,6 +720,13 @@ function noSuchJob(id: string): ApiError {
   return { code: "not_found", message: `no job ${shown}` };
 }
 
+/** Whether a request carries a body (a rotation's is optional). */
+function hasBody(request: Request): boolean {
+  const length = request.headers.get("content-length");
+  if (length !== null) return length.trim() !== "0";
+  return request.body !== null;
+}
+
 function noSuchEndpoint(id: string): ApiError {
   const shown = JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id);
   return { code: "not_found", message: `no endpoint ${shown}` };
@@ -710,6 +766,13 @@ function endpointJson(view: EndpointView): Record<string, unknown> {
     disabled_reason: view.disabledReason === "" ? null : view.disabledReason,
     created_at: new Date(view.createdAtMs).toISOString(),
     updated_at: new Date(view.updatedAtMs).toISOString(),
+    previous_secret: view.previousSecret ?? null,
+    previous_secret_until: view.previousSecretUntilMs !== undefined
+      ? new Date(view.previousSecretUntilMs).toISOString()
+      : null,
+    last_success_at: view.lastSuccessAtMs !== undefined
+      ? new Date(view.lastSuccessAtMs).toISOString()
+      : null,
   };
 }
 

@@ -9,11 +9,11 @@
 
 import type { ApiConfig } from "../config/api.ts";
 import { JOB_LIMITS } from "../config/job_limits.ts";
-import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
+import { ENDPOINT_LIMITS, endpointHealthDefaults } from "../config/endpoints.ts";
 import { jobsDefaults } from "../config/jobs.ts";
 import { ATTEMPT_OUTCOMES } from "../delivery/types.ts";
 import { API_ERROR_CODES } from "./errors.ts";
-import { ENDPOINT_FIELDS } from "./endpoint_validate.ts";
+import { ENDPOINT_FIELDS, RECOVER_FIELDS, ROTATE_FIELDS } from "./endpoint_validate.ts";
 import type { SubmitLimits } from "./validate.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -400,6 +400,48 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           },
         },
       },
+      "/v1/endpoints/{id}/secret/rotate": {
+        post: {
+          operationId: "rotateEndpointSecret",
+          summary: "Give the endpoint a new signing secret (the body's, or a generated one " +
+            "when the body or its secret is absent); 200 with the endpoint once durable on a " +
+            "majority. For " + formatWindow(endpointHealthDefaults.secretRotationOverlapMs) +
+            " (secretRotationOverlapMs) after it, every delivery to it, of events submitted " +
+            "before or after, is signed under the new and the old secret (two v1 signatures, " +
+            "which Standard Webhooks verifiers accept under either). A second rotation within " +
+            "the overlap drops the oldest: previous_secret is the one just replaced. " +
+            endpointWrite,
+          security: bearer,
+          parameters: [endpointId],
+          requestBody: { required: false, content: jsonContent(ref("EndpointRotate")) },
+          responses: {
+            "200": {
+              description: "The endpoint as written",
+              content: jsonContent(ref("Endpoint")),
+            },
+            ...bodyErrors,
+            "404": response("NotFound"),
+          },
+        },
+      },
+      "/v1/endpoints/{id}/recover": {
+        post: {
+          operationId: "recoverEndpoint",
+          summary: "Revive every dead job of the endpoint whose event was submitted at or " +
+            "after since, in event order (submit time, then event id), each by a manual " +
+            "retry durable on a majority; 202 once they are. failed counts revives refused " +
+            "(no majority in time): those jobs stay dead. Recover a disabled endpoint after " +
+            "enabling it (PATCH disabled false), or its revived jobs go dead again.",
+          security: bearer,
+          parameters: [endpointId],
+          requestBody: jsonBody(ref("EndpointRecover")),
+          responses: {
+            "202": { description: "Revived", content: jsonContent(ref("EndpointRecovered")) },
+            ...bodyErrors,
+            "404": response("NotFound"),
+          },
+        },
+      },
       "/v1/events": {
         post: {
           operationId: "submitEvent",
@@ -769,7 +811,16 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
         },
         Endpoint: {
           type: "object",
-          required: ["id", ...ENDPOINT_FIELDS, "disabled_reason", "created_at", "updated_at"],
+          required: [
+            "id",
+            ...ENDPOINT_FIELDS,
+            "disabled_reason",
+            "created_at",
+            "updated_at",
+            "previous_secret",
+            "previous_secret_until",
+            "last_success_at",
+          ],
           additionalProperties: false,
           properties: {
             id: { type: "string" },
@@ -782,6 +833,55 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             },
             created_at: { type: "string", format: "date-time" },
             updated_at: { type: "string", format: "date-time" },
+            previous_secret: {
+              type: ["string", "null"],
+              description: "The secret the last rotation replaced; null before any.",
+            },
+            previous_secret_until: {
+              type: ["string", "null"],
+              format: "date-time",
+              description: "Until when deliveries are signed under previous_secret too.",
+            },
+            last_success_at: {
+              type: ["string", "null"],
+              format: "date-time",
+              description: "The latest delivery to it an owner recorded (at most once per " +
+                "endpointHealthWriteMs per owner); null before the first. The failing window " +
+                "starts at the latest of created_at, updated_at and this.",
+            },
+          },
+        },
+        EndpointRotate: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            [ROTATE_FIELDS[0]]: {
+              ...(jobFields.secret as JsonObject),
+              description: "The new secret, whsec_<base64 of 24-64 bytes>; absent: generated.",
+            },
+          },
+        },
+        EndpointRecover: {
+          type: "object",
+          required: [...RECOVER_FIELDS],
+          additionalProperties: false,
+          properties: {
+            [RECOVER_FIELDS[0]]: {
+              oneOf: [
+                { type: "string", format: "date-time" },
+                { type: "integer", minimum: 0, description: "Epoch milliseconds." },
+              ],
+              description: "Events submitted at or after this time (ISO 8601, or epoch ms).",
+            },
+          },
+        },
+        EndpointRecovered: {
+          type: "object",
+          required: ["recovered", "failed"],
+          additionalProperties: false,
+          properties: {
+            recovered: { type: "integer", minimum: 0 },
+            failed: { type: "integer", minimum: 0 },
           },
         },
         EndpointPage: {

@@ -19,6 +19,8 @@ export type RouteId =
   | "getEndpoint"
   | "updateEndpoint"
   | "deleteEndpoint"
+  | "rotateEndpointSecret"
+  | "recoverEndpoint"
   | "submitEvent"
   | "getEvent"
   | "cluster"
@@ -54,6 +56,8 @@ export const ROUTES: readonly Route[] = Object.freeze(
     { id: "getEndpoint", method: "GET", path: "/v1/endpoints/{id}" },
     { id: "updateEndpoint", method: "PATCH", path: "/v1/endpoints/{id}" },
     { id: "deleteEndpoint", method: "DELETE", path: "/v1/endpoints/{id}" },
+    { id: "rotateEndpointSecret", method: "POST", path: "/v1/endpoints/{id}/secret/rotate" },
+    { id: "recoverEndpoint", method: "POST", path: "/v1/endpoints/{id}/recover" },
     { id: "submitEvent", method: "POST", path: "/v1/events" },
     { id: "getEvent", method: "GET", path: "/v1/events/{id}" },
     { id: "cluster", method: "GET", path: "/v1/cluster" },

@@ -7,6 +7,8 @@
  * wire and WAL formats, so every node must agree on them: constants, not per-node options.
  * An endpoint's URL, headers and secret use `JOB_LIMITS`' bounds, since its jobs carry them.
  */
+import { nonNegative, positiveInteger, relation } from "./checks.ts";
+
 export const ENDPOINT_LIMITS = Object.freeze({
   /** Endpoint id, bytes: `ep_` and 24 hex digits are minted; this stops hostile bytes. */
   idBytesMax: 64,
@@ -43,3 +45,68 @@ export const ENDPOINT_LIMITS = Object.freeze({
   listLimitDefault: 100,
   listLimitMax: 1000,
 });
+
+/**
+ * Endpoint health and rotation timing (docs/endpoints.md, "Secret rotation" and "Disabling,
+ * recovering"). Unlike `ENDPOINT_LIMITS` these are per-node options, not wire constants: a
+ * rotation's overlap is written into the endpoint value as an absolute time by the node that
+ * takes it, and the health rules run at each job's owner. They ride in `JobsConfig` (which
+ * extends this), so the replication core gets them with the rest of its configuration.
+ */
+export interface EndpointHealthConfig {
+  /**
+   * After `POST /v1/endpoints/{id}/secret/rotate`, deliveries are signed under the old secret
+   * too for this long (from the rotation's version time), so a receiver can switch over
+   * without losing a delivery. Svix and the Standard Webhooks guidance use 24 hours.
+   * @default 86_400_000 (24 h)
+   */
+  secretRotationOverlapMs: number;
+  /**
+   * An endpoint whose every attempt failed for this long is disabled (`disabled_reason:
+   * "failing"`): an owner whose attempt fails more than this after the window's start (the
+   * latest of the endpoint's creation, its last write and its last success) writes the
+   * disable. Svix disables after 5 days of failures; the retry schedule spans under a day,
+   * so 5 days means several events in a row died.
+   * @default 432_000_000 (5 days)
+   */
+  endpointFailingWindowMs: number;
+  /**
+   * An owner that delivers a job raises the endpoint's `last_success_at` (an
+   * `endpoint-health` record) at most once per this long per endpoint, judged by the value
+   * its own table holds: at 1,000 deliveries/s to one endpoint that is a record a minute per
+   * owner, not a thousand a second. It must stay far below the failing window (checked).
+   * @default 60_000 (1 min)
+   */
+  endpointHealthWriteMs: number;
+  /**
+   * Revives a recover (`POST /v1/endpoints/{id}/recover`) makes at once: one batch shares a
+   * WAL append and a message per peer, and the next starts once its majorities answered.
+   * Far below `jobs.proposalsMax` (20,000), so a recover leaves room for submits.
+   * @default 256
+   */
+  endpointRecoverBatchMax: number;
+}
+
+export const endpointHealthDefaults: Readonly<EndpointHealthConfig> = Object.freeze({
+  secretRotationOverlapMs: 24 * 3_600_000,
+  endpointFailingWindowMs: 5 * 24 * 3_600_000,
+  endpointHealthWriteMs: 60_000,
+  endpointRecoverBatchMax: 256,
+});
+
+/** Checks the health timing's relations (called by `validateJobsConfig`). */
+export function validateEndpointHealthConfig(config: EndpointHealthConfig): void {
+  nonNegative("jobs.secretRotationOverlapMs", config.secretRotationOverlapMs);
+  positiveInteger("jobs.endpointFailingWindowMs", config.endpointFailingWindowMs);
+  positiveInteger("jobs.endpointHealthWriteMs", config.endpointHealthWriteMs);
+  positiveInteger("jobs.endpointRecoverBatchMax", config.endpointRecoverBatchMax);
+  // A success must be recorded well within the window, or a healthy endpoint whose successes
+  // were not yet written could look failing.
+  relation(
+    "jobs.endpointHealthWriteMs",
+    config.endpointHealthWriteMs,
+    "<",
+    "jobs.endpointFailingWindowMs",
+    config.endpointFailingWindowMs,
+  );
+}

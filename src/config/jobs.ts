@@ -6,8 +6,14 @@
  */
 
 import { nonNegative, positiveInteger, relation } from "./checks.ts";
+import {
+  type EndpointHealthConfig,
+  endpointHealthDefaults,
+  validateEndpointHealthConfig,
+} from "./endpoints.ts";
 
-export interface JobsConfig {
+/** Includes the endpoint health timing (src/config/endpoints.ts), which the core runs. */
+export interface JobsConfig extends EndpointHealthConfig {
   /**
    * Longest a submit waits for a majority of the voters to have it on disk before it fails
    * with `no_quorum` (503). Invariant 4: without a majority a submit fails fast and is never
@@ -267,6 +273,7 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   maxAttemptsMax: 100,
   scheduleRetryMs: 500,
   orderedClockSkewMs: 1000,
+  ...endpointHealthDefaults,
 });
 
 export function validateJobsConfig(config: JobsConfig): JobsConfig {
@@ -337,5 +344,14 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
   // History is u16-counted on the wire and in records.
   relation("jobs.historyMax", config.historyMax, "<=", "1024", 1024);
   relation("jobs.maxAttemptsMax", config.maxAttemptsMax, "<=", "65535", 65535);
+  validateEndpointHealthConfig(config);
+  // A recover's batch of revives must leave room for submits' proposals.
+  relation(
+    "jobs.endpointRecoverBatchMax",
+    config.endpointRecoverBatchMax,
+    "<",
+    "jobs.proposalsMax",
+    config.proposalsMax,
+  );
   return config;
 }

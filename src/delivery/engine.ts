@@ -70,6 +70,11 @@ export interface DeliveryEngineOptions {
    * @default no limits
    */
   rateLimitPerS?: (endpointId: string) => number;
+  /**
+   * The secrets each attempt is signed with (`DeliveryWiring.secretsFor`): the job store's
+   * endpoint table, for an event's job. @default the job's own
+   */
+  secretsFor?: DeliveryWiring["secretsFor"];
 }
 
 export class DeliveryEngine implements DeliveryScheduler {
@@ -79,6 +84,7 @@ export class DeliveryEngine implements DeliveryScheduler {
   readonly #clock: () => number;
   readonly #onReport: ((report: DeliveryReport, job: DeliveryJob) => void) | undefined;
   readonly #beforeStep: () => void;
+  readonly #secretsFor: DeliveryWiring["secretsFor"];
   readonly #pending = new Set<Promise<void>>();
   readonly metrics: MetricsRegistry;
   readonly #storeFailures: Counter;
@@ -98,6 +104,7 @@ export class DeliveryEngine implements DeliveryScheduler {
     const anchorMs = runtime.wallMs() - runtime.nowMs();
     this.#clock = options.clock ?? (() => anchorMs + runtime.nowMs());
     this.#beforeStep = options.beforeStep ?? (() => {});
+    this.#secretsFor = options.secretsFor;
     this.#timer = new DeadlineTimer(runtime, () => {
       this.#beforeStep();
       this.#core.tick(this.#clock());
@@ -230,9 +237,15 @@ export class DeliveryEngine implements DeliveryScheduler {
       // A closed or draining engine starts nothing new; the store still holds the job for its
       // next owner.
       if (this.#closed || this.#draining) return;
+      // Signed under the secrets valid as the attempt starts (a rotation since the job was
+      // made), not only those the job carries.
+      const secrets = this.#secretsFor?.(output.job);
+      const attempt = secrets === undefined
+        ? output
+        : { ...output, job: { ...output.job, secrets } };
       const request = this.#lateAnswerWaitMs > 0
         ? {
-          ...output,
+          ...attempt,
           lateAnswerMs: this.#lateAnswerWaitMs,
           onLateAnswer: (result: AttemptResult) => {
             if (this.#closed) return;
@@ -240,7 +253,7 @@ export class DeliveryEngine implements DeliveryScheduler {
             this.#flush();
           },
         }
-        : output;
+        : attempt;
       this.#track(
         this.#transport.send(request).then(
           (result) => {

@@ -224,6 +224,12 @@ export interface DeliveryWiring {
    * from its endpoint table and its view of the voters (docs/endpoints.md).
    */
   readonly rateLimitPerS?: (endpointId: string) => number;
+  /**
+   * The secrets an attempt of `job` is signed with, asked as each attempt starts: an event's
+   * job is signed under its endpoint's secrets valid now (a rotation's new and, during the
+   * overlap, old one; docs/endpoints.md), not those it was made with. Undefined: the job's own.
+   */
+  readonly secretsFor?: (job: DeliveryJob) => readonly string[] | undefined;
 }
 
 /** One job as a client submits it, checked by `validateSubmit`

@@ -2,9 +2,9 @@
  * The byte layout of one endpoint value (endpoint_model.ts), as the job codec's `endpoint` and
  * `endpoint-state` records carry it (job_codec.ts).
  *
- * Owns this layout only. It starts with its own format version byte: a later slice that adds
- * fields (a previous secret and its overlap, a last success time) appends them under version
- * 2, and a version-2 reader still reads version 1 (append-only). The writer asserts our own
+ * Owns this layout only. It starts with its own format version byte. Version 2 appended the
+ * rotation's previous secret and its end, and the last success time (docs/endpoints.md); a
+ * version-2 reader still reads version 1 (append-only: the new fields read as none). The writer asserts our own
  * values are within `ENDPOINT_LIMITS`/`JOB_LIMITS`; the reader throws `DecodeError` on
  * anything else, which the record decoders turn into an error value (`decodeEndpointState`
  * does so for a value alone). Integrity comes from the layers below (CRC32C on the WAL, the
@@ -19,8 +19,9 @@ import { JOB_LIMITS } from "../config/job_limits.ts";
 import { DISABLED_REASONS, type EndpointState } from "./endpoint_model.ts";
 import { readHeaders, writeHeaders } from "./header_fields.ts";
 
-/** The layout's version: 1 is this file's. */
-const ENDPOINT_FORMAT_VERSION = 1;
+/** The layout's version written: 2 (1 lacks the rotation and health fields; still read). */
+const ENDPOINT_FORMAT_VERSION = 2;
+const ENDPOINT_FORMAT_VERSION_1 = 1;
 
 const FLAG_ORDERED = 1;
 const FLAG_DISABLED = 2;
@@ -41,7 +42,8 @@ export function writeEndpointState(w: ByteWriter, s: EndpointState): void {
   // The reader refuses a non-finite f64 (NaN would break the merge's total order): a value of
   // ours written so could never be read back, from the WAL or by a peer.
   assert(
-    Number.isFinite(s.createdAtMs) && Number.isFinite(s.version.atMs),
+    Number.isFinite(s.createdAtMs) && Number.isFinite(s.version.atMs) &&
+      Number.isFinite(s.previousSecretUntilMs) && Number.isFinite(s.lastSuccessAtMs),
     `endpoint ${s.id}: times must be finite`,
   );
   w.u8(ENDPOINT_FORMAT_VERSION);
@@ -61,11 +63,13 @@ export function writeEndpointState(w: ByteWriter, s: EndpointState): void {
   w.u8(DISABLED_REASONS.indexOf(s.disabledReason));
   w.f64(s.createdAtMs).f64(s.version.atMs).str(s.version.origin, ORIGIN_BYTES_MAX);
   w.u53(s.version.seq);
+  w.str(s.previousSecret, JOB_LIMITS.secretBytesMax);
+  w.f64(s.previousSecretUntilMs).f64(s.lastSuccessAtMs);
 }
 
 export function readEndpointState(r: ByteReader): EndpointState {
   const format = r.u8();
-  if (format !== ENDPOINT_FORMAT_VERSION) {
+  if (format !== ENDPOINT_FORMAT_VERSION && format !== ENDPOINT_FORMAT_VERSION_1) {
     throw new DecodeError(`unknown endpoint format version ${format}`);
   }
   const id = r.str(ENDPOINT_LIMITS.idBytesMax);
@@ -95,6 +99,14 @@ export function readEndpointState(r: ByteReader): EndpointState {
   const origin = r.str(ORIGIN_BYTES_MAX);
   const seq = r.u53();
   if (seq < 1) throw new DecodeError("endpoint version seq must be >= 1");
+  let previousSecret = "";
+  let previousSecretUntilMs = 0;
+  let lastSuccessAtMs = 0;
+  if (format === ENDPOINT_FORMAT_VERSION) {
+    previousSecret = r.str(JOB_LIMITS.secretBytesMax);
+    previousSecretUntilMs = r.f64();
+    lastSuccessAtMs = r.f64();
+  }
   return {
     id,
     url,
@@ -107,6 +119,9 @@ export function readEndpointState(r: ByteReader): EndpointState {
     disabled,
     disabledReason,
     createdAtMs,
+    previousSecret,
+    previousSecretUntilMs,
+    lastSuccessAtMs,
     deleted: (flags & FLAG_DELETED) !== 0,
     version: { atMs, origin, seq },
   };

@@ -22,6 +22,7 @@ import {
   ENDPOINT_ID_PREFIX,
   type EndpointFields,
   type EndpointState,
+  fieldsOf,
 } from "./endpoint_model.ts";
 
 /** The id of the endpoint a create with Idempotency-Key `key` makes: `ep_` and 24 hex digits. */
@@ -49,6 +50,8 @@ export function keyedCreateAnswer(
     current.id,
   );
   if (!asked.ok) return "different";
-  const comparable = { ...asked.value, createdAtMs: current.createdAtMs };
+  // The client's fields only: what the nodes keep beside them (the last success, a rotation's
+  // previous secret) moves on its own and is no part of the body a retry repeats.
+  const comparable: EndpointState = { ...current, ...fieldsOf(asked.value) };
   return canonicalText(comparable) === canonicalText(current) ? "same" : "different";
 }

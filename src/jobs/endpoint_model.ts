@@ -57,6 +57,18 @@ export interface EndpointState extends EndpointFields {
   readonly id: string;
   /** Wall-clock epoch ms of the create, at the node that took it. */
   readonly createdAtMs: number;
+  /**
+   * The secret a rotation replaced ("" when none): deliveries are signed under it too until
+   * `previousSecretUntilMs` (docs/endpoints.md, "Secret rotation").
+   */
+  readonly previousSecret: string;
+  /** Wall-clock epoch ms the previous secret stops signing (0 when there is none). */
+  readonly previousSecretUntilMs: number;
+  /**
+   * The latest delivery to this endpoint any owner recorded (`endpoint-health` records; 0:
+   * none yet). Joined by maximum, outside the version's last-writer-wins (`mergeEndpoint`).
+   */
+  readonly lastSuccessAtMs: number;
   /** A tombstone: deleted, kept for `endpointTombstoneMs` so older writes lose to it. */
   readonly deleted: boolean;
   readonly version: EndpointVersion;
@@ -77,7 +89,19 @@ export type EndpointWrite =
     readonly secretGiven: boolean;
   }
   | { readonly kind: "update"; readonly id: string; readonly patch: Partial<EndpointFields> }
-  | { readonly kind: "delete"; readonly id: string };
+  | { readonly kind: "delete"; readonly id: string }
+  /**
+   * A new secret (minted by the API when the client gave none); the current one keeps signing
+   * for `overlapMs` after the write's version time.
+   */
+  | {
+    readonly kind: "rotate";
+    readonly id: string;
+    readonly secret: string;
+    readonly overlapMs: number;
+  }
+  /** Written by a job's owner (a 410, a failing window), never by a client. */
+  | { readonly kind: "disable"; readonly id: string; readonly reason: "gone" | "failing" };
 
 /** Orders two versions: negative when `a` is older. Distinct records never compare equal. */
 export function compareVersions(a: EndpointVersion, b: EndpointVersion): number {
@@ -98,13 +122,20 @@ export function compareVersions(a: EndpointVersion, b: EndpointVersion): number 
 export function mergeEndpoint(a: EndpointState, b: EndpointState): EndpointState {
   assert(a.id === b.id, `merging endpoint ${a.id} with ${b.id}`);
   const byVersion = compareVersions(a.version, b.version);
-  if (byVersion !== 0) return byVersion > 0 ? a : b;
-  const ta = canonicalText(a);
-  const tb = canonicalText(b);
-  return ta >= tb ? a : b;
+  const winner = byVersion !== 0
+    ? (byVersion > 0 ? a : b)
+    : (canonicalText(a) >= canonicalText(b) ? a : b);
+  // `lastSuccessAtMs` is a max register beside the last-writer-wins value (a product of two
+  // joins is a join): an owner's success record must never undo a client's write racing it,
+  // and a client's write built on an older success must not lower it.
+  const lastSuccessAtMs = Math.max(a.lastSuccessAtMs, b.lastSuccessAtMs);
+  return winner.lastSuccessAtMs === lastSuccessAtMs ? winner : { ...winner, lastSuccessAtMs };
 }
 
-/** The value as text with sorted keys: equal values, equal texts. */
+/**
+ * The value as text with sorted keys: equal values, equal texts. `lastSuccessAtMs` is left
+ * out: it is joined by maximum whatever the version (`mergeEndpoint`).
+ */
 export function canonicalText(s: EndpointState): string {
   const headers = Object.keys(s.headers).sort().map((k) => [k, s.headers[k]!]);
   return JSON.stringify([
@@ -119,6 +150,8 @@ export function canonicalText(s: EndpointState): string {
     s.disabled,
     s.disabledReason,
     s.createdAtMs,
+    s.previousSecret,
+    s.previousSecretUntilMs,
     s.deleted,
     s.version.atMs,
     s.version.origin,
@@ -149,32 +182,83 @@ export function applyWrite(
   write: EndpointWrite,
   version: EndpointVersion,
   newId: string,
-): { ok: true; value: EndpointState } | { ok: false; reason: "not_found" } {
+):
+  | { ok: true; value: EndpointState }
+  | { ok: false; reason: "not_found" }
+  | { ok: false; reason: "unchanged" } {
+  if (write.kind === "create" || write.kind === "create-keyed") {
+    assert(current === undefined, `endpoint id ${newId} minted twice`);
+    return {
+      ok: true,
+      value: {
+        ...normalised(write.fields),
+        id: newId,
+        createdAtMs: version.atMs,
+        previousSecret: "",
+        previousSecretUntilMs: 0,
+        lastSuccessAtMs: 0,
+        deleted: false,
+        version,
+      },
+    };
+  }
+  if (current === undefined || current.deleted) return { ok: false, reason: "not_found" };
   switch (write.kind) {
-    case "create":
-    case "create-keyed": {
-      assert(current === undefined, `endpoint id ${newId} minted twice`);
+    case "update": {
+      const fields = normalised({ ...fieldsOf(current), ...definedOnly(write.patch) });
+      // A secret set by PATCH replaces the old one at once (no overlap: that is a rotation).
+      const replaced = fields.secret !== current.secret
+        ? { previousSecret: "", previousSecretUntilMs: 0 }
+        : {};
+      return { ok: true, value: { ...current, ...fields, ...replaced, version } };
+    }
+    case "delete":
+      return { ok: true, value: { ...current, deleted: true, version } };
+    case "rotate":
+      // To the secret it has already: a retry of a rotation that took effect (its answer was
+      // lost, or `no_quorum`). Written again unchanged, like a repeated PATCH; made a second
+      // rotation it would make the new secret its own previous one and drop the old secret
+      // receivers still verify with.
+      if (write.secret === current.secret) return { ok: true, value: { ...current, version } };
+      // A second rotation within the overlap drops the older secret: the previous one is the
+      // secret just replaced, as Svix does (one overlap at a time).
       return {
         ok: true,
         value: {
-          ...normalised(write.fields),
-          id: newId,
-          createdAtMs: version.atMs,
-          deleted: false,
+          ...current,
+          secret: write.secret,
+          previousSecret: current.secret,
+          previousSecretUntilMs: version.atMs + write.overlapMs,
           version,
         },
       };
-    }
-    case "update": {
-      if (current === undefined || current.deleted) return { ok: false, reason: "not_found" };
-      const fields = normalised({ ...fieldsOf(current), ...definedOnly(write.patch) });
-      return { ok: true, value: { ...current, ...fields, version } };
-    }
-    case "delete": {
-      if (current === undefined || current.deleted) return { ok: false, reason: "not_found" };
-      return { ok: true, value: { ...current, deleted: true, version } };
-    }
+    case "disable":
+      // Once: an endpoint disabled already (by anyone, for any reason) keeps its reason.
+      if (current.disabled) return { ok: false, reason: "unchanged" };
+      return {
+        ok: true,
+        value: { ...current, disabled: true, disabledReason: write.reason, version },
+      };
   }
+}
+
+/**
+ * The secrets a delivery to this endpoint is signed with at wall time `wallMs`: the current
+ * one, then the one a rotation replaced while its overlap lasts.
+ */
+export function secretsAt(s: EndpointState, wallMs: number): string[] {
+  const out = s.secret !== "" ? [s.secret] : [];
+  if (s.previousSecret !== "" && wallMs < s.previousSecretUntilMs) out.push(s.previousSecret);
+  return out;
+}
+
+/**
+ * Where the endpoint's failing window starts (docs/endpoints.md): the latest of its creation,
+ * its last write (a PATCH, a rotation, a re-enable gives it a fresh window) and its last
+ * recorded success.
+ */
+export function failingWindowStartMs(s: EndpointState): number {
+  return Math.max(s.createdAtMs, s.version.atMs, s.lastSuccessAtMs);
 }
 
 /** The fields a client sets, from a held value. */

@@ -20,7 +20,8 @@ import { type EndpointState, type EndpointWrite, mergeEndpoint } from "./endpoin
 export type EndpointChange = Exclude<EndpointWrite, { kind: "create" }>;
 
 export interface EndpointRead {
-  readonly requestId: number;
+  /** Undefined for a write of this node's own (nobody to answer). */
+  readonly requestId: number | undefined;
   readonly write: EndpointChange;
   /** Voters that answered, this node included. */
   readonly answered: Set<string>;
@@ -56,7 +57,7 @@ export class EndpointReads {
    * node's answer alone is a majority (a one-voter cluster), the round already settled.
    */
   open(
-    requestId: number,
+    requestId: number | undefined,
     write: EndpointChange,
     self: { readonly address: string; readonly local: EndpointState | undefined },
     peers: ReadonlySet<string>,

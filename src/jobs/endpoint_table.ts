@@ -63,6 +63,19 @@ export class EndpointTable {
     return "changed";
   }
 
+  /**
+   * An owner's success record: the endpoint's `lastSuccessAtMs` rises to at least `atMs`
+   * (the same join `mergeEndpoint` applies to it). Dropped when the endpoint is not held: the
+   * record only delays a failing endpoint's disable, and the value it would join arrives
+   * with its own success time from whoever holds it.
+   */
+  raiseLastSuccess(id: string, atMs: number): "changed" | "unchanged" {
+    const current = this.#byId.get(id);
+    if (current === undefined || current.lastSuccessAtMs >= atMs) return "unchanged";
+    this.#byId.set(id, { ...current, lastSuccessAtMs: atMs });
+    return "changed";
+  }
+
   /** The value held for `id`, tombstone included (writes build on it). */
   value(id: string): EndpointState | undefined {
     return this.#byId.get(id);

@@ -17,6 +17,7 @@ import { JOB_LIMITS } from "../config/job_limits.ts";
 import { ATTEMPT_OUTCOMES } from "../delivery/types.ts";
 import { readHeaders, writeHeaders } from "./header_fields.ts";
 import { readEndpointState, writeEndpointState } from "./endpoint_codec.ts";
+import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
 import { readEventBody, writeEventBody } from "./event_codec.ts";
 import {
   type AttemptEntry,
@@ -71,6 +72,7 @@ const RECORD_CODES = {
   endpoint: 8,
   event: 9,
   "event-commit": 10,
+  "endpoint-health": 11,
   state: 20,
   key: 21,
   meta: 22,
@@ -359,6 +361,11 @@ export function writeRecord(w: ByteWriter, record: JobRecord): void {
     case "endpoint-state":
       writeEndpointState(w, record.state);
       return;
+    case "endpoint-health":
+      assert(Number.isFinite(record.lastSuccessAtMs), "a success time is finite");
+      writeStamp(w, record.stamp);
+      w.str(record.endpointId, ENDPOINT_LIMITS.idBytesMax).f64(record.lastSuccessAtMs);
+      return;
     case "event":
       writeStamp(w, record.stamp);
       writeEventBody(w, record.body);
@@ -481,6 +488,12 @@ function readRecord(r: ByteReader): JobRecord {
     }
     case RECORD_CODES["endpoint-state"]:
       return { type: "endpoint-state", state: readEndpointState(r) };
+    case RECORD_CODES["endpoint-health"]: {
+      const stamp = readStamp(r);
+      const endpointId = r.str(ENDPOINT_LIMITS.idBytesMax);
+      if (endpointId.length === 0) throw new DecodeError("empty endpoint id");
+      return { type: "endpoint-health", stamp, endpointId, lastSuccessAtMs: r.f64() };
+    }
     case RECORD_CODES.event: {
       const stamp = readStamp(r);
       return { type: "event", stamp, body: readEventBody(r) };

@@ -139,6 +139,11 @@ export class JobDuties {
     return this.#deferredAtMs;
   }
 
+  /** The jobs handed to the delivery engine. */
+  scheduledIds(): IterableIterator<string> {
+    return this.#scheduled.keys();
+  }
+
   isScheduled(jobId: string): boolean {
     return this.#scheduled.has(jobId);
   }

@@ -142,6 +142,18 @@ export type JobRecord =
   }
   | {
     /**
+     * An owner delivered a job of the endpoint (docs/endpoints.md, "Disabling"): its
+     * `lastSuccessAtMs` rises to at least this. A join by maximum beside the endpoint's
+     * last-writer-wins value, so it never undoes a write; dropped where the endpoint is not
+     * held (it only delays a failing endpoint's disable).
+     */
+    readonly type: "endpoint-health";
+    readonly stamp: Stamp;
+    readonly endpointId: string;
+    readonly lastSuccessAtMs: number;
+  }
+  | {
+    /**
      * An event and the jobs it fans out to (docs/endpoints.md): written by the node that took
      * the event; applying it makes the event and all its jobs at once, so no replica holds
      * part of one. Proposed like a SUBMIT, committed by one `event-commit`.
@@ -187,7 +199,10 @@ export type JobRecord =
 export type ReplicatedRecord = Extract<JobRecord, { stamp: Stamp }>;
 
 /** Records about endpoints, not jobs: the job table hands them to its endpoint table. */
-export type EndpointRecord = Extract<JobRecord, { type: "endpoint" | "endpoint-state" }>;
+export type EndpointRecord = Extract<
+  JobRecord,
+  { type: "endpoint" | "endpoint-state" | "endpoint-health" }
+>;
 
 /** Records about events: the job table hands them to its event table (and makes the jobs). */
 export type EventRecord = Extract<JobRecord, { type: "event" | "event-commit" | "event-state" }>;
@@ -203,6 +218,7 @@ export type JobOnlyRecord = Exclude<
       | "meta"
       | "endpoint"
       | "endpoint-state"
+      | "endpoint-health"
       | "event"
       | "event-commit"
       | "event-state";

@@ -35,7 +35,8 @@ import { Wal } from "../wal/wal.ts";
 import { denoWalFsWith, type WalFs } from "../wal/wal_fs.ts";
 import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/types.ts";
 import { JOBS_CHANNEL } from "./job_messages.ts";
-import { type EndpointState, type EndpointWrite, fieldsOf } from "./endpoint_model.ts";
+import { type EndpointState, type EndpointWrite, fieldsOf, secretsAt } from "./endpoint_model.ts";
+import { endpointOfJob, recoverableJobs } from "./endpoint_health.ts";
 import { eventJobId } from "./event_model.ts";
 import { keyedEndpointId } from "./endpoint_keyed.ts";
 import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
@@ -58,6 +59,7 @@ import type {
   JobView,
   MemberView,
   Readiness,
+  RecoverOutcome,
   Refusal,
   SubmitOutcome,
   SubmitRequest,
@@ -295,6 +297,7 @@ export class JobStore implements JobService, DeliveryStore {
     this.#engine = options.scheduler?.({
       store: this,
       rateLimitPerS: (endpointId) => this.#ratePerS(endpointId),
+      secretsFor: (job) => this.#secretsFor(job),
       ...(options.stallMonitor !== undefined
         ? { beforeStep: () => void options.stallMonitor!.check() }
         : {}),
@@ -426,6 +429,43 @@ export class JobStore implements JobService, DeliveryStore {
 
   deleteEndpoint(id: string): Promise<EndpointOutcome> {
     return this.#writeEndpoint({ kind: "delete", id });
+  }
+
+  rotateEndpointSecret(id: string, secret: string): Promise<EndpointOutcome> {
+    const overlapMs = this.core.config.secretRotationOverlapMs;
+    return this.#writeEndpoint({ kind: "rotate", id, secret, overlapMs });
+  }
+
+  /**
+   * Revives the endpoint's dead jobs whose event was submitted at or after `sinceMs`, in
+   * event order (recoverableJobs), through the manual retry's path: a REVIVE each, durable on
+   * a majority. They go `endpointRecoverBatchMax` at a time: the revives of one batch are made
+   * in one turn, so they share one WAL append and one message per peer, and the next batch
+   * starts once the last one's majorities answered, so REVIVE records follow event order.
+   */
+  async recoverEndpoint(id: string, sinceMs: number): Promise<RecoverOutcome> {
+    if (this.core.table.endpoints.get(id) === undefined) {
+      return { ok: false, code: "not_found", message: `no endpoint ${JSON.stringify(id)}` };
+    }
+    const jobIds = recoverableJobs(this.core.table.entries(), id, sinceMs);
+    const batch = this.core.config.endpointRecoverBatchMax;
+    let recovered = 0;
+    let failed = 0;
+    let refusal: Refusal | undefined;
+    for (let i = 0; i < jobIds.length; i += batch) {
+      const outcomes = await Promise.all(
+        jobIds.slice(i, i + batch).map((jobId) => this.retryDeadLetter(jobId)),
+      );
+      for (const outcome of outcomes) {
+        if (outcome.ok) recovered++;
+        else {
+          failed++;
+          refusal ??= outcome;
+        }
+      }
+    }
+    if (recovered === 0 && refusal !== undefined) return refusal;
+    return { ok: true, recovered, failed };
   }
 
   getEndpoint(id: string): EndpointView | undefined {
@@ -662,6 +702,19 @@ export class JobStore implements JobService, DeliveryStore {
   async reviveDead(jobId: string): Promise<DeliveryJob | undefined> {
     await this.retryDeadLetter(jobId);
     return undefined;
+  }
+
+  /**
+   * An event's job is signed under its endpoint's secrets valid now (docs/endpoints.md,
+   * "Secret rotation"); undefined (the job's own, resolved at submit) for a job submitted on
+   * its own or one whose endpoint this node no longer holds.
+   */
+  #secretsFor(job: DeliveryJob): readonly string[] | undefined {
+    const endpointId = endpointOfJob(job.id);
+    if (endpointId === undefined) return undefined;
+    const endpoint = this.core.table.endpoints.get(endpointId);
+    if (endpoint === undefined) return undefined;
+    return secretsAt(endpoint, this.#runtime.wallMs());
   }
 
   #awaitToken(token: number | undefined): Promise<void> {
@@ -934,5 +987,14 @@ function stripUndefined<T extends object>(value: T): T {
 
 /** An endpoint value as the service shows it. */
 export function endpointView(s: EndpointState): EndpointView {
-  return { ...fieldsOf(s), id: s.id, createdAtMs: s.createdAtMs, updatedAtMs: s.version.atMs };
+  return {
+    ...fieldsOf(s),
+    id: s.id,
+    createdAtMs: s.createdAtMs,
+    updatedAtMs: s.version.atMs,
+    ...(s.previousSecret !== ""
+      ? { previousSecret: s.previousSecret, previousSecretUntilMs: s.previousSecretUntilMs }
+      : {}),
+    ...(s.lastSuccessAtMs > 0 ? { lastSuccessAtMs: s.lastSuccessAtMs } : {}),
+  };
 }

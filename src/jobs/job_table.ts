@@ -289,8 +289,11 @@ export class JobTable {
     switch (record.type) {
       case "endpoint":
       case "endpoint-state":
+      case "endpoint-health":
         return {
-          effect: this.endpoints.apply(record.state),
+          effect: record.type === "endpoint-health"
+            ? this.endpoints.raiseLastSuccess(record.endpointId, record.lastSuccessAtMs)
+            : this.endpoints.apply(record.state),
           entry: undefined,
           previousPhase: undefined,
           previousCommitted: false,

@@ -76,6 +76,7 @@ import { JobDuties, type JobDutiesHost } from "./job_duties.ts";
 import { IncomingRecords, type IncomingRecordsHost } from "./incoming_records.ts";
 import { DeliveryReports, type DeliveryReportsHost } from "./delivery_reports.ts";
 import { merged, Recovery, type RecoveryHost } from "./recovery.ts";
+import { EndpointHealth } from "./endpoint_health.ts";
 import type { EventRequest, SubmitRequest } from "./service.ts";
 
 /** The core's phase; it takes submits only when `ready` (submit_admission.ts). */
@@ -165,6 +166,8 @@ export class ReplicationCore {
   readonly #reports: DeliveryReports;
   /** WAL replay, the seqs a restart voids, checkpoints (recovery.ts). */
   readonly #recovery: Recovery;
+  /** Disables on a 410 or a failing window, last successes, jobs of disabled endpoints. */
+  readonly #health: EndpointHealth;
   readonly #timers = new MinHeap<TimerItem>((a, b) => a.atMs < b.atMs);
   /** A peer's record failed to decode and was logged (see `#undecodable`). */
   #undecodableLogged = false;
@@ -264,6 +267,27 @@ export class ReplicationCore {
     this.#incoming = new IncomingRecords(shared);
     this.#reports = new DeliveryReports(shared);
     this.#recovery = new Recovery(shared);
+    this.#health = new EndpointHealth({
+      config: this.config,
+      table: this.table,
+      host: {
+        writeEndpoint: (nowMs, wallMs, write) =>
+          this.#submits.writeEndpoint(nowMs, wallMs, undefined, write),
+        reportDead: (nowMs, wallMs, report) => void this.#reports.dead(nowMs, wallMs, report),
+        scheduledIds: () => this.#duties.scheduledIds(),
+        reschedule: (nowMs, jobId) => {
+          this.#duties.cancel(jobId);
+          const entry = this.table.get(jobId);
+          if (entry !== undefined) this.#duties.reconsider(nowMs, entry);
+        },
+        ownStamp: () => this.#ownStamp(),
+        applyAndReact: (nowMs, record, wallMs) => this.#applyAndReact(nowMs, record, wallMs),
+        originate: (record, voteKey, lazyAtMs) => {
+          this.#originate(record, voteKey, lazyAtMs);
+        },
+        log: (event, fields) => this.#log(event, fields),
+      },
+    });
   }
 
   /** The core's doors, for the pieces it owns; each piece's host type lets it see a few. */
@@ -285,6 +309,7 @@ export class ReplicationCore {
       applyAndReact: (nowMs, record, wallMs) => this.#applyAndReact(nowMs, record, wallMs),
       undecodable: (from, skipped) => this.#undecodable(from, skipped),
       reconsider: (nowMs, entry) => this.#duties.reconsider(nowMs, entry),
+      endpointChanged: (endpointId) => this.#health.endpointChanged(endpointId),
       dropUncommittedCopy: (jobId, stamp) => this.#duties.dropUncommittedCopy(jobId, stamp),
       scheduledGen: (jobId) => this.#duties.scheduledGen(jobId),
       hasProposal: (jobId) => this.#proposals.hasJob(jobId),
@@ -300,7 +325,11 @@ export class ReplicationCore {
         this.#catchup.requestBarrier(nowMs, this.#wallMs, sinceWallMs),
       send: (to, message) => this.#send(to, message),
       sendChunked: (to, records, build) => this.#sendChunked(to, records, build),
-      output: (output) => this.#outputs.push(output),
+      output: (output) => {
+        // A job of a disabled endpoint is not handed to the engine: it goes dead at flush.
+        if (output.type === "schedule" && this.#health.holdBack(output.job.id)) return;
+        this.#outputs.push(output);
+      },
       log: (event, fields) => this.#log(event, fields),
     };
   }
@@ -637,6 +666,10 @@ export class ReplicationCore {
     // An event record made, committed or dropped its jobs together: each is reconsidered.
     for (const jobId of result.fanoutRemoved ?? []) this.#duties.removed(nowMs, jobId);
     for (const entry of result.fanout ?? []) this.#duties.reconsider(nowMs, entry);
+    if (
+      result.effect === "changed" &&
+      (record.type === "endpoint" || record.type === "endpoint-state")
+    ) this.#health.endpointChanged(record.state.id);
     return result.effect;
   }
 
@@ -689,7 +722,9 @@ export class ReplicationCore {
     wallMs: number,
     report: Extract<DeliveryReport, { kind: "retry" }>,
   ): number | undefined {
-    return this.#reports.retry(nowMs, wallMs, report);
+    const token = this.#reports.retry(nowMs, wallMs, report);
+    this.#health.reported(nowMs, wallMs, report);
+    return token;
   }
 
   reportDead(
@@ -697,7 +732,9 @@ export class ReplicationCore {
     wallMs: number,
     report: Extract<DeliveryReport, { kind: "dead" }>,
   ): number | undefined {
-    return this.#reports.dead(nowMs, wallMs, report);
+    const token = this.#reports.dead(nowMs, wallMs, report);
+    this.#health.reported(nowMs, wallMs, report);
+    return token;
   }
 
   reportDelivered(
@@ -706,6 +743,7 @@ export class ReplicationCore {
     report: Extract<DeliveryReport, { kind: "delivered" }>,
   ): void {
     this.#reports.delivered(nowMs, wallMs, report);
+    this.#health.reported(nowMs, wallMs, report);
   }
 
   /** The engine refused a job (full): offer it again later. */
@@ -855,6 +893,8 @@ export class ReplicationCore {
    * append nobody waits on may stay for up to `lazyAppendMs` from `nowMs`.
    */
   flush(nowMs: number): void {
+    // Jobs of endpoints disabled this turn go dead first: their records join this append.
+    this.#health.flush(nowMs, this.#wallMs);
     for (const [peer, records] of this.#outbox.take()) {
       this.#metrics.replRecords.inc(records.length);
       this.#sendChunked(

@@ -160,7 +160,24 @@ export interface EndpointView extends EndpointFields {
   readonly createdAtMs: number;
   /** Its value's version time, epoch ms: when the write that made it was taken. */
   readonly updatedAtMs: number;
+  /** The secret the last rotation replaced, while deliveries are still signed under it. */
+  readonly previousSecret?: string;
+  /** Until when (epoch ms) `previousSecret` signs; absent with it. */
+  readonly previousSecretUntilMs?: number;
+  /** The latest delivery an owner recorded (epoch ms); absent before the first. */
+  readonly lastSuccessAtMs?: number;
 }
+
+/** `POST /v1/endpoints/{id}/recover`'s answer: the dead jobs revived, or why none was. */
+export type RecoverOutcome =
+  | {
+    readonly ok: true;
+    /** Dead jobs of the endpoint revived (a REVIVE each, durable on a majority). */
+    readonly recovered: number;
+    /** Revives refused (no majority in time, overloaded): those jobs stay dead. */
+    readonly failed: number;
+  }
+  | Refusal;
 
 /** An endpoint write durable on a majority (with the value written), or why not. */
 export type EndpointOutcome = { readonly ok: true; readonly endpoint: EndpointView } | Refusal;
@@ -242,6 +259,16 @@ export interface JobService {
   updateEndpoint(id: string, patch: Partial<EndpointFields>): Promise<EndpointOutcome>;
   /** Deletes an endpoint (a tombstone, majority-durable before it resolves). */
   deleteEndpoint(id: string): Promise<EndpointOutcome>;
+  /**
+   * A new signing secret (`secret`, minted by the API when the client gave none); the old
+   * one keeps signing for the rotation overlap. A write like `updateEndpoint`.
+   */
+  rotateEndpointSecret(id: string, secret: string): Promise<EndpointOutcome>;
+  /**
+   * Revives every dead job of the endpoint whose event was submitted at or after `sinceMs`,
+   * in event order; `not_found` for an endpoint this node does not hold.
+   */
+  recoverEndpoint(id: string, sinceMs: number): Promise<RecoverOutcome>;
   /** An endpoint from this node's table (every node holds every endpoint). */
   getEndpoint(id: string): EndpointView | undefined;
   /** Endpoints in id order, `limit` per page. */

@@ -117,6 +117,8 @@ export interface SubmitPathHost {
   originate(record: ReplicatedRecord, voteKey?: string, lazyAtMs?: number): void;
   /** Decides again whether this node delivers or confirms the job (job_duties.ts). */
   reconsider(nowMs: number, entry: JobEntry): void;
+  /** An endpoint's value held here changed (a disable kills its jobs: endpoint_health.ts). */
+  endpointChanged(endpointId: string): void;
   timer(atMs: number, kind: "query" | "endpoint-read", key: string): void;
   send(to: string, message: OutgoingMessage): void;
   output(output: ReplicationOutput): void;
@@ -380,12 +382,19 @@ export class SubmitPath {
    * (endpoint_reads.ts), so it never undoes a write acknowledged through another node; no
    * majority answering within `queryTimeoutMs` is `no_quorum`. The value is applied here at
    * once (the merge rule makes the replicas' order irrelevant); a write that finds no majority
-   * in time is answered `no_quorum` and may still take effect, as a submit may.
+   * in time is answered `no_quorum` and may still take effect, as a submit may. A write
+   * this node makes itself (a disable after a 410 or a failing window, endpoint_health.ts)
+   * has no `requestId`: it takes the same path and nobody hears its outcome.
    */
-  writeEndpoint(nowMs: number, wallMs: number, requestId: number, write: EndpointWrite): void {
+  writeEndpoint(
+    nowMs: number,
+    wallMs: number,
+    requestId: number | undefined,
+    write: EndpointWrite,
+  ): void {
     const refusal = this.#admission(nowMs);
     if (refusal !== undefined) {
-      this.#host.output({ type: "endpoint-done", requestId, outcome: refusal });
+      this.#endpointAnswer(requestId, refusal);
       return;
     }
     if (write.kind === "create") {
@@ -469,32 +478,44 @@ export class SubmitPath {
    */
   #endpointReadDone(nowMs: number, wallMs: number, round: EndpointRead): void {
     if (round.newest !== undefined) {
-      this.#table.apply({ type: "endpoint-state", state: round.newest }, wallMs);
+      const adopted = this.#table.apply({ type: "endpoint-state", state: round.newest }, wallMs);
+      if (adopted.effect === "changed") this.#host.endpointChanged(round.newest.id);
     }
     // The node may have stopped or failed while it read.
     const refusal = this.#admission(nowMs);
     if (refusal !== undefined) {
-      this.#host.output({ type: "endpoint-done", requestId: round.requestId, outcome: refusal });
+      this.#endpointAnswer(round.requestId, refusal);
       return;
     }
     this.#proposeEndpoint(nowMs, wallMs, round.requestId, round.write);
   }
 
+  /** Answers a client's endpoint write; a write of this node's own has nobody to answer. */
+  #endpointAnswer(requestId: number | undefined, outcome: Refusal): void {
+    if (requestId !== undefined) this.#host.output({ type: "endpoint-done", requestId, outcome });
+  }
+
   #endpointRefused(
-    requestId: number,
+    requestId: number | undefined,
     code: RefusalCode,
     message: string,
     retryAfterS?: number,
   ): void {
-    this.#host.output({
-      type: "endpoint-done",
-      requestId,
-      outcome: { ok: false, code, message, ...(retryAfterS !== undefined ? { retryAfterS } : {}) },
+    this.#endpointAnswer(requestId, {
+      ok: false,
+      code,
+      message,
+      ...(retryAfterS !== undefined ? { retryAfterS } : {}),
     });
   }
 
   /** Builds the endpoint's next value on the one held here and proposes its record. */
-  #proposeEndpoint(nowMs: number, wallMs: number, requestId: number, asked: EndpointWrite): void {
+  #proposeEndpoint(
+    nowMs: number,
+    wallMs: number,
+    requestId: number | undefined,
+    asked: EndpointWrite,
+  ): void {
     const refuse = (code: RefusalCode, message: string): void => {
       this.#endpointRefused(requestId, code, message);
     };
@@ -528,7 +549,8 @@ export class SubmitPath {
     const probeStamp: Stamp = { origin: this.#self, seq: 1 };
     const probe = applyWrite(current, write, nextVersion(current, probeStamp, wallMs), id);
     if (!probe.ok) {
-      refuse("not_found", `no endpoint ${JSON.stringify(id)}`);
+      // "unchanged": a disable of an endpoint disabled already; nothing to write.
+      if (probe.reason === "not_found") refuse("not_found", `no endpoint ${JSON.stringify(id)}`);
       return;
     }
     // A delete is never refused for size: it only marks the value it finds.
@@ -552,6 +574,7 @@ export class SubmitPath {
     assert(next.ok, `endpoint ${id}: a write the probe allowed was refused`);
     const record: ReplicatedRecord = { type: "endpoint", stamp, state: next.value };
     this.#table.apply(record, wallMs);
+    this.#host.endpointChanged(id);
     const proposal = this.#proposals.propose(
       nowMs,
       "endpoint",
@@ -562,7 +585,7 @@ export class SubmitPath {
       undefined,
       next.value,
     );
-    proposal.endpointRequests.push(requestId);
+    if (requestId !== undefined) proposal.endpointRequests.push(requestId);
     this.#host.originate(record, proposal.key);
     this.#proposals.evaluate(nowMs, proposal);
   }

@@ -43,6 +43,7 @@ import {
   type LifeLog,
   type MemberLog,
   type ReadyLog,
+  type RotationLog,
   type SimEndpoint,
   type SimHistory,
   type SimJobPhase,
@@ -54,7 +55,15 @@ import { profileFor, SIM_DELIVERY, SIM_NODES, type SimProfile } from "./sim_prof
 import { type FaultStats, SimFaults } from "./sim_faults.ts";
 import type { Slot } from "./sim_slot.ts";
 import { SimWorkload } from "./sim_workload.ts";
-import { eventsProfile, orderedFailures, SimEventWorkload } from "./sim_events.ts";
+import {
+  endpointUrl,
+  eventsProfile,
+  GONE_HOST,
+  orderedFailures,
+  SimEventWorkload,
+} from "./sim_events.ts";
+import { endpointOfJob } from "../jobs/endpoint_health.ts";
+import type { EndpointState } from "../jobs/endpoint_model.ts";
 
 const CLUSTER_KEY = "cluster-sim-key-0123456789abcdef";
 const DATA_DIR = "/var/lib/hookd";
@@ -198,6 +207,7 @@ export class ClusterSim implements SimHistory {
   readonly submits: SubmitLog[] = [];
   readonly endpoints: SimEndpoint[] = [];
   readonly events: EventLog[] = [];
+  readonly rotations: RotationLog[] = [];
   readonly lives: LifeLog[] = [];
   readonly stallLog: StallLog[] = [];
   /** Every node's membership events: the views from which the checker derives ownership. */
@@ -225,7 +235,9 @@ export class ClusterSim implements SimHistory {
   constructor(options: ClusterSimOptions) {
     this.seed = options.seed;
     const profile = options.profile ?? profileFor(options.seed);
-    this.profile = options.events === true ? eventsProfile(profile) : profile;
+    this.profile = options.events === true
+      ? eventsProfile(profile, options.chaosMs ?? 30_000)
+      : profile;
     this.#chaosMs = options.chaosMs ?? 30_000;
     this.#drainLimitMs = options.drainLimitMs ?? 120_000;
     this.#onTrace = options.onTrace;
@@ -303,9 +315,11 @@ export class ClusterSim implements SimHistory {
         slots: this.#slots,
         endpoints: this.endpoints,
         events: this.events,
+        rotations: this.rotations,
         trace,
       })
       : undefined;
+    if (this.profile.events === true) this.receiver.goneUrls.add(endpointUrl(GONE_HOST));
   }
 
   get voters(): string[] {
@@ -409,7 +423,22 @@ export class ClusterSim implements SimHistory {
         runtime,
         rng: rng.fork(),
         metrics,
-        transport: this.receiver.transportFor(slot.nodeId, life, runtime),
+        transport: this.receiver.transportFor(
+          slot.nodeId,
+          life,
+          runtime,
+          // What the sender held of an event job's endpoint, for the event checker.
+          this.profile.events === true
+            ? (job) => {
+              const endpointId = endpointOfJob(job.id);
+              if (endpointId === undefined || slot.store === undefined) return undefined;
+              return {
+                wallMs: runtime.wallMs(),
+                endpoint: slot.store.core.table.endpoints.get(endpointId),
+              };
+            }
+            : undefined,
+        ),
       }),
       metrics,
       onLog: (event, fields) => {
@@ -708,6 +737,12 @@ export class ClusterSim implements SimHistory {
   upNodes(): Array<{ node: string; phase: string }> {
     return this.#slots.flatMap((s) =>
       s.store !== undefined ? [{ node: s.nodeId, phase: s.store.core.phase }] : []
+    );
+  }
+
+  endpointValues(id: string): Array<{ node: string; state: EndpointState | undefined }> {
+    return this.#slots.flatMap((s) =>
+      s.store !== undefined ? [{ node: s.nodeId, state: s.store.core.table.endpoints.get(id) }] : []
     );
   }
 

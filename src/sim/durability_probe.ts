@@ -59,6 +59,8 @@ export function recordIdentity(record: JobRecord): string | undefined {
       return `event ${record.body.event.id} ${record.body.event.bodyHash} ${record.body.event.payload}`;
     case "event-commit":
       return `event-commit ${record.eventId}`;
+    case "endpoint-health":
+      return `endpoint-health ${record.endpointId} ${record.lastSuccessAtMs}`;
     case "event-state":
     case "endpoint-state":
     case "state":

@@ -15,11 +15,28 @@
  *   order-key order, and no job's first attempt was sent before every job keyed earlier was
  *   delivered (a 2xx arrived) or dead (its last allowed attempt was sent).
  *
+ * - Signed at attempt time (docs/endpoints.md, "Secret rotation"): every attempt carries a
+ *   signature under each secret its sender's own table held valid for the endpoint at the
+ *   sender's wall clock as the attempt started (the current secret and, during a rotation's
+ *   overlap, the replaced one), recomputed here from the value, not from what the node signed.
+ * - Rotation overlaps honoured: every attempt that starts after a rotation was acknowledged
+ *   (durable on a majority), from a node whose table held it, carries a signature under the
+ *   new secret; one that starts within the overlap (by the sender's wall clock) a signature
+ *   under the replaced secret too, and none after it. An attempt from a node that had not yet
+ *   received the rotation (a partition) signs as its table says: the previous rule.
+ * - Disabled means no attempts: no attempt starts at a node whose own table held the endpoint
+ *   disabled (its jobs go dead instead, new events skip it). So once the disable is durable on
+ *   a majority, the only attempts left are those already in flight and those of nodes the
+ *   disable has not reached yet; after the heal, when it reached every node, none.
+ * - Gone disables: when a node that stayed up to the end saw a 410 from an endpoint, every up
+ *   node ends holding that endpoint disabled with `disabled_reason` "gone".
+ *
  * Delivery of every acknowledged event's jobs is checked with every other job's (the run's
  * `ackedJobs` holds them). Owns judgement only: reads the run through `SimHistory`.
  */
 
 import { signatureHeader } from "../delivery/signing.ts";
+import { compareVersions, secretsAt } from "../jobs/endpoint_model.ts";
 import { eventIdOfJob, eventJobId } from "../jobs/event_model.ts";
 import { jobsDefaults } from "../config/jobs.ts";
 import { compareOrderKeys, type OrderKey } from "../jobs/ordered_queues.ts";
@@ -94,11 +111,103 @@ export function checkEvents(
       if (r.payload !== event.payload || r.url !== endpoint.url) {
         add("an event's attempt differs from the event or endpoint", `job ${jobId}`);
       }
+      checkSigned(r, endpoint.secret, jobId, add);
+    }
+  }
+  checkRotations(sim, add);
+  checkGone(sim, add);
+}
+
+/**
+ * An attempt's signatures: under the secrets its sender's table held valid at its wall clock
+ * (the endpoint's own secret when the sender held no value of it: the job's fallback), and
+ * none from a node that held the endpoint disabled.
+ */
+function checkSigned(
+  r: ReceivedRequest,
+  createdSecret: string,
+  jobId: string,
+  add: (kind: string, detail: string) => void,
+): void {
+  const saw = r.senderSaw;
+  if (saw?.endpoint?.disabled === true) {
+    add(
+      "an attempt by a node that held its endpoint disabled",
+      `job ${jobId} by ${r.node}/${r.life} at ${r.sentAtMs.toFixed(1)} ms ` +
+        `(${saw.endpoint.disabledReason})`,
+    );
+  }
+  const expected = saw?.endpoint !== undefined
+    ? secretsAt(saw.endpoint, saw.wallMs)
+    : [createdSecret];
+  if (r.signature !== signatureHeader(expected, r.webhookId, r.timestampS, r.payload)) {
+    add(
+      "an event's attempt not signed under its endpoint's secrets at attempt time",
+      `job ${jobId} by ${r.node}/${r.life} at ${r.sentAtMs.toFixed(1)} ms`,
+    );
+  }
+}
+
+/** Every attempt after an acknowledged rotation, from a node that held it, honours it. */
+function checkRotations(sim: SimHistory, add: (kind: string, detail: string) => void): void {
+  for (const rotation of sim.rotations) {
+    const written = rotation.written;
+    if (written === undefined || rotation.answeredAtMs === undefined) continue;
+    const old = written.previousSecret;
+    for (const r of sim.receiver.requests) {
+      const saw = r.senderSaw;
       if (
-        r.secrets.length !== 1 || r.secrets[0] !== endpoint.secret ||
-        r.signature !== signatureHeader([endpoint.secret], r.webhookId, r.timestampS, r.payload)
-      ) {
-        add("an event's attempt not signed under its endpoint's secret", `job ${jobId}`);
+        r.sentAtMs <= rotation.answeredAtMs || saw?.endpoint?.id !== rotation.endpointId ||
+        compareVersions(saw.endpoint.version, written.version) < 0
+      ) continue;
+      const parts = (r.signature ?? "").split(" ");
+      const under = (secret: string) =>
+        parts.includes(signatureHeader([secret], r.webhookId, r.timestampS, r.payload));
+      const within = saw.wallMs < written.previousSecretUntilMs;
+      // A later rotation replaces this one's secrets: checked as its own.
+      const newer = sim.rotations.some((o) =>
+        o !== rotation && o.written !== undefined &&
+        compareVersions(o.written.version, written.version) > 0 &&
+        compareVersions(saw.endpoint!.version, o.written.version) >= 0
+      );
+      if (newer) continue;
+      if (!under(rotation.secret)) {
+        add("an attempt after a rotation not signed under the new secret", `${r.jobId}`);
+      }
+      if (within && !under(old)) {
+        add("an attempt within a rotation's overlap not signed under the old secret", r.jobId);
+      }
+      if (!within && under(old)) {
+        add("an attempt after a rotation's overlap still signed under the old secret", r.jobId);
+      }
+    }
+  }
+}
+
+/**
+ * An endpoint whose 410 a node saw and kept (its life lasted to the end, so its ask to
+ * disable was not lost with a crash) is disabled, "gone", on every up node at the end.
+ */
+function checkGone(sim: SimHistory, add: (kind: string, detail: string) => void): void {
+  const endpointOfUrl = new Map(sim.endpoints.map((e) => [e.url, e.id]));
+  const lastLife = new Map<string, number>();
+  for (const l of sim.lives) lastLife.set(l.node, Math.max(lastLife.get(l.node) ?? 0, l.life));
+  const up = new Set(sim.upNodes().map((u) => u.node));
+  const gone = new Set<string>();
+  for (const r of sim.receiver.requests) {
+    const id = endpointOfUrl.get(r.url);
+    if (
+      id !== undefined && r.status === 410 && r.nodeSaw === "response" && up.has(r.node) &&
+      lastLife.get(r.node) === r.life
+    ) gone.add(id);
+  }
+  for (const id of gone) {
+    for (const { node, state } of sim.endpointValues(id)) {
+      if (state?.disabled !== true || state.disabledReason !== "gone") {
+        add(
+          "an endpoint that answered 410 is not disabled (gone)",
+          `${id} on ${node}: ${state === undefined ? "none" : state.disabledReason || "enabled"}`,
+        );
       }
     }
   }

@@ -1,12 +1,15 @@
 /**
  * The event workload of a whole-cluster simulation run that asks for it (`SimProfile.events`,
- * `hookd sim --events`): four endpoints created early (two take `invoice.paid`, one of them
- * `user.created` too, the third `user.created` only, and an ordered one both, whose receiver
- * fails the first attempts of a third of its jobs), then events of either type at seeded
+ * `hookd sim --events`): five endpoints created early (two take `invoice.paid`, one of them
+ * `user.created` too, the third `user.created` only, an ordered one both, whose receiver
+ * fails the first attempts of a third of its jobs, and a fifth takes `invoice.paid` and answers
+ * every request 410 Gone, so it gets disabled), then events of either type at seeded
  * instants to random live nodes, as a client sends them. Records each event, its answer, the
  * job ids the node that took it made, and at the answer what every disk held of it: on which
  * disks each job was (invariant 1, for events) and which disks held the event's record
- * without all its jobs (the all-or-nothing rule; must be none).
+ * without all its jobs (the all-or-nothing rule; must be none). Midway it rotates the second
+ * endpoint's secret through a random live node (the nodes run with a short overlap,
+ * `eventRotationOverlapMs`, so attempts after the overlap are in the run too).
  *
  * Owns the endpoints' creation and the events; talks to a node as its client does
  * (`JobStore.createEndpoint`, `JobStore.submitEvent`). Draws only from the generator it is
@@ -17,7 +20,7 @@ import type { EndpointFields } from "../jobs/service.ts";
 import type { SimProfile } from "./sim_profile.ts";
 import type { ReceivedRequest } from "./sim_receiver.ts";
 import { eventKey } from "./durability_probe.ts";
-import type { EventLog, SimEndpoint } from "./sim_history.ts";
+import type { EventLog, RotationLog, SimEndpoint } from "./sim_history.ts";
 import type { Slot } from "./sim_slot.ts";
 import type { WorkloadHost } from "./sim_workload.ts";
 
@@ -30,7 +33,26 @@ export interface EventWorkloadHost
     Pick<WorkloadHost, "scheduler" | "profile" | "probe" | "rng" | "chaosMs" | "slots" | "trace"> {
   readonly endpoints: SimEndpoint[];
   readonly events: EventLog[];
+  readonly rotations: RotationLog[];
 }
+
+/** The endpoint whose receiver answers 410 Gone to everything (the receiver's `goneUrls`). */
+export const GONE_HOST = "e4";
+/** The URL the endpoint on `host` is created with. */
+export function endpointUrl(host: string): string {
+  return `http://${host}.receiver.sim/hook`;
+}
+/**
+ * The rotation overlap the nodes of a run with events use (`jobs.secretRotationOverlapMs`),
+ * for a run of `chaosMs`: a quarter of it, so attempts within the overlap and after it are
+ * both in the run, however long it is.
+ */
+export function eventRotationOverlapMs(chaosMs: number): number {
+  return Math.round(chaosMs / 4);
+}
+/** The second endpoint's secret is rotated this far into the faults, to this secret. */
+const ROTATE_AT_SHARE = 0.3;
+const ROTATED_SECRET = "whsec_" + btoa(String.fromCharCode(...new Uint8Array(24).fill(0x60)));
 
 /** The endpoints every run with events creates: URL host, event types, ordered. */
 const ENDPOINTS: ReadonlyArray<readonly [string, readonly string[], boolean]> = [
@@ -38,6 +60,7 @@ const ENDPOINTS: ReadonlyArray<readonly [string, readonly string[], boolean]> = 
   ["e1", ["invoice.paid", "user.created"], false],
   ["e2", ["user.created"], false],
   ["e3", ["invoice.paid", "user.created"], true],
+  [GONE_HOST, ["invoice.paid"], false],
 ];
 
 /** The ordered endpoint's receiver fails this many first attempts of a third of its jobs. */
@@ -59,13 +82,18 @@ export function orderedFailures(request: ReceivedRequest): boolean {
 
 /**
  * The profile of a run with events: as drawn, with the ordered endpoints' clock allowance at
- * the most two of its nodes' clocks differ, so their order holds exactly (ordered_queues.ts).
+ * the most two of its nodes' clocks differ, so their order holds exactly (ordered_queues.ts),
+ * and the rotation overlap a quarter of the run's `chaosMs` (`eventRotationOverlapMs`).
  */
-export function eventsProfile(profile: SimProfile): SimProfile {
+export function eventsProfile(profile: SimProfile, chaosMs: number): SimProfile {
   return {
     ...profile,
     events: true,
-    jobs: { ...profile.jobs, orderedClockSkewMs: 2 * profile.skewMsMax },
+    jobs: {
+      ...profile.jobs,
+      orderedClockSkewMs: 2 * profile.skewMsMax,
+      secretRotationOverlapMs: eventRotationOverlapMs(chaosMs),
+    },
   };
 }
 const TYPES = ["invoice.paid", "user.created"];
@@ -88,7 +116,7 @@ export class SimEventWorkload {
     for (const [i, [host, eventTypes, ordered]] of ENDPOINTS.entries()) {
       const secretBytes = new Uint8Array(24).fill(0x40 + i);
       const fields: EndpointFields = {
-        url: `http://${host}.receiver.sim/hook`,
+        url: endpointUrl(host),
         eventTypes: [...eventTypes],
         secret: "whsec_" + btoa(String.fromCharCode(...secretBytes)),
         description: "",
@@ -100,6 +128,10 @@ export class SimEventWorkload {
       };
       scheduler.at(ENDPOINTS_AT_MS + i, () => this.#createEndpoint(fields, rng.next(), 1));
     }
+    scheduler.at(
+      Math.max(EVENTS_FROM_MS, ROTATE_AT_SHARE * chaosMs),
+      () => this.#rotate(rng.next(), 1),
+    );
     const exp = (mean: number) => -Math.log(1 - rng.next()) * mean;
     // Events at a quarter of the job submit rate: each fans out to one or two jobs.
     const meanMs = 4 * profile.submitIntervalMs;
@@ -110,20 +142,20 @@ export class SimEventWorkload {
     }
   }
 
+  /** A refused endpoint write, tried again later through another random node (bounded). */
+  #retry(tries: number, again: (nodeRoll: number) => void): void {
+    if (tries >= ENDPOINT_TRIES_MAX) return;
+    const roll = this.#host.rng.next();
+    this.#host.scheduler.at(this.#host.scheduler.nowMs + ENDPOINT_RETRY_MS, () => again(roll));
+  }
+
   #live(): Slot[] {
     return this.#host.slots.filter((s) => s.store !== undefined);
   }
 
   #createEndpoint(fields: EndpointFields, nodeRoll: number, tries: number): void {
     const live = this.#live();
-    const retry = () => {
-      if (tries >= ENDPOINT_TRIES_MAX) return;
-      const roll = this.#host.rng.next();
-      this.#host.scheduler.at(
-        this.#host.scheduler.nowMs + ENDPOINT_RETRY_MS,
-        () => this.#createEndpoint(fields, roll, tries + 1),
-      );
-    };
+    const retry = () => this.#retry(tries, (roll) => this.#createEndpoint(fields, roll, tries + 1));
     if (live.length === 0) return retry();
     const slot = live[Math.floor(nodeRoll * live.length)]!;
     slot.store!.createEndpoint(fields).then((outcome) => {
@@ -140,6 +172,33 @@ export class SimEventWorkload {
           eventTypes: fields.eventTypes,
           ordered: fields.ordered,
         });
+      } else retry();
+    });
+  }
+
+  /** Rotates the second endpoint's secret through a live node (tried again if refused). */
+  #rotate(nodeRoll: number, tries: number): void {
+    const endpoint = this.#host.endpoints.find((e) => e.url === endpointUrl("e1"));
+    const live = this.#live();
+    const retry = () => this.#retry(tries, (roll) => this.#rotate(roll, tries + 1));
+    if (endpoint === undefined || live.length === 0) return retry();
+    const slot = live[Math.floor(nodeRoll * live.length)]!;
+    const log: RotationLog = {
+      endpointId: endpoint.id,
+      node: slot.nodeId,
+      secret: ROTATED_SECRET,
+      atMs: this.#host.scheduler.nowMs,
+      answeredAtMs: undefined,
+      written: undefined,
+    };
+    this.#host.rotations.push(log);
+    slot.store!.rotateEndpointSecret(endpoint.id, ROTATED_SECRET).then((outcome) => {
+      log.answeredAtMs = this.#host.scheduler.nowMs;
+      this.#host.trace(
+        `rotate ${endpoint.id} via ${slot.nodeId}: ${outcome.ok ? "ok" : outcome.code}`,
+      );
+      if (outcome.ok) {
+        log.written = slot.store?.core.table.endpoints.value(endpoint.id);
       } else retry();
     });
   }

@@ -11,6 +11,7 @@
  */
 
 import type { OrderKey } from "../jobs/ordered_queues.ts";
+import type { EndpointState } from "../jobs/endpoint_model.ts";
 import type { EventOutcome, SubmitOutcome, SubmitRequest } from "../jobs/service.ts";
 import type { JobPhase } from "../jobs/job_model.ts";
 import type { MemberEvent } from "../membership/swim_core.ts";
@@ -59,6 +60,17 @@ export interface SimEndpoint {
   readonly eventTypes: readonly string[];
   /** Its jobs are delivered one at a time in order-key order (docs/replication.md). */
   readonly ordered: boolean;
+}
+
+/** A secret rotation the event workload asked for, and its answer. */
+export interface RotationLog {
+  readonly endpointId: string;
+  readonly node: string;
+  readonly secret: string;
+  readonly atMs: number;
+  answeredAtMs: number | undefined;
+  /** The value written, when acknowledged (durable on a majority). */
+  written: EndpointState | undefined;
 }
 
 /** One event sent, its answer, and what the disks held of it at the answer. */
@@ -134,6 +146,7 @@ export interface SimHistory {
   /** The event workload's endpoints and events (empty unless the profile asks for events). */
   readonly endpoints: readonly SimEndpoint[];
   readonly events: readonly EventLog[];
+  readonly rotations: readonly RotationLog[];
   readonly lives: readonly LifeLog[];
   readonly stallLog: readonly StallLog[];
   /** Every node's membership events: the views from which the checker derives ownership. */
@@ -159,4 +172,6 @@ export interface SimHistory {
   upNodes(): Array<{ node: string; phase: string }>;
   /** Nodes meant to be up at the end (not left down after the heal). */
   expectedUp(): string[];
+  /** What every up node's table holds of endpoint `id` at the end (undefined: nothing live). */
+  endpointValues(id: string): Array<{ node: string; state: EndpointState | undefined }>;
 }

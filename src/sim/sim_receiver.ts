@@ -20,7 +20,8 @@ import type { Rng } from "../lib/rng.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import type { AttemptRequest, AttemptTransport } from "../delivery/http_transport.ts";
 import { webhookHeaders } from "../delivery/signing.ts";
-import { type AttemptResult, webhookIdOf } from "../delivery/types.ts";
+import { type AttemptResult, type DeliveryJob, webhookIdOf } from "../delivery/types.ts";
+import type { EndpointState } from "../jobs/endpoint_model.ts";
 import type { SimScheduler } from "./scheduler.ts";
 
 export type ReceiverMode = "ok" | "error" | "unavailable" | "slow" | "refuse";
@@ -49,9 +50,21 @@ export interface ReceivedRequest {
   readonly url: string;
   /** Secrets the node signed with (checked by the checker against what the client sent). */
   readonly secrets: readonly string[];
+  /**
+   * What the sending node's own table held of the job's endpoint as the attempt started, and
+   * its wall clock then (runs with events only: `transportFor`'s `observe`).
+   */
+  readonly senderSaw?: SenderView;
   nodeSaw: NodeSaw;
   /** Virtual time the node learnt the outcome (undefined: it never did). */
   nodeSawAtMs: number | undefined;
+}
+
+/** The sender's own view of an event job's endpoint when it starts an attempt. */
+export interface SenderView {
+  readonly wallMs: number;
+  /** Undefined: the node held no live value of the endpoint. */
+  readonly endpoint: EndpointState | undefined;
 }
 
 export interface SimReceiverOptions {
@@ -70,6 +83,8 @@ export class SimReceiver {
   readonly #straySlow: number;
   #mode: ReceiverMode = "ok";
   readonly requests: ReceivedRequest[] = [];
+  /** URLs that answer 410 Gone to every request that reaches them (the event workload's). */
+  readonly goneUrls = new Set<string>();
   /** Called for every request as it arrives (or is refused). */
   onRequest: ((request: ReceivedRequest) => void) | undefined;
   /**
@@ -95,7 +110,12 @@ export class SimReceiver {
   }
 
   /** The transport one life of one node delivers through. */
-  transportFor(node: string, life: number, runtime: Runtime): AttemptTransport {
+  transportFor(
+    node: string,
+    life: number,
+    runtime: Runtime,
+    observe?: (job: DeliveryJob) => SenderView | undefined,
+  ): AttemptTransport {
     let closed = false;
     return {
       send: (request) => {
@@ -106,7 +126,7 @@ export class SimReceiver {
             latencyMs: 0,
           });
         }
-        return this.#send(node, life, runtime, request);
+        return this.#send(node, life, runtime, request, observe?.(request.job));
       },
       close: () => {
         closed = true;
@@ -119,6 +139,7 @@ export class SimReceiver {
     life: number,
     runtime: Runtime,
     request: AttemptRequest,
+    senderSaw: SenderView | undefined,
   ): Promise<AttemptResult> {
     const { job } = request;
     const timestampS = Math.floor(runtime.wallMs() / 1000);
@@ -138,6 +159,7 @@ export class SimReceiver {
       payload: job.payload,
       url: job.url,
       secrets: job.secrets,
+      ...(senderSaw !== undefined ? { senderSaw } : {}),
       nodeSaw: "none",
       nodeSawAtMs: undefined,
     };
@@ -214,6 +236,8 @@ export class SimReceiver {
           // Became unreachable while the request was on the wire: reset.
           status = 0;
         }
+        // After every draw, so a run without such URLs draws what it did before.
+        if (status !== 0 && this.goneUrls.has(job.url)) status = 410;
         if (mode === "slow" || (mode === "ok" && stray > 1 - this.#straySlow)) {
           processMs = request.timeoutMs * (1.05 + this.#rng.next());
         }

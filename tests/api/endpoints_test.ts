@@ -33,6 +33,9 @@ Deno.test("POST /v1/endpoints answers 201 with the endpoint and a generated whse
       disabled_reason: null,
       created_at: undefined,
       updated_at: undefined,
+      previous_secret: null,
+      previous_secret_until: null,
+      last_success_at: null,
     },
   );
   assert(!Number.isNaN(Date.parse(body.created_at as string)));
@@ -168,4 +171,58 @@ Deno.test("POST /v1/endpoints with an Idempotency-Key: a retry gets the same end
   const bad = await call(api, keyed(ENDPOINT, "x".repeat(10_000)));
   assertEquals(bad.status, 400);
   assertEquals(api.service.endpoints.size, 2);
+});
+
+Deno.test("POST /v1/endpoints/{id}/secret/rotate: no body generates the secret, the old one stays previous", async () => {
+  const api = makeApi({ randomBytes: (n: number) => new Uint8Array(n).fill(9) });
+  const made = await call(api, post("/v1/endpoints", { ...ENDPOINT, secret: SECRET }));
+  const id = (made.body as Record<string, unknown>).id as string;
+  const bare = await call(
+    api,
+    new Request(`${BASE}/v1/endpoints/${id}/secret/rotate`, { method: "POST" }),
+  );
+  assertEquals(bare.status, 200);
+  const rotated = bare.body as Record<string, unknown>;
+  assertEquals(rotated.secret, "whsec_" + btoa(String.fromCharCode(...new Uint8Array(24).fill(9))));
+  assertEquals(rotated.previous_secret, SECRET);
+  assert(
+    Date.parse(rotated.previous_secret_until as string) > Date.parse(rotated.updated_at as string),
+  );
+  const given = "whsec_" + btoa("abcdefghijklmnopqrstuvwx");
+  const second = await call(api, post(`/v1/endpoints/${id}/secret/rotate`, { secret: given }));
+  assertEquals(second.status, 200);
+  const body = second.body as Record<string, unknown>;
+  // A second rotation within the overlap: the previous one is the secret just replaced.
+  assertEquals([body.secret, body.previous_secret], [given, rotated.secret]);
+  const bad = await call(api, post(`/v1/endpoints/${id}/secret/rotate`, { secret: "whsec_!" }));
+  assertEquals([bad.status, errorOf(bad).field], [400, "secret"]);
+  const unknown = await call(api, post(`/v1/endpoints/${id}/secret/rotate`, { key: 1 }));
+  assertEquals([unknown.status, errorOf(unknown).field], [400, "key"]);
+});
+
+Deno.test("POST /v1/endpoints/{id}/recover takes since as ISO 8601 or epoch ms, refuses anything else", async () => {
+  const api = makeApi();
+  const made = await call(api, post("/v1/endpoints", ENDPOINT));
+  const id = (made.body as Record<string, unknown>).id as string;
+  for (
+    const [since, ms] of [
+      ["2025-01-31T12:00:00Z", Date.parse("2025-01-31T12:00:00Z")],
+      ["2025-01-31T12:00:00.250+02:00", Date.parse("2025-01-31T12:00:00.250+02:00")],
+      [1_700_000_000_000, 1_700_000_000_000],
+      ["1700000000000", 1_700_000_000_000],
+    ] as const
+  ) {
+    const answer = await call(api, post(`/v1/endpoints/${id}/recover`, { since }));
+    assertEquals([answer.status, answer.body], [202, { recovered: 2, failed: 0 }]);
+    assertEquals(api.service.recovers.at(-1), { id, sinceMs: ms });
+  }
+  for (const since of ["yesterday", "2025-13-45T99:00:00Z", -1, 1.5, null, true, {}]) {
+    const answer = await call(api, post(`/v1/endpoints/${id}/recover`, { since }));
+    assertEquals([answer.status, errorOf(answer).field], [400, "since"], JSON.stringify(since));
+  }
+  const none = await call(api, post(`/v1/endpoints/${id}/recover`, {}));
+  assertEquals([none.status, errorOf(none).field], [400, "since"]);
+  const missing = await call(api, post("/v1/endpoints/ep_nope/recover", { since: 0 }));
+  assertEquals(missing.status, 404);
+  assertEquals(api.service.recovers.length, 4);
 });

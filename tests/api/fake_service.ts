@@ -24,6 +24,7 @@ import type {
   EventOutcome,
   EventRequest,
   EventView,
+  RecoverOutcome,
 } from "../../src/jobs/service.ts";
 import { applyWrite, type EndpointWrite, nextVersion } from "../../src/jobs/endpoint_model.ts";
 import { EndpointTable } from "../../src/jobs/endpoint_table.ts";
@@ -219,6 +220,24 @@ export class FakeJobService implements JobService {
 
   deleteEndpoint(id: string): Promise<EndpointOutcome> {
     return this.#writeEndpoint({ kind: "delete", id });
+  }
+
+  rotateEndpointSecret(id: string, secret: string): Promise<EndpointOutcome> {
+    return this.#writeEndpoint({ kind: "rotate", id, secret, overlapMs: 86_400_000 });
+  }
+
+  /** Recovers asked for (endpoint id, since), answered `recovered: 2`. */
+  readonly recovers: { id: string; sinceMs: number }[] = [];
+
+  recoverEndpoint(id: string, sinceMs: number): Promise<RecoverOutcome> {
+    if (this.mode.kind === "throw") return Promise.reject(new Error("fake store bug"));
+    const refusal = this.#refusal();
+    if (refusal !== undefined) return Promise.resolve(refusal);
+    if (this.endpoints.get(id) === undefined) {
+      return Promise.resolve({ ok: false, code: "not_found", message: `no endpoint ${id}` });
+    }
+    this.recovers.push({ id, sinceMs });
+    return Promise.resolve({ ok: true, recovered: 2, failed: 0 });
   }
 
   #writeEndpoint(write: EndpointWrite): Promise<EndpointOutcome> {

@@ -15,7 +15,17 @@ import { SimScheduler } from "../../src/sim/scheduler.ts";
 import { SimRuntime } from "../../src/sim/sim_runtime.ts";
 import { deadJob } from "./fake_service.ts";
 import { sampleDashboard, throwingDashboard } from "./fake_dashboard.ts";
-import { BASE, call, get, JSON_HEADERS, makeApi, post, TOKEN, VALID_JOB } from "./harness.ts";
+import {
+  BASE,
+  call,
+  get,
+  JSON_HEADERS,
+  makeApi,
+  post,
+  SECRET,
+  TOKEN,
+  VALID_JOB,
+} from "./harness.ts";
 import { ENDPOINT_FIELDS } from "../../src/api/endpoint_validate.ts";
 import { EVENT_FIELDS } from "../../src/api/event_validate.ts";
 import { resolve, type Schema, validate } from "./json_schema.ts";
@@ -182,6 +192,58 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   "DELETE /v1/endpoints/{id} 404": () => makeApi().handler(remove("ep_nope")),
   "DELETE /v1/endpoints/{id} 500": throwing(remove("ep_1")),
   "DELETE /v1/endpoints/{id} 503": () => whileFull(remove("ep_1")),
+
+  "POST /v1/endpoints/{id}/secret/rotate 200": async () => {
+    const { api, id } = await withEndpoint();
+    return await api.handler(post(`/v1/endpoints/${id}/secret/rotate`, { secret: SECRET }));
+  },
+  "POST /v1/endpoints/{id}/secret/rotate 400": () =>
+    makeApi().handler(post("/v1/endpoints/ep_1/secret/rotate", { secret: "nope" })),
+  "POST /v1/endpoints/{id}/secret/rotate 401": unauthorized(
+    post("/v1/endpoints/ep_1/secret/rotate", {}),
+  ),
+  "POST /v1/endpoints/{id}/secret/rotate 404": () =>
+    makeApi().handler(post("/v1/endpoints/ep_nope/secret/rotate", {})),
+  "POST /v1/endpoints/{id}/secret/rotate 408": () =>
+    bodyTimeout("/v1/endpoints/ep_1/secret/rotate"),
+  "POST /v1/endpoints/{id}/secret/rotate 413": () =>
+    makeApi({ config: { bodyBytesMax: 100 } }).handler(
+      post("/v1/endpoints/ep_1/secret/rotate", { secret: "x".repeat(200) }),
+    ),
+  "POST /v1/endpoints/{id}/secret/rotate 415": () =>
+    makeApi().handler(
+      post("/v1/endpoints/ep_1/secret/rotate", {}, { "content-type": "text/plain" }),
+    ),
+  "POST /v1/endpoints/{id}/secret/rotate 500": throwing(
+    post("/v1/endpoints/ep_1/secret/rotate", {}),
+  ),
+  "POST /v1/endpoints/{id}/secret/rotate 503": () =>
+    whileFull(post("/v1/endpoints/ep_1/secret/rotate", {})),
+  "POST /v1/endpoints/{id}/recover 202": async () => {
+    const { api, id } = await withEndpoint();
+    return await api.handler(post(`/v1/endpoints/${id}/recover`, { since: 0 }));
+  },
+  "POST /v1/endpoints/{id}/recover 400": () =>
+    makeApi().handler(post("/v1/endpoints/ep_1/recover", { since: "yesterday" })),
+  "POST /v1/endpoints/{id}/recover 401": unauthorized(
+    post("/v1/endpoints/ep_1/recover", { since: 0 }),
+  ),
+  "POST /v1/endpoints/{id}/recover 404": () =>
+    makeApi().handler(post("/v1/endpoints/ep_nope/recover", { since: 0 })),
+  "POST /v1/endpoints/{id}/recover 408": () => bodyTimeout("/v1/endpoints/ep_1/recover"),
+  "POST /v1/endpoints/{id}/recover 413": () =>
+    makeApi({ config: { bodyBytesMax: 100 } }).handler(
+      post("/v1/endpoints/ep_1/recover", { since: "x".repeat(200) }),
+    ),
+  "POST /v1/endpoints/{id}/recover 415": () =>
+    makeApi().handler(
+      post("/v1/endpoints/ep_1/recover", { since: 0 }, { "content-type": "text/plain" }),
+    ),
+  "POST /v1/endpoints/{id}/recover 500": throwing(
+    post("/v1/endpoints/ep_1/recover", { since: 0 }),
+  ),
+  "POST /v1/endpoints/{id}/recover 503": () =>
+    whileFull(post("/v1/endpoints/ep_1/recover", { since: 0 })),
 
   "POST /v1/jobs 202": () => makeApi().handler(post("/v1/jobs", VALID_JOB)),
   "POST /v1/jobs 400": () => makeApi().handler(post("/v1/jobs", { ...VALID_JOB, x: 1 })),

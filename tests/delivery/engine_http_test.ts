@@ -51,7 +51,10 @@ function startReceiver(
 }
 
 /** An engine plus a way to await reports. */
-function harness(overrides: Partial<EngineConfig> = {}) {
+function harness(
+  overrides: Partial<EngineConfig> = {},
+  secretsFor?: (job: DeliveryJob) => readonly string[] | undefined,
+) {
   const store = new MemoryDeliveryStore();
   const reports: DeliveryReport[] = [];
   const waiters: Array<
@@ -61,6 +64,7 @@ function harness(overrides: Partial<EngineConfig> = {}) {
     config: { ...config, ...overrides },
     store,
     rng: new Sfc32(42),
+    ...(secretsFor !== undefined ? { secretsFor } : {}),
     onReport: (report) => {
       reports.push(report);
       for (let i = waiters.length - 1; i >= 0; i--) {
@@ -406,6 +410,42 @@ Deno.test("DeliveryEngine stamps webhook-timestamp from the wall clock, not its 
     const { headers, body } = receiver.requests[0]!;
     // verify() also checks the timestamp is within 5 minutes of now.
     new Webhook(SECRET).verify(body, headers);
+  } finally {
+    await engine.close();
+    await receiver.close();
+  }
+});
+
+Deno.test("a rotation between two attempts: the next is signed under the new and the old secret, and standardwebhooks verifies it under either", async () => {
+  const NEW = "whsec_" + btoa("the new secret, 24 bytes!");
+  const receiver = startReceiver((i) =>
+    i === 0 ? new Response("boom", { status: 500 }) : new Response(null, { status: 204 })
+  );
+  // The endpoint table as the job store holds it: rotated once the first attempt failed.
+  let rotated = false;
+  const { engine, waitFor, submit } = harness(
+    {},
+    (j) => j.id.startsWith("evt_") ? (rotated ? [NEW, SECRET] : [SECRET]) : undefined,
+  );
+  try {
+    submit(job("evt_1.ep_a", receiver.url, { webhookId: "evt_1" }));
+    await waitFor((r) => r.jobId === "evt_1.ep_a" && r.kind === "retry");
+    rotated = true;
+    const report = await waitFor((r) => r.jobId === "evt_1.ep_a" && r.kind === "delivered");
+    assertEquals(report.kind, "delivered");
+    const [first, second] = receiver.requests;
+    new Webhook(SECRET).verify(first!.body, first!.headers);
+    let refused = false;
+    try {
+      new Webhook(NEW).verify(first!.body, first!.headers);
+    } catch {
+      refused = true;
+    }
+    assert(refused, "before the rotation, nothing is signed under the new secret");
+    // After it, a receiver holding either secret verifies the delivery.
+    assertEquals(second!.headers["webhook-signature"]!.split(" ").length, 2);
+    new Webhook(NEW).verify(second!.body, second!.headers);
+    new Webhook(SECRET).verify(second!.body, second!.headers);
   } finally {
     await engine.close();
     await receiver.close();

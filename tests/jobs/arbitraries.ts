@@ -175,6 +175,10 @@ export function endpointStateArb(
     ordered: fc.boolean(),
     disabledReason: fc.constantFrom(...DISABLED_REASONS),
     createdAtMs: wallArb,
+    previousSecret: fc.constantFrom("", "whsec_AAAA", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+    previousSecretUntilMs: fc.constantFrom(0, 1_700_000_000_000, 1_700_086_400_000),
+    // Few values, so equal and unequal success times meet in the merge's properties.
+    lastSuccessAtMs: fc.constantFrom(0, 1_700_000_000_000, 1_700_000_060_000),
     deleted: fc.boolean(),
     version,
   }).map((s) => ({ ...s, disabled: s.disabledReason !== "" }));
@@ -188,6 +192,11 @@ export const endpointRecordArb: fc.Arbitrary<JobRecord> = fc.oneof(
     state,
   })),
   endpointStateArb().map((state) => ({ type: "endpoint-state" as const, state })),
+  rec({
+    stamp: rec({ origin: fc.constantFrom(...ORIGINS), seq: fc.integer({ min: 1, max: 2 ** 40 }) }),
+    endpointId: fc.string({ minLength: 1, maxLength: 40 }),
+    lastSuccessAtMs: wallArb,
+  }).map((r) => ({ type: "endpoint-health" as const, ...r })),
 );
 
 /** An event and its fan-out (endpoint ids ascending, as the submit path makes them). */

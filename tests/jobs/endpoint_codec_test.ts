@@ -8,6 +8,7 @@ import {
 import { decodeRecord, encodeRecord, writeStamp } from "../../src/jobs/job_codec.ts";
 import { ByteWriter } from "../../src/lib/bytes.ts";
 import { endpointRecordArb, endpointStateArb } from "./arbitraries.ts";
+import type { EndpointState } from "../../src/jobs/endpoint_model.ts";
 
 Deno.test("endpoint values round-trip through the codec", () => {
   fc.assert(
@@ -82,7 +83,7 @@ Deno.test("an endpoint record whose version is not its stamp is refused", () => 
 
 Deno.test("the endpoint decoder refuses a format version it does not know", () => {
   fc.assert(
-    fc.property(endpointStateArb(), fc.integer({ min: 2, max: 255 }), (state, version) => {
+    fc.property(endpointStateArb(), fc.integer({ min: 3, max: 255 }), (state, version) => {
       const bytes = encodeEndpointState(state);
       bytes[0] = version;
       const decoded = decodeEndpointState(bytes);
@@ -96,8 +97,9 @@ Deno.test("the endpoint decoder refuses a reason without the disabled flag, and 
   fc.assert(
     fc.property(endpointStateArb(), (state) => {
       const bytes = encodeEndpointState(state);
-      // The reason byte sits before the two f64 times, the origin and the u53 seq.
-      const reasonAt = bytes.length - 8 - 8 - 8 - (4 + new TextEncoder().encode(
+      // The reason byte sits before the two f64 times, the origin and the u53 seq (and the
+      // version-2 tail).
+      const reasonAt = bytes.length - tailBytes(state) - 8 - 8 - 8 - (4 + new TextEncoder().encode(
         state.version.origin,
       ).length) - 1;
       bytes[reasonAt] = state.disabled ? 0 : 2;
@@ -117,7 +119,7 @@ Deno.test("the endpoint decoder refuses NaN and infinite times (the merge's orde
         const bytes = encodeEndpointState(state);
         // The two f64 times sit before the origin (u32 length, bytes) and the u53 seq.
         const originBytes = 4 + new TextEncoder().encode(state.version.origin).length;
-        const atMsAt = bytes.length - 8 - originBytes - 8;
+        const atMsAt = bytes.length - tailBytes(state) - 8 - originBytes - 8;
         const at = created ? atMsAt - 8 : atMsAt;
         new DataView(bytes.buffer, bytes.byteOffset).setFloat64(at, bad, false);
         const decoded = decodeEndpointState(bytes);
@@ -133,5 +135,31 @@ Deno.test("the endpoint decoder refuses NaN and infinite times (the merge's orde
       },
     ),
     { numRuns: 60 },
+  );
+});
+
+/** The bytes version 2 appended: the previous secret, its end and the last success time. */
+function tailBytes(state: EndpointState): number {
+  return 4 + new TextEncoder().encode(state.previousSecret).length + 8 + 8;
+}
+
+Deno.test("the endpoint decoder still reads version 1 (no rotation, no success yet)", () => {
+  fc.assert(
+    fc.property(endpointStateArb(), (state) => {
+      const v2 = encodeEndpointState(state);
+      const v1 = v2.slice(0, v2.length - tailBytes(state));
+      v1[0] = 1;
+      const decoded = decodeEndpointState(v1);
+      assert(decoded.ok, decoded.ok ? "" : decoded.reason);
+      assertEquals(decoded.value, {
+        ...state,
+        previousSecret: "",
+        previousSecretUntilMs: 0,
+        lastSuccessAtMs: 0,
+      });
+      // A version-2 value cut to version 1's length is refused, not read short.
+      assert(!decodeEndpointState(v2.slice(0, v2.length - tailBytes(state))).ok);
+    }),
+    { numRuns: 100 },
   );
 });

@@ -44,6 +44,9 @@ Deno.test("keyedCreateAnswer: a generated secret is not compared; the rest is", 
     ...fields({ secret: generated(1) }),
     id: "ep_x",
     createdAtMs: 5,
+    previousSecret: "",
+    previousSecretUntilMs: 0,
+    lastSuccessAtMs: 0,
     deleted: false,
     version: { atMs: 5, origin: "a", seq: 1 },
   };
@@ -63,6 +66,15 @@ Deno.test("keyedCreateAnswer: a generated secret is not compared; the rest is", 
     "different",
   );
   assertEquals(keyedCreateAnswer({ ...state, deleted: true }, fields(), false), "deleted");
+  // What the nodes keep beside the client's fields (a success recorded since, a rotation's
+  // previous secret) is not the body: a retry is still the same create.
+  const lived = {
+    ...state,
+    lastSuccessAtMs: 9_000,
+    previousSecret: generated(7),
+    previousSecretUntilMs: 99_000,
+  };
+  assertEquals(keyedCreateAnswer(lived, fields({ secret: generated(4) }), false), "same");
 });
 
 Deno.test("keyed create: a retry through another node gets the same endpoint and secret", async () => {

@@ -3,8 +3,10 @@ import { assert, assertEquals } from "../assert.ts";
 import {
   applyWrite,
   type EndpointState,
+  failingWindowStartMs,
   mergeEndpoint,
   nextVersion,
+  secretsAt,
   wantsEvent,
 } from "../../src/jobs/endpoint_model.ts";
 import { EndpointTable } from "../../src/jobs/endpoint_table.ts";
@@ -33,10 +35,112 @@ Deno.test("mergeEndpoint keeps the value with the greater version, whatever its 
     fc.property(endpointStateArb(), endpointStateArb(), (a, b) => {
       const older = { ...a, version: { atMs: T0, origin: "10.0.0.9:7000", seq: 5 } };
       const newer = { ...b, version: { atMs: T0 + 1, origin: "10.0.0.1:7000", seq: 1 } };
-      assertEquals(mergeEndpoint(older, newer), newer);
+      // Whole, but for the success time: a max register beside the version's winner.
+      const lastSuccessAtMs = Math.max(a.lastSuccessAtMs, b.lastSuccessAtMs);
+      assertEquals(mergeEndpoint(older, newer), { ...newer, lastSuccessAtMs });
+      assertEquals(mergeEndpoint(newer, older), { ...newer, lastSuccessAtMs });
     }),
     { numRuns: 100 },
   );
+});
+
+Deno.test("an endpoint's success time only rises, and never undoes a write (table and records)", () => {
+  const v = (seq: number) => ({ atMs: T0 + seq, origin: "a:1", seq });
+  const created = applyWrite(undefined, { kind: "create", fields: FIELDS }, v(1), "ep_1");
+  assert(created.ok);
+  const table = new EndpointTable({ endpointTombstoneMs: 1000 });
+  table.apply(created.value);
+  assertEquals(table.raiseLastSuccess("ep_1", T0 + 50), "changed");
+  assertEquals(table.raiseLastSuccess("ep_1", T0 + 40), "unchanged");
+  assertEquals(table.raiseLastSuccess("ep_9", T0 + 40), "unchanged");
+  // A client's write built on the value before the success (an older success time) keeps
+  // its fields and the newer success time.
+  const rotated = applyWrite(
+    created.value,
+    { kind: "rotate", id: "ep_1", secret: "whsec_AAAA", overlapMs: 10 },
+    v(2),
+    "ep_1",
+  );
+  assert(rotated.ok);
+  assertEquals(table.apply(rotated.value), "changed");
+  assertEquals(table.get("ep_1")!.secret, "whsec_AAAA");
+  assertEquals(table.get("ep_1")!.lastSuccessAtMs, T0 + 50);
+});
+
+Deno.test("applyWrite: a rotation keeps the old secret for the overlap; a second keeps only the last", () => {
+  const v = (seq: number) => ({ atMs: T0 + seq, origin: "a:1", seq });
+  const created = applyWrite(undefined, { kind: "create", fields: FIELDS }, v(1), "ep_1");
+  assert(created.ok);
+  const first = applyWrite(
+    created.value,
+    { kind: "rotate", id: "ep_1", secret: "whsec_AAAA", overlapMs: 1000 },
+    v(10),
+    "ep_1",
+  );
+  assert(first.ok);
+  assertEquals(
+    [first.value.secret, first.value.previousSecret, first.value.previousSecretUntilMs],
+    ["whsec_AAAA", FIELDS.secret, T0 + 10 + 1000],
+  );
+  assertEquals(secretsAt(first.value, T0 + 500), ["whsec_AAAA", FIELDS.secret]);
+  assertEquals(secretsAt(first.value, T0 + 1010), ["whsec_AAAA"]);
+  const second = applyWrite(
+    first.value,
+    { kind: "rotate", id: "ep_1", secret: "whsec_BBBB", overlapMs: 1000 },
+    v(20),
+    "ep_1",
+  );
+  assert(second.ok);
+  assertEquals(secretsAt(second.value, T0 + 500), ["whsec_BBBB", "whsec_AAAA"]);
+  // A retry of that rotation (same secret) changes nothing but the version.
+  const again = applyWrite(
+    second.value,
+    { kind: "rotate", id: "ep_1", secret: "whsec_BBBB", overlapMs: 1000 },
+    v(25),
+    "ep_1",
+  );
+  assert(again.ok);
+  assertEquals({ ...again.value, version: second.value.version }, second.value);
+  // A PATCH of the secret replaces it at once: no overlap.
+  const patched = applyWrite(
+    second.value,
+    { kind: "update", id: "ep_1", patch: { secret: "whsec_CCCC" } },
+    v(30),
+    "ep_1",
+  );
+  assert(patched.ok);
+  assertEquals(secretsAt(patched.value, T0 + 31), ["whsec_CCCC"]);
+  const missing = applyWrite(
+    undefined,
+    { kind: "rotate", id: "ep_9", secret: "whsec_AAAA", overlapMs: 1 },
+    v(3),
+    "ep_9",
+  );
+  assertEquals(missing, { ok: false, reason: "not_found" });
+});
+
+Deno.test("applyWrite: an owner's disable writes once; the window restarts on any write", () => {
+  const v = (seq: number) => ({ atMs: T0 + seq, origin: "a:1", seq });
+  const created = applyWrite(undefined, { kind: "create", fields: FIELDS }, v(1), "ep_1");
+  assert(created.ok);
+  assertEquals(failingWindowStartMs(created.value), T0 + 1);
+  const disable = { kind: "disable", id: "ep_1", reason: "gone" } as const;
+  const gone = applyWrite(created.value, disable, v(5), "ep_1");
+  assert(gone.ok);
+  assertEquals([gone.value.disabled, gone.value.disabledReason], [true, "gone"]);
+  assertEquals(
+    applyWrite(gone.value, { ...disable, reason: "failing" }, v(6), "ep_1"),
+    { ok: false, reason: "unchanged" },
+  );
+  const enabled = applyWrite(
+    gone.value,
+    { kind: "update", id: "ep_1", patch: { disabled: false } },
+    v(7),
+    "ep_1",
+  );
+  assert(enabled.ok);
+  assertEquals(failingWindowStartMs(enabled.value), T0 + 7);
+  assertEquals(failingWindowStartMs({ ...enabled.value, lastSuccessAtMs: T0 + 99 }), T0 + 99);
 });
 
 Deno.test("mergeEndpoint: a deleted mark at a live value's own version wins, in either order", () => {

@@ -6,13 +6,12 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import type { EndpointFields, EndpointState } from "../../src/jobs/endpoint_model.ts";
+import type { EndpointState } from "../../src/jobs/endpoint_model.ts";
 import type { ReplicationCore } from "../../src/jobs/replication_core.ts";
 import { eventJobId } from "../../src/jobs/event_model.ts";
 import { eventJobIds } from "../../src/jobs/event_table.ts";
 import { decodeWalBatch } from "../../src/jobs/job_codec.ts";
-import { type EventDone, ReviewCluster } from "./review_harness.ts";
-import { SAMPLE_ENDPOINT } from "./arbitraries.ts";
+import { endpoint, type EventDone, ReviewCluster } from "./review_harness.ts";
 
 type Accepted = Extract<EventDone, { ok: true }>;
 
@@ -21,17 +20,6 @@ function accepted(c: ReviewCluster, requestId: number): Accepted {
   assert(answer !== undefined, "the event is answered");
   assert(answer.ok, answer.ok ? "" : `${answer.code}: ${answer.message}`);
   return answer;
-}
-
-function endpoint(c: ReviewCluster, fields: Partial<EndpointFields>): EndpointState {
-  const requestId = c.writeEndpoint(0, {
-    kind: "create",
-    fields: { ...SAMPLE_ENDPOINT, ordered: false, rateLimitPerS: 0, ...fields },
-  });
-  c.settle();
-  const answer = c.endpointAnswers.get(requestId);
-  assert(answer !== undefined && answer.ok, "the endpoint is created");
-  return answer.endpoint;
 }
 
 /**

@@ -8,7 +8,8 @@
 import { assert, assertEquals } from "../assert.ts";
 import { type ClusterSimOptions, replayCommand, runClusterSim } from "../../src/sim/cluster_sim.ts";
 import { checkEvents, checkOrdered } from "../../src/sim/event_checker.ts";
-import type { EventLog, SimHistory } from "../../src/sim/sim_history.ts";
+import type { EventLog, RotationLog, SimHistory } from "../../src/sim/sim_history.ts";
+import type { EndpointState } from "../../src/jobs/endpoint_model.ts";
 import type { ReceivedRequest } from "../../src/sim/sim_receiver.ts";
 import { signatureHeader } from "../../src/delivery/signing.ts";
 
@@ -37,7 +38,11 @@ Deno.test(`the whole-cluster simulation with events keeps every invariant over $
 const SECRET = "whsec_" + btoa("x".repeat(24));
 
 /** A finished run's record with one endpoint and one acknowledged event (what a test edits). */
-function history(event: Partial<EventLog>, requests: ReceivedRequest[]): {
+function history(
+  event: Partial<EventLog>,
+  requests: ReceivedRequest[],
+  extra: { rotations?: RotationLog[]; endpointAtEnd?: EndpointState } = {},
+): {
   sim: SimHistory;
   byJob: Map<string, ReceivedRequest[]>;
 } {
@@ -61,6 +66,11 @@ function history(event: Partial<EventLog>, requests: ReceivedRequest[]): {
     voters: ["a", "b", "c", "d", "e"],
     endpoints: [{ id: "ep_a", url: "http://a/", secret: SECRET, eventTypes: ["invoice.paid"] }],
     events: [log],
+    rotations: extra.rotations ?? [],
+    lives: [{ node: "n1", life: 1, startMs: 0, endMs: undefined }],
+    receiver: { requests },
+    upNodes: () => [{ node: "n1", phase: "ready" }],
+    endpointValues: () => [{ node: "n1", state: extra.endpointAtEnd }],
   } as unknown as SimHistory;
   const byJob = new Map<string, ReceivedRequest[]>();
   for (const r of requests) byJob.set(r.jobId, [...(byJob.get(r.jobId) ?? []), r]);
@@ -91,8 +101,12 @@ function attempt(patch: Partial<ReceivedRequest>): ReceivedRequest {
   } as ReceivedRequest;
 }
 
-function findings(event: Partial<EventLog>, requests: ReceivedRequest[] = []): string[] {
-  const { sim, byJob } = history(event, requests);
+function findings(
+  event: Partial<EventLog>,
+  requests: ReceivedRequest[] = [],
+  extra: { rotations?: RotationLog[]; endpointAtEnd?: EndpointState } = {},
+): string[] {
+  const { sim, byJob } = history(event, requests, extra);
   const out: string[] = [];
   checkEvents(sim, byJob, (kind) => out.push(kind));
   return out;
@@ -121,7 +135,7 @@ Deno.test("the event checker fails an attempt with the job's id, another body, o
     "an event's attempt differs from the event or endpoint",
   ]);
   assertEquals(findings({}, [attempt({ secrets: [], signature: undefined })]), [
-    "an event's attempt not signed under its endpoint's secret",
+    "an event's attempt not signed under its endpoint's secrets at attempt time",
   ]);
   assertEquals(findings({ eventId: "evt_2" }, [attempt({ payload: '{"event":9}' })]), [
     "delivered an event's job no event made",
@@ -203,4 +217,82 @@ Deno.test("the ordered check fails a later job attempted before an earlier one f
     ]),
     [kind],
   );
+});
+
+const NEW = "whsec_" + btoa("n".repeat(24));
+
+/** Endpoint ep_a as a node's table holds it: rotated to NEW at version time 1000, overlap 500. */
+function rotatedValue(patch: Partial<EndpointState> = {}): EndpointState {
+  return {
+    id: "ep_a",
+    url: "http://a/",
+    eventTypes: ["invoice.paid"],
+    secret: NEW,
+    description: "",
+    headers: {},
+    rateLimitPerS: 0,
+    ordered: false,
+    disabled: false,
+    disabledReason: "",
+    createdAtMs: 0,
+    previousSecret: SECRET,
+    previousSecretUntilMs: 1500,
+    lastSuccessAtMs: 0,
+    deleted: false,
+    version: { atMs: 1000, origin: "n1", seq: 7 },
+    ...patch,
+  };
+}
+
+/** An attempt sent at virtual ms `sentAtMs` by a node whose table held `endpoint` at `wallMs`. */
+function seen(endpoint: EndpointState, wallMs: number, secrets: string[], sentAtMs = 20) {
+  return attempt({ secrets, sentAtMs, senderSaw: { wallMs, endpoint } });
+}
+
+Deno.test("the event checker holds attempts to the sender's secrets at attempt time and to acknowledged rotations", () => {
+  const rotation: RotationLog = {
+    endpointId: "ep_a",
+    node: "n1",
+    secret: NEW,
+    atMs: 5,
+    answeredAtMs: 10,
+    written: rotatedValue(),
+  };
+  const rotations = [rotation];
+  // Within the overlap: new and old; after it: the new one alone.
+  assertEquals(findings({}, [seen(rotatedValue(), 1200, [NEW, SECRET])], { rotations }), []);
+  assertEquals(findings({}, [seen(rotatedValue(), 1600, [NEW])], { rotations }), []);
+  // Signed under the job's own (old) secret only: what a node signing from the spec does.
+  assertEquals(findings({}, [seen(rotatedValue(), 1200, [SECRET])], { rotations }), [
+    "an event's attempt not signed under its endpoint's secrets at attempt time",
+    "an attempt after a rotation not signed under the new secret",
+  ]);
+  assertEquals(findings({}, [seen(rotatedValue(), 1200, [NEW])], { rotations }), [
+    "an event's attempt not signed under its endpoint's secrets at attempt time",
+    "an attempt within a rotation's overlap not signed under the old secret",
+  ]);
+  assertEquals(findings({}, [seen(rotatedValue(), 1600, [NEW, SECRET])], { rotations }), [
+    "an event's attempt not signed under its endpoint's secrets at attempt time",
+    "an attempt after a rotation's overlap still signed under the old secret",
+  ]);
+  // A sender that had not received the rotation signs as its table says.
+  const before = rotatedValue({
+    secret: SECRET,
+    previousSecret: "",
+    previousSecretUntilMs: 0,
+    version: { atMs: 900, origin: "n2", seq: 3 },
+  });
+  assertEquals(findings({}, [seen(before, 1200, [SECRET])], { rotations }), []);
+});
+
+Deno.test("the event checker fails an attempt by a node that held the endpoint disabled, and a 410 endpoint left enabled", () => {
+  const disabled = rotatedValue({ disabled: true, disabledReason: "gone" });
+  assertEquals(findings({}, [seen(disabled, 1200, [NEW, SECRET])]), [
+    "an attempt by a node that held its endpoint disabled",
+  ]);
+  const gone = attempt({ status: 410, nodeSaw: "response" });
+  assertEquals(findings({}, [gone], { endpointAtEnd: disabled }), []);
+  assertEquals(findings({}, [gone], { endpointAtEnd: rotatedValue() }), [
+    "an endpoint that answered 410 is not disabled (gone)",
+  ]);
 });

@@ -22,7 +22,12 @@ import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import type { JobRecord, JobStateSnapshot } from "../../src/jobs/job_model.ts";
 import type { EventRequest, SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
 import type { JobsConfig } from "../../src/config/jobs.ts";
-import type { EndpointWrite } from "../../src/jobs/endpoint_model.ts";
+import type {
+  EndpointFields,
+  EndpointState,
+  EndpointWrite,
+} from "../../src/jobs/endpoint_model.ts";
+import { SAMPLE_ENDPOINT } from "./arbitraries.ts";
 import { heldKey, heldKeysOf, recordIdentity } from "../../src/sim/durability_probe.ts";
 
 export const VOTERS: readonly string[] = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
@@ -423,4 +428,16 @@ export function between(
 /** Messages that touch none of `nodes`. */
 export function avoiding(...nodes: number[]): Pick {
   return (m) => !nodes.includes(m.from) && !nodes.includes(m.to);
+}
+
+/** Creates an endpoint through core 0 (settled); `fields` over a plain unordered one. */
+export function endpoint(c: ReviewCluster, fields: Partial<EndpointFields>): EndpointState {
+  const requestId = c.writeEndpoint(0, {
+    kind: "create",
+    fields: { ...SAMPLE_ENDPOINT, ordered: false, rateLimitPerS: 0, ...fields },
+  });
+  c.settle();
+  const answer = c.endpointAnswers.get(requestId);
+  assert(answer !== undefined && answer.ok, "the endpoint is created");
+  return answer.endpoint;
 }
