@@ -99,6 +99,12 @@ export const nodeCommand: LeafCommand = {
         valueName: "N",
         default: String(jobsDefaults.maxAttemptsDefault),
       },
+      "breaker-open-ms": {
+        type: "string",
+        help: "How long an origin's circuit breaker first stays open after its failures, and the " +
+          "most its doubling reaches, ms (default: 5000,300000)",
+        valueName: "FIRST,MAX",
+      },
       "wal-sync": {
         type: "string",
         help: "WAL mode: batched (group commit) or per-append (one fsync per record; for benches)",
@@ -277,6 +283,7 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
     max: jobsDefaults.maxAttemptsMax,
     integer: true,
   });
+  const breaker = breakerOpenFlag(stringFlag(values, "breaker-open-ms"));
   const scheduleRaw = stringFlag(values, "retry-schedule");
   let retryScheduleMs: number[] | undefined;
   if (scheduleRaw !== undefined) {
@@ -311,6 +318,7 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
     delivery: {
       allowPrivateTargets: booleanFlag(values, "allow-private-targets"),
       ...(retryScheduleMs !== undefined ? { retryScheduleMs } : {}),
+      ...breaker,
     },
     deliver: !booleanFlag(values, "no-deliver"),
     faultInjection: booleanFlag(values, "fault-injection"),
@@ -327,4 +335,23 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
       ),
     },
   };
+}
+
+/** `--breaker-open-ms FIRST,MAX`: whole ms, 1 <= FIRST <= MAX; absent: the defaults. */
+function breakerOpenFlag(
+  raw: string | undefined,
+): { breakerOpenMs: number; breakerOpenMaxMs: number } | Record<never, never> {
+  if (raw === undefined) return {};
+  const parts = raw.split(",").map((p) => p.trim());
+  const [first, max] = parts.map(Number);
+  if (
+    parts.length !== 2 || parts.some((p) => !/^[0-9]+$/.test(p)) || first === undefined ||
+    max === undefined || first < 1 || first > max
+  ) {
+    throw new UsageError(
+      `hookd node: --breaker-open-ms ${JSON.stringify(raw)} must be FIRST,MAX in whole ms, ` +
+        "1 <= FIRST <= MAX",
+    );
+  }
+  return { breakerOpenMs: first, breakerOpenMaxMs: max };
 }

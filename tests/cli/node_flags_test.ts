@@ -41,10 +41,14 @@ Deno.test("hookd node refuses an API token a header cannot carry (spaces, non-AS
   }
 });
 
-Deno.test("hookd node refuses --max-attempts outside 1..maxAttemptsMax as a usage error", async () => {
+Deno.test("hookd node refuses --max-attempts outside 1..maxAttemptsMax and a --breaker-open-ms that is not FIRST,MAX as usage errors", async () => {
   const root = await Deno.makeTempDir({ prefix: "hookd-node-flags-" });
   try {
-    for (const value of ["0", "101", "2.5", "many"]) {
+    const cases = [
+      ...["0", "101", "2.5", "many"].map((v) => ["--max-attempts", v]),
+      ...["5000", "0,10", "10,5", "1.5,9", "a,b", "1,2,3"].map((v) => ["--breaker-open-ms", v]),
+    ];
+    for (const [flag, value] of cases) {
       const child = hookdCommand([
         "node",
         "--id",
@@ -57,15 +61,15 @@ Deno.test("hookd node refuses --max-attempts outside 1..maxAttemptsMax as a usag
         `${root}/data`,
         "--cluster-key",
         "0123456789abcdef0123456789abcdef",
-        "--max-attempts",
-        value,
+        flag!,
+        value!,
       ]).spawn();
       const guard = setTimeout(() => child.kill("SIGKILL"), 30_000);
       const output = await child.output();
       clearTimeout(guard);
       const stderr = new TextDecoder().decode(output.stderr);
       assertEquals(output.code, 2, stderr);
-      assert(stderr.includes("--max-attempts"), stderr);
+      assert(stderr.includes(flag!), stderr);
     }
   } finally {
     await Deno.remove(root, { recursive: true });

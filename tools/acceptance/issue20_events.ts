@@ -194,6 +194,10 @@ async function main(): Promise<number> {
       "100,200,400,800,1000",
       "--max-attempts",
       "40",
+      // The ordered receiver fails 20 attempts in a row on purpose: with the default breaker
+      // (5 s, doubling to 5 min) they would take most of an hour.
+      "--breaker-open-ms",
+      "200,1000",
     ],
     onStderr: () => {},
   });
@@ -339,7 +343,9 @@ async function main(): Promise<number> {
     await new Promise((r) => setTimeout(r, 3_000));
     cluster.start(owner);
     say(`ordered: ${owner} restarted`);
+    const orderedWaitStartMs = Date.now();
     await waitUntil(() => orderedIds.every((id) => delivered(ordered, id)), 240_000);
+    say(`ordered: waited ${Date.now() - orderedWaitStartMs} ms after the restart`);
     const order = firstOk(ordered.seen);
     const inOrder = JSON.stringify(order) === JSON.stringify(orderedIds);
     // No attempt of a later job before the head (and every earlier one) was delivered.
