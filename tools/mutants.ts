@@ -605,7 +605,7 @@ const MUTANTS: Mutant[] = [
     file: "src/jobs/job_duties.ts",
     from: "    if (head !== entry.jobId) return false;\n",
     to: "",
-    tests: ["tests/jobs/ordered_test.ts"],
+    tests: ["tests/jobs/ordered_test.ts", "tests/e2e/ordered_e2e_test.ts"],
   },
   {
     name: "ordered-owner-by-job-id",
@@ -613,7 +613,7 @@ const MUTANTS: Mutant[] = [
     file: "src/jobs/job_model.ts",
     from: "  return jobId.slice(spec.webhookId.length + 1);",
     to: "  return jobId;",
-    tests: ["tests/jobs/ordered_test.ts"],
+    tests: ["tests/jobs/ordered_test.ts", "tests/e2e/ordered_e2e_test.ts"],
   },
   {
     name: "ordered-head-released-on-failure",
@@ -622,7 +622,7 @@ const MUTANTS: Mutant[] = [
     from: '    const order = entry.phase === "pending" ? orderOf(entry) : undefined;',
     to:
       '    const order = entry.phase === "pending" && entry.attemptsMade === 0\n      ? orderOf(entry)\n      : undefined;',
-    tests: ["tests/jobs/ordered_test.ts"],
+    tests: ["tests/jobs/ordered_test.ts", "tests/e2e/ordered_e2e_test.ts"],
   },
   {
     name: "ordered-no-barrier",

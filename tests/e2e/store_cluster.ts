@@ -47,18 +47,30 @@ export function startReceiver(): Receiver {
   return receiver;
 }
 
-export async function startCluster(): Promise<{ cluster: LocalCluster; ids: string[] }> {
+/** The `hookd node` flags every node gets unless the test names its own. */
+const NODE_FLAGS = ["--allow-private-targets", "--retry-schedule", "200,500,1000,2000"];
+
+/** Five nodes, every one ready; `nodeFlags` replaces `NODE_FLAGS` (e.g. a shorter schedule). */
+export async function startCluster(
+  nodeFlags: readonly string[] = NODE_FLAGS,
+): Promise<{ cluster: LocalCluster; ids: string[] }> {
   const specs = localNodeSpecs(5, "127.0.0.1", freeUdpPortRange(5));
   const cluster = new LocalCluster({
     nodes: specs,
     clusterKey: CLUSTER_KEY,
-    extraArgs: () => ["--allow-private-targets", "--retry-schedule", "200,500,1000,2000"],
+    extraArgs: () => [...nodeFlags],
     onStderr: () => {},
   });
   cluster.startAll();
   const ids = specs.map((s) => s.id);
-  assert(await waitUntil(() => ids.every((id) => cluster.httpUrls.has(id)), 30_000), "APIs up");
-  assert(await waitUntil(async () => await allReady(cluster, ids), 30_000), "nodes ready");
+  try {
+    assert(await waitUntil(() => ids.every((id) => cluster.httpUrls.has(id)), 30_000), "APIs up");
+    assert(await waitUntil(async () => await allReady(cluster, ids), 30_000), "nodes ready");
+  } catch (error) {
+    // The caller gets no cluster to stop: stop its processes and remove its data here.
+    await cluster.stopAll();
+    throw error;
+  }
   return { cluster, ids };
 }
 
