@@ -758,6 +758,23 @@ const MUTANTS: Mutant[] = [
       "    a.atMs !== b.atMs ? b.atMs - a.atMs : a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0",
     tests: ["tests/jobs/endpoint_health_test.ts"],
   },
+  {
+    name: "endpoint-cli-add-secret-per-node",
+    breaks: "hookd endpoint add repeats one body, its secret included, to every node it tries",
+    file: "src/cli/endpoint.ts",
+    from: "    body.secret ??= generateSecret();",
+    to: "",
+    tests: ["tests/cli/endpoint_cli_test.ts"],
+  },
+  {
+    name: "endpoint-cli-add-unkeyed",
+    breaks: "hookd endpoint add sends its create under an Idempotency-Key",
+    file: "src/cli/endpoint.ts",
+    from:
+      '      { method: "POST", path: "/v1/endpoints", body, headers: { "idempotency-key": key } },',
+    to: '      { method: "POST", path: "/v1/endpoints", body },',
+    tests: ["tests/cli/endpoint_cli_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -8,9 +8,11 @@
  *   3  unavailable: no node answered, or every node answered 503 (or a proxy's 502/504)
  *
  * Reads and PATCHes go to the next node when one is unavailable: a PATCH sets values, so
- * repeating it is harmless. `add` does not go on after a node answered `no_quorum`: that node
- * may have stored the create (a 503 means "not acknowledged", not "discarded"), and a second
- * node would make a second endpoint; it says so and exits 3. `rotate` stops there too (a
+ * repeating it is harmless. `add` sends an Idempotency-Key (a random `hookd-cli-…` one unless
+ * `--idempotency-key` is given) and, without `--secret`, a secret it generates itself, so every
+ * node it tries gets the same body under the same key: a node that answered `no_quorum` may
+ * have stored the create, and the next one finds it by the key instead of making a second
+ * endpoint (docs/endpoints.md, "Idempotent creates"). `rotate` stops after `no_quorum` (a
  * second rotation would drop the secret receivers still verify with); `recover` goes on (a
  * revive of a job revived already is refused, and counted).
  *
@@ -41,6 +43,7 @@ import {
   isUnavailable,
 } from "./api_client.ts";
 import { headerFlags } from "./submit.ts";
+import { generateSecret } from "../delivery/signing.ts";
 
 const jsonFlag: Record<string, FlagSpec> = {
   json: { type: "boolean", help: "Print the node's JSON answer instead of lines" },
@@ -129,7 +132,12 @@ type Method = "GET" | "POST" | "PATCH" | "DELETE";
 async function send(
   command: string,
   flags: FlagValues,
-  request: { method: Method; path: string; body?: Record<string, unknown> },
+  request: {
+    method: Method;
+    path: string;
+    body?: Record<string, unknown>;
+    headers?: Record<string, string>;
+  },
   print: (json: unknown) => void,
   stopOn: (answer: ApiAnswer) => boolean = () => false,
   maybeStored = "it may have been created all the same: check `hookd endpoint list` before " +
@@ -140,6 +148,7 @@ async function send(
   for (const node of client.nodes) {
     const answer = await client.request(node, request.method, request.path, {
       ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+      ...(request.headers !== undefined ? { headers: request.headers } : {}),
     });
     tried.push(answer);
     if (isUnavailable(answer)) {
@@ -211,17 +220,28 @@ function leaf(
 const add = leaf(
   "add",
   "Create an endpoint; prints it once it is durable on a majority",
-  fieldFlags,
+  {
+    ...fieldFlags,
+    "idempotency-key": {
+      type: "string",
+      valueName: "KEY",
+      help: "The create's Idempotency-Key: the same key and fields give the same endpoint " +
+        "(default: a random one, which makes trying the next node safe)",
+    },
+  },
   undefined,
   async (command, args) => {
     const body = endpointBody(command, args.values);
     if (body.url === undefined) throw new UsageError(`${command}: --url URL is required`);
+    const key = stringFlag(args.values, "idempotency-key") ?? `hookd-cli-${crypto.randomUUID()}`;
+    if (key === "") throw new UsageError(`${command}: --idempotency-key is empty`);
+    // Generated here, not by the node, so that a retry under the key repeats the same body.
+    body.secret ??= generateSecret();
     return await send(
       command,
       args.values,
-      { method: "POST", path: "/v1/endpoints", body },
+      { method: "POST", path: "/v1/endpoints", body, headers: { "idempotency-key": key } },
       (json) => console.log(describeEndpoint(json)),
-      (answer) => apiErrorOf(answer)?.code === "no_quorum",
     );
   },
 );
