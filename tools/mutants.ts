@@ -682,6 +682,30 @@ const MUTANTS: Mutant[] = [
     to: '  return canonicalText(comparable) !== "" ? "same" : "different";',
     tests: ["tests/jobs/endpoint_keyed_test.ts", "tests/api/endpoints_test.ts"],
   },
+  {
+    name: "bench-fanout-sink-by-id",
+    breaks: "the sink tells an event's deliveries to K endpoints apart (keyed by path and id)",
+    file: "src/process/sink.ts",
+    from: "  return `${path} ${id}`;",
+    to: "  return id;",
+    tests: ["tests/bench/sink_receipts_test.ts"],
+  },
+  {
+    name: "bench-fanout-one-job-per-event",
+    breaks: "a --fanout row counts every job of an event: K receipts per accepted event",
+    file: "src/bench/sweep_row.ts",
+    from: "    for (let k = 0; k < fanout; k++) {",
+    to: "    for (let k = 0; k < Math.min(fanout, 1); k++) {",
+    tests: ["tests/bench/sweep_row_test.ts"],
+  },
+  {
+    name: "bench-fanout-knee-per-event",
+    breaks: "a --fanout step is clean only when every job of every accepted event completed",
+    file: "src/bench/sweep_report.ts",
+    from: "row.completed === row.accepted * row.fanout",
+    to: "row.completed >= row.accepted",
+    tests: ["tests/bench/sweep_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];
