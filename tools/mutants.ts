@@ -706,6 +706,55 @@ const MUTANTS: Mutant[] = [
     to: "row.completed >= row.accepted",
     tests: ["tests/bench/sweep_test.ts"],
   },
+  {
+    name: "endpoint-health-only-on-change",
+    breaks:
+      "a RETRY applied after its job's DONE still brings its attempt to the endpoint's health",
+    file: "src/jobs/replication_core.ts",
+    from: "    this.#noteAttempt(record, result.entry, wallMs);",
+    to: '    if (result.effect === "changed") this.#noteAttempt(record, result.entry, wallMs);',
+    tests: ["tests/jobs/endpoint_health_test.ts"],
+  },
+  {
+    name: "endpoint-health-from-spec",
+    breaks: "an attempt counts for the endpoint its job id names, also before the job's body",
+    file: "src/jobs/replication_core.ts",
+    from: "    const eventId = eventIdOfJob(record.jobId);",
+    to: "    const eventId = entry.spec?.webhookId;",
+    tests: ["tests/jobs/endpoint_health_test.ts"],
+  },
+  {
+    name: "endpoint-health-window-ignored",
+    breaks: "an endpoint's health counts only the attempts within its window",
+    file: "src/jobs/endpoint_health.ts",
+    from: "      if (bucket <= fromBucket) continue;",
+    to: "",
+    tests: ["tests/jobs/endpoint_health_test.ts"],
+  },
+  {
+    name: "endpoint-health-backlog",
+    breaks: "an ordered endpoint's backlog is every pending job queued for it here",
+    file: "src/jobs/ordered_queues.ts",
+    from: "    return this.#queues.get(endpointId)?.length ?? 0;",
+    to: "    return this.#queues.has(endpointId) ? 1 : 0;",
+    tests: ["tests/jobs/endpoint_health_test.ts"],
+  },
+  {
+    name: "dashboard-endpoint-header-values",
+    breaks: "the dashboard's endpoints carry header names, never their values (credentials)",
+    file: "src/jobs/job_store.ts",
+    from: "    headerNames: Object.keys(s.headers).sort(),",
+    to: "    headerNames: Object.entries(s.headers).map(([k, v]) => `${k}: ${v}`),",
+    tests: ["tests/api/endpoint_health_test.ts"],
+  },
+  {
+    name: "dashboard-endpoint-markup",
+    breaks: "an endpoint's description reaches the dashboard as text, never as markup",
+    file: "src/dashboard/static/app.js",
+    from: "    description.textContent = e.description;",
+    to: "    description.innerHTML = e.description;",
+    tests: ["tests/dashboard/dashboard_xss_browser_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];
