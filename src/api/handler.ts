@@ -31,6 +31,7 @@ import type { DashboardSource, ReceiversView, SeriesView } from "../dashboard/vi
 import { JOB_ID_CHARS_MAX } from "../delivery/job_check.ts";
 import type {
   ClusterView,
+  EndpointHealthPage,
   EndpointOutcome,
   EndpointView,
   EventView,
@@ -545,6 +546,15 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     return jsonResponse(200, body);
   }
 
+  /** The dashboard's endpoints: no secret, no header value (`endpointHealthItem`). */
+  function endpointHealth(url: URL): Response {
+    const limit = decodeLimit(url.searchParams.get("limit"), endpointListLimits);
+    if (!limit.ok) return errorResponse(limit.reason);
+    const cursor = decodeCursor(url.searchParams.get("cursor"));
+    if (!cursor.ok) return errorResponse(cursor.reason);
+    return jsonResponse(200, endpointHealthJson(service.endpointHealth(limit.value, cursor.value)));
+  }
+
   function readyz(): Response {
     const readiness = service.readiness();
     const checks = readiness.checks.map((c) => ({ name: c.name, ok: c.ok, detail: c.detail }));
@@ -609,6 +619,8 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
           200,
           receiversJson(options.dashboard?.receivers() ?? EMPTY_RECEIVERS),
         );
+      case "endpointHealth":
+        return endpointHealth(url);
       case "dashboard":
         return assetResponse(DASHBOARD_PAGE);
       case "dashboardAsset": {
@@ -857,6 +869,49 @@ function seriesJson(view: SeriesView): Record<string, unknown> {
       p99Ms: p.p99Ms,
     })),
   };
+}
+
+/** The documented fields only: an item is built field by field, so nothing else leaks. */
+function endpointHealthJson(page: EndpointHealthPage): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    windowMs: page.windowMs,
+    items: page.items.map((e) => {
+      const health: Record<string, unknown> = {
+        attempts: e.health.attempts,
+        failures: e.health.failures,
+      };
+      if (e.health.lastSuccessAtMs !== undefined) {
+        health.lastSuccessAtMs = e.health.lastSuccessAtMs;
+      }
+      const f = e.health.lastFailure;
+      if (f !== undefined) {
+        health.lastFailure = {
+          atMs: f.atMs,
+          outcome: f.outcome,
+          ...(f.status !== undefined ? { status: f.status } : {}),
+          detail: f.detail,
+        };
+      }
+      const out: Record<string, unknown> = {
+        id: e.id,
+        url: e.url,
+        description: e.description,
+        eventTypes: e.eventTypes,
+        headerNames: e.headerNames,
+        rateLimitPerS: e.rateLimitPerS,
+        ordered: e.ordered,
+        disabled: e.disabled,
+        disabledReason: e.disabledReason === "" ? null : e.disabledReason,
+        createdAtMs: e.createdAtMs,
+        updatedAtMs: e.updatedAtMs,
+        health,
+      };
+      if (e.backlog !== undefined) out.backlog = e.backlog;
+      return out;
+    }),
+  };
+  if (page.nextCursor !== undefined) body.nextCursor = page.nextCursor;
+  return body;
 }
 
 function receiversJson(view: ReceiversView): Record<string, unknown> {

@@ -182,6 +182,18 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
     ...bodyErrors,
     "409": response("Conflict"),
   });
+  /** A page of endpoints: the endpoint table's own bound (`ENDPOINT_LIMITS`). */
+  const endpointLimit: JsonObject = {
+    name: "limit",
+    in: "query",
+    required: false,
+    schema: {
+      type: "integer",
+      minimum: 1,
+      maximum: ENDPOINT_LIMITS.listLimitMax,
+      default: ENDPOINT_LIMITS.listLimitDefault,
+    },
+  };
   const limit: JsonObject = {
     name: "limit",
     in: "query",
@@ -339,17 +351,7 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           operationId: "listEndpoints",
           summary: "Endpoints in id order, paged, from this node's table.",
           security: bearer,
-          parameters: [{
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: {
-              type: "integer",
-              minimum: 1,
-              maximum: ENDPOINT_LIMITS.listLimitMax,
-              default: ENDPOINT_LIMITS.listLimitDefault,
-            },
-          }, cursor],
+          parameters: [endpointLimit, cursor],
           responses: {
             "200": { description: "A page", content: jsonContent(ref("EndpointPage")) },
             "400": response("BadRequest"),
@@ -529,6 +531,26 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           security: bearer,
           responses: {
             "200": { description: "The receivers", content: jsonContent(ref("Receivers")) },
+            "401": response("Unauthorized"),
+            "500": response("Internal"),
+          },
+        },
+      },
+      "/v1/endpoint-health": {
+        get: {
+          operationId: "endpointHealth",
+          summary: "The dashboard's endpoints, in id order, paged: each one's settings " +
+            "without its secret or its headers' values (their names only), its attempts " +
+            "within windowMs as this node knows them (from the delivery records every node " +
+            "applies), and an ordered endpoint's backlog (pending jobs held here in its queue).",
+          security: bearer,
+          parameters: [endpointLimit, cursor],
+          responses: {
+            "200": {
+              description: "A page",
+              content: jsonContent(ref("EndpointHealthPage")),
+            },
+            "400": response("BadRequest"),
             "401": response("Unauthorized"),
             "500": response("Internal"),
           },
@@ -1127,17 +1149,85 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             failures: { type: "integer", minimum: 0 },
             failureRate: { type: ["number", "null"], minimum: 0, maximum: 1 },
             lastAttemptAtMs: { type: "number" },
-            lastFailure: {
+            lastFailure: ref("LastFailure"),
+          },
+        },
+        LastFailure: {
+          type: "object",
+          required: ["atMs", "outcome", "detail"],
+          additionalProperties: false,
+          description: "The latest failed attempt: when, how, the status (when the receiver " +
+            "answered) and the error or the first characters of its answer.",
+          properties: {
+            atMs: { type: "number" },
+            outcome: { type: "string" },
+            status: { type: "integer" },
+            detail: { type: "string" },
+          },
+        },
+        EndpointHealth: {
+          type: "object",
+          required: [
+            "id",
+            "url",
+            "description",
+            "eventTypes",
+            "headerNames",
+            "rateLimitPerS",
+            "ordered",
+            "disabled",
+            "disabledReason",
+            "createdAtMs",
+            "updatedAtMs",
+            "health",
+          ],
+          additionalProperties: false,
+          properties: {
+            id: { type: "string" },
+            url: { type: "string" },
+            description: { type: "string" },
+            eventTypes: { type: "array", items: { type: "string" } },
+            headerNames: {
+              type: "array",
+              items: { type: "string" },
+              description: "Its headers' names; their values (often credentials) are not shown.",
+            },
+            rateLimitPerS: { type: "number", minimum: 0 },
+            ordered: { type: "boolean" },
+            disabled: { type: "boolean" },
+            disabledReason: { type: ["string", "null"], enum: [null, "manual", "gone", "failing"] },
+            createdAtMs: { type: "number" },
+            updatedAtMs: { type: "number" },
+            health: {
               type: "object",
-              required: ["atMs", "outcome", "detail"],
+              required: ["attempts", "failures"],
               additionalProperties: false,
               properties: {
-                atMs: { type: "number" },
-                outcome: { type: "string" },
-                status: { type: "integer" },
-                detail: { type: "string" },
+                attempts: {
+                  type: "integer",
+                  minimum: 0,
+                  description: "Attempts that started within windowMs, by any node",
+                },
+                failures: { type: "integer", minimum: 0 },
+                lastSuccessAtMs: { type: "number" },
+                lastFailure: ref("LastFailure"),
               },
             },
+            backlog: {
+              type: "integer",
+              minimum: 0,
+              description: "Ordered endpoints only: pending jobs this node holds in its queue",
+            },
+          },
+        },
+        EndpointHealthPage: {
+          type: "object",
+          required: ["windowMs", "items"],
+          additionalProperties: false,
+          properties: {
+            windowMs: { type: "integer", minimum: 1 },
+            items: { type: "array", items: ref("EndpointHealth") },
+            nextCursor: { type: "string", description: "Absent on the last page." },
           },
         },
         Receivers: {

@@ -30,6 +30,7 @@ export type RouteId =
   | "readyz"
   | "series"
   | "receivers"
+  | "endpointHealth"
   | "dashboard"
   | "dashboardAsset";
 
@@ -67,6 +68,7 @@ export const ROUTES: readonly Route[] = Object.freeze(
     { id: "readyz", method: "GET", path: "/readyz" },
     { id: "series", method: "GET", path: "/v1/series" },
     { id: "receivers", method: "GET", path: "/v1/receivers" },
+    { id: "endpointHealth", method: "GET", path: "/v1/endpoint-health" },
     { id: "dashboard", method: "GET", path: "/" },
     { id: "dashboardAsset", method: "GET", path: "/dashboard/{file}" },
   ] as const satisfies readonly Route[],

@@ -2,8 +2,10 @@
  * `hookd bench generator`: the load-generator process the sweeps and `bench replication`
  * start (never the harness itself, so the harness's own work is not in the figures). It
  * submits jobs to every node — over HTTP (`POST /v1/jobs`) or over hookd's transport as a
- * UDP client (src/jobs/udp_client.ts) — spread round-robin, and answers its harness's
- * commands, one JSON line each way (commands on stdin, results and progress on stdout):
+ * UDP client (src/jobs/udp_client.ts) — spread round-robin, or, with `--event-type T`, events
+ * of type T over HTTP (`POST /v1/events`, which each node fans out to the endpoints that take
+ * T: `hookd bench --fanout`), and answers its harness's commands, one JSON line each way
+ * (commands on stdin, results and progress on stdout):
  *
  * - `{"op":"open","step":S,"rate":R,"seconds":T}`: open loop. Submit i is scheduled at
  *   start + i/R by the clock and latency runs from that scheduled time (no coordinated
@@ -52,7 +54,8 @@ const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
 
 /** How one submit ended, as the generator counts it. */
 export type SubmitResult =
-  | { readonly kind: "accepted"; readonly id: string }
+  /** `jobs`: the jobs an event's 202 says it made (absent for a job, which is one). */
+  | { readonly kind: "accepted"; readonly id: string; readonly jobs?: number }
   /** A 503 (or its UDP equivalent): the cluster said no, early and clearly. */
   | { readonly kind: "rejected"; readonly code: string }
   /** Anything else: a timeout, a connection error, an unexpected status. */
@@ -77,6 +80,11 @@ const spec: CommandSpec = {
       multiple: true,
     },
     "job-url": { type: "string", help: "Where the jobs are to be delivered", valueName: "URL" },
+    "event-type": {
+      type: "string",
+      help: "Submit events of this type (POST /v1/events, --via http) instead of jobs",
+      valueName: "TYPE",
+    },
     "payload-bytes": {
       type: "string",
       help: "Bytes of each job's JSON payload",
@@ -146,8 +154,14 @@ export const generatorCommand: LeafCommand = {
     }
     const targets = listFlag(args.values, "targets");
     if (targets.length === 0) throw new UsageError("--targets is required");
+    const eventType = stringFlag(args.values, "event-type");
     const jobUrl = stringFlag(args.values, "job-url");
-    if (jobUrl === undefined) throw new UsageError("--job-url is required");
+    if ((jobUrl === undefined) === (eventType === undefined)) {
+      throw new UsageError("give exactly one of --job-url URL (jobs) or --event-type T (events)");
+    }
+    if (eventType !== undefined && via !== "http") {
+      throw new UsageError("--event-type submits over HTTP only (--via http)");
+    }
     const idsDir = stringFlag(args.values, "ids-dir");
     if (idsDir === undefined) throw new UsageError("--ids-dir is required");
     const payloadBytes = numberFlag(args.values, "payload-bytes", 128, {
@@ -166,7 +180,7 @@ export const generatorCommand: LeafCommand = {
     });
     let submitter: Submitter;
     if (via === "http") {
-      submitter = new HttpSubmitter(targets, timeoutMs);
+      submitter = new HttpSubmitter(targets, timeoutMs, eventType);
     } else {
       const clusterKey = clusterKeyFrom(
         stringFlag(args.values, "cluster-key"),
@@ -194,7 +208,8 @@ export const generatorCommand: LeafCommand = {
       ? undefined
       : numberFlag(args.values, "job-timeout-ms", 0, { min: 1, integer: true });
     const request: SubmitRequest = {
-      url: jobUrl,
+      // An event's jobs go to its endpoints' URLs: the url is unused then.
+      url: jobUrl ?? "",
       payload,
       ...(maxAttempts !== undefined ? { maxAttempts } : {}),
       ...(jobTimeoutMs !== undefined ? { timeoutMs: jobTimeoutMs } : {}),
@@ -246,6 +261,7 @@ export async function runStep(
   const accepted: string[] = [];
   let offered = 0;
   let acceptedCount = 0;
+  let jobsMade = 0;
   let rejected = 0;
   let errors = 0;
   let inFlight = 0;
@@ -267,6 +283,7 @@ export async function runStep(
       switch (result.kind) {
         case "accepted":
           acceptedCount++;
+          jobsMade += result.jobs ?? 1;
           ack.record(nowMs - scheduledMs);
           ackTimesMs.push(nowMs);
           accepted.push(`${result.id}\t${scheduledMs.toFixed(3)}\t${nowMs.toFixed(3)}`);
@@ -351,6 +368,7 @@ export async function runStep(
     asked,
     offered,
     accepted: acceptedCount,
+    jobs_made: jobsMade,
     rejected,
     errors,
     codes,
@@ -376,14 +394,21 @@ function cpuMs(): number {
   return (usage.user + usage.system) / 1000;
 }
 
-/** `POST /v1/jobs` to each node's HTTP API. */
+/**
+ * `POST /v1/jobs` to each node's HTTP API; with an event type, `POST /v1/events` of that type
+ * with the request's payload instead (the request's url and limits are then unused: the
+ * endpoints' own apply).
+ */
 export class HttpSubmitter implements Submitter {
   readonly #urls: string[];
   readonly #timeoutMs: number;
+  readonly #eventType: string | undefined;
 
-  constructor(baseUrls: readonly string[], timeoutMs: number) {
-    this.#urls = baseUrls.map((u) => `${u.replace(/\/$/, "")}/v1/jobs`);
+  constructor(baseUrls: readonly string[], timeoutMs: number, eventType?: string) {
+    const route = eventType === undefined ? "/v1/jobs" : "/v1/events";
+    this.#urls = baseUrls.map((u) => `${u.replace(/\/$/, "")}${route}`);
     this.#timeoutMs = timeoutMs;
+    this.#eventType = eventType;
   }
 
   get targets(): number {
@@ -394,7 +419,9 @@ export class HttpSubmitter implements Submitter {
     const limits =
       (request.maxAttempts !== undefined ? `,"maxAttempts":${request.maxAttempts}` : "") +
       (request.timeoutMs !== undefined ? `,"timeoutMs":${request.timeoutMs}` : "");
-    const body = `{"url":${JSON.stringify(request.url)},"payload":${request.payload}${limits}}`;
+    const body = this.#eventType !== undefined
+      ? `{"type":${JSON.stringify(this.#eventType)},"payload":${request.payload}}`
+      : `{"url":${JSON.stringify(request.url)},"payload":${request.payload}${limits}}`;
     try {
       const response = await fetch(this.#urls[index]!, {
         method: "POST",
@@ -404,10 +431,13 @@ export class HttpSubmitter implements Submitter {
       });
       const text = await response.text();
       if (response.status === 202) {
-        const id = (JSON.parse(text) as { id?: unknown }).id;
-        return typeof id === "string"
-          ? { kind: "accepted", id }
-          : { kind: "error", code: "no_id_in_202" };
+        const answer = JSON.parse(text) as { id?: unknown; jobs?: unknown };
+        if (typeof answer.id !== "string") return { kind: "error", code: "no_id_in_202" };
+        if (this.#eventType === undefined) return { kind: "accepted", id: answer.id };
+        // An event's 202 says how many jobs it made (N = 0 is a valid answer).
+        return typeof answer.jobs === "number" && Number.isInteger(answer.jobs) && answer.jobs >= 0
+          ? { kind: "accepted", id: answer.id, jobs: answer.jobs }
+          : { kind: "error", code: "no_jobs_in_202" };
       }
       if (response.status === 503) {
         // The node's own reason (no_quorum, not_ready, overloaded, …) says why it refused.

@@ -9,11 +9,17 @@
  *   from each job's scheduled time to its receipt at the sink (no coordinated omission).
  * - Loss sweep: a fresh cluster per step, with ingress loss `--loss` on every node, at
  *   `--rate` (200) jobs/s.
+ * - `--fanout K` (either sweep, HTTP submits): each cluster first gets K endpoints taking one
+ *   event type, each at its own path on the sink (fanout_endpoints.ts), and the generator
+ *   sends events of that type (`POST /v1/events`) instead of jobs: the rates are events/s, and
+ *   each accepted event is to reach the sink K times, once per path. Its rows count events
+ *   offered and accepted, and jobs made, delivered, lost and duplicated, with latency from the
+ *   event's scheduled submit to each job's receipt (sweep_row.ts).
  *
  * After each step the backlog drains (bounded by `--drain-limit`) before the next step, so
  * one step's backlog does not pollute the next one's latencies; a row says when it could not.
  * Each row (`SweepRow`) joins what the generator had acknowledged with the sink's receipts
- * (first arrival and duplicates per webhook-id), and divides the nodes' /metrics deltas and
+ * (first arrival and duplicates per path and webhook-id), and divides the nodes' /metrics deltas and
  * every process's CPU (/proc/<pid>/stat) over the step's window by the jobs it accepted.
  * `lost` is checked after the cluster has drained: accepted and never received.
  *
@@ -49,6 +55,13 @@ import { generatorRuntime } from "./load_generator.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import { writeSweepReports } from "./sweep_report.ts";
 import { backlogIn, type StepRecord, type SweepRow, sweepRow } from "./sweep_row.ts";
+import {
+  createFanoutEndpoints,
+  FANOUT_EVENT_TYPE,
+  FANOUT_MAX,
+  fanoutPaths,
+} from "./fanout_endpoints.ts";
+import { SINK_JOB_PATH } from "../process/sink.ts";
 
 /** Starts or stops every node's CPU profile (`hookd node --cpu-profile-dir`: SIGUSR2). */
 function toggleProfiles(nodes: BenchNodes): void {
@@ -116,6 +129,12 @@ const spec: CommandSpec = {
       default: String(WARMUP_S_DEFAULT),
     },
     nodes: { type: "string", valueName: "N", help: "Node processes", default: "5" },
+    fanout: {
+      type: "string",
+      valueName: "K",
+      help: `Send events (POST /v1/events) of one type to K endpoints (1-${FANOUT_MAX}) ` +
+        "instead of jobs: rates are events/s, rows count events and jobs (HTTP submits)",
+    },
     "submit-via": {
       type: "string",
       valueName: "HOW",
@@ -171,6 +190,22 @@ const wallNow = () => performance.timeOrigin + performance.now();
 const FINAL_DRAIN_MS = 60_000;
 /** How often a drain asks the sink about the ids still missing. */
 const DRAIN_POLL_MS = 200;
+/** Longest the `--fanout` endpoints may take to be created and listed by every node, ms. */
+const FANOUT_SETUP_LIMIT_MS = 60_000;
+
+/**
+ * One job as the sink knows it: the `webhook-id` it carries (the job's id, or its event's) and
+ * the path it is delivered to (`/hook`, or its endpoint's `/hook/k`).
+ */
+export interface JobKey {
+  readonly id: string;
+  readonly path: string;
+}
+
+/** The jobs of accepted submit `id`: one at `/hook`, or one per endpoint path of an event. */
+export function jobKeysOf(id: string, paths: readonly string[]): JobKey[] {
+  return paths.map((path) => ({ id, path }));
+}
 
 /**
  * Waits until the sink has received every id of `ids`, or `deadlineMs` passes; returns the
@@ -178,11 +213,11 @@ const DRAIN_POLL_MS = 200;
  * count of the sink's receipts would also count jobs the generator never saw accepted (a
  * submit that timed out but was stored and delivered), and could end the wait early.
  */
-export async function waitForReceipts(
-  ids: readonly string[],
-  receipts: (ids: readonly string[]) => Promise<ReadonlyArray<SinkReceipt | null>>,
+export async function waitForReceipts<T>(
+  ids: readonly T[],
+  receipts: (ids: readonly T[]) => Promise<ReadonlyArray<SinkReceipt | null>>,
   options: { readonly deadlineMs: number; readonly pollMs: number; readonly runtime: Runtime },
-): Promise<string[]> {
+): Promise<T[]> {
   let missing = [...ids];
   // Bounded by the deadline: each pass waits pollMs (> 0) of the runtime's clock.
   for (;;) {
@@ -202,6 +237,8 @@ export interface SweepOptions {
   /** Seconds of `WARMUP_RATE` jobs/s before the first step of each cluster, not counted. */
   warmupS: number;
   nodes: number;
+  /** Endpoints each event goes to (`--fanout`): events instead of jobs. Absent: jobs. */
+  fanout?: number;
   via: Array<"http" | "udp">;
   walModes: Array<"batched" | "per-append">;
   drainLimitS: number;
@@ -245,10 +282,13 @@ export const sweepCommand: LeafCommand = {
       log(`wrote ${files.join(", ")}`);
     }
     for (const row of rows) {
+      const events = row.submits === "events";
       log(
-        `${row.sweep} ${row.submit_via}/${row.wal_sync} rate ${row.rate} loss ${row.loss}: ` +
-          `offered ${row.offered}/${row.asked} accepted ${row.accepted} completed ${row.completed} ` +
-          `lost ${row.lost} p50 ${row.p50_ms} p99 ${row.p99_ms} ms` +
+        `${row.sweep} ${row.submit_via}/${row.wal_sync} rate ${row.rate}` +
+          `${events ? ` events/s to ${row.fanout} endpoints` : ""} loss ${row.loss}: ` +
+          `offered ${row.offered}/${row.asked} accepted ${row.accepted}` +
+          `${events ? ` (${row.jobs_made} jobs)` : ""} completed ${row.completed} ` +
+          `lost ${row.lost} dup ${row.duplicates} p50 ${row.p50_ms} p99 ${row.p99_ms} ms` +
           (row.note !== "" ? ` — ${row.note}` : ""),
       );
     }
@@ -276,6 +316,12 @@ export function sweepOptionsFromFlags(values: Record<string, unknown>): SweepOpt
     if (x !== "http" && x !== "udp") throw new UsageError(`--submit-via: http or udp, got ${x}`);
   }
   const datagram = stringFlag(v, "datagram-bytes");
+  const fanout = stringFlag(v, "fanout") === undefined
+    ? undefined
+    : numberFlag(v, "fanout", 1, { min: 1, max: FANOUT_MAX, integer: true });
+  if (fanout !== undefined && via.includes("udp")) {
+    throw new UsageError("--fanout sends events, which go over HTTP only: leave --submit-via udp");
+  }
   return {
     sweep: ratesRaw.length > 0 ? "rate" : "loss",
     rates: ratesRaw.length > 0
@@ -285,6 +331,7 @@ export function sweepOptionsFromFlags(values: Record<string, unknown>): SweepOpt
     durationS: numberFlag(v, "duration", 20, { min: 0.5, max: 3600 }),
     warmupS: numberFlag(v, "warmup", WARMUP_S_DEFAULT, { min: 0, max: 600 }),
     nodes: numberFlag(v, "nodes", 5, { min: 1, max: 15, integer: true }),
+    ...(fanout !== undefined ? { fanout } : {}),
     via: (via.length > 0 ? via : ["http"]) as Array<"http" | "udp">,
     walModes: booleanFlag(v, "compare-unbatched") ? ["batched", "per-append"] : ["batched"],
     drainLimitS: numberFlag(v, "drain-limit", 30, { min: 0, max: 3600 }),
@@ -359,14 +406,26 @@ async function runCluster(
       ],
       log,
     });
+    // Where each accepted submit's jobs arrive: `/hook`, or each bench endpoint's own path.
+    const paths = options.fanout === undefined ? [SINK_JOB_PATH] : fanoutPaths(options.fanout);
+    if (options.fanout !== undefined) {
+      await createFanoutEndpoints({
+        httpUrls: nodes.httpUrls,
+        sinkUrl: sink.url,
+        fanout: options.fanout,
+        limitMs: FANOUT_SETUP_LIMIT_MS,
+        log: (line) => log(`${label}: ${line}`),
+      });
+    }
     generator = GeneratorProcess.start(
       [
         "--via",
         via,
         "--targets",
         (via === "http" ? nodes.httpUrls : nodes.addresses).join(","),
-        "--job-url",
-        `${sink.url}/hook`,
+        ...(options.fanout === undefined
+          ? ["--job-url", `${sink.url}${SINK_JOB_PATH}`]
+          : ["--event-type", FANOUT_EVENT_TYPE]),
         "--payload-bytes",
         String(options.payloadBytes),
         "--ids-dir",
@@ -385,17 +444,22 @@ async function runCluster(
 
     const steps: StepRecord[] = [];
     const rows: SweepRow[] = [];
-    /** Accepted ids of the steps so far that the sink has not received yet. */
-    let pending: string[] = [];
-    const receiptsOf = (ids: readonly string[]) => sink.receipts(ids);
+    /** Jobs of the accepted submits so far that the sink has not received yet. */
+    let pending: JobKey[] = [];
+    const receiptsOf = (keys: readonly JobKey[]) => sink.receipts(keys);
+    const jobsOf = (ids: ReadonlyArray<[string, number, number]>) =>
+      ids.flatMap(([id]) => jobKeysOf(id, paths));
+    const unit = options.fanout === undefined ? "jobs/s" : "events/s";
     if (options.warmupS > 0) {
-      log(`${label}: warm-up: ${WARMUP_RATE} jobs/s for ${options.warmupS} s, not counted`);
+      // The same jobs/s as a warm-up of plain jobs: an event is `fanout` jobs.
+      const warmRate = Math.max(1, Math.round(WARMUP_RATE / (options.fanout ?? 1)));
+      log(`${label}: warm-up: ${warmRate} ${unit} for ${options.warmupS} s, not counted`);
       const warm = await generator.run(
-        { op: "open", step: "warmup", rate: WARMUP_RATE, seconds: options.warmupS },
+        { op: "open", step: "warmup", rate: warmRate, seconds: options.warmupS },
         () => {},
       );
       const left = await waitForReceipts(
-        (await readIdsFile(warm.ids_file)).map(([id]) => id),
+        jobsOf(await readIdsFile(warm.ids_file)),
         receiptsOf,
         {
           deadlineMs: wallNow() + options.drainLimitS * 1000,
@@ -410,7 +474,9 @@ async function runCluster(
     }
     for (const [index, rate] of rates.entries()) {
       const step = `s${index + 1}-r${rate}`;
-      log(`${label}: step ${index + 1}/${rates.length}: ${rate} jobs/s for ${options.durationS} s`);
+      log(
+        `${label}: step ${index + 1}/${rates.length}: ${rate} ${unit} for ${options.durationS} s`,
+      );
       const scrape0 = await scrapeAll(nodes.httpUrls);
       if (options.cpuProfileDir !== undefined) toggleProfiles(nodes);
       const cpu0 = await cpuMsOf(Object.values(pids));
@@ -436,7 +502,7 @@ async function runCluster(
       const graceLeft = graceEndMs - wallNow();
       if (graceLeft > 0) await sleep(graceLeft);
       const drainStart = wallNow();
-      pending = await waitForReceipts([...pending, ...ids.map(([id]) => id)], receiptsOf, {
+      pending = await waitForReceipts([...pending, ...jobsOf(ids)], receiptsOf, {
         deadlineMs: drainStart + options.drainLimitS * 1000,
         pollMs: DRAIN_POLL_MS,
         runtime: generatorRuntime,
@@ -486,20 +552,22 @@ async function runCluster(
       pollMs: DRAIN_POLL_MS,
       runtime: generatorRuntime,
     });
-    // Every accepted job of every step, joined with the sink's receipts once all drained.
-    const receipts = await sink.receipts(steps.flatMap((s) => s.ids.map(([id]) => id)));
+    // Every job of every accepted submit of every step, joined with the sink's receipts once
+    // all drained: `paths.length` per submit, in the order sweepRow reads them.
+    const receipts = await sink.receipts(steps.flatMap((s) => jobsOf(s.ids)));
     let offset = 0;
     const windows = steps.map((s) => ({ from: s.startMs, to: s.graceEndMs }));
     for (const [index, s] of steps.entries()) {
-      const mine = receipts.slice(offset, offset + s.ids.length);
-      offset += s.ids.length;
+      const jobs = s.ids.length * paths.length;
+      const mine = receipts.slice(offset, offset + jobs);
+      offset += jobs;
       rows.push(
         sweepRow(
           options,
           { via, walSync, loss },
           s,
           mine,
-          backlogIn(steps, receipts, index, windows),
+          backlogIn(steps, receipts, index, windows, paths.length),
         ),
       );
     }
@@ -542,26 +610,37 @@ class SinkProcess {
     return await response.json() as SinkStats;
   }
 
-  /** First receipt and duplicates of each id (null: never received), in order. */
-  async receipts(ids: readonly string[]): Promise<Array<SinkReceipt | null>> {
-    const out: Array<SinkReceipt | null> = [];
-    for (let i = 0; i < ids.length; i += RECEIPT_IDS_PER_REQUEST_MAX) {
-      const response = await fetch(`${this.url}/receipts`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ ids: ids.slice(i, i + RECEIPT_IDS_PER_REQUEST_MAX) }),
-        signal: AbortSignal.timeout(60_000),
-      });
-      const body = await response.json() as {
-        receipts: Array<SinkReceipt | null>;
-        ids_reset: number;
-      };
-      if (body.ids_reset > 0) throw new Error("the sink forgot ids (idsMax reached)");
-      const asked = Math.min(RECEIPT_IDS_PER_REQUEST_MAX, ids.length - i);
-      if (!Array.isArray(body.receipts) || body.receipts.length !== asked) {
-        throw new Error(`the sink answered ${response.status} without a receipt per id`);
+  /**
+   * First receipt and duplicates of each job (null: never received), in order. The sink
+   * answers one path per request: the jobs are asked about path by path.
+   */
+  async receipts(keys: readonly JobKey[]): Promise<Array<SinkReceipt | null>> {
+    const out = new Array<SinkReceipt | null>(keys.length);
+    const byPath = new Map<string, number[]>();
+    keys.forEach((key, i) => {
+      let list = byPath.get(key.path);
+      if (list === undefined) byPath.set(key.path, list = []);
+      list.push(i);
+    });
+    for (const [path, indexes] of byPath) {
+      for (let i = 0; i < indexes.length; i += RECEIPT_IDS_PER_REQUEST_MAX) {
+        const chunk = indexes.slice(i, i + RECEIPT_IDS_PER_REQUEST_MAX);
+        const response = await fetch(`${this.url}/receipts`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ ids: chunk.map((j) => keys[j]!.id), path }),
+          signal: AbortSignal.timeout(60_000),
+        });
+        const body = await response.json() as {
+          receipts: Array<SinkReceipt | null>;
+          ids_reset: number;
+        };
+        if (body.ids_reset > 0) throw new Error("the sink forgot ids (idsMax reached)");
+        if (!Array.isArray(body.receipts) || body.receipts.length !== chunk.length) {
+          throw new Error(`the sink answered ${response.status} without a receipt per id`);
+        }
+        chunk.forEach((j, n) => out[j] = body.receipts[n] ?? null);
       }
-      out.push(...body.receipts);
     }
     return out;
   }

@@ -7,7 +7,9 @@
  * which the generator offered what it was asked (its submits, at the rate), every offered job
  * was accepted and completed within its step (plus the grace), nothing was lost, and p99
  * stayed within 2× the p99 of the lowest rate. A slower step that was not clean does not move
- * the knee, but the table says so beside it. It reads rows; it never measures.
+ * the knee, but the table says so beside it. With `--fanout K` (events) the rates are events/s
+ * and "completed" means every job of every accepted event (K each). It reads rows; it never
+ * measures.
  */
 
 import { stringify } from "csv-stringify";
@@ -30,11 +32,14 @@ const CSV_COLUMNS: ReadonlyArray<keyof SweepRow> = [
   "submit_via",
   "wal_sync",
   "duration_s",
+  "submits",
+  "fanout",
   "asked",
   "offered",
   "offered_per_s",
   "send_s",
   "accepted",
+  "jobs_made",
   "rejected",
   "errors",
   "refusals",
@@ -72,12 +77,20 @@ export function sweepCsv(rows: readonly SweepRow[]): Promise<string> {
   });
 }
 
+/** What a row's rate counts: "jobs/s", or "events/s" for a `--fanout` row. */
+export function rateUnit(row: Pick<SweepRow, "submits">): string {
+  return row.submits === "events" ? "events/s" : "jobs/s";
+}
+
 /** Rows grouped by variant (submit path and WAL mode), in the order they ran. */
 export function variants(rows: readonly SweepRow[]): Map<string, SweepRow[]> {
   const out = new Map<string, SweepRow[]>();
   const oneWal = new Set(rows.map((r) => r.wal_sync)).size === 1;
   for (const r of rows) {
-    const key = oneWal ? `${r.submit_via} submits` : `${r.submit_via}, WAL ${r.wal_sync}`;
+    const what = r.submits === "events" ? ` of events to ${r.fanout} endpoints` : "";
+    const key = oneWal
+      ? `${r.submit_via} submits${what}`
+      : `${r.submit_via}${what}, WAL ${r.wal_sync}`;
     let list = out.get(key);
     if (list === undefined) out.set(key, list = []);
     list.push(r);
@@ -89,7 +102,7 @@ export function variants(rows: readonly SweepRow[]): Map<string, SweepRow[]> {
 export function cleanStep(row: SweepRow, baselineP99Ms: number | null): boolean {
   return row.offered >= row.asked * OFFERED_SHARE_MIN &&
     row.offered_per_s >= row.rate * OFFERED_SHARE_MIN && row.accepted === row.offered &&
-    row.completed === row.accepted && row.lost === 0 && row.p99_ms !== null &&
+    row.completed === row.accepted * row.fanout && row.lost === 0 && row.p99_ms !== null &&
     baselineP99Ms !== null && row.p99_ms <= 2 * baselineP99Ms;
 }
 
@@ -139,29 +152,42 @@ export function sweepMarkdown(rows: readonly SweepRow[], meta?: RunMeta): string
   }
   for (const [name, list] of variants(rows)) {
     lines.push(`## ${name}`, "");
+    const events = list[0]?.submits === "events";
+    const unit = rateUnit(list[0] ?? { submits: "jobs" });
+    if (events) {
+      lines.push(
+        `Each event goes to ${list[0]!.fanout} endpoints: rate, offered, accepted, rejected ` +
+          `and errors count events; jobs, completed, lost, dup, the latencies (from the ` +
+          `event's submit to each job's receipt) and the costs count jobs.`,
+        "",
+      );
+    }
     if (sweep === "rate") {
       const k = knee(list);
       const below = k.uncleanBelow.length === 0
         ? ""
-        : ` Beware: ${k.uncleanBelow.map((r) => `${r} jobs/s`).join(", ")}, below it, ${
+        : ` Beware: ${k.uncleanBelow.map((r) => `${r} ${unit}`).join(", ")}, below it, ${
           k.uncleanBelow.length === 1 ? "was" : "were"
         } not clean.`;
+      const offered = events ? "every offered event accepted and each of its jobs" : "every " +
+        "offered job accepted and";
       lines.push(
         k.rate === null
           ? `Knee: none — no rate met every condition.`
-          : `Knee: **${k.rate} jobs/s** (the rate offered in full, every offered job accepted ` +
-            `and completed in its step, lost 0, p99 within 2× the ${k.baselineRate} jobs/s ` +
+          : `Knee: **${k.rate} ${unit}** (the rate offered in full, ${offered} ` +
+            `completed in its step, lost 0, p99 within 2× the ${k.baselineRate} ${unit} ` +
             `p99 of ${k.baselineP99Ms} ms).${below}`,
         "",
       );
     }
     lines.push(
-      "| rate | loss | offered | accepted | rejected | errors | completed | lost | dup | p50 ms | p90 ms | p99 ms | max ms | fsyncs/job | datagrams/job | cpu ms/job | note |",
-      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+      "| rate | loss | offered | accepted | jobs | rejected | errors | completed | lost | dup | p50 ms | p90 ms | p99 ms | max ms | fsyncs/job | datagrams/job | cpu ms/job | note |",
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     );
     for (const r of list) {
       lines.push(
-        `| ${r.rate} | ${r.loss} | ${r.offered}/${r.asked} | ${r.accepted} | ${r.rejected} | ` +
+        `| ${r.rate} | ${r.loss} | ${r.offered}/${r.asked} | ${r.accepted} | ${r.jobs_made} | ` +
+          `${r.rejected} | ` +
           `${r.errors} | ${r.completed} | ${r.lost} | ${r.duplicates} | ${cell(r.p50_ms)} | ` +
           `${cell(r.p90_ms)} | ${cell(r.p99_ms)} | ${cell(r.max_ms)} | ${
             cell(r.fsyncs_per_job)
@@ -182,6 +208,7 @@ export function sweepCharts(rows: readonly SweepRow[]): Map<string, string> {
   const sweep = rows[0]!.sweep;
   const xOf = (r: SweepRow) => sweep === "rate" ? r.rate : r.loss;
   const xs = [...new Set(rows.map(xOf))].sort((a, b) => a - b);
+  const unit = rateUnit(rows[0]!);
   const at = (list: SweepRow[], pick: (r: SweepRow) => number | null) =>
     xs.map((x) => {
       const r = list.find((row) => xOf(row) === x);
@@ -202,7 +229,7 @@ export function sweepCharts(rows: readonly SweepRow[]): Map<string, string> {
       "rate_latency.svg",
       lineChart({
         title: "Submit → receipt latency against offered rate",
-        xLabel: "offered jobs/s (asked)",
+        xLabel: `offered ${unit} (asked)`,
         yLabel: "latency, ms",
         xs,
         xLog: true,
@@ -219,11 +246,13 @@ export function sweepCharts(rows: readonly SweepRow[]): Map<string, string> {
         dashed: g > 0,
       });
     });
-    goodput.unshift({ name: "asked", values: xs, color: "#bbb" });
+    // In jobs/s, as goodput is: an event asked or sent is `fanout` jobs.
+    const fanout = rows[0]!.fanout;
+    goodput.unshift({ name: "asked", values: xs.map((x) => x * fanout), color: "#bbb" });
     groups.forEach(([name, list], g) => {
       goodput.splice(1 + g, 0, {
         name: groups.length > 1 ? `sent/s (${name})` : "sent/s (really offered)",
-        values: at(list, (r) => r.offered_per_s),
+        values: at(list, (r) => r.offered_per_s * r.fanout),
         color: "#777",
         dashed: g > 0,
       });
@@ -232,7 +261,7 @@ export function sweepCharts(rows: readonly SweepRow[]): Map<string, string> {
       "rate_goodput.svg",
       lineChart({
         title: "Goodput against offered rate",
-        xLabel: "offered jobs/s (asked)",
+        xLabel: `offered ${unit} (asked)`,
         yLabel: "jobs/s (done: completed within the step)",
         xs,
         xLog: true,
@@ -243,7 +272,7 @@ export function sweepCharts(rows: readonly SweepRow[]): Map<string, string> {
     out.set(
       "loss_latency.svg",
       lineChart({
-        title: `Submit → receipt latency against ingress loss (${rows[0]!.rate} jobs/s)`,
+        title: `Submit → receipt latency against ingress loss (${rows[0]!.rate} ${unit})`,
         xLabel: "ingress loss on every node",
         yLabel: "latency, ms",
         xs,

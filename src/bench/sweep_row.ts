@@ -5,11 +5,18 @@
  * receipts, latency from each job's scheduled time, per-job costs from the window's counters
  * and every process's CPU, and a note whenever the step is not a clean measurement.
  *
+ * With `--fanout K` a submit is an event that makes K jobs (one per bench endpoint): the
+ * submit columns (`asked` … `errors`, `offered_per_s`) count events, the delivery columns
+ * (`completed`, `lost`, `duplicates`, latencies, goodput, costs per job) count jobs, and
+ * `submits`, `fanout` and `jobs_made` say so. Without it a submit is one job and every column
+ * means what it always did.
+ *
  * Owns the row's shape and its pure construction (no I/O, no clock). The harness (sweep.ts)
  * gathers the records and the reports (sweep_report.ts) read the rows; both import this
  * module and neither imports the other's way back.
  */
 
+import { assert } from "../lib/assert.ts";
 import { round } from "../lib/round.ts";
 import { Histogram } from "../metrics/histogram.ts";
 import type { ClusterCounters } from "./bench_cluster.ts";
@@ -20,7 +27,7 @@ import type { SinkReceipt } from "../process/sink.ts";
 export interface SweepRow {
   /** Which sweep: "rate" or "loss". */
   sweep: "rate" | "loss";
-  /** Jobs/s asked for. */
+  /** Submits/s asked for: jobs/s, or events/s with `--fanout`. */
   rate: number;
   /** Ingress loss on every node. */
   loss: number;
@@ -33,6 +40,14 @@ export interface SweepRow {
    * step, not counted in any row.
    */
   warmup_s: number;
+  /**
+   * What a submit is: "jobs" (`POST /v1/jobs`, one job each) or "events" (`--fanout`:
+   * `POST /v1/events`, each fanned out to `fanout` endpoints). The columns from `asked` to
+   * `errors` count submits; from `completed` on they count jobs.
+   */
+  submits: "jobs" | "events";
+  /** Jobs each accepted submit is to make: the endpoints of an event; 1 for a job. */
+  fanout: number;
   /** Submits the step asked for (rate × duration). */
   asked: number;
   /** Submits really sent. */
@@ -45,40 +60,53 @@ export interface SweepRow {
   offered_per_s: number;
   /** The generator's send window, s (its start to its last send). */
   send_s: number;
+  /** Submits answered 202. */
   accepted: number;
+  /**
+   * Jobs the accepted submits made, by their 202s: `accepted` for jobs; for events the sum of
+   * each 202's `jobs`, which is `accepted × fanout` unless a node fanned out to fewer endpoints.
+   */
+  jobs_made: number;
   /** 503s (or their UDP equivalents). */
   rejected: number;
   /** Timeouts, connection errors, other statuses. */
   errors: number;
   /** Refused and failed submits by cause (`http_503_overloaded`, `timeout`, …). */
   refusals: Record<string, number>;
-  /** Accepted jobs of this step received by the sink within the step plus the grace. */
+  /**
+   * Jobs of this step's accepted submits received by the sink within the step plus the grace
+   * (an event's job: its delivery to one endpoint).
+   */
   completed: number;
-  /** Accepted jobs of this step never received, checked after the cluster drained. */
+  /**
+   * Jobs of this step's accepted submits never received, checked after the cluster drained
+   * (an event counts `fanout` jobs, also those its fan-out did not make).
+   */
   lost: number;
-  /** Receipts of this step's jobs after their first. */
+  /** Receipts of this step's jobs after their first (for an event: at the same endpoint). */
   duplicates: number;
   /**
    * Submit (scheduled) to first receipt, over every job of this step the sink received (also
-   * those that came after the grace); null when none completed within the step and the grace.
+   * those that came after the grace; an event's jobs each from the event's submit); null when
+   * none completed within the step and the grace.
    */
   p50_ms: number | null;
   p90_ms: number | null;
   p99_ms: number | null;
   max_ms: number | null;
-  /** Cluster-wide over the step's window, per accepted job. */
+  /** Cluster-wide over the step's window, per job made (`jobs_made`). */
   fsyncs_per_job: number | null;
   datagrams_per_job: number | null;
-  /** Timer wake-ups the nodes' shells asked for, cluster-wide, per accepted job. */
+  /** Timer wake-ups the nodes' shells asked for, cluster-wide, per job made. */
   timer_wakeups_per_job: number | null;
   /**
    * Times the nodes' main threads went to sleep and were woken (voluntary context switches),
-   * cluster-wide, per accepted job: timers, datagrams, fsyncs and HTTP each wake a thread.
+   * cluster-wide, per job made: timers, datagrams, fsyncs and HTTP each wake a thread.
    */
   wakeups_per_job: number | null;
-  /** All processes (nodes, sink, generator) over the step's window, per accepted job. */
+  /** All processes (nodes, sink, generator) over the step's window, per job made. */
   cpu_ms_per_job: number | null;
-  /** Accepted jobs received per second of the step (completed / duration). */
+  /** Jobs received per second of the step (completed / duration). */
   goodput_per_s: number;
   /** Submit to acknowledgement (202), p99, ms. */
   ack_p99_ms: number | null;
@@ -97,6 +125,8 @@ export const OFFERED_SHARE_MIN = 0.99;
 /** What of the sweep's options a row reports or judges by (sweep.ts's `SweepOptions` has them). */
 export interface SweepRowOptions {
   sweep: "rate" | "loss";
+  /** Endpoints each submitted event goes to (`--fanout`); absent: plain jobs. */
+  fanout?: number;
   durationS: number;
   warmupS: number;
   drainLimitS: number;
@@ -125,27 +155,41 @@ export interface StepRecord {
   ids: Array<[string, number, number]>;
 }
 
-/** Jobs of earlier steps that arrived inside step `index`'s window (backlog). */
+/**
+ * Jobs of earlier steps that arrived inside step `index`'s window (backlog). `receipts` holds
+ * `fanout` receipts per accepted submit of every step, in order (`jobReceiptIndex`).
+ */
 export function backlogIn(
   steps: readonly StepRecord[],
   receipts: ReadonlyArray<SinkReceipt | null>,
   index: number,
   windows: ReadonlyArray<{ from: number; to: number }>,
+  fanout = 1,
 ): number {
   let offset = 0;
   let count = 0;
   const w = windows[index]!;
   for (let i = 0; i < index; i++) {
-    for (let j = 0; j < steps[i]!.ids.length; j++) {
+    const jobs = steps[i]!.ids.length * fanout;
+    for (let j = 0; j < jobs; j++) {
       const r = receipts[offset + j];
       if (r !== null && r !== undefined && r.at >= w.from && r.at <= w.to) count++;
     }
-    offset += steps[i]!.ids.length;
+    offset += jobs;
   }
   return count;
 }
 
-/** One step's row, from what was gathered (pure: no I/O, no clock). */
+/** Where job `k` (0-based endpoint) of accepted submit `i` is in a step's receipts. */
+export function jobReceiptIndex(i: number, k: number, fanout: number): number {
+  return i * fanout + k;
+}
+
+/**
+ * One step's row, from what was gathered (pure: no I/O, no clock). `receipts` holds, for each
+ * accepted submit of `s.ids` in order, the receipt of each of its jobs: one for a plain job,
+ * `options.fanout` for an event (`jobReceiptIndex`).
+ */
 export function sweepRow(
   options: SweepRowOptions,
   variant: { via: "http" | "udp"; walSync: "batched" | "per-append"; loss: number },
@@ -153,22 +197,32 @@ export function sweepRow(
   receipts: ReadonlyArray<SinkReceipt | null>,
   backlog: number,
 ): SweepRow {
+  const events = options.fanout !== undefined;
+  const fanout = options.fanout ?? 1;
+  assert(
+    receipts.length === s.ids.length * fanout,
+    `sweepRow: ${receipts.length} receipts for ${s.ids.length} submits × ${fanout} jobs`,
+  );
   const latency = new Histogram();
   let completed = 0;
   let lost = 0;
   let duplicates = 0;
   s.ids.forEach(([, scheduledMs], i) => {
-    const r = receipts[i];
-    if (r === null || r === undefined) {
-      lost++;
-      return;
+    for (let k = 0; k < fanout; k++) {
+      const r = receipts[jobReceiptIndex(i, k, fanout)];
+      if (r === null || r === undefined) {
+        lost++;
+        continue;
+      }
+      duplicates += r.duplicates;
+      latency.record(Math.max(0, r.at - scheduledMs));
+      if (r.at <= s.graceEndMs) completed++;
     }
-    duplicates += r.duplicates;
-    latency.record(Math.max(0, r.at - scheduledMs));
-    if (r.at <= s.graceEndMs) completed++;
   });
   const accepted = s.report.accepted;
-  const per = (x: number, digits: number) => accepted > 0 ? round(x / accepted, digits) : null;
+  const jobsMade = s.report.jobs_made;
+  const per = (x: number, digits: number) => jobsMade > 0 ? round(x / jobsMade, digits) : null;
+  const unit = events ? "events" : "jobs";
   const cpuTotal = Object.values(s.cpuMs).reduce((a, b) => a + b, 0);
   // A step that completed nothing has no latency to draw: what arrived came in the drain.
   const has = latency.count > 0 && completed > 0;
@@ -182,8 +236,14 @@ export function sweepRow(
     );
   } else if (offeredPerS < s.rate * OFFERED_SHARE_MIN) {
     notes.push(
-      `sent over ${round(sendS, 1)} s of a ${options.durationS} s step: ${offeredPerS} jobs/s ` +
+      `sent over ${round(sendS, 1)} s of a ${options.durationS} s step: ${offeredPerS} ${unit}/s ` +
         `really offered (${s.report.sent_late} sent late)`,
+    );
+  }
+  if (events && jobsMade !== accepted * fanout) {
+    notes.push(
+      `${accepted} events made ${jobsMade} jobs, not ${accepted * fanout}: a node fanned out ` +
+        `to other than the ${fanout} bench endpoints`,
     );
   }
   if (accepted > 0 && completed === 0) notes.push("nothing completed within the step");
@@ -192,14 +252,20 @@ export function sweepRow(
   }
   if (s.undrained > 0) {
     notes.push(
-      `backlog not drained after ${options.drainLimitS} s (${s.undrained} accepted jobs ` +
-        `undelivered); the next step started with it`,
+      `backlog not drained after ${options.drainLimitS} s (${s.undrained} jobs of accepted ` +
+        `${unit} undelivered); the next step started with it`,
     );
   }
   if (s.silent.length > 0) {
     notes.push(`no /metrics answer from ${s.silent.join(", ")}: fsyncs and datagrams without them`);
   }
-  if (lost > 0) notes.push(`${lost} accepted jobs never reached the sink`);
+  if (lost > 0) {
+    notes.push(
+      events
+        ? `${lost} jobs of accepted events never reached the sink`
+        : `${lost} accepted jobs never reached the sink`,
+    );
+  }
   return {
     sweep: options.sweep,
     rate: s.rate,
@@ -208,11 +274,14 @@ export function sweepRow(
     wal_sync: variant.walSync,
     duration_s: options.durationS,
     warmup_s: options.warmupS,
+    submits: events ? "events" : "jobs",
+    fanout,
     asked: s.report.asked,
     offered: s.report.offered,
     offered_per_s: offeredPerS,
     send_s: round(sendS, 3)!,
     accepted,
+    jobs_made: jobsMade,
     rejected: s.report.rejected,
     errors: s.report.errors,
     refusals: s.report.codes,

@@ -37,6 +37,16 @@ export interface DashboardConfig {
   receiverOriginsMax: number;
   /** Longest last-failure detail kept per origin, characters. @default 200 */
   failureDetailCharsMax: number;
+  /**
+   * "Recent" for an endpoint's health on the dashboard, ms: the attempts to it that started
+   * this long ago at most, counted from the delivery records every node applies (so from every
+   * node's attempts). Longer than a receiver's window: an endpoint's jobs retry for minutes,
+   * and a person reading "3 of 40 failed" wants the retries of the last burst in it.
+   * @default 900_000
+   */
+  endpointHealthWindowMs: number;
+  /** The endpoint window slides in steps of this many ms (15 min / 1 min). @default 60_000 */
+  endpointHealthBucketMs: number;
 }
 
 export const dashboardDefaults: Readonly<DashboardConfig> = Object.freeze({
@@ -46,6 +56,8 @@ export const dashboardDefaults: Readonly<DashboardConfig> = Object.freeze({
   receiverWindowBuckets: 12,
   receiverOriginsMax: 256,
   failureDetailCharsMax: 200,
+  endpointHealthWindowMs: 900_000,
+  endpointHealthBucketMs: 60_000,
 });
 
 export function validateDashboardConfig(config: DashboardConfig): DashboardConfig {
@@ -57,6 +69,8 @@ export function validateDashboardConfig(config: DashboardConfig): DashboardConfi
       "receiverWindowBuckets",
       "receiverOriginsMax",
       "failureDetailCharsMax",
+      "endpointHealthWindowMs",
+      "endpointHealthBucketMs",
     ] as const
   ) positiveInteger(`dashboard.${name}`, config[name]);
   relation(
@@ -65,6 +79,13 @@ export function validateDashboardConfig(config: DashboardConfig): DashboardConfi
     "<=",
     "dashboard.receiverWindowMs",
     config.receiverWindowMs,
+  );
+  relation(
+    "dashboard.endpointHealthBucketMs",
+    config.endpointHealthBucketMs,
+    "<=",
+    "dashboard.endpointHealthWindowMs",
+    config.endpointHealthWindowMs,
   );
   return config;
 }

@@ -148,6 +148,11 @@ export class JobDuties {
     return this.#scheduled.has(jobId);
   }
 
+  /** Pending ordered jobs of `endpointId` held here, queued by order key (the dashboard's). */
+  orderedBacklog(endpointId: string): number {
+    return this.#queues.queued(endpointId);
+  }
+
   /** The generation job `jobId` was scheduled at, if it is scheduled. */
   scheduledGen(jobId: string): number | undefined {
     return this.#scheduled.get(jobId);

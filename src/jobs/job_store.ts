@@ -41,12 +41,15 @@ import { eventJobId } from "./event_model.ts";
 import { keyedEndpointId } from "./endpoint_keyed.ts";
 import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
 import { ReplicationCore, type ReplicationOutput, type VoterState } from "./replication_core.ts";
+import type { EndpointHealthView } from "./endpoint_attempt_stats.ts";
 import type {
   AttemptView,
   ClusterView,
   DeadLetterPage,
   EndpointCreateKey,
   EndpointFields,
+  EndpointHealthItem,
+  EndpointHealthPage,
   EndpointOutcome,
   EndpointPage,
   EndpointView,
@@ -476,6 +479,23 @@ export class JobStore implements JobService, DeliveryStore {
   listEndpoints(limit: number, cursor?: string): EndpointPage {
     const page = this.core.table.endpoints.list(limit, cursor);
     return { ...page, items: page.items.map(endpointView) };
+  }
+
+  endpointHealth(limit: number, cursor?: string): EndpointHealthPage {
+    const page = this.core.table.endpoints.list(limit, cursor);
+    const wallMs = this.#runtime.wallMs();
+    const health = this.core.endpointAttempts;
+    return {
+      windowMs: health.config.windowMs,
+      items: page.items.map((s) =>
+        endpointHealthItem(
+          s,
+          health.read(s.id, wallMs),
+          s.ordered ? this.core.orderedBacklog(s.id) : undefined,
+        )
+      ),
+      ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
+    };
   }
 
   submitEvent(request: EventRequest): Promise<EventOutcome> {
@@ -983,6 +1003,32 @@ function stripUndefined<T extends object>(value: T): T {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = v;
   return out as T;
+}
+
+/**
+ * An endpoint as the dashboard shows it: field by field, so that no secret (nor a header's
+ * value, often the receiver's credentials) can reach it, whatever fields the value gains.
+ */
+export function endpointHealthItem(
+  s: EndpointState,
+  health: EndpointHealthView,
+  backlog: number | undefined,
+): EndpointHealthItem {
+  return {
+    id: s.id,
+    url: s.url,
+    description: s.description,
+    eventTypes: s.eventTypes,
+    headerNames: Object.keys(s.headers).sort(),
+    rateLimitPerS: s.rateLimitPerS,
+    ordered: s.ordered,
+    disabled: s.disabled,
+    disabledReason: s.disabledReason,
+    createdAtMs: s.createdAtMs,
+    updatedAtMs: s.version.atMs,
+    health,
+    ...(backlog !== undefined ? { backlog } : {}),
+  };
 }
 
 /** An endpoint value as the service shows it. */

@@ -95,6 +95,11 @@ export class OrderedQueues {
     return this.#queues.get(endpointId)?.[0]?.jobId;
   }
 
+  /** Jobs in `endpointId`'s queue here: its backlog on this node (0: none). */
+  queued(endpointId: string): number {
+    return this.#queues.get(endpointId)?.length ?? 0;
+  }
+
   /** The endpoints that have a queue here. */
   endpoints(): IterableIterator<string> {
     return this.#queues.keys();

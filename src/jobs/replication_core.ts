@@ -43,6 +43,10 @@ import { MinHeap } from "../lib/min_heap.ts";
 import type { Rng } from "../lib/rng.ts";
 import type { MetricsRegistry } from "../metrics/registry.ts";
 import type { DeliveryReport } from "../delivery/types.ts";
+import { dashboardDefaults } from "../config/dashboard.ts";
+import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
+import { EndpointAttemptStats } from "./endpoint_attempt_stats.ts";
+import { EVENT_JOB_SEPARATOR, eventIdOfJob } from "./event_model.ts";
 import { CatchupLog } from "./catchup_log.ts";
 import { ReplicationOutbox } from "./repl_outbox.ts";
 import { type CoreMetrics, registerMetrics } from "./core_metrics.ts";
@@ -160,6 +164,17 @@ export class ReplicationCore {
   readonly #submits: SubmitPath;
   /** Scheduling, confirming and handing over the jobs held here (job_duties.ts). */
   readonly #duties: JobDuties;
+  /**
+   * Each endpoint's recent attempts, from the delivery records applied here (every node's),
+   * for the dashboard (endpoint_attempt_stats.ts). Read-only for everything but
+   * `#applyAndReact`.
+   */
+  readonly endpointAttempts = new EndpointAttemptStats({
+    windowMs: dashboardDefaults.endpointHealthWindowMs,
+    bucketMs: dashboardDefaults.endpointHealthBucketMs,
+    endpointsMax: ENDPOINT_LIMITS.endpointsMax,
+    detailCharsMax: dashboardDefaults.failureDetailCharsMax,
+  });
   /** Peers' records, stored and acknowledged (incoming_records.ts). */
   readonly #incoming: IncomingRecords;
   /** Delivery reports made records (delivery_reports.ts). */
@@ -670,7 +685,32 @@ export class ReplicationCore {
       result.effect === "changed" &&
       (record.type === "endpoint" || record.type === "endpoint-state")
     ) this.#health.endpointChanged(record.state.id);
+    this.#noteAttempt(record, result.entry, wallMs);
     return result.effect;
+  }
+
+  /**
+   * The attempt a delivery record brought, counted in its endpoint's health. Once: a record
+   * reaches here once per node (incoming records are dropped by stamp when already held or on
+   * their way to disk), and each attempt is reported in one record. Whatever the job's state:
+   * a RETRY that arrives after the job's DONE changes nothing in the job but still tells of an
+   * attempt. The endpoint comes from the job's id, so a record applied before the job's body
+   * (a stub) counts too; a record the table refused (its job finished and was compacted here)
+   * does not.
+   */
+  #noteAttempt(record: JobRecord, entry: JobEntry | undefined, wallMs: number): void {
+    if (record.type !== "retry" && record.type !== "done" && record.type !== "dead") return;
+    const attempt = record.attempt;
+    if (attempt === undefined || entry === undefined) return;
+    const eventId = eventIdOfJob(record.jobId);
+    if (eventId === undefined) return;
+    const endpointId = record.jobId.slice(eventId.length + EVENT_JOB_SEPARATOR.length);
+    this.endpointAttempts.attempt(endpointId, attempt, record.type === "done", wallMs);
+  }
+
+  /** Pending ordered jobs this node holds for `endpointId` (its ordered queue here). */
+  orderedBacklog(endpointId: string): number {
+    return this.#duties.orderedBacklog(endpointId);
   }
 
   /** The WAL made a batch durable. Tokens complete in issue order. */

@@ -10,6 +10,7 @@
 import type { SubmitRequest } from "../delivery/types.ts";
 export type { SubmitRequest };
 import type { DisabledReason, EndpointFields } from "./endpoint_model.ts";
+import type { EndpointHealthView } from "./endpoint_attempt_stats.ts";
 export type { DisabledReason, EndpointFields };
 
 /** Why a submit (or a retry by hand) was refused. */
@@ -194,6 +195,38 @@ export interface EndpointPage {
   readonly nextCursor?: string;
 }
 
+/**
+ * An endpoint as the dashboard shows it (`GET /v1/endpoint-health`): its settings without its
+ * secret and without its headers' values (a header often carries the receiver's credentials;
+ * their names are shown), its recent attempts as this node knows them, and, for an ordered
+ * endpoint, the pending jobs this node holds for it in its queue.
+ */
+export interface EndpointHealthItem {
+  readonly id: string;
+  readonly url: string;
+  readonly description: string;
+  readonly eventTypes: readonly string[];
+  readonly headerNames: readonly string[];
+  readonly rateLimitPerS: number;
+  readonly ordered: boolean;
+  readonly disabled: boolean;
+  /** "" when enabled; "manual", "gone" or "failing" otherwise. */
+  readonly disabledReason: string;
+  readonly createdAtMs: number;
+  readonly updatedAtMs: number;
+  readonly health: EndpointHealthView;
+  /** Ordered endpoints only: its pending jobs held here, in its queue (0: none). */
+  readonly backlog?: number;
+}
+
+export interface EndpointHealthPage {
+  /** How far back `health.attempts` and `health.failures` reach, ms. */
+  readonly windowMs: number;
+  readonly items: readonly EndpointHealthItem[];
+  /** Pass back as `cursor` for the next page; absent on the last page. */
+  readonly nextCursor?: string;
+}
+
 /** An event to fan out (docs/endpoints.md): validated by the API before it gets here. */
 export interface EventRequest {
   /** The event type endpoints subscribe to (`invoice.paid`). */
@@ -273,6 +306,8 @@ export interface JobService {
   getEndpoint(id: string): EndpointView | undefined;
   /** Endpoints in id order, `limit` per page. */
   listEndpoints(limit: number, cursor?: string): EndpointPage;
+  /** Endpoints in id order with their health here, no secrets (the dashboard's read). */
+  endpointHealth(limit: number, cursor?: string): EndpointHealthPage;
   /**
    * Fans an event out to the endpoints that take its type, all its jobs durable on a majority
    * together before it resolves, or refused (never hangs).

@@ -31,6 +31,11 @@ export interface StepReport {
   /** Submits really sent. */
   readonly offered: number;
   readonly accepted: number;
+  /**
+   * Jobs the accepted submits made: `accepted` for jobs, the sum of the 202s' `jobs` for
+   * events (`--event-type`).
+   */
+  readonly jobs_made: number;
   readonly rejected: number;
   readonly errors: number;
   /** Non-accepted outcomes by code. */

@@ -1,12 +1,18 @@
 /**
  * The webhook sink: a real receiver on `Deno.serve` for benchmarks and tests. It answers 204
- * to every POST, counts receipts and duplicates by `webhook-id`, measures latency from the
- * `hookd-submitted-at` header (epoch ms) when a job carries one, optionally verifies
- * signatures with the `standardwebhooks` package, and serves its figures on GET /stats.
- * POST /receipts `{"ids":[…]}` answers, for each id, when it first arrived (epoch ms, the
- * `performance.timeOrigin + performance.now()` clock) and how many duplicates followed, or
- * null: the sweeps join it with what their generator had acknowledged to find lost jobs and
- * per-step latencies.
+ * to every POST, counts receipts and duplicates by (request path, `webhook-id`), measures
+ * latency from the `hookd-submitted-at` header (epoch ms) when a job carries one, optionally
+ * verifies signatures with the `standardwebhooks` package, and serves its figures on GET /stats.
+ * POST /receipts `{"ids":[…], "path"?: "/hook/2"}` answers, for each id, when it first arrived
+ * at that path (epoch ms, the `performance.timeOrigin + performance.now()` clock) and how many
+ * duplicates followed there, or null: the sweeps join it with what their generator had
+ * acknowledged to find lost jobs and per-step latencies. Without `path` it is `/hook`
+ * (`SINK_JOB_PATH`), where every harness sends its plain jobs.
+ *
+ * Why the path: every delivery of one event carries the event's id as `webhook-id`, to every
+ * endpoint alike (docs/endpoints.md). Keyed by id alone, an event's K deliveries to K endpoints
+ * (`/hook/1` … `/hook/K` on one sink) would count as one receipt and K − 1 duplicates. Keyed
+ * by (path, id), a duplicate is what it says: the same endpoint receiving the same id again.
  *
  * Owns its server and counters. Bounded: ids remembered for duplicate detection are capped
  * (`idsMax`); past it the set is cleared and `ids_reset` counts how often, so duplicates
@@ -42,12 +48,17 @@ export interface SinkReceipt {
   duplicates: number;
 }
 
+/** The path POST /receipts asks about when its body names none. */
+export const SINK_JOB_PATH = "/hook";
+
 /** Most ids one POST /receipts may ask about. */
 export const RECEIPT_IDS_PER_REQUEST_MAX = 100_000;
 
 export interface SinkStats {
   received: number;
+  /** Distinct (path, webhook-id) pairs received. */
   unique: number;
+  /** Receipts of a (path, webhook-id) pair after its first. */
   duplicates: number;
   signature_failures: number;
   missing_id: number;
@@ -70,7 +81,7 @@ const SUBMITTED_AT_HEADER = "hookd-submitted-at";
 export function startSink(options: SinkOptions): Promise<Sink> {
   const idsMax = options.idsMax ?? 5_000_000;
   const verifier = options.secret !== undefined ? new Webhook(options.secret) : undefined;
-  // id → first arrival (epoch ms); duplicates per id only for the few that have any.
+  // receiptKey(path, id) → first arrival (epoch ms); duplicates only for the few that have any.
   let ids = new Map<string, number>();
   let duplicatesById = new Map<string, number>();
   const counts = {
@@ -90,10 +101,11 @@ export function startSink(options: SinkOptions): Promise<Sink> {
   };
 
   const handler = async (request: Request): Promise<Response> => {
-    if (request.method === "GET" && new URL(request.url).pathname === "/stats") {
+    const path = new URL(request.url).pathname;
+    if (request.method === "GET" && path === "/stats") {
       return Response.json(stats());
     }
-    if (request.method === "POST" && new URL(request.url).pathname === "/receipts") {
+    if (request.method === "POST" && path === "/receipts") {
       return await receipts(request);
     }
     if (request.method !== "POST") return new Response("POST only\n", { status: 405 });
@@ -114,18 +126,19 @@ export function startSink(options: SinkOptions): Promise<Sink> {
     }
     counts.received++;
     const id = request.headers.get("webhook-id");
-    if (id === null) {
+    const key = id === null ? undefined : receiptKey(path, id);
+    if (key === undefined) {
       counts.missing_id++;
-    } else if (ids.has(id)) {
+    } else if (ids.has(key)) {
       counts.duplicates++;
-      duplicatesById.set(id, (duplicatesById.get(id) ?? 0) + 1);
+      duplicatesById.set(key, (duplicatesById.get(key) ?? 0) + 1);
     } else {
       if (ids.size >= idsMax) {
         ids = new Map();
         duplicatesById = new Map();
         counts.ids_reset++;
       }
-      ids.set(id, nowMs);
+      ids.set(key, nowMs);
       counts.unique++;
     }
     const submitted = request.headers.get(SUBMITTED_AT_HEADER);
@@ -138,10 +151,16 @@ export function startSink(options: SinkOptions): Promise<Sink> {
 
   const receipts = async (request: Request): Promise<Response> => {
     let asked: unknown;
+    let path: unknown;
     try {
-      asked = (await request.json() as { ids?: unknown }).ids;
+      const body = await request.json() as { ids?: unknown; path?: unknown };
+      asked = body?.ids;
+      path = body?.path ?? SINK_JOB_PATH;
     } catch {
       return new Response("body must be JSON\n", { status: 400 });
+    }
+    if (typeof path !== "string" || !path.startsWith("/")) {
+      return new Response("path must be a string starting with /\n", { status: 400 });
     }
     if (
       !Array.isArray(asked) || asked.length > RECEIPT_IDS_PER_REQUEST_MAX ||
@@ -153,8 +172,9 @@ export function startSink(options: SinkOptions): Promise<Sink> {
       );
     }
     const out: Array<SinkReceipt | null> = (asked as string[]).map((id) => {
-      const at = ids.get(id);
-      return at === undefined ? null : { at, duplicates: duplicatesById.get(id) ?? 0 };
+      const key = receiptKey(path as string, id);
+      const at = ids.get(key);
+      return at === undefined ? null : { at, duplicates: duplicatesById.get(key) ?? 0 };
     });
     return Response.json({ receipts: out, ids_reset: counts.ids_reset });
   };
@@ -173,6 +193,14 @@ export function startSink(options: SinkOptions): Promise<Sink> {
       close: () => server.shutdown(),
     });
   });
+}
+
+/**
+ * One receipt's key: the path, then the id. A URL's pathname never holds a raw space (the URL
+ * parser percent-encodes it), so the first space splits the two unambiguously.
+ */
+function receiptKey(path: string, id: string): string {
+  return `${path} ${id}`;
 }
 
 /** The body as text, or undefined (the rest unread) once it passes `maxBytes`. */

@@ -18,6 +18,7 @@ import type {
 import type {
   EndpointCreateKey,
   EndpointFields,
+  EndpointHealthPage,
   EndpointOutcome,
   EndpointPage,
   EndpointView,
@@ -30,7 +31,8 @@ import { applyWrite, type EndpointWrite, nextVersion } from "../../src/jobs/endp
 import { EndpointTable } from "../../src/jobs/endpoint_table.ts";
 import { keyedCreateAnswer, keyedEndpointId } from "../../src/jobs/endpoint_keyed.ts";
 import { eventJobId, fanoutOf } from "../../src/jobs/event_model.ts";
-import { endpointView } from "../../src/jobs/job_store.ts";
+import { endpointHealthItem, endpointView } from "../../src/jobs/job_store.ts";
+import type { EndpointHealthView } from "../../src/jobs/endpoint_attempt_stats.ts";
 
 export type FakeMode =
   /** Accept (the default). */
@@ -281,6 +283,27 @@ export class FakeJobService implements JobService {
     if (this.mode.kind === "throw") throw new Error("fake store bug");
     const page = this.endpoints.list(limit, cursor);
     return { ...page, items: page.items.map(endpointView) };
+  }
+
+  /** What `endpointHealth` shows per endpoint id (no attempts when absent). */
+  readonly health = new Map<string, EndpointHealthView>();
+  /** The backlog `endpointHealth` shows for an ordered endpoint (0 when absent). */
+  readonly backlogs = new Map<string, number>();
+
+  endpointHealth(limit: number, cursor?: string): EndpointHealthPage {
+    if (this.mode.kind === "throw") throw new Error("fake store bug");
+    const page = this.endpoints.list(limit, cursor);
+    return {
+      windowMs: 900_000,
+      items: page.items.map((s) =>
+        endpointHealthItem(
+          s,
+          this.health.get(s.id) ?? { attempts: 0, failures: 0 },
+          s.ordered ? this.backlogs.get(s.id) ?? 0 : undefined,
+        )
+      ),
+      ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}),
+    };
   }
 
   /** Events, fanned out from `endpoints` by the real rule; jobs pending, never attempted. */

@@ -351,6 +351,24 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   "GET /v1/receivers 401": unauthorized(get("/v1/receivers")),
   "GET /v1/receivers 500": () =>
     makeApi({ dashboard: throwingDashboard }).handler(get("/v1/receivers")),
+  "GET /v1/endpoint-health 200": async () => {
+    const { api, id } = await withEndpoint();
+    const ordered = await call(
+      api,
+      post("/v1/endpoints", { ...ENDPOINT, ordered: true, headers: { "x-key": "v" } }),
+    );
+    api.service.health.set(id, {
+      attempts: 3,
+      failures: 1,
+      lastSuccessAtMs: 1_700_000_000_000,
+      lastFailure: { atMs: 1_700_000_000_500, outcome: "http_error", status: 500, detail: "no" },
+    });
+    api.service.backlogs.set((ordered.body as { id: string }).id, 2);
+    return await api.handler(get("/v1/endpoint-health?limit=5"));
+  },
+  "GET /v1/endpoint-health 400": () => makeApi().handler(get("/v1/endpoint-health?limit=0")),
+  "GET /v1/endpoint-health 401": unauthorized(get("/v1/endpoint-health")),
+  "GET /v1/endpoint-health 500": throwing(get("/v1/endpoint-health")),
   "GET / 200": () => makeApi({ apiToken: TOKEN }).handler(get("/")),
   "GET /dashboard/{file} 200": () => makeApi().handler(get("/dashboard/app.js")),
   "GET /dashboard/{file} 404": () => makeApi().handler(get("/dashboard/nope.js")),

@@ -187,3 +187,64 @@ Deno.test("HttpSubmitter: only a 202 with an id is accepted, a 503 is a refusal 
     await server.shutdown();
   }
 });
+
+Deno.test("HttpSubmitter with an event type: POST /v1/events {type, payload}, the 202's jobs counted", async () => {
+  const bodies: Array<{ path: string; body: unknown }> = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (r) => {
+    const path = new URL(r.url).pathname;
+    bodies.push({ path, body: await r.json() });
+    if (path.startsWith("/three/")) {
+      return Response.json({ id: "evt_1", type: "bench.fanout", jobs: 3 }, { status: 202 });
+    }
+    if (path.startsWith("/none/")) {
+      return Response.json({ id: "evt_2", type: "bench.fanout", jobs: 0 }, { status: 202 });
+    }
+    return Response.json({ id: "evt_3" }, { status: 202 });
+  });
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  const submitter = new HttpSubmitter(
+    ["three", "none", "nojobs"].map((p) => `${base}/${p}/`),
+    5_000,
+    "bench.fanout",
+  );
+  try {
+    const results = [];
+    for (let i = 0; i < 3; i++) {
+      // The url and limits of a job request are not an event's: they are left out.
+      results.push(
+        await submitter.submit(i, { url: "http://x.test/", payload: '{"n":1}', maxAttempts: 2 }),
+      );
+    }
+    assertEquals(results, [
+      { kind: "accepted", id: "evt_1", jobs: 3 },
+      { kind: "accepted", id: "evt_2", jobs: 0 },
+      { kind: "error", code: "no_jobs_in_202" },
+    ]);
+    assertEquals(bodies[0], {
+      path: "/three/v1/events",
+      body: { type: "bench.fanout", payload: { n: 1 } },
+    });
+  } finally {
+    await submitter.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("runStep sums the jobs each accepted event made (a job makes one)", async () => {
+  const runtime = new VirtualRuntime();
+  const events = await step(
+    runtime,
+    fakeSubmitter(runtime, () => 5, (n) => ({ kind: "accepted", id: `evt-${n}`, jobs: n % 4 })),
+    { op: "open", step: "events", rate: 100, seconds: 0.1 },
+    100,
+  );
+  // Ten events: jobs 0,1,2,3,0,1,2,3,0,1.
+  assertEquals([events.report.accepted, events.report.jobs_made], [10, 13]);
+  const jobs = await step(
+    runtime,
+    fakeSubmitter(runtime, () => 5),
+    { op: "open", step: "jobs", rate: 100, seconds: 0.1 },
+    100,
+  );
+  assertEquals([jobs.report.accepted, jobs.report.jobs_made], [10, 10]);
+});

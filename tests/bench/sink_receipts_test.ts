@@ -7,8 +7,8 @@
 import { assert, assertEquals } from "../assert.ts";
 import { startSink } from "../../src/process/sink.ts";
 
-async function deliver(port: number, id: string): Promise<void> {
-  const response = await fetch(`http://127.0.0.1:${port}/hook`, {
+async function deliver(port: number, id: string, path = "/hook"): Promise<void> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
     method: "POST",
     headers: { "webhook-id": id },
     body: "{}",
@@ -17,10 +17,10 @@ async function deliver(port: number, id: string): Promise<void> {
   assertEquals(response.status, 204);
 }
 
-async function receipts(port: number, ids: string[]) {
+async function receipts(port: number, ids: string[], path?: string) {
   const response = await fetch(`http://127.0.0.1:${port}/receipts`, {
     method: "POST",
-    body: JSON.stringify({ ids }),
+    body: JSON.stringify(path === undefined ? { ids } : { ids, path }),
   });
   return await response.json() as {
     receipts: Array<{ at: number; duplicates: number } | null>;
@@ -55,6 +55,33 @@ Deno.test("sink /receipts says when it had to forget ids", async () => {
   try {
     for (const id of ["a", "b", "c"]) await deliver(sink.port, id);
     assertEquals((await receipts(sink.port, ["c"])).ids_reset, 1);
+  } finally {
+    await sink.close();
+  }
+});
+
+Deno.test("sink /receipts: one event's deliveries to K endpoint paths are K receipts, a repeat on one path a duplicate", async () => {
+  const sink = await startSink({ hostname: "127.0.0.1", port: 0 });
+  try {
+    // Every endpoint of an event gets the event's id as webhook-id (docs/endpoints.md).
+    for (const path of ["/hook/1", "/hook/2", "/hook/3"]) await deliver(sink.port, "evt_a", path);
+    await deliver(sink.port, "evt_a", "/hook/2");
+    const dups = (r: { at: number; duplicates: number } | null | undefined) =>
+      r === null || r === undefined ? null : r.duplicates;
+    const per = await Promise.all(
+      ["/hook/1", "/hook/2", "/hook/3", "/hook/4"].map((p) => receipts(sink.port, ["evt_a"], p)),
+    );
+    assertEquals(per.map((a) => dups(a.receipts[0])), [0, 1, 0, null]);
+    // Without a path the question is about /hook, where no delivery of evt_a went.
+    assertEquals((await receipts(sink.port, ["evt_a"])).receipts, [null]);
+    const stats = sink.stats();
+    assertEquals([stats.received, stats.unique, stats.duplicates], [4, 3, 1]);
+    const bad = await fetch(`http://127.0.0.1:${sink.port}/receipts`, {
+      method: "POST",
+      body: JSON.stringify({ ids: ["evt_a"], path: 7 }),
+    });
+    await bad.body?.cancel();
+    assertEquals(bad.status, 400);
   } finally {
     await sink.close();
   }

@@ -8,7 +8,7 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { type SweepOptions, waitForReceipts } from "../../src/bench/sweep.ts";
-import { type StepRecord, sweepRow } from "../../src/bench/sweep_row.ts";
+import { backlogIn, type StepRecord, sweepRow } from "../../src/bench/sweep_row.ts";
 import type { SinkReceipt } from "../../src/process/sink.ts";
 import type { StepReport } from "../../src/process/generator_protocol.ts";
 import { VirtualRuntime } from "./virtual_runtime.ts";
@@ -43,6 +43,7 @@ function record(n: number, fields: Partial<StepReport> = {}): StepRecord {
     asked: 1000,
     offered: n,
     accepted: n,
+    jobs_made: n,
     rejected: 0,
     errors: 0,
     codes: {},
@@ -127,6 +128,42 @@ Deno.test("sweepRow: a generator that sent everything, but late, did not offer t
   // On time: no note, and the rate it was asked for.
   const onTime = sweepRow(OPTIONS, VARIANT, record(1000), receipts, 0);
   assertEquals([onTime.offered_per_s, onTime.note], [100, ""]);
+});
+
+Deno.test("sweepRow --fanout: events offered and accepted, jobs made, delivered, lost and duplicated, latency per job", () => {
+  const fanout = 3;
+  // 100 events accepted; the 202s said 299 jobs (one node missed an endpoint for one event).
+  const s = record(100, { asked: 100, offered: 100, jobs_made: 299 });
+  const receipts: Array<SinkReceipt | null> = s.ids.flatMap(([, scheduledMs], i) =>
+    Array.from({ length: fanout }, (_, k) => {
+      // Event 4's third endpoint never got its job; event 5's second got it twice.
+      if (i === 4 && k === 2) return null;
+      return { at: scheduledMs + 10 * (k + 1), duplicates: i === 5 && k === 1 ? 1 : 0 };
+    })
+  );
+  const row = sweepRow({ ...OPTIONS, fanout }, VARIANT, s, receipts, 0);
+  assertEquals([row.submits, row.fanout], ["events", 3]);
+  assertEquals([row.offered, row.accepted, row.jobs_made], [100, 100, 299]);
+  // Jobs: every endpoint's delivery counts, a delivery to another endpoint is no duplicate.
+  assertEquals([row.completed, row.lost, row.duplicates], [299, 1, 1]);
+  // Each job from its event's scheduled submit: 10, 20 and 30 ms, a third of the jobs each.
+  assert(row.p50_ms !== null && row.p50_ms > 19.9 && row.p50_ms < 20.1, `p50 ${row.p50_ms}`);
+  assertEquals(row.max_ms, 30);
+  // Costs per job made: 500 fsyncs over 299 jobs.
+  assertEquals(row.fsyncs_per_job, 1.672);
+  assertEquals(row.goodput_per_s, 29.9);
+  assert(row.note.includes("1 jobs of accepted events never reached the sink"), row.note);
+  assert(row.note.includes("100 events made 299 jobs, not 300"), row.note);
+  // The receipts of an earlier step count fanout per submit in the backlog.
+  const windows = [{ from: T0, to: T0 + 12_000 }, { from: T0, to: T0 + 12_000 }];
+  assertEquals(backlogIn([s, s], [...receipts, ...receipts], 1, windows, fanout), 299);
+});
+
+Deno.test("sweepRow without --fanout: plain jobs, one receipt each, as before", () => {
+  const s = record(10);
+  const receipts = s.ids.map(([, scheduledMs]) => ({ at: scheduledMs + 5, duplicates: 0 }));
+  const row = sweepRow(OPTIONS, VARIANT, s, receipts, 0);
+  assertEquals([row.submits, row.fanout, row.jobs_made, row.completed], ["jobs", 1, 10, 10]);
 });
 
 Deno.test("waitForReceipts waits for these very ids, not for as many receipts as there are ids", async () => {

@@ -8,6 +8,8 @@ import { assert, assertEquals } from "../assert.ts";
 import { hookdCommand } from "../../src/process/self_command.ts";
 import type { SweepRow } from "../../src/bench/sweep_row.ts";
 import { knee, sweepCharts, sweepCsv, sweepMarkdown } from "../../src/bench/sweep_report.ts";
+import { sweepOptionsFromFlags } from "../../src/bench/sweep.ts";
+import { UsageError } from "../../src/process/args.ts";
 
 const ROW_KEYS = [
   "rate",
@@ -44,7 +46,9 @@ function checkRow(row: SweepRow): void {
   assertEquals(row.lost, 0, JSON.stringify(row));
   assertEquals(row.offered, row.asked, JSON.stringify(row));
   assertEquals(row.accepted + row.rejected + row.errors, row.offered);
-  assert(row.completed <= row.accepted);
+  assertEquals(row.jobs_made, row.accepted * row.fanout, JSON.stringify(row));
+  assert(row.completed <= row.jobs_made);
+  assertEquals(row.duplicates, 0, JSON.stringify(row));
   for (const key of ["p50_ms", "p99_ms", "max_ms"] as const) {
     assert(row[key] === null || row[key]! >= 0, `${key}: ${row[key]}`);
   }
@@ -65,6 +69,7 @@ Deno.test("hookd bench --rates runs one step per rate over HTTP and loses nothin
   for (const row of rows) {
     checkRow(row);
     assertEquals(row.warmup_s, 1, "the warm-up before the first step is in every row");
+    assertEquals([row.submits, row.fanout], ["jobs", 1], "without --fanout: plain jobs");
     assertEquals(row.submit_via, "http");
     assertEquals(row.loss, 0);
     assert(row.completed > 0 && row.p99_ms !== null);
@@ -93,6 +98,50 @@ Deno.test("hookd bench --loss runs a cluster per loss, over UDP submits too, and
   assertEquals(rows[0]!.loss, 0.1);
 });
 
+Deno.test("hookd bench --rates --fanout 3 sends events to three endpoints and counts every job once", async () => {
+  const rows = await sweep([
+    "--rates",
+    "20",
+    "--duration",
+    "1",
+    "--fanout",
+    "3",
+    "--drain-limit",
+    "20",
+    "--warmup",
+    "0",
+  ]);
+  assertEquals(rows.length, 1);
+  const r = rows[0]!;
+  checkRow(r);
+  assertEquals([r.submits, r.fanout, r.rate], ["events", 3, 20]);
+  // Every event reached all three endpoints once: K receipts each, none a duplicate.
+  assert(r.accepted > 0 && r.completed > 0, JSON.stringify(r));
+  assert(r.p99_ms !== null && r.p99_ms >= 0, JSON.stringify(r));
+});
+
+Deno.test("--fanout is an integer in [1, 100], over HTTP submits only; absent, the sweep sends jobs", () => {
+  const base = { rates: "20" };
+  assertEquals(sweepOptionsFromFlags({ ...base, fanout: "4" }).fanout, 4);
+  assert(!("fanout" in sweepOptionsFromFlags(base)), "no --fanout: plain jobs");
+  for (const bad of ["0", "101", "2.5", "x"]) {
+    let threw = false;
+    try {
+      sweepOptionsFromFlags({ ...base, fanout: bad });
+    } catch (error) {
+      threw = error instanceof UsageError;
+    }
+    assert(threw, `--fanout ${bad} is refused`);
+  }
+  let udp = false;
+  try {
+    sweepOptionsFromFlags({ ...base, fanout: "2", "submit-via": "udp" });
+  } catch (error) {
+    udp = error instanceof UsageError;
+  }
+  assert(udp, "--fanout with --submit-via udp is refused");
+});
+
 function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
   const n = rate * 20;
   return {
@@ -103,11 +152,14 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     wal_sync: "batched",
     duration_s: 20,
     warmup_s: 5,
+    submits: "jobs",
+    fanout: 1,
     asked: n,
     offered: n,
     offered_per_s: rate,
     send_s: 20,
     accepted: n,
+    jobs_made: n,
     rejected: 0,
     errors: 0,
     refusals: {},
@@ -179,4 +231,29 @@ Deno.test("the CSV has one line per row and leaves missing latencies empty, neve
   // Points only for the step that has latencies: p50, p90 and p99 of 200 jobs/s.
   assertEquals(svg.match(/<circle /g)?.length, 3, svg);
   assert(sweepCharts(rows).has("rate_goodput.svg"));
+});
+
+Deno.test("--fanout rows: the knee wants every job of every event, the reports say events/s and jobs", async () => {
+  const ev = (rate: number, fields: Partial<SweepRow> = {}) =>
+    row(rate, {
+      submits: "events",
+      fanout: 3,
+      jobs_made: rate * 20 * 3,
+      completed: rate * 20 * 3,
+      ...fields,
+    });
+  assertEquals(knee([ev(100), ev(200)]).rate, 200);
+  // Completed as many as the events accepted: two thirds of the jobs missing.
+  assertEquals(knee([ev(100), ev(200, { completed: 4000 })]).rate, 100);
+  const md = sweepMarkdown([ev(100), ev(200)]);
+  assert(md.includes("## http submits of events to 3 endpoints"), md);
+  assert(md.includes("Knee: **200 events/s**"), md);
+  assert(md.includes("count events; jobs, completed"), md);
+  const csv = (await sweepCsv([ev(100)])).trim().split("\n");
+  const header = csv[0]!.split(",");
+  const line = csv[1]!.split(",");
+  for (const [column, value] of [["submits", "events"], ["fanout", "3"], ["jobs_made", "6000"]]) {
+    assertEquals(line[header.indexOf(column!)], value, column);
+  }
+  assert(sweepCharts([ev(100)]).get("rate_latency.svg")!.includes("offered events/s"));
 });

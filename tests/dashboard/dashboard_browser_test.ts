@@ -6,7 +6,11 @@
  * URL), every member alive, the submitted jobs listed, a job's attempts with the node that made
  * them, the failing receiver marked FAILING, dead letters that the Retry button brings back and
  * that are then delivered, a page that fits a phone's width, and a member shown DEAD after its
- * process is killed.
+ * process is killed. Endpoints and events too: two endpoints created through n2 (one at the
+ * sink, one ordered at a receiver that keeps failing) and events sent through n3 show on n1's
+ * page with the attempts every node made (n1 applies their delivery records), the failing one
+ * FAILING with its ordered backlog; an event looked up by id lists its two jobs, and no
+ * endpoint secret is anywhere on the page.
  *
  * Bounded: every wait has a limit; the browser, the nodes, the receivers and the temporary
  * directory go in `finally`. With HOOKD_DASHBOARD_SCREENSHOT=path it also runs a short load and
@@ -28,6 +32,8 @@ const TOKEN = "dashboard-test-token-0123456789";
 const NODES = 3;
 const GOOD_JOBS = 8;
 const BAD_JOBS = 3;
+/** `invoice.paid` events sent to the two endpoints (each also a job the sink receives). */
+const EVENTS = 3;
 const CHROMIUM = findChromium();
 const IN_CI = Deno.env.get("CI") === "true";
 const SCREENSHOT_PATH = Deno.env.get("HOOKD_DASHBOARD_SCREENSHOT");
@@ -46,6 +52,30 @@ function flakyReceiver() {
   });
   return { state, server, url: `http://127.0.0.1:${server.addr.port}` };
 }
+
+/** A POST with the token; retries a 503 (a node still catching up) a bounded number of times. */
+async function postRetrying(
+  url: string,
+  body: Record<string, unknown>,
+  want: number,
+): Promise<Record<string, unknown>> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify(body),
+    });
+    const answer = await response.json();
+    if (response.status === want) return answer;
+    if (response.status !== 503) {
+      throw new Error(`POST ${url}: ${response.status} ${JSON.stringify(answer)}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`POST ${url}: the node kept answering 503`);
+}
+
+const ENDPOINT_SECRET = "whsec_ZGFzaGJvYXJkLW5ldmVyLXNob3dzLXRoaXMtc2VjcmV0";
 
 /** POST /v1/jobs with the token; retries a 503 (a node still catching up) a bounded number of times. */
 async function submit(api: string, job: Record<string, unknown>): Promise<string> {
@@ -78,6 +108,8 @@ Deno.test({
     const unexpected: string[] = [];
     const sink = await startSink({ hostname: "127.0.0.1", port: 0 });
     const flaky = flakyReceiver();
+    // The ordered endpoint's receiver: failing for the whole test.
+    const broken = flakyReceiver();
     const specs = localNodeSpecs(NODES, "127.0.0.1", freeUdpPortRange(NODES));
     const ids = specs.map((s) => s.id);
     const cluster = new LocalCluster({
@@ -173,6 +205,8 @@ Deno.test({
       );
       assert(recent.length >= GOOD_JOBS + BAD_JOBS);
 
+      await checkEndpointsAndEvents(page, cluster, sinkUrl, broken.url);
+
       // A job's attempts: clicked from the list like a person would.
       await page.click(`#recent-jobs tr[data-job="${good[0]}"] button.link`);
       const attempts = await page.waitFor<string[]>(
@@ -261,7 +295,7 @@ Deno.test({
         `document.getElementById("job-detail-fields").innerText`,
       );
       assert(attemptsField.includes("3 (retry 1: 1 of 2)"), attemptsField);
-      assertEquals(sink.stats().unique, GOOD_JOBS);
+      assertEquals(sink.stats().unique, GOOD_JOBS + EVENTS);
 
       // The charts drew the deliveries (a line, not a flat start).
       await page.waitFor(
@@ -321,10 +355,99 @@ Deno.test({
       await cluster.stopAll();
       await sink.close();
       await flaky.server.shutdown();
+      await broken.server.shutdown();
       await Deno.remove(root, { recursive: true }).catch(() => {});
     }
   },
 });
+
+/**
+ * Endpoints made through n2 and events sent through n3, seen on n1's page: the sink's endpoint
+ * healthy with every event's attempt, the ordered one at a failing receiver FAILING with a
+ * backlog, an event's jobs by its id, and no secret on the page.
+ */
+async function checkEndpointsAndEvents(
+  page: Page,
+  cluster: LocalCluster,
+  sinkUrl: string,
+  brokenUrl: string,
+): Promise<void> {
+  const n2 = cluster.httpUrls.get("n2")!;
+  const n3 = cluster.httpUrls.get("n3")!;
+  const good = await postRetrying(`${n2}/v1/endpoints`, {
+    url: `${sinkUrl}/ep/good`,
+    event_types: ["invoice.paid"],
+    description: "billing at the sink",
+    secret: ENDPOINT_SECRET,
+    headers: { "x-tenant": "t-7" },
+  }, 201);
+  const bad = await postRetrying(`${n2}/v1/endpoints`, {
+    url: `${brokenUrl}/ep/bad`,
+    event_types: ["invoice.paid"],
+    description: "ordered, failing",
+    secret: ENDPOINT_SECRET,
+    ordered: true,
+  }, 201);
+  const goodId = String(good.id);
+  const badId = String(bad.id);
+  // n3 fans out from its own table: it must hold both before the events.
+  const listed = await waitUntil(async () => {
+    const r = await fetch(`${n3}/v1/endpoints`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const ids = ((await r.json()).items ?? []).map((e: { id: string }) => e.id);
+    return ids.includes(goodId) && ids.includes(badId);
+  }, 20_000);
+  assert(listed, "n3 lists both endpoints");
+  const events: string[] = [];
+  for (let i = 0; i < EVENTS; i++) {
+    const sent = await postRetrying(
+      `${n3}/v1/events`,
+      { type: "invoice.paid", payload: { invoice: i } },
+      202,
+    );
+    assertEquals(sent.jobs, 2);
+    events.push(String(sent.id));
+  }
+  // n1's page: every event's delivery to the sink counted, whichever node made it; the
+  // ordered one failing, its jobs queued behind its head.
+  const rows = await page.waitFor<{ good: string; bad: string }>(
+    `(() => {
+      const row = (id) => document.querySelector('#endpoints tr[data-endpoint="' + id + '"]');
+      const good = row(${JSON.stringify(goodId)}), bad = row(${JSON.stringify(badId)});
+      return good?.dataset.health === "ok" && good.innerText.includes("0 of ${EVENTS}") &&
+        bad?.dataset.health === "failing" && /ordered, backlog [1-9]/.test(bad.innerText) &&
+        { good: good.innerText, bad: bad.innerText };
+    })()`,
+    { what: "both endpoints on n1's page with their health", timeoutMs: 30_000 },
+  );
+  assert(
+    rows.good.includes("billing at the sink") && rows.good.includes("invoice.paid"),
+    rows.good,
+  );
+  assert(rows.good.includes("last success"), rows.good);
+  assert(rows.bad.includes("⚠ FAILING") && rows.bad.includes("500 http_error"), rows.bad);
+  assert(rows.bad.includes("receiver down for maintenance"), rows.bad);
+  // An event by its id: its two jobs; the sink's delivered, opened in the job panel.
+  await page.type("#event-lookup-input", events[0]!);
+  await page.click("#event-lookup-submit");
+  const jobs = await page.waitFor<string[]>(
+    `(() => {
+      const rows = [...document.querySelectorAll("#event-jobs tbody tr[data-job]")];
+      return rows.length === 2 && rows.some((r) => r.dataset.state === "delivered") &&
+        rows.map((r) => r.dataset.job);
+    })()`,
+    { what: "the event's two jobs", timeoutMs: 20_000 },
+  );
+  const goodJob = `${events[0]}.${goodId}`;
+  assertEquals(jobs.sort(), [goodJob, `${events[0]}.${badId}`].sort());
+  await page.click(`#event-jobs tr[data-job="${goodJob}"] button.link`);
+  await page.waitFor(
+    `document.getElementById("job-detail-title").innerText.includes(${JSON.stringify(goodJob)}) &&
+      document.querySelector("#job-attempts tbody tr")?.dataset.outcome === "success"`,
+    { what: "the event's job with its attempt" },
+  );
+  const html = await page.evaluate<string>("document.documentElement.outerHTML");
+  assert(!html.includes(ENDPOINT_SECRET) && !html.includes("t-7"), "a secret on the page");
+}
 
 /**
  * Load for the README's screenshot: jobs to the sink at a steady rate and a few to the failing

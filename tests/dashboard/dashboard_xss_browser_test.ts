@@ -1,15 +1,17 @@
 /**
  * The dashboard shows attacker-influenced text as text: job URLs (any submitter), attempt
- * details and dead reasons (what a receiver answered), receiver origins and failures. Served
+ * details and dead reasons (what a receiver answered), receiver origins and failures, endpoint
+ * URLs, descriptions, event types and last failures, and an event's type and endpoints. Served
  * by an in-process API over a fake store that holds such jobs, the page is opened in headless
  * Chromium; no markup from that text may become an element, whatever the CSP would then do
- * with it (the policy is a second wall, checked by page_test.ts, not the first).
+ * with it (the policy is a second wall, checked by page_test.ts, not the first). An endpoint's
+ * secret and its headers' values never reach the page at all.
  */
 
 import { assert, assertEquals } from "../assert.ts";
 import { serveApi } from "../../src/api/server.ts";
 import type { DashboardSource } from "../../src/dashboard/view.ts";
-import type { JobView } from "../../src/jobs/service.ts";
+import type { EventView, JobView } from "../../src/jobs/service.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
 import { FakeJobService } from "../api/fake_service.ts";
 import { Browser, findChromium, type Page } from "./cdp.ts";
@@ -48,6 +50,47 @@ function hostileJob(id: string, state: "dead" | "pending"): JobView {
   };
 }
 
+const ENDPOINT_SECRET = "whsec_c2VjcmV0LW5ldmVyLW9uLXRoZS1wYWdlLTEyMzQ=";
+const HEADER_VALUE = "Bearer header-value-never-on-the-page";
+
+/** An endpoint whose every free-text field carries markup, with a secret and a credential. */
+async function hostileEndpoint(service: FakeJobService, ordered: boolean): Promise<string> {
+  const created = await service.createEndpoint({
+    url: `https://receiver.example/${MARK(ordered ? "ep-url-ordered" : "ep-url")}`,
+    eventTypes: [MARK("ep-type")],
+    secret: ENDPOINT_SECRET,
+    description: MARK(ordered ? "ep-description-ordered" : "ep-description"),
+    headers: { authorization: HEADER_VALUE },
+    rateLimitPerS: ordered ? 0 : 5,
+    ordered,
+    disabled: !ordered,
+    disabledReason: ordered ? "" : "gone",
+  });
+  assert(created.ok, "the fake store took the endpoint");
+  return created.endpoint.id;
+}
+
+function hostileEvent(endpointId: string): EventView {
+  return {
+    id: "evt_hostile",
+    type: MARK("event-type"),
+    payload: "{}",
+    createdAtMs: Date.now() - 5_000,
+    jobs: [{
+      endpointId: MARK("event-endpoint"),
+      jobId: "job_dead",
+      state: "dead",
+      attemptsTotal: 1,
+      attempts: [],
+    }, {
+      endpointId,
+      jobId: `evt_hostile.${endpointId}`,
+      attemptsTotal: 0,
+      attempts: [],
+    }],
+  };
+}
+
 const hostileDashboard: DashboardSource = {
   series: () => ({ intervalMs: 1000, pointsMax: 300, points: [] }),
   receivers: () => ({
@@ -73,7 +116,8 @@ const hostileDashboard: DashboardSource = {
 };
 
 Deno.test({
-  name: "dashboard in headless Chromium: hostile job, attempt and receiver text stays text",
+  name:
+    "dashboard in headless Chromium: hostile job, attempt, receiver, endpoint and event text stays text; no secret shown",
   ignore: CHROMIUM === undefined && !IN_CI,
   async fn() {
     if (CHROMIUM === undefined) {
@@ -82,6 +126,21 @@ Deno.test({
     const service = new FakeJobService();
     service.put(hostileJob("job_dead", "dead"));
     service.put(hostileJob("job_pending", "pending"));
+    const ordered = await hostileEndpoint(service, true);
+    const gone = await hostileEndpoint(service, false);
+    service.health.set(ordered, {
+      attempts: 3,
+      failures: 2,
+      lastSuccessAtMs: Date.now() - 60_000,
+      lastFailure: {
+        atMs: Date.now() - 2_000,
+        outcome: MARK("ep-failure-outcome"),
+        status: 500,
+        detail: MARK("ep-failure"),
+      },
+    });
+    service.backlogs.set(ordered, 4);
+    service.events.set("evt_hostile", { view: hostileEvent(ordered) });
     const registry = new MetricsRegistry();
     const server = serveApi({
       hostname: "127.0.0.1",
@@ -106,7 +165,8 @@ Deno.test({
       await page.waitFor(
         `document.querySelectorAll("#recent-jobs tbody tr[data-job]").length === 2 &&
          document.querySelectorAll("#dead-letters tbody tr[data-job]").length === 1 &&
-         document.querySelectorAll("#receivers tbody tr[data-origin]").length === 1`,
+         document.querySelectorAll("#receivers tbody tr[data-origin]").length === 1 &&
+         document.querySelectorAll("#endpoints tbody tr[data-endpoint]").length === 2`,
         { what: "every panel filled", timeoutMs: 15_000 },
       );
       // A job's details: attempts, owner, dead reason, key.
@@ -115,6 +175,24 @@ Deno.test({
         `document.querySelectorAll("#job-attempts tbody tr[data-outcome]").length === 1`,
         { what: "the job's attempts", timeoutMs: 15_000 },
       );
+      // An event's jobs, looked up by id.
+      await page.type("#event-lookup-input", "evt_hostile");
+      await page.click("#event-lookup-submit");
+      await page.waitFor(
+        `document.querySelectorAll("#event-jobs tbody tr[data-job]").length === 2`,
+        { what: "the event's jobs", timeoutMs: 15_000 },
+      );
+      // What each endpoint row says: health, delivery and state.
+      const rows = await page.evaluate<Record<string, string>>(
+        `Object.fromEntries([...document.querySelectorAll("#endpoints tbody tr")]
+          .map((r) => [r.dataset.endpoint, r.dataset.health + "|" + r.innerText]))`,
+      );
+      assert(rows[ordered]!.startsWith("failing|"), rows[ordered]);
+      assert(rows[ordered]!.includes("2 of 3 (67 %)"), rows[ordered]);
+      assert(rows[ordered]!.includes("ordered, backlog 4"), rows[ordered]);
+      assert(rows[gone]!.startsWith("disabled|"), rows[gone]);
+      assert(rows[gone]!.includes("✕ DISABLED: it answered 410 Gone"), rows[gone]);
+      assert(rows[gone]!.includes("unordered; at most 5/s"), rows[gone]);
       const injected = await page.evaluate<string[]>(
         `[...document.querySelectorAll(".xss")].map((e) => e.outerHTML.slice(0, 80))`,
       );
@@ -122,9 +200,36 @@ Deno.test({
       assertEquals(await page.evaluate<unknown>("window.xss ?? null"), null);
       // The text is there, as text, in each place it comes from.
       const text = await page.evaluate<string>("document.body.innerText");
-      for (const where of ["url", "dead", "detail", "origin", "failure", "key"]) {
+      for (
+        const where of [
+          "url",
+          "dead",
+          "detail",
+          "origin",
+          "failure",
+          "key",
+          "ep-url",
+          "ep-url-ordered",
+          "ep-description",
+          "ep-description-ordered",
+          "ep-type",
+          "ep-failure",
+          "event-type",
+          "event-endpoint",
+        ]
+      ) {
         assert(text.includes(MARK(where)), `${where}'s text is shown as text`);
       }
+      // No secret anywhere: not in the text, the markup, nor any answer the page read.
+      const html = await page.evaluate<string>("document.documentElement.outerHTML");
+      for (const secret of [ENDPOINT_SECRET, HEADER_VALUE]) {
+        assert(!text.includes(secret) && !html.includes(secret), "a secret on the page");
+      }
+      const read = await page.evaluate<string>(
+        `fetch("/v1/endpoint-health").then((r) => r.text())`,
+      );
+      assert(read.includes(ordered) && !read.includes(ENDPOINT_SECRET), read.slice(0, 200));
+      assert(!read.includes(HEADER_VALUE), "a header's value in the page's endpoint read");
       assertEquals(page.exceptions, []);
     } finally {
       await browser?.close();

@@ -13,6 +13,10 @@ import { chartPaths, niceCeiling } from "../../src/dashboard/static/chart.js";
 import {
   attemptNumber,
   attemptsLabel,
+  endpointDeliveryLabel,
+  endpointHealth,
+  endpointHealthLabel,
+  endpointStateLabel,
   formatMs,
   formatPercent,
   formatRate,
@@ -169,5 +173,40 @@ Deno.test("format: a retried job's attempts count across retries and show the re
       attemptNumber,
     ),
     ["1", "2", "3 (retry 1)"],
+  );
+});
+
+Deno.test("an endpoint's health, state and delivery read as words", () => {
+  const e = (attempts: number, failures: number, disabled = false) => ({
+    disabled,
+    health: { attempts, failures },
+  });
+  assertEquals(
+    [e(0, 0), e(10, 0), e(10, 1), e(10, 5), e(10, 10), e(10, 0, true)].map(endpointHealth),
+    ["idle", "ok", "degraded", "failing", "failing", "disabled"],
+  );
+  assertEquals(endpointHealthLabel("failing"), "⚠ FAILING");
+  assertEquals(endpointStateLabel({ disabled: false, disabledReason: null }), "enabled");
+  assertEquals(
+    endpointStateLabel({ disabled: true, disabledReason: "gone" }),
+    "✕ DISABLED: it answered 410 Gone",
+  );
+  assertEquals(
+    endpointStateLabel({ disabled: true, disabledReason: "failing" }),
+    "✕ DISABLED: every attempt failed for the failing window",
+  );
+  // A reason this page does not know is shown as it came, never looked up on a prototype.
+  assertEquals(
+    endpointStateLabel({ disabled: true, disabledReason: "__proto__" }),
+    "✕ DISABLED: __proto__",
+  );
+  assertEquals(endpointStateLabel({ disabled: true, disabledReason: null }), "✕ DISABLED");
+  assertEquals(
+    endpointDeliveryLabel({ ordered: true, backlog: 3, rateLimitPerS: 0 }),
+    "ordered, backlog 3",
+  );
+  assertEquals(
+    endpointDeliveryLabel({ ordered: false, rateLimitPerS: 2.5 }),
+    "unordered; at most 2.5/s",
   );
 });

@@ -3,7 +3,9 @@
 // it shows comes from the node that served it; nothing is loaded from anywhere else.
 //
 // Every value from the node reaches the page through textContent or an SVG attribute, never
-// as markup: job URLs, errors and receivers' answers are untrusted text.
+// as markup: job URLs, errors, receivers' answers, endpoints' URLs and descriptions and event
+// ids are untrusted text. No endpoint secret reaches the page: it reads
+// /v1/endpoint-health, which carries none (nor any header's value).
 
 import { ApiError, NodeApi, Unauthorized } from "./api.js";
 import { chartPaths } from "./chart.js";
@@ -12,6 +14,10 @@ import {
   attemptResult,
   attemptsLabel,
   breakerLabel,
+  endpointDeliveryLabel,
+  endpointHealth,
+  endpointHealthLabel,
+  endpointStateLabel,
   formatClock,
   formatMs,
   formatPercent,
@@ -27,6 +33,7 @@ import {
 
 const RECENT_JOBS = 20;
 const DEAD_LETTERS_PER_PAGE = 10;
+const ENDPOINTS_PER_PAGE = 20;
 /** Points a chart's "now" figure averages over, so one quiet second does not read as zero. */
 const NOW_POINTS = 5;
 /** The shortest time a chart spans, ms, so a young node's first points do not fill it. */
@@ -52,7 +59,10 @@ const page = {
   /** Dead letters whose Retry was pressed, until they leave the list. */
   retried: new Set(),
   /** @type {string | undefined} */
-  lookupId: undefined,
+  endpointsCursor: undefined,
+  /** @type {string | undefined} */
+  endpointsNext: undefined,
+  endpointsPageNo: 1,
   lastOkMs: 0,
 };
 
@@ -64,8 +74,9 @@ function $(id) {
 }
 
 /**
- * A table row of plain-text cells; a cell is a string, or [text, className], or a Node.
- * @param {(string | number | [string | number, string] | Node)[]} cells
+ * A table row of plain-text cells; a cell is a string, or [text or Node, className], or a Node
+ * (built from text nodes by the caller).
+ * @param {(string | number | [string | number | Node, string] | Node)[]} cells
  */
 function row(cells) {
   const tr = document.createElement("tr");
@@ -74,7 +85,8 @@ function row(cells) {
     if (cell instanceof Node) {
       td.append(cell);
     } else if (Array.isArray(cell)) {
-      td.textContent = String(cell[0]);
+      if (cell[0] instanceof Node) td.append(cell[0]);
+      else td.textContent = String(cell[0]);
       td.className = cell[1];
     } else {
       td.textContent = String(cell);
@@ -327,34 +339,82 @@ function jobPath(id) {
   return `/v1/jobs/${encodeURIComponent(id)}`;
 }
 
-/** @param {string} id */
-function lookUp(id) {
-  page.lookupId = id;
-  /** @type {HTMLInputElement} */ ($("lookup-input")).value = id;
-  $("job-detail").hidden = false;
-  $("job-detail-title").textContent = `Job ${id}`;
-  $("job-detail-fields").replaceChildren();
-  fillTable($("job-attempts"), [], "Looking it up…");
-  refreshJob().catch((error) => {
-    if (error instanceof Unauthorized) askForToken("The node refused this token.");
-  });
+/**
+ * A lookup by id (a job, an event): its form's input, a detail box with a title, fields and a
+ * table, the route it reads, and what a 404 says. It keeps the id open and reads it again on
+ * every poll until the box is closed.
+ * @param {{input: string, box: string, title: string, fields: string, table: string,
+ *   what: string, path: (id: string) => string, render: (value: any) => void,
+ *   missing: (id: string) => string}} spec
+ */
+function makeLookup(spec) {
+  /** @type {string | undefined} */
+  let current;
+  async function refresh() {
+    const id = current;
+    if (id === undefined) return;
+    try {
+      const value = await api.get(spec.path(id));
+      if (current === id) spec.render(value);
+    } catch (error) {
+      if (current !== id) return;
+      if (error instanceof Unauthorized) throw error;
+      $(spec.fields).replaceChildren();
+      const message = error instanceof ApiError && error.status === 404
+        ? spec.missing(id)
+        : `Could not read the ${spec.what}: ${error instanceof Error ? error.message : error}`;
+      fillTable($(spec.table), [], message);
+    }
+  }
+  return {
+    refresh,
+    /** @param {string} id */
+    open(id) {
+      current = id;
+      /** @type {HTMLInputElement} */ ($(spec.input)).value = id;
+      $(spec.box).hidden = false;
+      $(spec.title).textContent = `${spec.what[0].toUpperCase()}${spec.what.slice(1)} ${id}`;
+      $(spec.fields).replaceChildren();
+      fillTable($(spec.table), [], "Looking it up…");
+      refresh().catch((error) => {
+        if (error instanceof Unauthorized) askForToken("The node refused this token.");
+      });
+    },
+    close() {
+      current = undefined;
+      $(spec.box).hidden = true;
+    },
+  };
 }
 
-async function refreshJob() {
-  const id = page.lookupId;
-  if (id === undefined) return;
-  try {
-    const job = await api.get(jobPath(id));
-    if (page.lookupId === id) renderJob(job);
-  } catch (error) {
-    if (page.lookupId !== id) return;
-    if (error instanceof Unauthorized) throw error;
-    $("job-detail-fields").replaceChildren();
-    const message = error instanceof ApiError && error.status === 404
-      ? `No job ${id} on this node or the peers it asked.`
-      : `Could not read the job: ${error instanceof Error ? error.message : error}`;
-    fillTable($("job-attempts"), [], message);
-  }
+/** A detail box's name/value list, as text. @param {string} id @param {[string, string][]} fields */
+function fillFields(id, fields) {
+  $(id).replaceChildren(
+    ...fields.flatMap(([name, value]) => {
+      const dt = document.createElement("dt");
+      dt.textContent = name;
+      const dd = document.createElement("dd");
+      dd.textContent = value;
+      return [dt, dd];
+    }),
+  );
+}
+
+const jobLookup = makeLookup({
+  input: "lookup-input",
+  box: "job-detail",
+  title: "job-detail-title",
+  fields: "job-detail-fields",
+  table: "job-attempts",
+  what: "job",
+  path: jobPath,
+  render: (job) => renderJob(job),
+  missing: (id) => `No job ${id} on this node or the peers it asked.`,
+});
+
+/** @param {string} id */
+function lookUp(id) {
+  jobLookup.open(id);
 }
 
 function renderJob(/** @type {any} */ job) {
@@ -379,15 +439,7 @@ function renderJob(/** @type {any} */ job) {
   }
   if (job.deadReason !== undefined) fields.push(["Why dead", job.deadReason]);
   if (job.idempotencyKey !== undefined) fields.push(["Idempotency key", job.idempotencyKey]);
-  $("job-detail-fields").replaceChildren(
-    ...fields.flatMap(([name, value]) => {
-      const dt = document.createElement("dt");
-      dt.textContent = name;
-      const dd = document.createElement("dd");
-      dd.textContent = value;
-      return [dt, dd];
-    }),
-  );
+  fillFields("job-detail-fields", fields);
   fillTable(
     $("job-attempts"),
     job.attempts.map((/** @type {any} */ a) => {
@@ -442,6 +494,139 @@ function renderReceivers(/** @type {any} */ view) {
       return tr;
     }),
     "No receiver attempted recently.",
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Endpoints and events
+// ---------------------------------------------------------------------------------------------
+
+function endpointsPath() {
+  const cursor = page.endpointsCursor === undefined
+    ? ""
+    : `&cursor=${encodeURIComponent(page.endpointsCursor)}`;
+  return `/v1/endpoint-health?limit=${ENDPOINTS_PER_PAGE}${cursor}`;
+}
+
+/** An endpoint's id with its description under it, both as text. @param {any} e */
+function endpointCell(e) {
+  const cell = document.createDocumentFragment();
+  const id = document.createElement("span");
+  id.className = "id";
+  id.textContent = e.id;
+  cell.append(id);
+  if (e.description !== "") {
+    const description = document.createElement("span");
+    description.className = "description";
+    description.textContent = e.description;
+    cell.append(description);
+  }
+  return cell;
+}
+
+function renderEndpoints(/** @type {any} */ view) {
+  if (view.items.length === 0 && page.endpointsPageNo > 1) {
+    // The page emptied (endpoints deleted): back to the first.
+    page.endpointsCursor = undefined;
+    page.endpointsPageNo = 1;
+  }
+  page.endpointsNext = view.nextCursor;
+  const now = Date.now();
+  $("endpoints-note").textContent = `Failed: attempts to the endpoint that started in the ` +
+    `last ${formatSpan(view.windowMs)} and did not deliver, by any node, as this node has ` +
+    "applied their records. Backlog: the pending jobs of an ordered endpoint this node holds " +
+    "in its queue. FAILING: at least half of its recent attempts failed.";
+  fillTable(
+    $("endpoints"),
+    view.items.map((/** @type {any} */ e) => {
+      const health = endpointHealth(e);
+      const h = e.health;
+      const lastFailure = h.lastFailure === undefined
+        ? "–"
+        : `${attemptResult(h.lastFailure)}, ${
+          formatRelative(h.lastFailure.atMs, now)
+        }: ${h.lastFailure.detail}`;
+      const lastSuccess = h.lastSuccessAtMs === undefined
+        ? "no success known"
+        : `last success ${formatRelative(h.lastSuccessAtMs, now)}`;
+      const tr = row([
+        [endpointCell(e), "endpoint"],
+        [e.url, "url"],
+        e.eventTypes.length === 0 ? "all types" : e.eventTypes.join(", "),
+        [healthLabelCell(endpointHealthLabel(health), lastSuccess), "health"],
+        [
+          h.attempts === 0
+            ? "0 of 0"
+            : `${h.failures} of ${h.attempts} (${formatPercent(h.failures / h.attempts)})`,
+          "num",
+        ],
+        [lastFailure, "detail"],
+        endpointDeliveryLabel(e),
+        [endpointStateLabel(e), "state"],
+      ]);
+      tr.dataset.endpoint = e.id;
+      tr.dataset.health = health;
+      tr.dataset.disabled = String(e.disabled);
+      return tr;
+    }),
+    page.endpointsPageNo === 1 ? "No endpoints yet." : "No more endpoints.",
+  );
+  $("endpoints-page").textContent = `page ${page.endpointsPageNo}`;
+  /** @type {HTMLButtonElement} */ ($("endpoints-first")).disabled = page.endpointsPageNo === 1;
+  /** @type {HTMLButtonElement} */ ($("endpoints-next")).disabled =
+    page.endpointsNext === undefined;
+}
+
+/** A health label with a second, quieter line. @param {string} label @param {string} note */
+function healthLabelCell(label, note) {
+  const cell = document.createDocumentFragment();
+  const main = document.createElement("span");
+  main.textContent = label;
+  const sub = document.createElement("span");
+  sub.className = "description";
+  sub.textContent = note;
+  cell.append(main, sub);
+  return cell;
+}
+
+const eventLookup = makeLookup({
+  input: "event-lookup-input",
+  box: "event-detail",
+  title: "event-detail-title",
+  fields: "event-detail-fields",
+  table: "event-jobs",
+  what: "event",
+  path: (id) => `/v1/events/${encodeURIComponent(id)}`,
+  render: (event) => renderEvent(event),
+  missing: (id) =>
+    `No event ${id} on this node (a node that missed it answers once anti-entropy brings it).`,
+});
+
+function renderEvent(/** @type {any} */ event) {
+  const now = Date.now();
+  const createdMs = Date.parse(event.created_at);
+  /** @type {[string, string][]} */
+  const fields = [
+    ["Type", event.type],
+    ["Submitted", `${formatClock(createdMs)} (${formatRelative(createdMs, now)})`],
+    ["Jobs", String(event.jobs.length)],
+  ];
+  fillFields("event-detail-fields", fields);
+  fillTable(
+    $("event-jobs"),
+    event.jobs.map((/** @type {any} */ j) => {
+      const state = j.state ?? "compacted";
+      const tr = row([
+        [j.endpoint_id, "id"],
+        jobLink(j.job_id),
+        [j.state === null ? "– no longer held here" : jobStateLabel(j.state), "job-state"],
+        [j.attempts, "num"],
+      ]);
+      tr.dataset.job = j.job_id;
+      tr.dataset.state = state;
+      return tr;
+    }),
+    "It went to no endpoint (none took its type when it was sent).",
   );
 }
 
@@ -522,15 +707,18 @@ async function retry(id, button) {
 // ---------------------------------------------------------------------------------------------
 
 async function refresh() {
-  const [cluster, series, receivers, jobs, dead, job] = await Promise.allSettled([
-    api.get("/v1/cluster"),
-    api.get("/v1/series"),
-    api.get("/v1/receivers"),
-    api.get(`/v1/jobs?limit=${RECENT_JOBS}`),
-    api.get(deadPath()),
-    refreshJob(),
-  ]);
-  const all = [cluster, series, receivers, jobs, dead, job];
+  const [cluster, series, receivers, jobs, dead, job, endpoints, event] = await Promise
+    .allSettled([
+      api.get("/v1/cluster"),
+      api.get("/v1/series"),
+      api.get("/v1/receivers"),
+      api.get(`/v1/jobs?limit=${RECENT_JOBS}`),
+      api.get(deadPath()),
+      jobLookup.refresh(),
+      api.get(endpointsPath()),
+      eventLookup.refresh(),
+    ]);
+  const all = [cluster, series, receivers, jobs, dead, job, endpoints, event];
   if (all.some((r) => r.status === "rejected" && r.reason instanceof Unauthorized)) {
     askForToken(api.hasToken ? "The node refused this token." : "");
     return;
@@ -543,6 +731,7 @@ async function refresh() {
   if (receivers.status === "fulfilled") renderReceivers(receivers.value);
   if (jobs.status === "fulfilled") renderRecentJobs(jobs.value);
   if (dead.status === "fulfilled") renderDeadLetters(dead.value);
+  if (endpoints.status === "fulfilled") renderEndpoints(endpoints.value);
   const failure = all.find((r) => r.status === "rejected");
   const status = $("status");
   if (failure === undefined) {
@@ -610,9 +799,23 @@ function wire() {
     const id = /** @type {HTMLInputElement} */ ($("lookup-input")).value.trim();
     if (id !== "") lookUp(id);
   });
-  $("job-detail-close").addEventListener("click", () => {
-    page.lookupId = undefined;
-    $("job-detail").hidden = true;
+  $("job-detail-close").addEventListener("click", () => jobLookup.close());
+  $("event-lookup-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const id = /** @type {HTMLInputElement} */ ($("event-lookup-input")).value.trim();
+    if (id !== "") eventLookup.open(id);
+  });
+  $("event-detail-close").addEventListener("click", () => eventLookup.close());
+  $("endpoints-first").addEventListener("click", () => {
+    page.endpointsCursor = undefined;
+    page.endpointsPageNo = 1;
+    void refreshSoon();
+  });
+  $("endpoints-next").addEventListener("click", () => {
+    if (page.endpointsNext === undefined) return;
+    page.endpointsCursor = page.endpointsNext;
+    page.endpointsPageNo++;
+    void refreshSoon();
   });
   $("dead-first").addEventListener("click", () => {
     page.deadCursor = undefined;

@@ -145,3 +145,60 @@ export function attemptNumber(attempt) {
 export function ratesOf(points, field) {
   return points.map((p) => ((p[field] ?? 0) * 1000) / (p.spanMs ?? 1));
 }
+
+/**
+ * How an endpoint is doing, from its recent attempts (every node's, as this node applied
+ * their delivery records): "disabled" whatever its attempts, "idle" with none in the window,
+ * "failing" when at least half of them failed, "degraded" when some did, else "ok".
+ * @param {{disabled: boolean, health: {attempts: number, failures: number}}} endpoint
+ * @returns {"disabled" | "idle" | "failing" | "degraded" | "ok"}
+ */
+export function endpointHealth(endpoint) {
+  if (endpoint.disabled) return "disabled";
+  const { attempts, failures } = endpoint.health;
+  if (attempts === 0) return "idle";
+  if (failures * 2 >= attempts) return "failing";
+  if (failures > 0) return "degraded";
+  return "ok";
+}
+
+const ENDPOINT_HEALTH_LABELS = {
+  disabled: "✕ DISABLED",
+  idle: "– no recent attempts",
+  failing: "⚠ FAILING",
+  degraded: "! degraded",
+  ok: "ok",
+};
+
+/** @param {"disabled" | "idle" | "failing" | "degraded" | "ok"} health */
+export function endpointHealthLabel(health) {
+  return ENDPOINT_HEALTH_LABELS[health];
+}
+
+const DISABLED_REASONS = {
+  manual: "by hand",
+  gone: "it answered 410 Gone",
+  failing: "every attempt failed for the failing window",
+};
+
+/**
+ * An endpoint's state: "enabled", or "✕ DISABLED: why". A reason this page does not know
+ * (a newer node's) is shown as it came.
+ * @param {{disabled: boolean, disabledReason: string | null}} endpoint
+ */
+export function endpointStateLabel(endpoint) {
+  if (!endpoint.disabled) return "enabled";
+  const reason = String(endpoint.disabledReason ?? "");
+  const why = Object.hasOwn(DISABLED_REASONS, reason) ? DISABLED_REASONS[reason] : reason;
+  return why === "" ? "✕ DISABLED" : `✕ DISABLED: ${why}`;
+}
+
+/**
+ * How an endpoint's jobs go out: ordered (with the jobs this node holds queued for it) or
+ * not, and its rate limit.
+ * @param {{ordered: boolean, backlog?: number, rateLimitPerS: number}} endpoint
+ */
+export function endpointDeliveryLabel(endpoint) {
+  const order = endpoint.ordered ? `ordered, backlog ${endpoint.backlog ?? 0}` : "unordered";
+  return endpoint.rateLimitPerS > 0 ? `${order}; at most ${endpoint.rateLimitPerS}/s` : order;
+}
