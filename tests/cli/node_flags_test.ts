@@ -1,33 +1,45 @@
 import { assert, assertEquals } from "../assert.ts";
 import { hookdCommand } from "../../src/process/self_command.ts";
 
+/** `hookd node` with a valid minimal command line plus `extra`, run to its end (bounded). */
+async function nodeWith(
+  data: string,
+  extra: readonly string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = hookdCommand([
+    "node",
+    "--id",
+    "n1",
+    "--listen",
+    "127.0.0.1:0",
+    "--peers",
+    "127.0.0.1:1",
+    "--data",
+    data,
+    "--cluster-key",
+    "0123456789abcdef0123456789abcdef",
+    ...extra,
+  ]).spawn();
+  const guard = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const output = await child.output();
+  clearTimeout(guard);
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
 Deno.test("hookd node refuses an API token a header cannot carry (spaces, non-ASCII) as a usage error, before touching its data", async () => {
   const root = await Deno.makeTempDir({ prefix: "hookd-node-flags-" });
   try {
     for (const token of ["aaaa bbbb cccc dddd", "éééééééééééééééééé"]) {
       const data = `${root}/data`;
-      const child = hookdCommand([
-        "node",
-        "--id",
-        "n1",
-        "--listen",
-        "127.0.0.1:0",
-        "--peers",
-        "127.0.0.1:1",
-        "--data",
-        data,
-        "--cluster-key",
-        "0123456789abcdef0123456789abcdef",
-        "--api-token",
-        token,
-      ]).spawn();
-      const guard = setTimeout(() => child.kill("SIGKILL"), 30_000);
-      const output = await child.output();
-      clearTimeout(guard);
-      const stderr = new TextDecoder().decode(output.stderr);
-      assertEquals(output.code, 2, stderr);
-      assert(/--api-token .*visible ASCII/.test(stderr), stderr);
-      assertEquals(new TextDecoder().decode(output.stdout), "", "it started before refusing");
+      const run = await nodeWith(data, ["--api-token", token]);
+      assertEquals(run.code, 2, run.stderr);
+      assert(/--api-token .*visible ASCII/.test(run.stderr), run.stderr);
+      assertEquals(run.stdout, "", "it started before refusing");
       let created = true;
       try {
         await Deno.stat(data);
@@ -45,31 +57,15 @@ Deno.test("hookd node refuses --max-attempts outside 1..maxAttemptsMax and a --b
   const root = await Deno.makeTempDir({ prefix: "hookd-node-flags-" });
   try {
     const cases = [
-      ...["0", "101", "2.5", "many"].map((v) => ["--max-attempts", v]),
-      ...["5000", "0,10", "10,5", "1.5,9", "a,b", "1,2,3"].map((v) => ["--breaker-open-ms", v]),
+      ...["0", "101", "2.5", "many"].map((v) => ["--max-attempts", v] as const),
+      ...["5000", "0,10", "10,5", "1.5,9", "a,b", "1,2,3"].map(
+        (v) => ["--breaker-open-ms", v] as const,
+      ),
     ];
     for (const [flag, value] of cases) {
-      const child = hookdCommand([
-        "node",
-        "--id",
-        "n1",
-        "--listen",
-        "127.0.0.1:0",
-        "--peers",
-        "127.0.0.1:1",
-        "--data",
-        `${root}/data`,
-        "--cluster-key",
-        "0123456789abcdef0123456789abcdef",
-        flag!,
-        value!,
-      ]).spawn();
-      const guard = setTimeout(() => child.kill("SIGKILL"), 30_000);
-      const output = await child.output();
-      clearTimeout(guard);
-      const stderr = new TextDecoder().decode(output.stderr);
-      assertEquals(output.code, 2, stderr);
-      assert(stderr.includes(flag!), stderr);
+      const run = await nodeWith(`${root}/data`, [flag, value]);
+      assertEquals(run.code, 2, run.stderr);
+      assert(run.stderr.includes(flag), run.stderr);
     }
   } finally {
     await Deno.remove(root, { recursive: true });

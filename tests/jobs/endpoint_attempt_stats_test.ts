@@ -9,12 +9,10 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { EndpointAttemptStats, type HealthAttempt } from "../../src/jobs/endpoint_attempt_stats.ts";
-import type { EndpointFields, EndpointState } from "../../src/jobs/endpoint_model.ts";
 import { eventJobId } from "../../src/jobs/event_model.ts";
-import { type EventDone, ReviewCluster, VOTERS } from "./review_harness.ts";
+import { endpoint, type EventDone, ReviewCluster, VOTERS } from "./review_harness.ts";
 import { encodeRecord } from "../../src/jobs/job_codec.ts";
 import { encodeMessage } from "../../src/jobs/job_messages.ts";
-import { SAMPLE_ENDPOINT } from "./arbitraries.ts";
 
 const T = 1_800_000_000_000;
 const CONFIG = { windowMs: 600_000, bucketMs: 60_000, endpointsMax: 3, detailCharsMax: 8 };
@@ -65,17 +63,6 @@ Deno.test("EndpointAttemptStats is bounded: endpoints past the bound are not tal
 // ---------------------------------------------------------------------------------------------
 // Across the cores
 // ---------------------------------------------------------------------------------------------
-
-function endpoint(c: ReviewCluster, fields: Partial<EndpointFields>): EndpointState {
-  const requestId = c.writeEndpoint(0, {
-    kind: "create",
-    fields: { ...SAMPLE_ENDPOINT, rateLimitPerS: 0, ...fields },
-  });
-  c.settle();
-  const answer = c.endpointAnswers.get(requestId);
-  assert(answer !== undefined && answer.ok, "the endpoint is created");
-  return answer.endpoint;
-}
 
 function send(c: ReviewCluster, n: number): string {
   const requestId = c.submitEvent(0, { type: "invoice.paid", payload: `{"n":${n}}` });

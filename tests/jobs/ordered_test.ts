@@ -7,27 +7,15 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import type { EndpointFields, EndpointState } from "../../src/jobs/endpoint_model.ts";
+import type { EndpointState } from "../../src/jobs/endpoint_model.ts";
 import { eventJobId } from "../../src/jobs/event_model.ts";
 import { decodeRecord, encodeRecord } from "../../src/jobs/job_codec.ts";
-import { type EventDone, ReviewCluster } from "./review_harness.ts";
-import { SAMPLE_ENDPOINT } from "./arbitraries.ts";
+import { endpoint, type EventDone, ReviewCluster } from "./review_harness.ts";
 import { compareOrderKeys } from "../../src/jobs/ordered_queues.ts";
 
 const PAID = (n: number) => ({ type: "invoice.paid", payload: `{"n":${n}}` });
 /** Past every settle wait: `submitTimeoutMs` + `orderedClockSkewMs` (1 s each by default). */
 const SETTLE_MS = 2_100;
-
-function endpoint(c: ReviewCluster, fields: Partial<EndpointFields>): EndpointState {
-  const requestId = c.writeEndpoint(0, {
-    kind: "create",
-    fields: { ...SAMPLE_ENDPOINT, rateLimitPerS: 0, ...fields },
-  });
-  c.settle();
-  const answer = c.endpointAnswers.get(requestId);
-  assert(answer !== undefined && answer.ok, "the endpoint is created");
-  return answer.endpoint;
-}
 
 function settleAll(c: ReviewCluster): void {
   c.settle();
