@@ -578,9 +578,29 @@ const MUTANTS: Mutant[] = [
     name: "events-answer-before-majority",
     breaks: "an event is answered 202 only once it and all its jobs are durable on a majority",
     file: "src/jobs/submit_path.ts",
-    from: "    proposal.eventRequests.push({ requestId, existing: false });\n",
-    to: "    done({ ok: true, id, type: request.type, jobs: jobs.length, existing: false });\n",
+    from: "    proposal.eventRequests.push(request);\n",
+    to:
+      "    done({ ok: true, id, type: body.event.type, jobs: body.jobs.length, existing: false });\n",
     tests: ["tests/jobs/event_replication_test.ts"],
+  },
+  {
+    name: "events-keyed-no-other-answer",
+    breaks: "a replica holding another live incarnation of a keyed event's key answers with it " +
+      "(other_settled, other_live), not a vote: a retry across an epoch boundary makes no second event",
+    file: "src/jobs/incoming_records.ts",
+    from: "    const key = record.body.event.idempotencyKey;\n",
+    to: "    const key = undefined as string | undefined;\n",
+    tests: ["tests/jobs/event_idempotency_window_test.ts"],
+  },
+  {
+    name: "events-keyed-no-move",
+    breaks: "a keyed event's retry moves over to an unacknowledged first try of the previous " +
+      "epoch (one window, one event)",
+    file: "src/jobs/proposals.ts",
+    from: 'if (p.earlierOther !== undefined && p.kind === "event" && p.event !== undefined) {',
+    to:
+      'if (p.earlierOther !== undefined && p.kind === "mutated" as string && p.event !== undefined) {',
+    tests: ["tests/jobs/event_idempotency_window_test.ts"],
   },
   {
     name: "events-webhook-id-is-job-id",

@@ -17,8 +17,8 @@ import type { CoreMetrics } from "./core_metrics.ts";
 import { type AppendBatcher, WAL_BATCH_SLACK_BYTES } from "./append_batcher.ts";
 import type { Skipped } from "./job_codec.ts";
 import type { AckEntry, AckStatus, OutgoingMessage } from "./job_messages.ts";
-import type { ApplyEffect, JobRecord, ReplicatedRecord } from "./job_model.ts";
-import type { JobTable } from "./job_table.ts";
+import type { ApplyEffect, JobRecord, ReplicatedRecord, Stamp } from "./job_model.ts";
+import type { Incarnation, JobTable } from "./job_table.ts";
 import type { SeqTracker } from "./seq_tracker.ts";
 
 /** What the incoming side needs of the core: each a narrow door, none the whole core. */
@@ -39,7 +39,10 @@ export interface IncomingRecordsOptions {
   /** Largest WAL append the shell's WAL takes (`wal.recordBytesMax`). */
   readonly walRecordBytesMax: number;
   readonly metrics: Pick<CoreMetrics, "acksSent">;
-  readonly table: Pick<JobTable, "get" | "keyTombstone" | "liveIncarnation" | "event" | "events">;
+  readonly table: Pick<
+    JobTable,
+    "get" | "keyTombstone" | "liveIncarnation" | "liveEventIncarnation" | "event" | "events"
+  >;
   readonly tracker: Pick<SeqTracker, "has">;
   readonly catchupLog: Pick<CatchupLog, "add">;
   readonly appends: Pick<AppendBatcher, "notDurableToken" | "batchFor" | "nextToken">;
@@ -141,6 +144,15 @@ export class IncomingRecords {
   #eventAck(record: Extract<ReplicatedRecord, { type: "event" }>, conflicted: boolean): AckEntry {
     const id = record.body.event.id;
     const held = this.#table.events.get(id);
+    const key = record.body.event.idempotencyKey;
+    if (key !== undefined) {
+      const other = this.#otherAck(
+        record.stamp,
+        this.#table.liveEventIncarnation(key, record.body.event.submittedAtMs, id),
+        held?.body !== undefined || this.#table.keyTombstone(id) !== undefined,
+      );
+      if (other !== undefined) return other;
+    }
     if (held === undefined) {
       const tombstone = this.#table.keyTombstone(id);
       if (tombstone === undefined) return { stamp: record.stamp, status: "ok", bodyHash: "" };
@@ -159,29 +171,38 @@ export class IncomingRecords {
     return { stamp: record.stamp, status: "ok", bodyHash: "" };
   }
 
+  /**
+   * Put-if-absent per key, for a keyed SUBMIT or event: another incarnation of its key live for
+   * it (by the two submit times, not this node's clock, so every holder answers alike) is named
+   * in the answer instead of a vote. A settled one always wins; an uncommitted one only where
+   * this id is not held (`holdsThis`: a holder of this id votes for it, as before).
+   */
+  #otherAck(
+    stamp: Stamp,
+    other: Incarnation | undefined,
+    holdsThis: boolean,
+  ): AckEntry | undefined {
+    if (other === undefined || (!other.settled && holdsThis)) return undefined;
+    return {
+      stamp,
+      status: other.settled ? "other_settled" : "other_live",
+      bodyHash: other.bodyHash,
+      incarnation: { jobId: other.jobId, submittedAtMs: other.submittedAtMs },
+    };
+  }
+
   #ackFor(record: ReplicatedRecord, conflicted = false): AckEntry {
     if (record.type === "event") return this.#eventAck(record, conflicted);
     if (record.type !== "submit") return { stamp: record.stamp, status: "ok", bodyHash: "" };
     const entry = this.#table.get(record.spec.id);
     const key = record.spec.idempotencyKey;
     if (key !== undefined) {
-      // Put-if-absent per key: another incarnation live for this submit (by the two submit
-      // times, not this node's clock, so every holder answers alike) is named in the answer.
-      // A settled one always wins; an uncommitted one only where this id is not held (a
-      // holder of this id votes for it, as before).
-      const other = this.#table.liveIncarnation(key, record.spec.submittedAtMs, record.spec.id);
-      if (
-        other !== undefined &&
-        (other.settled ||
-          (entry?.spec === undefined && this.#table.keyTombstone(record.spec.id) === undefined))
-      ) {
-        return {
-          stamp: record.stamp,
-          status: other.settled ? "other_settled" : "other_live",
-          bodyHash: other.bodyHash,
-          incarnation: { jobId: other.jobId, submittedAtMs: other.submittedAtMs },
-        };
-      }
+      const other = this.#otherAck(
+        record.stamp,
+        this.#table.liveIncarnation(key, record.spec.submittedAtMs, record.spec.id),
+        entry?.spec !== undefined || this.#table.keyTombstone(record.spec.id) !== undefined,
+      );
+      if (other !== undefined) return other;
     }
     if (entry === undefined) {
       const tombstone = this.#table.keyTombstone(record.spec.id);

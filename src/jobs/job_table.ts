@@ -29,10 +29,10 @@
 
 import { assert } from "../lib/assert.ts";
 import { jobsDefaults } from "../config/jobs.ts";
-import { candidateIds, isLiveFor } from "./keyed_id.ts";
+import { candidateIds, isLiveFor, keyedJobId } from "./keyed_id.ts";
 import { EndpointTable } from "./endpoint_table.ts";
 import { type EventEntry, eventJobIds, eventJobSpec, EventTable } from "./event_table.ts";
-import type { EventBody } from "./event_model.ts";
+import { type EventBody, keyedEventId } from "./event_model.ts";
 import {
   type ApplyEffect,
   applyRecord,
@@ -244,21 +244,56 @@ export class JobTable {
    * `exceptId`: a settled one first, then the earliest. Stubs do not count (no submit time).
    */
   liveIncarnation(key: string, wallMs: number, exceptId?: string): Incarnation | undefined {
+    return this.#liveAmong(key, wallMs, exceptId, keyedJobId, (jobId) => {
+      const entry = this.#entries.get(jobId);
+      if (entry === undefined) return "absent";
+      if (entry.spec === undefined || entry.spec.idempotencyKey !== key) return undefined;
+      return {
+        bodyHash: entry.bodyHash,
+        submittedAtMs: entry.spec.submittedAtMs,
+        settled: entry.committed,
+      };
+    });
+  }
+
+  /**
+   * As `liveIncarnation`, for an event's key: the incarnations are events (`keyedEventId`), so
+   * a keyed event is put-if-absent per key at the replicas exactly as a keyed job is.
+   */
+  liveEventIncarnation(key: string, wallMs: number, exceptId?: string): Incarnation | undefined {
+    return this.#liveAmong(key, wallMs, exceptId, keyedEventId, (eventId) => {
+      const event = this.events.get(eventId);
+      if (event === undefined) return "absent";
+      if (event.body === undefined || event.body.event.idempotencyKey !== key) return undefined;
+      return {
+        bodyHash: event.bodyHash,
+        submittedAtMs: event.body.event.submittedAtMs,
+        settled: event.committed,
+      };
+    });
+  }
+
+  /**
+   * The live incarnation of `key` among its three candidate ids (`idOf`), by `heldAt`: what is
+   * held under an id, or "absent" when nothing is, so the key its compacted incarnation left
+   * (a settled one) is looked at instead.
+   */
+  #liveAmong(
+    key: string,
+    wallMs: number,
+    exceptId: string | undefined,
+    idOf: (key: string, epoch: number) => string,
+    heldAt: (id: string) => Omit<Incarnation, "jobId"> | "absent" | undefined,
+  ): Incarnation | undefined {
     const windowMs = this.#options.idempotencyWindowMs;
     let best: Incarnation | undefined;
-    for (const jobId of candidateIds(key, wallMs, windowMs)) {
+    for (const jobId of candidateIds(key, wallMs, windowMs, idOf)) {
       if (jobId === exceptId) continue;
-      const entry = this.#entries.get(jobId);
+      const held = heldAt(jobId);
       const tombstone = this.#keys.get(jobId);
       let found: Incarnation | undefined;
-      if (entry?.spec !== undefined && entry.spec.idempotencyKey === key) {
-        found = {
-          jobId,
-          bodyHash: entry.bodyHash,
-          submittedAtMs: entry.spec.submittedAtMs,
-          settled: entry.committed,
-        };
-      } else if (entry === undefined && tombstone !== undefined && tombstone.key === key) {
+      if (held !== undefined && held !== "absent") found = { jobId, ...held };
+      else if (held === "absent" && tombstone !== undefined && tombstone.key === key) {
         found = {
           jobId,
           bodyHash: tombstone.bodyHash,
@@ -689,6 +724,16 @@ export class JobTable {
       if (this.#gone.has(id)) {
         this.lateRecords++;
         return NOTHING;
+      }
+      const eventKey = record.type === "event" ? body!.event.idempotencyKey : undefined;
+      if (
+        eventKey !== undefined &&
+        this.liveEventIncarnation(eventKey, body!.event.submittedAtMs, id) !== undefined
+      ) {
+        // Another incarnation of the key is live for this event here: put-if-absent per key,
+        // as for a keyed SUBMIT. If this one is committed after all, its EVENT-COMMIT carries
+        // the body.
+        return { ...NOTHING, effect: "conflict" };
       }
     }
     if (

@@ -31,10 +31,18 @@ export function keyedJobId(key: string, epoch: number): string {
     createHash("sha256").update(`${epoch}\u0000${key}`).digest("hex").slice(0, 32);
 }
 
-/** The ids a live incarnation of `key` at `wallMs` may have, this epoch's first. */
-export function candidateIds(key: string, wallMs: number, windowMs: number): string[] {
+/**
+ * The ids a live incarnation of `key` at `wallMs` may have, this epoch's first. `idOf` names
+ * an incarnation: a job's (`keyedJobId`) or an event's (`keyedEventId`, event_model.ts).
+ */
+export function candidateIds(
+  key: string,
+  wallMs: number,
+  windowMs: number,
+  idOf: (key: string, epoch: number) => string = keyedJobId,
+): string[] {
   const e = keyEpoch(wallMs, windowMs);
-  return [keyedJobId(key, e), keyedJobId(key, e - 1), keyedJobId(key, e + 1)];
+  return [idOf(key, e), idOf(key, e - 1), idOf(key, e + 1)];
 }
 
 /**

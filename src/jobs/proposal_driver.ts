@@ -33,7 +33,7 @@ import type {
 } from "./job_model.ts";
 import type { JobTable } from "./job_table.ts";
 import type { OwnershipView } from "./ownership_view.ts";
-import { type Proposal, type ProposalKind, Proposals } from "./proposals.ts";
+import { isEventKind, type Proposal, type ProposalKind, Proposals } from "./proposals.ts";
 import { eventJobId } from "./event_model.ts";
 import type { ReplicationOutbox } from "./repl_outbox.ts";
 import type { SeqTracker } from "./seq_tracker.ts";
@@ -62,6 +62,8 @@ export interface ProposalDriverHost {
   reconsider(nowMs: number, entry: JobEntry): void;
   /** Drops this node's uncommitted copy of a job that lost to another incarnation. */
   dropUncommittedCopy(jobId: string, stamp: Stamp | undefined): void;
+  /** As `dropUncommittedCopy`, for a keyed event and all its jobs. */
+  dropUncommittedEvent(nowMs: number, eventId: string, stamp: Stamp | undefined): void;
   timer(atMs: number, kind: "proposal", key: string): void;
   /** Answers a submit: accepted as job `jobId` (submit_path.ts). */
   answer(requestId: number, jobId: string, existing: boolean): void;
@@ -69,13 +71,15 @@ export interface ProposalDriverHost {
   refuse(requestId: number, code: RefusalCode, message: string, retryAfterS?: number): void;
   /** Submits `spec` for a request again: a keyed submit moving over to another incarnation. */
   resubmit(nowMs: number, wallMs: number, request: ProposalRequest, spec: JobSpec): void;
+  /** As `resubmit`, for a keyed event (submit_path.ts). */
+  resubmitEvent(nowMs: number, wallMs: number, request: ProposalRequest, body: EventBody): void;
   output(output: ReplicationOutput): void;
 }
 
 export interface ProposalDriverOptions extends VoterSet {
   readonly config: Pick<JobsConfig, "submitTimeoutMs">;
   readonly metrics: Pick<CoreMetrics, "quorumWaitMs" | "confirmRounds">;
-  readonly table: Pick<JobTable, "get">;
+  readonly table: Pick<JobTable, "get" | "event">;
   readonly tracker: Pick<SeqTracker, "has">;
   readonly catchupLog: Pick<CatchupLog, "get">;
   readonly appends: Pick<AppendBatcher, "notDurableToken" | "batchFor">;
@@ -181,7 +185,32 @@ export class ProposalDriver {
         // The other incarnation stands, and a copy of this one held here is dropped (a
         // confirm round of it ends here).
         const other = verdict.other;
-        this.#host.dropUncommittedCopy(p.jobId, undefined);
+        if (isEventKind(p.kind)) this.#host.dropUncommittedEvent(nowMs, p.jobId, undefined);
+        else this.#host.dropUncommittedCopy(p.jobId, undefined);
+        for (const r of p.eventRequests) {
+          if (other.bodyHash !== p.bodyHash) {
+            this.#eventRefused(
+              r.requestId,
+              "idempotency_conflict",
+              "idempotency key was used with another body",
+            );
+            continue;
+          }
+          // The replica that answered holds the event, this node may not: its fan-out count
+          // is known only if it is held here (0 otherwise, as for an event compacted to its key).
+          const held = this.#table.event(other.jobId)?.body;
+          this.#host.output({
+            type: "event-done",
+            requestId: r.requestId,
+            outcome: {
+              ok: true,
+              id: other.jobId,
+              type: held?.event.type ?? p.event!.event.type,
+              jobs: held?.jobs.length ?? 0,
+              existing: true,
+            },
+          });
+        }
         for (const r of p.requests) {
           if (other.bodyHash === p.bodyHash) this.#host.answer(r.requestId, other.jobId, true);
           else {
@@ -204,6 +233,13 @@ export class ProposalDriver {
           this.#host.resubmit(nowMs, this.#host.wallMs(), r, verdict.spec);
         }
         return;
+      case "moved-event":
+        // As `moved`, for a keyed event: its first try in the previous epoch stands for it.
+        this.#host.dropUncommittedEvent(nowMs, p.jobId, p.stamp);
+        for (const r of p.eventRequests) {
+          this.#host.resubmitEvent(nowMs, this.#host.wallMs(), r, verdict.body);
+        }
+        return;
       case "finished":
         for (const r of p.requests) this.#host.answer(r.requestId, p.jobId, true);
         for (const r of p.eventRequests) this.#eventDone(r.requestId, p, true);
@@ -218,8 +254,15 @@ export class ProposalDriver {
             1,
           );
         }
-        const entry = this.#table.get(p.jobId);
-        if (entry !== undefined) this.#host.reconsider(nowMs, entry);
+        for (const r of p.eventRequests) {
+          this.#eventRefused(
+            r.requestId,
+            "no_quorum",
+            "another submit of this idempotency key is being replicated; it was not acknowledged",
+            1,
+          );
+        }
+        this.#reconsiderJobs(nowMs, p);
         return;
       }
       case "conflict":
@@ -267,7 +310,7 @@ export class ProposalDriver {
       }
       return;
     }
-    if (p.kind === "event") {
+    if (isEventKind(p.kind)) {
       // Majority durable (invariant 1, for the event and every job of it, in one record): one
       // EVENT-COMMIT commits them all. A keyed event's carries the body, as a keyed job's
       // COMMIT carries its spec; an unkeyed one's only marks them committed and may ride along.
@@ -329,12 +372,16 @@ export class ProposalDriver {
       });
     }
     for (const r of p.eventRequests) this.#eventRefused(r.requestId, "no_quorum", message, 1);
-    // A job whose confirm did not get through is tried again later (by its owner).
+    this.#reconsiderJobs(nowMs, p);
+  }
+
+  /** A job (or an event's jobs) whose proposal did not get through is tried again later. */
+  #reconsiderJobs(nowMs: number, p: Proposal): void {
     if (p.kind === "submit" || p.kind === "confirm") {
       const entry = this.#table.get(p.jobId);
       if (entry !== undefined) this.#host.reconsider(nowMs, entry);
     }
-    if (p.kind === "event" && p.event !== undefined) {
+    if (isEventKind(p.kind) && p.event !== undefined) {
       for (const job of p.event.jobs) {
         const entry = this.#table.get(eventJobId(p.jobId, job.endpointId));
         if (entry !== undefined) this.#host.reconsider(nowMs, entry);
@@ -390,7 +437,7 @@ export class ProposalDriver {
     this.#metrics.confirmRounds.inc();
     const proposal = this.propose(
       nowMs,
-      "event",
+      "event-confirm",
       stamp,
       event.id,
       event.bodyHash,

@@ -18,9 +18,21 @@ import type { JobSpec, Stamp } from "./job_model.ts";
 
 /**
  * `endpoint`: an endpoint write (docs/endpoints.md); its `jobId` is the endpoint's id.
- * `event`: an event with its jobs, submitted or confirmed again; its `jobId` is the event's id.
+ * `event`: an event with its jobs, submitted; its `jobId` is the event's id. `event-confirm`: one
+ * held here, stored again on every voter (as `confirm` is to `submit`).
  */
-export type ProposalKind = "submit" | "confirm" | "revive" | "endpoint" | "event";
+export type ProposalKind =
+  | "submit"
+  | "confirm"
+  | "revive"
+  | "endpoint"
+  | "event"
+  | "event-confirm";
+
+/** Whether `kind` proposes an event (with its jobs). */
+export function isEventKind(kind: ProposalKind): boolean {
+  return kind === "event" || kind === "event-confirm";
+}
 
 export interface Proposal {
   readonly key: string;
@@ -84,6 +96,8 @@ export type Verdict =
    * over to it, as `spec` under the earlier id and first submit time.
    */
   | { readonly kind: "moved"; readonly spec: JobSpec }
+  /** As `moved`, for a keyed event: `body` under the earlier id and first submit time. */
+  | { readonly kind: "moved-event"; readonly body: EventBody }
   /** An earlier job with this key and body finished and was compacted: it stands. */
   | { readonly kind: "finished" }
   /**
@@ -172,12 +186,12 @@ export class Proposals {
     event?: EventBody,
   ): Proposal {
     const key = stampKey(stamp);
-    const byJob = kind === "submit" || kind === "confirm" || kind === "event";
+    const byJob = kind === "submit" || kind === "confirm" || isEventKind(kind);
     assert(
       (kind === "endpoint") === (endpoint !== undefined),
       "an endpoint write carries its value",
     );
-    assert((kind === "event") === (event !== undefined), "an event proposal carries its event");
+    assert(isEventKind(kind) === (event !== undefined), "an event proposal carries its event");
     // Two proposals of one record would count its votes twice over and answer one's clients
     // with the other's outcome; two of one job, commit it twice.
     assert(!this.#byKey.has(key), `a proposal of ${stamp.origin}#${stamp.seq} is open already`);
@@ -262,10 +276,15 @@ export class Proposals {
         break;
       case "other_live": {
         const other = e.incarnation;
-        const mine = p.spec?.submittedAtMs;
-        // Earlier moves a client's submit over (ties by id, so two proposers agree);
-        // anything else only blocks this replica's vote.
-        const earlier = other !== undefined && mine !== undefined && p.kind === "submit" &&
+        const mine = p.kind === "submit"
+          ? p.spec?.submittedAtMs
+          : p.kind === "event"
+          ? p.event?.event.submittedAtMs
+          : undefined;
+        // Earlier moves a client's submit (of a job or an event) over (ties by id, so two
+        // proposers agree); anything else, and any confirm round, only blocks this replica's
+        // vote.
+        const earlier = other !== undefined && mine !== undefined &&
           (other.submittedAtMs < mine ||
             (other.submittedAtMs === mine && other.jobId < p.jobId));
         if (
@@ -300,8 +319,19 @@ export class Proposals {
         spec: { ...p.spec, id: target.jobId, submittedAtMs: target.submittedAtMs },
       };
     }
+    if (p.earlierOther !== undefined && p.kind === "event" && p.event !== undefined) {
+      const target = p.earlierOther;
+      this.close(p);
+      return {
+        kind: "moved-event",
+        body: {
+          ...p.event,
+          event: { ...p.event.event, id: target.jobId, submittedAtMs: target.submittedAtMs },
+        },
+      };
+    }
     if (
-      p.finished.size > 0 && (p.kind === "submit" || p.kind === "confirm" || p.kind === "event")
+      p.finished.size > 0 && (p.kind === "submit" || p.kind === "confirm" || isEventKind(p.kind))
     ) {
       this.close(p);
       return { kind: "finished" };

@@ -76,6 +76,7 @@ import type { CorePhase } from "./submit_admission.ts";
 import { CatchupClient, type CaughtUp } from "./catchup_client.ts";
 import { type SubmitLimitOptions, SubmitPath, type SubmitPathHost } from "./submit_path.ts";
 import { ProposalDriver, type ProposalDriverHost } from "./proposal_driver.ts";
+import { stampKey } from "./proposals.ts";
 import { JobDuties, type JobDutiesHost } from "./job_duties.ts";
 import { IncomingRecords, type IncomingRecordsHost } from "./incoming_records.ts";
 import { DeliveryReports, type DeliveryReportsHost } from "./delivery_reports.ts";
@@ -326,6 +327,8 @@ export class ReplicationCore {
       reconsider: (nowMs, entry) => this.#duties.reconsider(nowMs, entry),
       endpointChanged: (endpointId) => this.#health.endpointChanged(endpointId),
       dropUncommittedCopy: (jobId, stamp) => this.#duties.dropUncommittedCopy(jobId, stamp),
+      dropUncommittedEvent: (nowMs, eventId, stamp) =>
+        this.#dropUncommittedEvent(nowMs, eventId, stamp),
       scheduledGen: (jobId) => this.#duties.scheduledGen(jobId),
       hasProposal: (jobId) => this.#proposals.hasJob(jobId),
       proposalCount: () => this.#proposals.size,
@@ -335,6 +338,8 @@ export class ReplicationCore {
         this.#submits.refuse(requestId, code, message, retryAfterS),
       resubmit: (nowMs, wallMs, request, spec) =>
         this.#submits.submitSpec(nowMs, wallMs, request, spec),
+      resubmitEvent: (nowMs, wallMs, request, body) =>
+        this.#submits.submitEventBody(nowMs, wallMs, request, body),
       timer: (atMs, kind, key) => this.#timers.push({ atMs, kind, key }),
       orderBarrier: (nowMs, sinceWallMs) =>
         this.#catchup.requestBarrier(nowMs, this.#wallMs, sinceWallMs),
@@ -512,6 +517,22 @@ export class ReplicationCore {
    * (its record, never the job alone); returns false when that cannot start now (the event is
    * not held here yet, or its confirm is in flight), so the duties ask again later.
    */
+  /**
+   * Drops this node's uncommitted copy of a keyed event that lost to another incarnation of its
+   * key, with all its jobs (`stamp`: only the copy of that record, the one proposed here).
+   */
+  #dropUncommittedEvent(nowMs: number, eventId: string, stamp: Stamp | undefined): void {
+    const event = this.table.event(eventId);
+    if (event === undefined || event.committed) return;
+    if (
+      stamp !== undefined &&
+      (event.stamp === undefined || stampKey(event.stamp) !== stampKey(stamp))
+    ) return;
+    for (const jobId of this.table.dropUncommittedEvent(eventId)) {
+      this.#duties.removed(nowMs, jobId);
+    }
+  }
+
   #startConfirm(nowMs: number, entry: JobEntry): boolean {
     const eventId = entry.spec?.webhookId;
     if (eventId === undefined) {

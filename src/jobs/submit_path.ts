@@ -42,7 +42,6 @@ import {
   fanoutOf,
   keyedEventId,
 } from "./event_model.ts";
-import type { EventEntry } from "./event_table.ts";
 import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
 import { type SubmitLimits, validateSubmit } from "../delivery/submit_validation.ts";
 import { ClientBatches } from "./client_batches.ts";
@@ -60,7 +59,7 @@ import {
   type Stamp,
 } from "./job_model.ts";
 import type { JobTable } from "./job_table.ts";
-import { isLiveFor, keyedJobId, keyEpoch } from "./keyed_id.ts";
+import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import type { OwnershipView } from "./ownership_view.ts";
 import { PendingQueries } from "./pending_queries.ts";
 import { ownerOf } from "./preference.ts";
@@ -136,7 +135,13 @@ export interface SubmitPathOptions extends VoterSet {
   readonly submitLimits: SubmitLimitOptions | undefined;
   readonly table: Pick<
     JobTable,
-    "get" | "keyTombstone" | "liveIncarnation" | "apply" | "endpoints" | "event"
+    | "get"
+    | "keyTombstone"
+    | "liveIncarnation"
+    | "liveEventIncarnation"
+    | "apply"
+    | "endpoints"
+    | "event"
   >;
   readonly appends: Pick<AppendBatcher, "deadNotDurable">;
   readonly ownership: Pick<OwnershipView, "isDown" | "reachableVoters" | "remember">;
@@ -599,53 +604,22 @@ export class SubmitPath {
    * or is put-if-absent at the replicas.
    */
   submitEvent(nowMs: number, wallMs: number, requestId: number, request: EventRequest): void {
-    const done = (outcome: EventOutcome): void => {
-      this.#host.output({ type: "event-done", requestId, outcome });
-    };
     const refusal = this.#admission(nowMs);
-    if (refusal !== undefined) return done(refusal);
+    if (refusal !== undefined) {
+      this.#host.output({ type: "event-done", requestId, outcome: refusal });
+      return;
+    }
     const key = request.idempotencyKey;
     const bodyHash = key !== undefined ? eventBodyHash(request.type, request.payload) : "";
     let id: string;
     let submittedAtMs = wallMs;
     if (key !== undefined) {
-      const live = this.#liveEvent(key, wallMs);
-      id = live?.id ?? keyedEventId(key, keyEpoch(wallMs, this.#config.idempotencyWindowMs));
-      submittedAtMs = live?.body?.event.submittedAtMs ?? wallMs;
-      const conflict = (): void =>
-        done({
-          ok: false,
-          code: "idempotency_conflict",
-          message: `idempotency key ${JSON.stringify(key)} was used with another body`,
-        });
-      const held = this.#table.event(id);
-      if (held !== undefined && held.committed) {
-        if (held.bodyHash !== bodyHash) return conflict();
-        return done({
-          ok: true,
-          id,
-          type: held.body!.event.type,
-          jobs: held.body!.jobs.length,
-          existing: true,
-        });
-      }
-      const tombstone = this.#table.keyTombstone(id);
-      if (held === undefined && tombstone !== undefined) {
-        if (tombstone.bodyHash !== bodyHash) return conflict();
-        return done({ ok: true, id, type: request.type, jobs: 0, existing: true });
-      }
-      const p = this.#proposals.forJob(id);
-      if (p !== undefined) {
-        if (p.bodyHash !== bodyHash) return conflict();
-        p.eventRequests.push({ requestId, existing: true });
-        return;
-      }
-      if (held !== undefined) {
-        if (held.bodyHash !== bodyHash) return conflict();
-        // Our copy of an earlier submit that never saw its majority: confirm it for this client.
-        this.#proposals.startEventConfirm(nowMs, held, { requestId, existing: true });
-        return;
-      }
+      // The key's incarnation live for this event, if this node holds one (or its key); else
+      // the id of a first submit now. A replica that holds a live one answers with it
+      // (incoming_records.ts), as for a keyed job.
+      const live = this.#table.liveEventIncarnation(key, wallMs);
+      id = live?.jobId ?? keyedEventId(key, keyEpoch(wallMs, this.#config.idempotencyWindowMs));
+      submittedAtMs = live?.submittedAtMs ?? wallMs;
     } else {
       id = EVENT_ID_PREFIX + randomHex(this.#rng, 16);
     }
@@ -670,6 +644,61 @@ export class SubmitPath {
       },
       jobs,
     };
+    this.submitEventBody(nowMs, wallMs, { requestId, existing: false }, body);
+  }
+
+  /**
+   * Submits event `body`, its id chosen, for one client request (as `submitSpec` a job):
+   * answers at once from what this node holds under a keyed id, joins a proposal in flight,
+   * confirms a copy held, or proposes the `event` record.
+   */
+  submitEventBody(
+    nowMs: number,
+    wallMs: number,
+    request: { requestId: number; existing: boolean },
+    body: EventBody,
+  ): void {
+    const { requestId } = request;
+    const done = (outcome: EventOutcome): void => {
+      this.#host.output({ type: "event-done", requestId, outcome });
+    };
+    const { id, bodyHash, idempotencyKey: key } = body.event;
+    if (key !== undefined) {
+      const conflict = (): void =>
+        done({
+          ok: false,
+          code: "idempotency_conflict",
+          message: `idempotency key ${JSON.stringify(key)} was used with another body`,
+        });
+      const held = this.#table.event(id);
+      if (held !== undefined && held.committed) {
+        if (held.bodyHash !== bodyHash) return conflict();
+        return done({
+          ok: true,
+          id,
+          type: held.body!.event.type,
+          jobs: held.body!.jobs.length,
+          existing: true,
+        });
+      }
+      const tombstone = this.#table.keyTombstone(id);
+      if (held === undefined && tombstone !== undefined) {
+        if (tombstone.bodyHash !== bodyHash) return conflict();
+        return done({ ok: true, id, type: body.event.type, jobs: 0, existing: true });
+      }
+      const p = this.#proposals.forJob(id);
+      if (p !== undefined) {
+        if (p.bodyHash !== bodyHash) return conflict();
+        p.eventRequests.push({ requestId, existing: true });
+        return;
+      }
+      if (held !== undefined) {
+        if (held.bodyHash !== bodyHash) return conflict();
+        // Our copy of an earlier submit that never saw its majority: confirm it for this client.
+        this.#proposals.startEventConfirm(nowMs, held, { requestId, existing: true });
+        return;
+      }
+    }
     // One record must fit one WAL append, here and at every peer: refused for good now
     // (checked before a stamp is taken: a seq taken and never written is a gap peers wait for).
     const probe = encodeRecord({ type: "event", stamp: { origin: this.#self, seq: 1 }, body });
@@ -677,8 +706,8 @@ export class SubmitPath {
       return done({
         ok: false,
         code: "invalid",
-        message: `the event and its ${jobs.length} jobs are ${probe.length} bytes as a record; ` +
-          `a WAL record holds at most ${this.#walRecordBytesMax - WAL_BATCH_SLACK_BYTES} ` +
+        message: `the event and its ${body.jobs.length} jobs are ${probe.length} bytes as a ` +
+          `record; a WAL record holds at most ${this.#walRecordBytesMax - WAL_BATCH_SLACK_BYTES} ` +
           "(wal.recordBytesMax): send a smaller payload",
       });
     }
@@ -696,22 +725,9 @@ export class SubmitPath {
       undefined,
       body,
     );
-    proposal.eventRequests.push({ requestId, existing: false });
+    proposal.eventRequests.push(request);
     this.#host.originate(record, proposal.localStored ? proposal.key : undefined);
     this.#proposals.evaluate(nowMs, proposal);
-  }
-
-  /** The incarnation of an event's key held here that is live for a submit stamped `wallMs`. */
-  #liveEvent(key: string, wallMs: number): EventEntry | undefined {
-    const windowMs = this.#config.idempotencyWindowMs;
-    const epoch = keyEpoch(wallMs, windowMs);
-    for (const e of [epoch, epoch - 1, epoch + 1]) {
-      const held = this.#table.event(keyedEventId(key, e));
-      if (held !== undefined && isLiveFor(held.body!.event.submittedAtMs, wallMs, windowMs)) {
-        return held;
-      }
-    }
-    return undefined;
   }
 
   /** A random endpoint id, redrawn in the (astronomically unlikely) case it is taken. */
