@@ -868,6 +868,14 @@ const MUTANTS: Mutant[] = [
     to: "    description.innerHTML = e.description;",
     tests: ["tests/dashboard/dashboard_xss_browser_test.ts"],
   },
+  {
+    name: "events-commit-lazy-to-owners",
+    breaks: "an unkeyed event's commit goes at once to the owners of its jobs",
+    file: "src/jobs/replication_core.ts",
+    from: '|| this.#phase !== "ready" || eager?.has(peer) === true) {',
+    to: '|| this.#phase !== "ready") {',
+    tests: ["tests/jobs/event_replication_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -594,12 +594,31 @@ export class ReplicationCore {
     this.#ownPending++;
     if (voteKey !== undefined) batch.votes.push(voteKey);
     this.log.add(record.stamp.origin, record.stamp.seq, bytes);
+    // An unkeyed EVENT-COMMIT rides along, except to the owners of the event's jobs: an event's
+    // jobs are owned by the rendezvous of their own ids, mostly other nodes, which deliver only
+    // once they hold it, so to them the lazy window would be part of the delivery's latency.
+    const eager = lazyAtMs !== undefined && record.type === "event-commit"
+      ? this.#eventJobOwners(record.eventId)
+      : undefined;
     for (const peer of this.#peers) {
       if (this.isDown(peer)) continue;
-      if (lazyAtMs === undefined || this.#phase !== "ready") this.#outbox.queue(peer, bytes);
-      else this.#outbox.queueLazy(peer, bytes, lazyAtMs);
+      if (lazyAtMs === undefined || this.#phase !== "ready" || eager?.has(peer) === true) {
+        this.#outbox.queue(peer, bytes);
+      } else this.#outbox.queueLazy(peer, bytes, lazyAtMs);
     }
     return bytes;
+  }
+
+  /** The nodes that own a job of event `eventId` as this node holds it (none if not held). */
+  #eventJobOwners(eventId: string): Set<string> {
+    const owners = new Set<string>();
+    const body = this.table.event(eventId)?.body;
+    if (body === undefined) return owners;
+    for (const jobId of eventJobIds(body)) {
+      const owner = this.ownerOfJob(jobId);
+      if (owner !== undefined) owners.add(owner);
+    }
+    return owners;
   }
 
   /** Adds a record to the append being built (the full one goes to the WAL first). */

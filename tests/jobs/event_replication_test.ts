@@ -272,3 +272,38 @@ Deno.test("a keyed event retried on another node names the same event; another b
   assert(refused !== undefined && !refused.ok && refused.code === "idempotency_conflict");
   for (const [i, core] of c.cores.entries()) assertWhole(core, `core ${i}`);
 });
+
+Deno.test("an unkeyed event's commit goes at once to the owners of its jobs, not after the lazy window", () => {
+  const c = new ReviewCluster();
+  c.startAll();
+  const endpoints = Array.from(
+    { length: 6 },
+    (_, i) => endpoint(c, { url: `https://e${i}.test/hook`, eventTypes: ["invoice.paid"] }),
+  );
+  const requestId = c.submitEvent(0, PAID);
+  // No tick: nothing that waits for `lazySendMs` leaves core 0.
+  c.settle();
+  const answer = accepted(c, requestId);
+  assertEquals(answer.jobs, endpoints.length);
+  let elsewhere = 0;
+  for (const e of endpoints) {
+    const jobId = eventJobId(answer.id, e.id);
+    const owner = c.cores.findIndex((core) => core.ownerOfJob(jobId) === core.self);
+    assert(owner >= 0, `${jobId} has an owner`);
+    if (owner === 0) continue;
+    elsewhere++;
+    assert(
+      c.cores[owner]!.table.get(jobId)?.committed === true,
+      `core ${owner} holds ${jobId} committed`,
+    );
+    assert(c.scheduled[owner]!.includes(jobId), `core ${owner} delivers ${jobId} at once`);
+  }
+  assert(elsewhere > 0, "some job of the event is owned by another core");
+  // The other peers still get it, riding along within the window.
+  const bystanders = c.cores.filter((core, i) =>
+    i !== 0 && endpoints.every((e) => core.ownerOfJob(eventJobId(answer.id, e.id)) !== core.self)
+  );
+  for (const core of bystanders) assertEquals(core.table.event(answer.id)?.committed, false);
+  settleAll(c);
+  for (const core of c.cores) assertEquals(core.table.event(answer.id)?.committed, true);
+});
