@@ -876,6 +876,14 @@ const MUTANTS: Mutant[] = [
     to: '|| this.#phase !== "ready") {',
     tests: ["tests/jobs/event_replication_test.ts"],
   },
+  {
+    name: "bench-refusal-from-schedule",
+    breaks: "a refusal's latency is the node's: from the submit's real send, not its schedule",
+    file: "src/bench/load_generator.ts",
+    from: "          refusal.record(nowMs - sentMs);",
+    to: "          refusal.record(nowMs - scheduledMs);",
+    tests: ["tests/bench/load_generator_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

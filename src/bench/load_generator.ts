@@ -256,6 +256,7 @@ export async function runStep(
   const sleep = (ms: number) => new Promise<void>((resolve) => runtime.setTimer(ms, resolve));
   const cpu0 = cpuMs();
   const ack = new Histogram();
+  const refusal = new Histogram();
   const ackTimesMs: number[] = [];
   const codes: Record<string, number> = {};
   const accepted: string[] = [];
@@ -277,6 +278,7 @@ export async function runStep(
     if (wallNow() - scheduledMs > 1) sentLate++;
     const index = target;
     target = (target + 1) % submitter.targets;
+    const sentMs = wallNow();
     submitter.submit(index, request).then((result) => {
       const nowMs = wallNow();
       lastAnswerMs = nowMs;
@@ -290,6 +292,7 @@ export async function runStep(
           break;
         case "rejected":
           rejected++;
+          refusal.record(nowMs - sentMs);
           codes[result.code] = (codes[result.code] ?? 0) + 1;
           break;
         case "error":
@@ -382,6 +385,8 @@ export async function runStep(
     ack_p90_ms: has ? round(ack.percentile(90), 3) : null,
     ack_p99_ms: has ? round(ack.percentile(99), 3) : null,
     ack_max_ms: has ? round(ack.summary().max, 3) : null,
+    refusal_p50_ms: refusal.count > 0 ? round(refusal.percentile(50), 3) : null,
+    refusal_p99_ms: refusal.count > 0 ? round(refusal.percentile(99), 3) : null,
     sent_late: sentLate,
     ids_file: path,
     cpu_ms: round(cpuMs() - cpu0, 1)!,

@@ -289,6 +289,9 @@ export const sweepCommand: LeafCommand = {
           `offered ${row.offered}/${row.asked} accepted ${row.accepted}` +
           `${events ? ` (${row.jobs_made} jobs)` : ""} completed ${row.completed} ` +
           `lost ${row.lost} dup ${row.duplicates} p50 ${row.p50_ms} p99 ${row.p99_ms} ms` +
+          (row.rejected > 0
+            ? `; ${row.rejected} refused, answered in p99 ${row.refusal_p99_ms} ms`
+            : "") +
           (row.note !== "" ? ` — ${row.note}` : ""),
       );
     }

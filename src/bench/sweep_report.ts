@@ -57,6 +57,7 @@ const CSV_COLUMNS: ReadonlyArray<keyof SweepRow> = [
   "cpu_ms_per_job",
   "goodput_per_s",
   "ack_p99_ms",
+  "refusal_p99_ms",
   "cpu_cores",
   "note",
 ];

@@ -110,6 +110,8 @@ export interface SweepRow {
   goodput_per_s: number;
   /** Submit to acknowledgement (202), p99, ms. */
   ack_p99_ms: number | null;
+  /** Sent to refused (a 503 and the like), p99, ms: how fast the excess is answered. */
+  refusal_p99_ms: number | null;
   /** CPU of each process over the window, in cores (1 = one core busy). */
   cpu_cores: Record<string, number>;
   /** Why the row is not a clean measurement (empty when it is). */
@@ -299,6 +301,7 @@ export function sweepRow(
     cpu_ms_per_job: per(cpuTotal, 3),
     goodput_per_s: round(completed / options.durationS, 1)!,
     ack_p99_ms: s.report.ack_p99_ms,
+    refusal_p99_ms: s.report.refusal_p99_ms,
     cpu_cores: Object.fromEntries(
       Object.entries(s.cpuMs).map(([k, ms]) => [k, round(ms / 1000 / s.windowS, 2)!]),
     ),

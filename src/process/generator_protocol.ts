@@ -59,6 +59,12 @@ export interface StepReport {
   readonly ack_p90_ms: number | null;
   readonly ack_p99_ms: number | null;
   readonly ack_max_ms: number | null;
+  /**
+   * Sent (not scheduled: the node's part alone) → a refusal (a 4xx/5xx answer such as 503
+   * `overloaded`), ms; null when nothing was refused. How fast a node sheds what it cannot take.
+   */
+  readonly refusal_p50_ms: number | null;
+  readonly refusal_p99_ms: number | null;
   /** Submits sent more than 1 ms after their scheduled time (the in-flight bound held them). */
   readonly sent_late: number;
   readonly ids_file: string;

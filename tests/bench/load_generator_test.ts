@@ -248,3 +248,29 @@ Deno.test("runStep sums the jobs each accepted event made (a job makes one)", as
   );
   assertEquals([jobs.report.accepted, jobs.report.jobs_made], [10, 10]);
 });
+
+Deno.test("runStep times refusals from each submit's real send, not its schedule: how fast the excess is shed", async () => {
+  const runtime = new VirtualRuntime();
+  // One at a time: every submit after the first is sent late, yet a refusal answered 2 ms
+  // after it was sent is a 2-ms refusal, while the accepted ones carry their wait.
+  const outcome = (n: number): SubmitResult =>
+    n % 2 === 0 ? { kind: "accepted", id: `job-${n}` } : { kind: "rejected", code: "http_503" };
+  const { report } = await step(
+    runtime,
+    fakeSubmitter(runtime, (n) => (n % 2 === 0 ? 30 : 2), outcome),
+    { op: "open", step: "shed", rate: 100, seconds: 1 },
+    1,
+  );
+  assert(report.rejected > 5, `rejected ${report.rejected}`);
+  assert(near(report.refusal_p50_ms, 2), `refusal_p50_ms ${report.refusal_p50_ms}`);
+  assert(near(report.refusal_p99_ms, 2), `refusal_p99_ms ${report.refusal_p99_ms}`);
+  assert(report.ack_p99_ms !== null && report.ack_p99_ms > 100, `ack_p99_ms ${report.ack_p99_ms}`);
+  // Nothing refused: no refusal figure.
+  const none = await step(
+    runtime,
+    fakeSubmitter(runtime, () => 5),
+    { op: "open", step: "clean", rate: 100, seconds: 0.1 },
+    100,
+  );
+  assertEquals([none.report.refusal_p50_ms, none.report.refusal_p99_ms], [null, null]);
+});

@@ -56,6 +56,8 @@ function record(n: number, fields: Partial<StepReport> = {}): StepRecord {
     ack_p90_ms: 3,
     ack_p99_ms: 3,
     ack_max_ms: 3,
+    refusal_p50_ms: null,
+    refusal_p99_ms: null,
     sent_late: 0,
     ids_file: "/nonexistent",
     cpu_ms: 100,

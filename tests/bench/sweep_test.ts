@@ -177,6 +177,7 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     cpu_ms_per_job: 0.3,
     goodput_per_s: rate,
     ack_p99_ms: 4,
+    refusal_p99_ms: null,
     cpu_cores: { n1: 0.2 },
     note: "",
     ...fields,
