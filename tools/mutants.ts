@@ -884,6 +884,14 @@ const MUTANTS: Mutant[] = [
     to: "          refusal.record(nowMs - scheduledMs);",
     tests: ["tests/bench/load_generator_test.ts"],
   },
+  {
+    name: "endpoints-read-shows-secret",
+    breaks: "reads of an endpoint leave its signing secrets to GET /v1/endpoints/{id}/secret",
+    file: "src/api/handler.ts",
+    from: "    return jsonResponse(200, endpointJson(view, false));",
+    to: "    return jsonResponse(200, endpointJson(view, true));",
+    tests: ["tests/api/endpoints_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -437,12 +437,20 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   }
 
   /** An endpoint write's answer: `status` with the endpoint once durable, else the refusal. */
-  function endpointAnswer(outcome: EndpointOutcome, status: 200 | 201): Response {
+  function endpointAnswer(
+    outcome: EndpointOutcome,
+    status: 200 | 201,
+    secrets: "with-secrets" | "without-secrets",
+  ): Response {
     if (!outcome.ok) return errorResponse(refusalError(outcome, config.retryAfterS));
     const headers: Record<string, string> = status === 201
       ? { location: `/v1/endpoints/${encodeURIComponent(outcome.endpoint.id)}` }
       : {};
-    return jsonResponse(status, endpointJson(outcome.endpoint), headers);
+    return jsonResponse(
+      status,
+      endpointJson(outcome.endpoint, secrets === "with-secrets"),
+      headers,
+    );
   }
 
   async function createEndpoint(request: Request): Promise<Response> {
@@ -461,7 +469,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
           idempotencyKey,
           secretGiven: decoded.value.secret !== generated,
         });
-      return endpointAnswer(outcome, 201);
+      return endpointAnswer(outcome, 201, "with-secrets");
     });
   }
 
@@ -473,7 +481,11 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     return await admittedWithBody("endpoint", request, async (body) => {
       const decoded = decodeEndpointPatch(body.value, limits);
       if (!decoded.ok) return errorResponse(decoded.reason);
-      return endpointAnswer(await service.updateEndpoint(id, decoded.value), 200);
+      return endpointAnswer(
+        await service.updateEndpoint(id, decoded.value),
+        200,
+        "without-secrets",
+      );
     });
   }
 
@@ -497,7 +509,12 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     if (!hasBody(request)) {
       return await admitted(
         "endpoint",
-        async () => endpointAnswer(await service.rotateEndpointSecret(id, generatedSecret()), 200),
+        async () =>
+          endpointAnswer(
+            await service.rotateEndpointSecret(id, generatedSecret()),
+            200,
+            "with-secrets",
+          ),
       );
     }
     const contentError = checkJsonContentType(request);
@@ -505,7 +522,11 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     return await admittedWithBody("endpoint", request, async (body) => {
       const decoded = decodeEndpointRotate(body.value, limits, generatedSecret());
       if (!decoded.ok) return errorResponse(decoded.reason);
-      return endpointAnswer(await service.rotateEndpointSecret(id, decoded.value), 200);
+      return endpointAnswer(
+        await service.rotateEndpointSecret(id, decoded.value),
+        200,
+        "with-secrets",
+      );
     });
   }
 
@@ -532,7 +553,19 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
     const view = service.getEndpoint(id);
     if (view === undefined) return errorResponse(noSuchEndpoint(id));
-    return jsonResponse(200, endpointJson(view));
+    return jsonResponse(200, endpointJson(view, false));
+  }
+
+  /**
+   * `GET /v1/endpoints/{id}/secret`: the signing secrets, on a route of their own (as Svix
+   * does), so that reading or listing endpoints does not hand them out.
+   */
+  function getEndpointSecret(rawId: string): Response {
+    const id = decodeJobId(rawId);
+    if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
+    const view = service.getEndpoint(id);
+    if (view === undefined) return errorResponse(noSuchEndpoint(id));
+    return jsonResponse(200, endpointSecretsJson(view));
   }
 
   function listEndpoints(url: URL): Response {
@@ -541,7 +574,9 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     const cursor = decodeCursor(url.searchParams.get("cursor"));
     if (!cursor.ok) return errorResponse(cursor.reason);
     const page = service.listEndpoints(limit.value, cursor.value);
-    const body: Record<string, unknown> = { items: page.items.map(endpointJson) };
+    const body: Record<string, unknown> = {
+      items: page.items.map((view) => endpointJson(view, false)),
+    };
     if (page.nextCursor !== undefined) body.nextCursor = page.nextCursor;
     return jsonResponse(200, body);
   }
@@ -590,6 +625,8 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
         return await updateEndpoint(params.id!, request);
       case "deleteEndpoint":
         return await deleteEndpoint(params.id!);
+      case "getEndpointSecret":
+        return getEndpointSecret(params.id!);
       case "rotateEndpointSecret":
         return await rotateEndpointSecret(params.id!, request);
       case "recoverEndpoint":
@@ -764,12 +801,17 @@ function eventJson(view: EventView): Record<string, unknown> {
   };
 }
 
-function endpointJson(view: EndpointView): Record<string, unknown> {
+/**
+ * An endpoint's documented fields. Its secrets (`secret`, `previous_secret`) only with
+ * `withSecrets`: in the answers to a create and a rotation, which hand a new secret to the
+ * client that asked for it; every other read leaves them to `GET /v1/endpoints/{id}/secret`.
+ */
+function endpointJson(view: EndpointView, withSecrets: boolean): Record<string, unknown> {
   return {
     id: view.id,
     url: view.url,
     event_types: view.eventTypes,
-    secret: view.secret,
+    ...(withSecrets ? { secret: view.secret } : {}),
     description: view.description,
     headers: view.headers,
     rate_limit_per_s: view.rateLimitPerS,
@@ -778,12 +820,23 @@ function endpointJson(view: EndpointView): Record<string, unknown> {
     disabled_reason: view.disabledReason === "" ? null : view.disabledReason,
     created_at: new Date(view.createdAtMs).toISOString(),
     updated_at: new Date(view.updatedAtMs).toISOString(),
-    previous_secret: view.previousSecret ?? null,
+    ...(withSecrets ? { previous_secret: view.previousSecret ?? null } : {}),
     previous_secret_until: view.previousSecretUntilMs !== undefined
       ? new Date(view.previousSecretUntilMs).toISOString()
       : null,
     last_success_at: view.lastSuccessAtMs !== undefined
       ? new Date(view.lastSuccessAtMs).toISOString()
+      : null,
+  };
+}
+
+/** An endpoint's signing secrets (`GET /v1/endpoints/{id}/secret`). */
+function endpointSecretsJson(view: EndpointView): Record<string, unknown> {
+  return {
+    secret: view.secret,
+    previous_secret: view.previousSecret ?? null,
+    previous_secret_until: view.previousSecretUntilMs !== undefined
+      ? new Date(view.previousSecretUntilMs).toISOString()
       : null,
   };
 }

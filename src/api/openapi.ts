@@ -402,6 +402,22 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           },
         },
       },
+      "/v1/endpoints/{id}/secret": {
+        get: {
+          operationId: "getEndpointSecret",
+          summary: "The endpoint's signing secrets, from this node's table: the only read that " +
+            "shows them (reads and lists of endpoints leave them out; a create's and a " +
+            "rotation's answers carry the secret they made).",
+          security: bearer,
+          parameters: [endpointId],
+          responses: {
+            "200": { description: "Its secrets", content: jsonContent(ref("EndpointSecret")) },
+            "401": response("Unauthorized"),
+            "404": response("NotFound"),
+            "500": response("Internal"),
+          },
+        },
+      },
       "/v1/endpoints/{id}/secret/rotate": {
         post: {
           operationId: "rotateEndpointSecret",
@@ -833,13 +849,14 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
         },
         Endpoint: {
           type: "object",
+          description: "secret and previous_secret are only in the answers to a create and a " +
+            "rotation; GET /v1/endpoints/{id}/secret reads them.",
           required: [
             "id",
-            ...ENDPOINT_FIELDS,
+            ...ENDPOINT_FIELDS.filter((f) => f !== "secret"),
             "disabled_reason",
             "created_at",
             "updated_at",
-            "previous_secret",
             "previous_secret_until",
             "last_success_at",
           ],
@@ -870,6 +887,24 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
               description: "The latest delivery to it an owner recorded (at most once per " +
                 "endpointHealthWriteMs per owner); null before the first. The failing window " +
                 "starts at the latest of created_at, updated_at and this.",
+            },
+          },
+        },
+        EndpointSecret: {
+          type: "object",
+          required: ["secret", "previous_secret", "previous_secret_until"],
+          additionalProperties: false,
+          properties: {
+            secret: { type: "string", description: "whsec_ and base64" },
+            previous_secret: {
+              type: ["string", "null"],
+              description: "The secret the last rotation replaced, while deliveries are " +
+                "still signed under it too; null before any rotation.",
+            },
+            previous_secret_until: {
+              type: ["string", "null"],
+              format: "date-time",
+              description: "Until when deliveries are signed under previous_secret too.",
             },
           },
         },

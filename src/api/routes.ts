@@ -20,6 +20,7 @@ export type RouteId =
   | "updateEndpoint"
   | "deleteEndpoint"
   | "rotateEndpointSecret"
+  | "getEndpointSecret"
   | "recoverEndpoint"
   | "submitEvent"
   | "getEvent"
@@ -58,6 +59,7 @@ export const ROUTES: readonly Route[] = Object.freeze(
     { id: "updateEndpoint", method: "PATCH", path: "/v1/endpoints/{id}" },
     { id: "deleteEndpoint", method: "DELETE", path: "/v1/endpoints/{id}" },
     { id: "rotateEndpointSecret", method: "POST", path: "/v1/endpoints/{id}/secret/rotate" },
+    { id: "getEndpointSecret", method: "GET", path: "/v1/endpoints/{id}/secret" },
     { id: "recoverEndpoint", method: "POST", path: "/v1/endpoints/{id}/recover" },
     { id: "submitEvent", method: "POST", path: "/v1/events" },
     { id: "getEvent", method: "GET", path: "/v1/events/{id}" },

@@ -1,5 +1,5 @@
 /**
- * `hookd endpoint add|list|show|update|rotate|disable|enable|recover`: the endpoints of
+ * `hookd endpoint add|list|show|secret|update|rotate|disable|enable|recover`: the endpoints of
  * docs/endpoints.md
  * through a node's HTTP API, with `hookd submit`'s node and token flags and exit codes:
  *   0  done (a write is durable on a majority; a read answered)
@@ -189,7 +189,7 @@ export function describeEndpoint(json: unknown): string {
     `state:       ${state}`,
     `ordered:     ${e.ordered === true ? "yes" : "no"}`,
     `rate limit:  ${e.rate_limit_per_s === 0 ? "none" : `${e.rate_limit_per_s}/s`}`,
-    `secret:      ${e.secret}`,
+    ...(typeof e.secret === "string" ? [`secret:      ${e.secret}`] : []),
     ...(e.description !== "" ? [`description: ${e.description}`] : []),
     ...headers.map((h) => `header:      ${h}`),
     ...(typeof e.previous_secret === "string"
@@ -302,6 +302,29 @@ const show = leaf(
       args.values,
       { method: "GET", path: `/v1/endpoints/${encodeURIComponent(idOf(command, args))}` },
       (json) => console.log(describeEndpoint(json)),
+    ),
+);
+
+const secret = leaf(
+  "secret",
+  "Print an endpoint's signing secret (and a rotation's previous one while it still signs)",
+  {},
+  "ID",
+  (command, args) =>
+    send(
+      command,
+      args.values,
+      {
+        method: "GET",
+        path: `/v1/endpoints/${encodeURIComponent(idOf(command, args))}/secret`,
+      },
+      (json) => {
+        const s = json as Record<string, unknown>;
+        console.log(`secret:   ${s.secret}`);
+        if (typeof s.previous_secret === "string") {
+          console.log(`previous: ${s.previous_secret} (signs until ${s.previous_secret_until})`);
+        }
+      },
     ),
 );
 
@@ -419,7 +442,7 @@ const recover = leaf(
 export const endpointCommand: GroupCommand = {
   spec: {
     name: "endpoint",
-    summary: "Manage endpoints: add, list, show, update, rotate, disable, enable, recover",
+    summary: "Manage endpoints: add, list, show, secret, update, rotate, disable, enable, recover",
   },
-  subcommands: [add, list, show, update, rotate, disable, enable, recover],
+  subcommands: [add, list, show, secret, update, rotate, disable, enable, recover],
 };

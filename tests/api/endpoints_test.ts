@@ -226,3 +226,37 @@ Deno.test("POST /v1/endpoints/{id}/recover takes since as ISO 8601 or epoch ms, 
   assertEquals(missing.status, 404);
   assertEquals(api.service.recovers.length, 4);
 });
+
+Deno.test("reads and lists of endpoints leave the secrets out; GET /v1/endpoints/{id}/secret shows them", async () => {
+  const api = makeApi();
+  const made = await call(api, post("/v1/endpoints", { ...ENDPOINT, secret: SECRET }));
+  const id = (made.body as Record<string, unknown>).id as string;
+  const rotated = await call(api, post(`/v1/endpoints/${id}/secret/rotate`, {}));
+  const newSecret = (rotated.body as Record<string, unknown>).secret as string;
+  assert(newSecret.startsWith("whsec_") && newSecret !== SECRET, newSecret);
+  const patched = await call(
+    api,
+    new Request(`${BASE}/v1/endpoints/${id}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ description: "billing" }),
+    }),
+  );
+  const one = await call(api, new Request(`${BASE}/v1/endpoints/${id}`));
+  const list = await call(api, new Request(`${BASE}/v1/endpoints`));
+  const listed = (list.body as { items: Record<string, unknown>[] }).items[0]!;
+  for (const [what, body] of [["PATCH", patched.body], ["GET", one.body], ["list", listed]]) {
+    const text = JSON.stringify(body);
+    assert(!text.includes(SECRET) && !text.includes(newSecret), `${what} shows a secret: ${text}`);
+    const view = body as Record<string, unknown>;
+    assert(!("secret" in view) && !("previous_secret" in view), `${what}: ${text}`);
+    assert(typeof view.previous_secret_until === "string", `${what}: the overlap's end stays`);
+  }
+  const secrets = await call(api, new Request(`${BASE}/v1/endpoints/${id}/secret`));
+  assertEquals(secrets.status, 200);
+  const body = secrets.body as Record<string, unknown>;
+  assertEquals([body.secret, body.previous_secret], [newSecret, SECRET]);
+  assert(typeof body.previous_secret_until === "string");
+  const missing = await call(api, new Request(`${BASE}/v1/endpoints/ep_nope/secret`));
+  assertEquals(missing.status, 404);
+});

@@ -165,6 +165,13 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   "GET /v1/endpoints/{id} 401": unauthorized(get("/v1/endpoints/ep_1")),
   "GET /v1/endpoints/{id} 404": () => makeApi().handler(get("/v1/endpoints/ep_nope")),
   "GET /v1/endpoints/{id} 500": throwing(get("/v1/endpoints/ep_1")),
+  "GET /v1/endpoints/{id}/secret 200": async () => {
+    const { api, id } = await withEndpoint();
+    return await api.handler(get(`/v1/endpoints/${id}/secret`));
+  },
+  "GET /v1/endpoints/{id}/secret 401": unauthorized(get("/v1/endpoints/ep_1/secret")),
+  "GET /v1/endpoints/{id}/secret 404": () => makeApi().handler(get("/v1/endpoints/ep_nope/secret")),
+  "GET /v1/endpoints/{id}/secret 500": throwing(get("/v1/endpoints/ep_1/secret")),
   "PATCH /v1/endpoints/{id} 200": async () => {
     const { api, id } = await withEndpoint();
     return await api.handler(patch(id, { disabled: true, event_types: ["invoice.paid"] }));

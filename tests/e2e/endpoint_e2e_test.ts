@@ -55,7 +55,12 @@ Deno.test({
       assert(await waitUntil(() => ready(cluster, "n1"), 30_000), "n1 ready again");
       const shown = await hookd("endpoint", "show", "--node", url("n1"), id, "--json");
       assertEquals(shown.code, 0, shown.stderr);
-      assertEquals(JSON.parse(shown.stdout), created);
+      // A read leaves the secrets out (`hookd endpoint secret` shows them); the rest is the same.
+      const { secret, previous_secret: _previous, ...readable } = created;
+      assertEquals(JSON.parse(shown.stdout), readable);
+      const secrets = await hookd("endpoint", "secret", "--node", url("n1"), id, "--json");
+      assertEquals(secrets.code, 0, secrets.stderr);
+      assertEquals(JSON.parse(secrets.stdout).secret, secret);
 
       const updated = await hookd(
         "endpoint",

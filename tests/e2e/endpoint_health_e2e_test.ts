@@ -124,7 +124,7 @@ Deno.test({
       for (const [i, node] of ids.entries()) {
         assert(
           await waitUntil(async () => {
-            const e = await (await fetch(`${url(node)}/v1/endpoints/${liveId}`)).json();
+            const e = await (await fetch(`${url(node)}/v1/endpoints/${liveId}/secret`)).json();
             return e.secret === secretOf(3);
           }, 10_000),
           `${node} holds the rotation`,

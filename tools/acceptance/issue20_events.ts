@@ -424,7 +424,7 @@ async function main(): Promise<number> {
       const base = bases()[i % bases().length]!;
       // Every node must hold the rotation before its events are made: wait for its GET.
       await waitUntil(async () => {
-        const r = await api(base, "GET", `/v1/endpoints/${epRotated}`);
+        const r = await api(base, "GET", `/v1/endpoints/${epRotated}/secret`);
         return r.json.secret === newSecret;
       }, 20_000);
       const r = await api(base, "POST", "/v1/events", { type: "report.ready", payload: { i } });
