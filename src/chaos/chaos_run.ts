@@ -69,6 +69,9 @@ import {
   waitReady,
 } from "./cluster_io.ts";
 
+/** Lines of each node's stderr kept to report with an unexpected exit. */
+const STDERR_LINES_KEPT = 8;
+
 export interface ChaosOptions {
   readonly durationMs: number;
   readonly seed: number;
@@ -198,6 +201,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const notices: MemberNotice[] = [];
   const unexpectedExits: string[] = [];
   const resyncs: Array<{ node: string; event: string; fields: NodeEventLine }> = [];
+  const lastStderr = new Map<string, string[]>();
   const onEvent = (line: NodeEventLine) => {
     switch (line.event) {
       case "listening":
@@ -249,12 +253,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       config.retryScheduleMs.join(","),
     ],
     onEvent,
-    onStderr: (id, line) => log(`[${id}] ${line}`),
+    onStderr: (id, line) => {
+      log(`[${id}] ${line}`);
+      // Kept per node, so that a node that exits on its own is reported with its last words
+      // (the run's own log is long, and a caller shows only its tail).
+      const lines = lastStderr.get(id) ?? [];
+      lines.push(line);
+      if (lines.length > STDERR_LINES_KEPT) lines.shift();
+      lastStderr.set(id, lines);
+    },
     onUnexpectedExit: (id, status) => {
       unexpectedExits.push(
         `${id} exited on its own (code ${status.code}, signal ${status.signal})`,
       );
-      log(`chaos: node ${id} exited on its own (code ${status.code})`);
+      const said = (lastStderr.get(id) ?? []).map((l) => `\n  [${id}] ${l}`).join("");
+      log(`chaos: node ${id} exited on its own (code ${status.code})${said}`);
     },
   });
   const stopped = new Set<string>();
