@@ -832,8 +832,9 @@ const MUTANTS: Mutant[] = [
     name: "endpoint-health-from-spec",
     breaks: "an attempt counts for the endpoint its job id names, also before the job's body",
     file: "src/jobs/replication_core.ts",
-    from: "    const eventId = eventIdOfJob(record.jobId);",
-    to: "    const eventId = entry.spec?.webhookId;",
+    from: "    const endpointId = endpointOfJob(record.jobId);",
+    to:
+      "    const endpointId = entry.spec === undefined ? undefined : endpointOfJob(record.jobId);",
     tests: ["tests/jobs/endpoint_attempt_stats_test.ts"],
   },
   {

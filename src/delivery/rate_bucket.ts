@@ -27,10 +27,6 @@ export class RateBucket {
     this.#capacity = capacity;
   }
 
-  get intervalMs(): number {
-    return this.#intervalMs;
-  }
-
   get capacity(): number {
     return this.#capacity;
   }

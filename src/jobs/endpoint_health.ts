@@ -24,7 +24,7 @@
 import { ENDPOINT_LIMITS, type EndpointHealthConfig } from "../config/endpoints.ts";
 import type { DeliveryReport } from "../delivery/types.ts";
 import { type EndpointState, type EndpointWrite, failingWindowStartMs } from "./endpoint_model.ts";
-import { EVENT_JOB_SEPARATOR, eventIdOfJob } from "./event_model.ts";
+import { endpointOfJob } from "./event_model.ts";
 import type { ApplyEffect, JobEntry, JobRecord, ReplicatedRecord, Stamp } from "./job_model.ts";
 import type { JobTable } from "./job_table.ts";
 
@@ -40,6 +40,8 @@ export interface EndpointHealthHost {
   ): void;
   /** Jobs this node has handed to the delivery engine. */
   scheduledIds(): Iterable<string>;
+  /** Whether `jobId` is handed to the delivery engine (without copying the whole set). */
+  isScheduled(jobId: string): boolean;
   /** Forgets that `jobId` was handed to the engine and decides about it again. */
   reschedule(nowMs: number, jobId: string): void;
   ownStamp(): Stamp;
@@ -55,14 +57,6 @@ export interface EndpointHealthOptions {
   };
   readonly table: Pick<JobTable, "endpoints" | "get">;
   readonly host: EndpointHealthHost;
-}
-
-/** The endpoint an event's job delivers to, or undefined for a job submitted on its own. */
-export function endpointOfJob(jobId: string): string | undefined {
-  const eventId = eventIdOfJob(jobId);
-  return eventId === undefined
-    ? undefined
-    : jobId.slice(eventId.length + EVENT_JOB_SEPARATOR.length);
 }
 
 /** The dead reason a job of a disabled endpoint gets. */
@@ -148,13 +142,12 @@ export class EndpointHealth {
       }
       this.#disabledSince.clear();
     }
-    const scheduled = new Set(this.#host.scheduledIds());
     let killed = 0;
     for (const jobId of doomed) {
       const entry: JobEntry | undefined = this.#table.get(jobId);
       const endpoint = this.#table.endpoints.get(endpointOfJob(jobId)!);
       if (
-        entry === undefined || entry.phase !== "pending" || !scheduled.has(jobId) ||
+        entry === undefined || entry.phase !== "pending" || !this.#host.isScheduled(jobId) ||
         endpoint === undefined || !endpoint.disabled
       ) continue;
       this.#host.reportDead(nowMs, wallMs, {
@@ -168,7 +161,7 @@ export class EndpointHealth {
     // A job held back whose endpoint came back (or went) meanwhile was never handed to the
     // engine: the duties schedule it afresh.
     for (const jobId of held) {
-      if (this.#table.get(jobId)?.phase === "pending" && scheduled.has(jobId)) {
+      if (this.#table.get(jobId)?.phase === "pending" && this.#host.isScheduled(jobId)) {
         this.#host.reschedule(nowMs, jobId);
       }
     }

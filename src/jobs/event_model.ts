@@ -68,6 +68,14 @@ export function eventIdOfJob(jobId: string): string | undefined {
   return at > 0 && jobId.startsWith(EVENT_ID_PREFIX) ? jobId.slice(0, at) : undefined;
 }
 
+/** The endpoint an event's job delivers to, or undefined for a job submitted on its own. */
+export function endpointOfJob(jobId: string): string | undefined {
+  const eventId = eventIdOfJob(jobId);
+  return eventId === undefined
+    ? undefined
+    : jobId.slice(eventId.length + EVENT_JOB_SEPARATOR.length);
+}
+
 /** Whether an endpoint takes events of `type`: live, enabled, and subscribed to it (or to all). */
 export function subscribes(endpoint: EndpointState, type: string): boolean {
   return !endpoint.deleted && !endpoint.disabled &&

@@ -255,8 +255,9 @@ export class JobDuties {
       : undefined;
     const headBefore = endpointId !== undefined ? this.#queues.head(endpointId) : undefined;
     if (endpointId !== undefined) this.#queues.note(entry);
+    // `ownerKeyOf`: the endpoint of an ordered job (just computed), else the job itself.
     const owned = this.#host.phase() === "ready" &&
-      this.#ownership.ownerOf(ownerKeyOf(entry.jobId, entry.spec)) === this.#self;
+      this.#ownership.ownerOf(endpointId ?? entry.jobId) === this.#self;
     const deliverable = owned && entry.phase === "pending" && entry.spec !== undefined &&
       entry.committed && (endpointId === undefined || this.#isSettledHead(nowMs, entry));
     const scheduledGen = this.#scheduled.get(entry.jobId);

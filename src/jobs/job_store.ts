@@ -31,12 +31,13 @@ import type {
   DeliveryStore,
   DeliveryWiring,
 } from "../delivery/types.ts";
+import { endpointIdOf } from "../delivery/types.ts";
 import { Wal } from "../wal/wal.ts";
 import { denoWalFsWith, type WalFs } from "../wal/wal_fs.ts";
 import type { DeliveredMessage, SendResult, TransportEvent } from "../transport/types.ts";
 import { JOBS_CHANNEL } from "./job_messages.ts";
 import { type EndpointState, type EndpointWrite, fieldsOf, secretsAt } from "./endpoint_model.ts";
-import { endpointOfJob, recoverableJobs } from "./endpoint_health.ts";
+import { recoverableJobs } from "./endpoint_health.ts";
 import { eventJobId } from "./event_model.ts";
 import { keyedEndpointId } from "./endpoint_keyed.ts";
 import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
@@ -730,7 +731,8 @@ export class JobStore implements JobService, DeliveryStore {
    * its own or one whose endpoint this node no longer holds.
    */
   #secretsFor(job: DeliveryJob): readonly string[] | undefined {
-    const endpointId = endpointOfJob(job.id);
+    // By the job's webhookId: a plain job (none) returns at once, on every attempt.
+    const endpointId = endpointIdOf(job);
     if (endpointId === undefined) return undefined;
     const endpoint = this.core.table.endpoints.get(endpointId);
     if (endpoint === undefined) return undefined;

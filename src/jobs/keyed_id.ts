@@ -39,7 +39,7 @@ export function candidateIds(
   key: string,
   wallMs: number,
   windowMs: number,
-  idOf: (key: string, epoch: number) => string = keyedJobId,
+  idOf: (key: string, epoch: number) => string,
 ): string[] {
   const e = keyEpoch(wallMs, windowMs);
   return [idOf(key, e), idOf(key, e - 1), idOf(key, e + 1)];

@@ -59,11 +59,6 @@ export class OrderedQueues {
   /** Where each queued job is: its endpoint and key (a replaced body may move it). */
   readonly #placed = new Map<string, { endpointId: string; key: OrderKey }>();
 
-  /** Jobs queued, over every endpoint. */
-  get size(): number {
-    return this.#placed.size;
-  }
-
   /**
    * Takes the entry as it is now: queued while pending and ordered, else removed. Returns the
    * endpoint whose head changed (undefined: none did), so its new head can be reconsidered.

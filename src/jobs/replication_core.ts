@@ -46,7 +46,7 @@ import type { DeliveryReport } from "../delivery/types.ts";
 import { dashboardDefaults } from "../config/dashboard.ts";
 import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
 import { EndpointAttemptStats } from "./endpoint_attempt_stats.ts";
-import { EVENT_JOB_SEPARATOR, eventIdOfJob } from "./event_model.ts";
+import { endpointOfJob } from "./event_model.ts";
 import { CatchupLog } from "./catchup_log.ts";
 import { ReplicationOutbox } from "./repl_outbox.ts";
 import { type CoreMetrics, registerMetrics } from "./core_metrics.ts";
@@ -291,6 +291,7 @@ export class ReplicationCore {
           this.#submits.writeEndpoint(nowMs, wallMs, undefined, write),
         reportDead: (nowMs, wallMs, report) => void this.#reports.dead(nowMs, wallMs, report),
         scheduledIds: () => this.#duties.scheduledIds(),
+        isScheduled: (jobId) => this.#duties.isScheduled(jobId),
         reschedule: (nowMs, jobId) => {
           this.#duties.cancel(jobId);
           const entry = this.table.get(jobId);
@@ -513,11 +514,6 @@ export class ReplicationCore {
   }
 
   /**
-   * A confirm round of a job held uncommitted. An event's job is confirmed by its whole event
-   * (its record, never the job alone); returns false when that cannot start now (the event is
-   * not held here yet, or its confirm is in flight), so the duties ask again later.
-   */
-  /**
    * Drops this node's uncommitted copy of a keyed event that lost to another incarnation of its
    * key, with all its jobs (`stamp`: only the copy of that record, the one proposed here).
    */
@@ -533,6 +529,11 @@ export class ReplicationCore {
     }
   }
 
+  /**
+   * A confirm round of a job held uncommitted. An event's job is confirmed by its whole event
+   * (its record, never the job alone); returns false when that cannot start now (the event is
+   * not held here yet, or its confirm is in flight), so the duties ask again later.
+   */
   #startConfirm(nowMs: number, entry: JobEntry): boolean {
     const eventId = entry.spec?.webhookId;
     if (eventId === undefined) {
@@ -742,9 +743,8 @@ export class ReplicationCore {
     if (record.type !== "retry" && record.type !== "done" && record.type !== "dead") return;
     const attempt = record.attempt;
     if (attempt === undefined || entry === undefined) return;
-    const eventId = eventIdOfJob(record.jobId);
-    if (eventId === undefined) return;
-    const endpointId = record.jobId.slice(eventId.length + EVENT_JOB_SEPARATOR.length);
+    const endpointId = endpointOfJob(record.jobId);
+    if (endpointId === undefined) return;
     this.endpointAttempts.attempt(endpointId, attempt, record.type === "done", wallMs);
   }
 

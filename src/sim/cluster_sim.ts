@@ -62,7 +62,7 @@ import {
   orderedFailures,
   SimEventWorkload,
 } from "./sim_events.ts";
-import { endpointOfJob } from "../jobs/endpoint_health.ts";
+import { endpointOfJob } from "../jobs/event_model.ts";
 import type { EndpointState } from "../jobs/endpoint_model.ts";
 
 const CLUSTER_KEY = "cluster-sim-key-0123456789abcdef";

@@ -45,7 +45,7 @@ import { isDeadPhase, isFinishedPhase, type SimHistory, type SubmitLog } from ".
 import type { ReceivedRequest } from "./sim_receiver.ts";
 import { OwnershipHistory } from "./ownership_history.ts";
 import { checkEvents, checkOrdered } from "./event_checker.ts";
-import { eventIdOfJob } from "../jobs/event_model.ts";
+import { endpointOfJob, eventIdOfJob } from "../jobs/event_model.ts";
 
 /** Duplicates of one cause: after an ownership change, or with none. */
 export interface OwnershipSplit {
@@ -350,8 +350,8 @@ export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
   // An ordered endpoint's jobs are owned by the endpoint's owner (ordered_queues.ts).
   const orderedIds = new Set(sim.endpoints.filter((e) => e.ordered).map((e) => e.id));
   const ownerKey = (jobId: string) => {
-    const endpointId = jobId.slice(jobId.indexOf(".") + 1);
-    return jobId.includes(".") && orderedIds.has(endpointId) ? endpointId : jobId;
+    const endpointId = endpointOfJob(jobId);
+    return endpointId !== undefined && orderedIds.has(endpointId) ? endpointId : jobId;
   };
   for (const [jobId, requests] of byJob) {
     const ok = requests.filter(is2xx);

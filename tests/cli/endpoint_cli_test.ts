@@ -62,7 +62,7 @@ Deno.test("hookd endpoint add tries the next node after no_quorum with the same 
   const first = fakeNode(503, NO_QUORUM);
   const second = fakeNode(201, CREATED);
   try {
-    for (const keyArgs of [[], ["--idempotency-key", "customer-42"]]) {
+    for (const keyArgs of [[], [], ["--idempotency-key", "customer-42"]]) {
       const run = await hookd([
         "endpoint",
         "add",

@@ -203,7 +203,7 @@ async function main(): Promise<number> {
   });
   const ids = specs.map((s) => s.id);
   const bases = () =>
-    ids.filter((id) => cluster.isRunning(id)).map((id) => cluster.httpUrls.get(id)!)
+    ids.filter((id) => cluster.isRunning(id)).map((id) => cluster.httpUrls.get(id))
       .filter((u) => u !== undefined);
   try {
     cluster.startAll();
@@ -259,14 +259,14 @@ async function main(): Promise<number> {
       `endpoints: A ${epA}, B ${epB}, C ${epC}, ordered ${epOrdered}, gone ${epGone}, rotated ${epRotated}`,
     );
     // Each node answers fan-outs from its own table: wait until every node lists all six.
-    await waitUntil(async () => {
+    const everywhere = await waitUntil(async () => {
       for (const base of bases()) {
         const r = await api(base, "GET", "/v1/endpoints?limit=100");
-        const data = (r.json.data ?? r.json.endpoints ?? []) as unknown[];
-        if (data.length < 6) return false;
+        if (((r.json.items ?? []) as unknown[]).length < 6) return false;
       }
       return true;
     }, 20_000);
+    if (!everywhere) throw new Error("not every node listed the six endpoints within 20 s");
 
     // 1. invoice.paid fan-out.
     const paidIds: string[] = [];
