@@ -893,6 +893,55 @@ const MUTANTS: Mutant[] = [
     to: "    return jsonResponse(200, endpointJson(view, true));",
     tests: ["tests/api/endpoints_test.ts"],
   },
+  {
+    name: "unheard-voter-dead-at-once",
+    breaks:
+      "a voter membership has not reported keeps its jobs for the grace (start-up duplicates)",
+    file: "src/jobs/job_store.ts",
+    from: `this.#runtime.nowMs() < this.#unheardUntilMs ? "unheard" : "dead";`,
+    to: `"dead" as VoterState;`,
+    tests: ["tests/jobs/sim_found_test.ts"],
+  },
+  {
+    name: "unheard-voter-never-dead",
+    breaks: "a voter still not reported after the grace is taken as dead (its jobs move)",
+    file: "src/jobs/job_store.ts",
+    from: `this.#runtime.nowMs() < this.#unheardUntilMs ? "unheard" : "dead";`,
+    to: `"unheard" as VoterState;`,
+    tests: ["tests/jobs/sim_found_test.ts"],
+  },
+  {
+    name: "unheard-to-dead-keeps-owners",
+    breaks: "unheard -> dead clears the owner cache (the voter stays down but its jobs move)",
+    file: "src/jobs/ownership_view.ts",
+    from: "wasDown(v) === this.isDown(v) && wasGone(v) === this.isGone(v)",
+    to: "wasDown(v) === this.isDown(v)",
+    tests: ["tests/jobs/sim_found_test.ts", "tests/jobs/owner_cache_test.ts"],
+  },
+  {
+    name: "unheard-owner-loses-jobs",
+    breaks: "an unheard voter keeps its jobs (ownership passes over gone voters only)",
+    file: "src/jobs/ownership_view.ts",
+    from: "return this.remember(jobId, ownerOf(jobId, this.#voters, (v) => this.isGone(v)));",
+    to: "return this.remember(jobId, ownerOf(jobId, this.#voters, (v) => this.isDown(v)));",
+    tests: ["tests/jobs/owner_cache_test.ts"],
+  },
+  {
+    name: "mint-skips-unheard",
+    breaks: "a minted id ranks the coordinator first among voters not gone, unheard ones included",
+    file: "src/jobs/submit_path.ts",
+    from: "if (ownerOf(id, this.#voters, (v) => this.#ownership.isGone(v)) === this.#self) {",
+    to: "if (ownerOf(id, this.#voters, (v) => this.#ownership.isDown(v)) === this.#self) {",
+    tests: ["tests/jobs/owner_cache_test.ts"],
+  },
+  {
+    name: "sim-checker-unheard-forever",
+    breaks: "the simulator's ownership history takes an unheard voter as dead past the grace",
+    file: "src/sim/ownership_history.ts",
+    from: "(!this.#heard.has(v) && atMs >= this.#unheardUntilMs)",
+    to: "(!this.#heard.has(v) && atMs < 0)",
+    tests: ["tests/sim/ownership_history_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

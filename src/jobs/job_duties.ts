@@ -86,7 +86,7 @@ export interface JobDutiesOptions extends VoterSet {
   readonly metrics: Pick<CoreMetrics, "handoffsSent" | "handoffsReceived" | "staleHandoffs">;
   readonly table: Pick<JobTable, "entries" | "get" | "dropUncommitted">;
   readonly tracker: Pick<SeqTracker, "has">;
-  readonly ownership: Pick<OwnershipView, "ownerOf" | "isDown" | "reachableVoters">;
+  readonly ownership: Pick<OwnershipView, "ownerOf" | "isDown" | "isGone" | "reachableVoters">;
   readonly host: JobDutiesHost;
 }
 
@@ -189,19 +189,19 @@ export class JobDuties {
   }
 
   /**
-   * Which voters are down changed (`wasDown`: as it was before): every holder hands the jobs
-   * whose owner died to their new owner (idempotent), so a new owner that missed the submit
-   * still learns of it, and each job is reconsidered.
+   * Which voters are down changed (`wasGone`: which were gone before): every holder hands the
+   * jobs whose owner died to their new owner (idempotent), so a new owner that missed the
+   * submit still learns of it, and each job is reconsidered.
    */
-  ownersChanged(nowMs: number, wasDown: (voter: string) => boolean): void {
+  ownersChanged(nowMs: number, wasGone: (voter: string) => boolean): void {
     const handoffs = new Map<string, Uint8Array[]>();
     for (const entry of this.#table.entries()) {
       if (entry.phase !== "pending" || entry.spec === undefined) continue;
       const key = ownerKeyOf(entry.jobId, entry.spec);
-      const oldOwner = ownerOf(key, this.#voters, wasDown);
+      const oldOwner = ownerOf(key, this.#voters, wasGone);
       const newOwner = this.#ownership.ownerOf(key);
       if (
-        newOwner !== oldOwner && oldOwner !== undefined && this.#ownership.isDown(oldOwner) &&
+        newOwner !== oldOwner && oldOwner !== undefined && this.#ownership.isGone(oldOwner) &&
         newOwner !== undefined && newOwner !== this.#self
       ) {
         let list = handoffs.get(newOwner);

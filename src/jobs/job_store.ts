@@ -18,6 +18,9 @@ import { type ApiConfig, apiDefaults } from "../config/api.ts";
 import { type DeliveryConfig, deliveryDefaults } from "../config/delivery.ts";
 import type { JobsConfig } from "../config/jobs.ts";
 import { type WalConfig, walDefaults } from "../config/wal.ts";
+import { membershipDefaults } from "../config/membership.ts";
+import { detectionBoundMs } from "../membership/suspicion_math.ts";
+import { assert } from "../lib/assert.ts";
 import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import type { Rng } from "../lib/rng.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
@@ -110,7 +113,8 @@ export interface JobsTransport {
 export interface MemberRow {
   readonly nodeId: string;
   readonly address: string;
-  readonly state: VoterState;
+  /** SWIM's states; `unheard` is the store's own (a voter membership has not reported). */
+  readonly state: Exclude<VoterState, "unheard">;
   readonly incarnation: number;
 }
 
@@ -164,6 +168,13 @@ export interface JobStoreOptions {
    * (`DeliveryWiring.beforeStep`). @default none (the simulator freezes nothing it does not see)
    */
   readonly stallMonitor?: StallMonitor;
+  /**
+   * How long after this store opens a voter that membership has not reported keeps its jobs
+   * (`unheard`) before it is taken as dead. Pass the membership's detection bound
+   * (`detectionBoundMs`): a voter down before this node started is then taken as dead no later
+   * than a voter that dies while it runs. @default detectionBoundMs(voters, membershipDefaults)
+   */
+  readonly unheardVoterGraceMs?: number;
 }
 
 interface Waiter<T> {
@@ -197,6 +208,8 @@ export class JobStore implements JobService, DeliveryStore {
   #nextRequestId = 1;
   /** Voters membership has reported at least once since this store opened. */
   readonly #everSeen = new Set<string>();
+  /** Until when (monotonic ms) a voter never reported is `unheard`, then `dead`. */
+  readonly #unheardUntilMs: number;
   #flushQueued = false;
   /** What the engine's rate limits were last read under (`#noticeLimits`). */
   #limitsSeen = { endpoints: 0, voters: 0 };
@@ -212,6 +225,7 @@ export class JobStore implements JobService, DeliveryStore {
     core: ReplicationCore,
     wal: Wal,
     lock: DataDirLock | undefined,
+    openedAtMs: number,
   ) {
     this.core = core;
     this.nodeId = options.nodeId;
@@ -223,6 +237,10 @@ export class JobStore implements JobService, DeliveryStore {
     this.#deliver = options.deliver ?? true;
     this.#onLog = options.onLog ?? (() => {});
     this.#metrics = options.metrics;
+    const graceMs = options.unheardVoterGraceMs ??
+      detectionBoundMs(options.voters.length, membershipDefaults);
+    assert(graceMs >= 0, `JobStore: unheardVoterGraceMs ${graceMs} must be >= 0`);
+    this.#unheardUntilMs = openedAtMs + graceMs;
     this.#timer = new DeadlineTimer(this.#runtime, () => {
       this.core.tick(this.#runtime.nowMs(), this.#runtime.wallMs());
       this.#flush();
@@ -243,6 +261,9 @@ export class JobStore implements JobService, DeliveryStore {
       );
     }
     const runtime = options.runtime ?? realRuntime;
+    // The grace for voters not heard of counts from here, before the replay: the simulator's
+    // checker counts it from the life's start, the same instant.
+    const openedAtMs = runtime.nowMs();
     const walConfig = { ...options.wal };
     const core = new ReplicationCore({
       self: options.self,
@@ -292,7 +313,7 @@ export class JobStore implements JobService, DeliveryStore {
       lock?.release();
       throw error;
     }
-    const store = new JobStore(options, core, wal, lock);
+    const store = new JobStore(options, core, wal, lock, openedAtMs);
     store.#start(options);
     return store;
   }
@@ -328,6 +349,11 @@ export class JobStore implements JobService, DeliveryStore {
       }),
     );
     this.membershipChanged();
+    // When the grace ends, voters still not heard of are taken as dead (membershipChanged).
+    const graceLeftMs = this.#unheardUntilMs - this.#runtime.nowMs();
+    if (graceLeftMs >= 0) {
+      this.#unsubscribe.push(this.#runtime.setTimer(graceLeftMs, () => this.membershipChanged()));
+    }
     this.core.recovered(this.#runtime.nowMs(), this.#runtime.wallMs());
     this.#flush();
   }
@@ -337,17 +363,21 @@ export class JobStore implements JobService, DeliveryStore {
     if (this.#closed) return;
     // A voter missing from the table keeps its last state: SWIM reaps dead members after a
     // while, and a reaped voter must stay dead for ownership, not come back as "alive". One
-    // membership has never reported since this store opened counts as dead: a voter that went
-    // down before this node (re)started never joins its table, and taken as alive it kept its
-    // jobs here for good while the others, who saw it die, left them to this node.
+    // membership has never reported since this store opened is `unheard` (down, but keeping
+    // its jobs) for the grace, then dead. Taken as alive for good, a voter that went down
+    // before this node (re)started, and so never joins its table, kept its jobs here while the
+    // others, who saw it die, left them to this node. Taken as dead at once, a voter merely
+    // slower to join (a cluster starting under loss) lost its jobs to this node, which then
+    // delivered them beside it: a duplicate of each.
     const view = new Map<string, VoterState>();
     const seen = new Set<string>();
     for (const m of this.#members()) {
       if (this.core.voters.includes(m.address)) seen.add(m.address);
     }
     for (const v of seen) this.#everSeen.add(v);
+    const unheard: VoterState = this.#runtime.nowMs() < this.#unheardUntilMs ? "unheard" : "dead";
     for (const v of this.core.voters) {
-      if (!seen.has(v)) view.set(v, this.#everSeen.has(v) ? this.core.voterState(v) : "dead");
+      if (!seen.has(v)) view.set(v, this.#everSeen.has(v) ? this.core.voterState(v) : unheard);
     }
     for (const m of this.#members()) {
       if (!this.core.voters.includes(m.address)) continue;

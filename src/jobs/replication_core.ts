@@ -844,9 +844,9 @@ export class ReplicationCore {
   viewChanged(nowMs: number, view: ReadonlyMap<string, VoterState>): void {
     // Ownership follows only which voters are down: alive <-> suspect moves no job, so the
     // table is not walked for it (under load suspicions come and go every few seconds).
-    const wasDown = this.#ownership.update(view);
-    if (wasDown === undefined) return;
-    this.#duties.ownersChanged(nowMs, wasDown);
+    const wasGone = this.#ownership.update(view);
+    if (wasGone === undefined) return;
+    this.#duties.ownersChanged(nowMs, wasGone);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -144,7 +144,7 @@ export interface SubmitPathOptions extends VoterSet {
     | "event"
   >;
   readonly appends: Pick<AppendBatcher, "deadNotDurable">;
-  readonly ownership: Pick<OwnershipView, "isDown" | "reachableVoters" | "remember">;
+  readonly ownership: Pick<OwnershipView, "isDown" | "isGone" | "reachableVoters" | "remember">;
   readonly proposals: Pick<
     ProposalDriver,
     | "size"
@@ -820,7 +820,7 @@ export class SubmitPath {
     for (let i = 0; i < 64; i++) {
       id = "job_" + randomHex(this.#rng, 16);
       // Not through the owner cache: the ids this node does not keep would crowd it.
-      if (ownerOf(id, this.#voters, (v) => this.#ownership.isDown(v)) === this.#self) {
+      if (ownerOf(id, this.#voters, (v) => this.#ownership.isGone(v)) === this.#self) {
         this.#ownership.remember(id, this.#self);
         return id;
       }

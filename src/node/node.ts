@@ -26,6 +26,7 @@ import { randomRng } from "../lib/rng.ts";
 import { canonicalAddress, UdpTransport } from "../transport/mod.ts";
 import { MembershipService } from "../membership/membership_service.ts";
 import { type MemberEvent, SwimCore } from "../membership/swim_core.ts";
+import { detectionBoundMs } from "../membership/suspicion_math.ts";
 import { JobStore, type MemberRow } from "../jobs/job_store.ts";
 import { DashboardRecorder } from "../dashboard/recorder.ts";
 import { type ApiServer, type ApiTls, serveApi } from "../api/mod.ts";
@@ -273,6 +274,10 @@ export class Node {
         rng,
         metrics,
         deliver: options.deliver ?? true,
+        unheardVoterGraceMs: detectionBoundMs(voters.length, {
+          ...membershipDefaults,
+          ...options.membership,
+        }),
         onLog: (event, fields) => {
           if (event === "wal-failed") {
             // Fail-stop: this node acknowledges nothing more. Leaving the cluster hands its

@@ -8,8 +8,8 @@
  *   the other dead while the other does not know: both deliver).
  * A life counts from the moment its store caught up (it delivers nothing before), with the
  * view its events built until then; a crashed life stops counting when it ended. As the job
- * store does, a life holds a voter its membership never reported dead until it hears of it
- * (a node restarted while another was down, or cut off, keeps that one's jobs).
+ * store does, a life leaves a voter its membership has not reported its jobs until the grace
+ * after the life's start (`unheardVoterGraceMs`), then holds it dead until it hears of it.
  *
  * Owns the replay only; pure over the run's records (no node is touched).
  */
@@ -31,6 +31,7 @@ interface LifeView {
 export class OwnershipHistory {
   readonly #voters: readonly string[];
   readonly #lives: LifeView[] = [];
+  readonly #unheardGraceMs: number;
 
   /** `voters[i]` is the address of `nodeIds[i]`. */
   constructor(
@@ -39,8 +40,11 @@ export class OwnershipHistory {
     lives: readonly LifeLog[],
     readyLog: ReadonlyArray<{ node: string; life: number; atMs: number }>,
     memberLog: readonly MemberLog[],
+    /** The stores' `unheardVoterGraceMs`. */
+    unheardGraceMs: number,
   ) {
     this.#voters = voters;
+    this.#unheardGraceMs = unheardGraceMs;
     for (const l of lives) {
       const ready = readyLog.find((r) => r.node === l.node && r.life === l.life);
       if (ready === undefined) continue; // never caught up: it delivered nothing
@@ -70,19 +74,20 @@ export class OwnershipHistory {
     // draining its backlog after a stall) still moved the job for that instant, long enough
     // for an attempt to start.
     for (const l of lives) {
-      const down = this.#neverReported(l);
+      const view = new LifeReplay(l, this.#unheardGraceMs);
       let owner: string | undefined;
       let counting = false;
       for (const e of l.events) {
         if (e.atMs > toMs || e.atMs > l.endMs) break;
         if (!counting && e.atMs > Math.max(fromMs, l.readyAtMs)) {
           counting = true;
-          owner = ownerOf(jobId, this.#voters, (v) => down.has(v));
+          owner = view.ownerOf(jobId, this.#voters, e.atMs);
         }
-        if (e.type === "member-dead" || e.type === "member-left") down.add(e.subject);
-        else down.delete(e.subject);
-        if (counting && ownerOf(jobId, this.#voters, (v) => down.has(v)) !== owner) return true;
+        view.apply(e);
+        if (counting && view.ownerOf(jobId, this.#voters, e.atMs) !== owner) return true;
       }
+      const graceEndsMs = l.startMs + this.#unheardGraceMs;
+      if (graceEndsMs > fromMs && graceEndsMs <= toMs) instants.add(graceEndsMs);
     }
     const sorted = [...instants].sort((a, b) => a - b);
     const last = new Map<LifeView, string | undefined>();
@@ -100,18 +105,41 @@ export class OwnershipHistory {
     return false;
   }
 
-  /** What a life's store holds before any event: every other voter dead. */
-  #neverReported(l: LifeView): Set<string> {
-    return new Set(this.#voters.filter((v) => v !== l.self));
-  }
-
   #ownerAt(l: LifeView, jobId: string, atMs: number): string | undefined {
-    const down = this.#neverReported(l);
+    const view = new LifeReplay(l, this.#unheardGraceMs);
     for (const e of l.events) {
       if (e.atMs > atMs) break;
-      if (e.type === "member-dead" || e.type === "member-left") down.add(e.subject);
-      else down.delete(e.subject);
+      view.apply(e);
     }
-    return ownerOf(jobId, this.#voters, (v) => down.has(v));
+    return view.ownerOf(jobId, this.#voters, atMs);
+  }
+}
+
+/**
+ * One life's voter view replayed as its store builds it (job_store.ts `membershipChanged`): a
+ * voter its membership has not reported keeps its jobs (`unheard`) until the grace after the
+ * life's start, then is gone; once reported, it is gone while held dead or left.
+ */
+class LifeReplay {
+  readonly #self: string;
+  readonly #unheardUntilMs: number;
+  readonly #heard = new Set<string>();
+  readonly #gone = new Set<string>();
+
+  constructor(life: LifeView, unheardGraceMs: number) {
+    this.#self = life.self;
+    this.#unheardUntilMs = life.startMs + unheardGraceMs;
+  }
+
+  apply(e: MemberLog): void {
+    this.#heard.add(e.subject);
+    if (e.type === "member-dead" || e.type === "member-left") this.#gone.add(e.subject);
+    else this.#gone.delete(e.subject);
+  }
+
+  ownerOf(jobId: string, voters: readonly string[], atMs: number): string | undefined {
+    return ownerOf(jobId, voters, (v) =>
+      v !== this.#self &&
+      (this.#gone.has(v) || (!this.#heard.has(v) && atMs >= this.#unheardUntilMs)));
   }
 }
