@@ -942,6 +942,33 @@ const MUTANTS: Mutant[] = [
     to: "(!this.#heard.has(v) && atMs < 0)",
     tests: ["tests/sim/ownership_history_test.ts"],
   },
+  {
+    name: "endpoint-get-local-only",
+    breaks:
+      "a GET of an endpoint reads it from a majority (a write acknowledged elsewhere is seen)",
+    file: "src/jobs/submit_path.ts",
+    from: `this.#readEndpointFromMajority(nowMs, wallMs, requestId, { kind: "lookup", id });`,
+    to: `this.#host.output({ type: "endpoint-read-done", requestId, outcome: { ok: true } });`,
+    tests: ["tests/jobs/endpoint_stale_write_test.ts", "tests/jobs/endpoint_keyed_test.ts"],
+  },
+  {
+    name: "endpoint-get-timeout-is-404",
+    breaks:
+      "a GET no majority answered in time is refused (503), not answered from this node alone",
+    file: "src/jobs/submit_path.ts",
+    from: "outcome: { ok: false, code, message, retryAfterS: 1 },",
+    to: "outcome: { ok: true },",
+    tests: ["tests/jobs/endpoint_stale_write_test.ts", "tests/jobs/endpoint_keyed_test.ts"],
+  },
+  {
+    name: "api-endpoint-get-local",
+    breaks: "GET /v1/endpoints/{id} asks the store's majority read, and answers its refusal 503",
+    file: "src/api/handler.ts",
+    from: "const read = await storeCall(() => service.readEndpoint(id));",
+    to:
+      "const read = await Promise.resolve(service.getEndpoint(id) ?? (await service.readEndpoint(id)));",
+    tests: ["tests/api/endpoints_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

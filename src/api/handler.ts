@@ -548,24 +548,35 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
     });
   }
 
-  function getEndpoint(rawId: string): Response {
+  /**
+   * An endpoint read from a majority (`readEndpoint`), so a GET through any node sees a write
+   * acknowledged through another; else the answer to send (404, or 503 without a majority).
+   */
+  async function readEndpoint(
+    rawId: string,
+  ): Promise<{ ok: true; view: EndpointView } | { ok: false; response: Response }> {
     const id = decodeJobId(rawId);
-    if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
-    const view = service.getEndpoint(id);
-    if (view === undefined) return errorResponse(noSuchEndpoint(id));
-    return jsonResponse(200, endpointJson(view, false));
+    if (id === undefined) return { ok: false, response: errorResponse(noSuchEndpoint(rawId)) };
+    const read = await storeCall(() => service.readEndpoint(id));
+    if (read === undefined) return { ok: false, response: errorResponse(noSuchEndpoint(id)) };
+    if ("ok" in read) {
+      return { ok: false, response: errorResponse(refusalError(read, config.retryAfterS)) };
+    }
+    return { ok: true, view: read };
+  }
+
+  async function getEndpoint(rawId: string): Promise<Response> {
+    const read = await readEndpoint(rawId);
+    return read.ok ? jsonResponse(200, endpointJson(read.view, false)) : read.response;
   }
 
   /**
    * `GET /v1/endpoints/{id}/secret`: the signing secrets, on a route of their own (as Svix
    * does), so that reading or listing endpoints does not hand them out.
    */
-  function getEndpointSecret(rawId: string): Response {
-    const id = decodeJobId(rawId);
-    if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
-    const view = service.getEndpoint(id);
-    if (view === undefined) return errorResponse(noSuchEndpoint(id));
-    return jsonResponse(200, endpointSecretsJson(view));
+  async function getEndpointSecret(rawId: string): Promise<Response> {
+    const read = await readEndpoint(rawId);
+    return read.ok ? jsonResponse(200, endpointSecretsJson(read.view)) : read.response;
   }
 
   function listEndpoints(url: URL): Response {
@@ -620,13 +631,13 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
       case "listEndpoints":
         return listEndpoints(url);
       case "getEndpoint":
-        return getEndpoint(params.id!);
+        return await getEndpoint(params.id!);
       case "updateEndpoint":
         return await updateEndpoint(params.id!, request);
       case "deleteEndpoint":
         return await deleteEndpoint(params.id!);
       case "getEndpointSecret":
-        return getEndpointSecret(params.id!);
+        return await getEndpointSecret(params.id!);
       case "rotateEndpointSecret":
         return await rotateEndpointSecret(params.id!, request);
       case "recoverEndpoint":

@@ -363,7 +363,9 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       "/v1/endpoints/{id}": {
         get: {
           operationId: "getEndpoint",
-          summary: "One endpoint, from this node's table.",
+          summary: "One endpoint, read from a majority of the voters: every write acknowledged " +
+            "through any node is seen. 404 when a majority holds no such endpoint; 503 " +
+            "(no_quorum) when no majority answered in time.",
           security: bearer,
           parameters: [endpointId],
           responses: {
@@ -371,6 +373,7 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             "401": response("Unauthorized"),
             "404": response("NotFound"),
             "500": response("Internal"),
+            "503": response("Unavailable"),
           },
         },
         patch: {
@@ -405,9 +408,9 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       "/v1/endpoints/{id}/secret": {
         get: {
           operationId: "getEndpointSecret",
-          summary: "The endpoint's signing secrets, from this node's table: the only read that " +
-            "shows them (reads and lists of endpoints leave them out; a create's and a " +
-            "rotation's answers carry the secret they made).",
+          summary: "The endpoint's signing secrets, read from a majority like GET of the " +
+            "endpoint: the only read that shows them (reads and lists of endpoints leave them " +
+            "out; a create's and a rotation's answers carry the secret they made).",
           security: bearer,
           parameters: [endpointId],
           responses: {
@@ -415,6 +418,7 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
             "401": response("Unauthorized"),
             "404": response("NotFound"),
             "500": response("Internal"),
+            "503": response("Unavailable"),
           },
         },
       },

@@ -29,6 +29,15 @@ export type ReplicationOutput =
     readonly outcome: { readonly ok: true; readonly endpoint: EndpointState } | Refusal;
   }
   | {
+    /**
+     * A client's read of an endpoint has read a majority and the table holds the newest value
+     * (answer from it), or it could not.
+     */
+    readonly type: "endpoint-read-done";
+    readonly requestId: number;
+    readonly outcome: { readonly ok: true } | Refusal;
+  }
+  | {
     /** An event (and every job of it) is durable on a majority, or refused. */
     readonly type: "event-done";
     readonly requestId: number;

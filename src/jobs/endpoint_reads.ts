@@ -1,7 +1,9 @@
 /**
  * Endpoint reads in flight: before a PATCH or DELETE is built, the node that took it reads the
  * endpoint's value from a majority of the voters (itself included) and builds the write on the
- * newest value any of them holds (docs/endpoints.md, "Writes build on a majority read").
+ * newest value any of them holds (docs/endpoints.md, "Writes build on a majority read"). A
+ * client's GET of an endpoint reads the same way (a `lookup`), so it sees every write
+ * acknowledged through any node.
  *
  * Why: a write is acknowledged once a majority holds it, so the node taking the next write may
  * not hold it yet. Built from that node's own stale value and stamped past it, the next write
@@ -19,10 +21,17 @@ import { type EndpointState, type EndpointWrite, mergeEndpoint } from "./endpoin
 /** A write that builds on the endpoint's current value. */
 export type EndpointChange = Exclude<EndpointWrite, { kind: "create" }>;
 
+/** A client's read of the endpoint: nothing is written once the majority answered. */
+export interface EndpointLookup {
+  readonly kind: "lookup";
+  readonly id: string;
+}
+
 export interface EndpointRead {
   /** Undefined for a write of this node's own (nobody to answer). */
   readonly requestId: number | undefined;
-  readonly write: EndpointChange;
+  /** What the read is for: the write it comes before, or a client's read. */
+  readonly purpose: EndpointChange | EndpointLookup;
   /** Voters that answered, this node included. */
   readonly answered: Set<string>;
   /** Peers asked that have not answered. */
@@ -52,20 +61,20 @@ export class EndpointReads {
   }
 
   /**
-   * Starts a round for `write`, with this node's (`self`) own value `local` as its first
+   * Starts a round for `purpose`, with this node's (`self`) own value `local` as its first
    * answer, waiting on `peers` until `deadlineMs`. Returns the round's id and, when this
    * node's answer alone is a majority (a one-voter cluster), the round already settled.
    */
   open(
     requestId: number | undefined,
-    write: EndpointChange,
+    purpose: EndpointChange | EndpointLookup,
     self: { readonly address: string; readonly local: EndpointState | undefined },
     peers: ReadonlySet<string>,
     deadlineMs: number,
   ): { roundId: number; settled?: EndpointRead } {
     const round: EndpointRead = {
       requestId,
-      write,
+      purpose,
       answered: new Set([self.address]),
       waiting: new Set(peers),
       deadlineMs,
@@ -87,7 +96,7 @@ export class EndpointReads {
   reply(from: string, roundId: number, state: EndpointState | undefined): EndpointRead | undefined {
     const round = this.#rounds.get(roundId);
     if (round === undefined || !round.waiting.has(from)) return undefined;
-    if (state !== undefined && state.id !== round.write.id) return undefined;
+    if (state !== undefined && state.id !== round.purpose.id) return undefined;
     round.waiting.delete(from);
     round.answered.add(from);
     if (state !== undefined) {

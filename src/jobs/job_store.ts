@@ -198,6 +198,7 @@ export class JobStore implements JobService, DeliveryStore {
   readonly #submitWaiters = new Map<number, Waiter<SubmitOutcome>>();
   readonly #reviveWaiters = new Map<number, Waiter<{ ok: true } | Refusal>>();
   readonly #endpointWaiters = new Map<number, Waiter<EndpointOutcome>>();
+  readonly #endpointReadWaiters = new Map<number, Waiter<{ ok: true } | Refusal>>();
   readonly #eventWaiters = new Map<number, Waiter<EventOutcome>>();
   readonly #queryWaiters = new Map<number, Waiter<JobStateSnapshot | undefined>>();
   /** Engine calls waiting for the append that makes their report durable, by token. */
@@ -505,6 +506,16 @@ export class JobStore implements JobService, DeliveryStore {
   getEndpoint(id: string): EndpointView | undefined {
     const state = this.core.table.endpoints.get(id);
     return state === undefined ? undefined : endpointView(state);
+  }
+
+  async readEndpoint(id: string): Promise<EndpointView | undefined | Refusal> {
+    const requestId = this.#nextRequestId++;
+    const { promise, resolve } = Promise.withResolvers<{ ok: true } | Refusal>();
+    this.#endpointReadWaiters.set(requestId, { resolve });
+    this.core.lookupEndpoint(this.#runtime.nowMs(), this.#runtime.wallMs(), requestId, id);
+    this.#scheduleFlush();
+    const outcome = await promise;
+    return outcome.ok ? this.getEndpoint(id) : outcome;
   }
 
   listEndpoints(limit: number, cursor?: string): EndpointPage {
@@ -896,6 +907,12 @@ export class JobStore implements JobService, DeliveryStore {
         w?.resolve(outcome.ok ? { ok: true, endpoint: endpointView(outcome.endpoint) } : outcome);
         return;
       }
+      case "endpoint-read-done": {
+        const w = this.#endpointReadWaiters.get(output.requestId);
+        this.#endpointReadWaiters.delete(output.requestId);
+        w?.resolve(output.outcome);
+        return;
+      }
       case "event-done": {
         const w = this.#eventWaiters.get(output.requestId);
         this.#eventWaiters.delete(output.requestId);
@@ -1011,6 +1028,8 @@ export class JobStore implements JobService, DeliveryStore {
     this.#reviveWaiters.clear();
     for (const w of this.#endpointWaiters.values()) w.resolve(refusal as Refusal);
     this.#endpointWaiters.clear();
+    for (const w of this.#endpointReadWaiters.values()) w.resolve(refusal as Refusal);
+    this.#endpointReadWaiters.clear();
     for (const w of this.#eventWaiters.values()) w.resolve(refusal as Refusal);
     this.#eventWaiters.clear();
     for (const w of this.#queryWaiters.values()) w.resolve(undefined);

@@ -563,6 +563,15 @@ export class ReplicationCore {
   }
 
   /**
+   * A client's read of an endpoint: answered by an `endpoint-read-done` output once this
+   * node's table holds the newest value a majority has (or the read failed).
+   */
+  lookupEndpoint(nowMs: number, wallMs: number, requestId: number, id: string): void {
+    this.#wallMs = wallMs;
+    this.#submits.lookupEndpoint(nowMs, wallMs, requestId, id);
+  }
+
+  /**
    * Dead letters oldest first, after place `after`: only those whose DEAD is durable here
    * (the `dead` contract of src/delivery/types.ts).
    */

@@ -304,6 +304,12 @@ export interface JobService {
   recoverEndpoint(id: string, sinceMs: number): Promise<RecoverOutcome>;
   /** An endpoint from this node's table (every node holds every endpoint). */
   getEndpoint(id: string): EndpointView | undefined;
+  /**
+   * An endpoint as a majority of the voters holds it (a client's GET): the newest value any
+   * of them has, so a write acknowledged through another node is seen. undefined: a majority
+   * holds no such endpoint (or its tombstone); a refusal: no majority answered in time.
+   */
+  readEndpoint(id: string): Promise<EndpointView | undefined | Refusal>;
   /** Endpoints in id order, `limit` per page. */
   listEndpoints(limit: number, cursor?: string): EndpointPage;
   /** Endpoints in id order with their health here, no secrets (the dashboard's read). */

@@ -31,7 +31,12 @@ import {
   type EndpointWrite,
   nextVersion,
 } from "./endpoint_model.ts";
-import { type EndpointRead, EndpointReads } from "./endpoint_reads.ts";
+import {
+  type EndpointChange,
+  type EndpointLookup,
+  type EndpointRead,
+  EndpointReads,
+} from "./endpoint_reads.ts";
 import { endpointBytes } from "./endpoint_codec.ts";
 import { keyedCreateAnswer } from "./endpoint_keyed.ts";
 import {
@@ -406,14 +411,35 @@ export class SubmitPath {
       this.#proposeEndpoint(nowMs, wallMs, requestId, write);
       return;
     }
+    this.#readEndpointFromMajority(nowMs, wallMs, requestId, write);
+  }
+
+  /**
+   * A client's read of an endpoint (GET): the node reads it from a majority, adopts the
+   * newest value, then answers `endpoint-read-done`, and the shell answers from its table. A
+   * GET through a node that missed a write acknowledged elsewhere then sees it, instead of a
+   * 404 or the older value until anti-entropy. Not refused for load (reads are rare and
+   * small) but bounded like the writes' reads.
+   */
+  lookupEndpoint(nowMs: number, wallMs: number, requestId: number, id: string): void {
+    this.#readEndpointFromMajority(nowMs, wallMs, requestId, { kind: "lookup", id });
+  }
+
+  /** Starts a majority read of an endpoint for a write or a lookup (endpoint_reads.ts). */
+  #readEndpointFromMajority(
+    nowMs: number,
+    wallMs: number,
+    requestId: number | undefined,
+    purpose: EndpointChange | EndpointLookup,
+  ): void {
     // Bounded like proposals: a read round becomes one.
     if (this.#endpointReads.size >= this.#config.proposalsMax) {
-      this.#endpointRefused(
+      this.#endpointReadRefused(
         requestId,
+        purpose,
         "overloaded",
-        `${this.#endpointReads.size} endpoint writes are reading their endpoint ` +
+        `${this.#endpointReads.size} endpoint reads are in flight ` +
           `(jobs.proposalsMax ${this.#config.proposalsMax})`,
-        1,
       );
       return;
     }
@@ -421,8 +447,8 @@ export class SubmitPath {
     const deadlineMs = nowMs + this.#config.queryTimeoutMs;
     const { roundId, settled } = this.#endpointReads.open(
       requestId,
-      write,
-      { address: this.#self, local: this.#table.endpoints.value(write.id) },
+      purpose,
+      { address: this.#self, local: this.#table.endpoints.value(purpose.id) },
       peers,
       deadlineMs,
     );
@@ -436,9 +462,28 @@ export class SubmitPath {
         kind: "endpoint-read",
         from: this.#self,
         roundId,
-        endpointId: write.id,
+        endpointId: purpose.id,
       });
     }
+  }
+
+  /** A read that could not be made: a write is refused; so is a lookup. */
+  #endpointReadRefused(
+    requestId: number | undefined,
+    purpose: EndpointChange | EndpointLookup,
+    code: RefusalCode,
+    message: string,
+  ): void {
+    if (purpose.kind === "lookup") {
+      if (requestId === undefined) return;
+      this.#host.output({
+        type: "endpoint-read-done",
+        requestId,
+        outcome: { ok: false, code, message, retryAfterS: 1 },
+      });
+      return;
+    }
+    this.#endpointRefused(requestId, code, message, 1);
   }
 
   /** A peer asks for the value this node holds of an endpoint (a write's majority read). */
@@ -463,17 +508,20 @@ export class SubmitPath {
     if (settled !== undefined) this.#endpointReadDone(nowMs, wallMs, settled);
   }
 
-  /** An endpoint read's time is up: without a majority of answers, the write is not made. */
+  /**
+   * An endpoint read's time is up: without a majority of answers, the write is not made, and
+   * a lookup is refused (a 404 would claim what no majority said).
+   */
   endpointReadExpired(nowMs: number, roundId: number): void {
     const round = this.#endpointReads.expire(roundId, nowMs);
     if (round === undefined) return;
-    this.#endpointRefused(
+    this.#endpointReadRefused(
       round.requestId,
+      round.purpose,
       "no_quorum",
       `only ${round.answered.size} of ${this.#voters.length} voters answered a read of endpoint ` +
-        `${round.write.id} within ${this.#config.queryTimeoutMs} ms (a majority is ` +
-        `${this.#quorum}); nothing was written`,
-      1,
+        `${round.purpose.id} within ${this.#config.queryTimeoutMs} ms (a majority is ` +
+        `${this.#quorum})` + (round.purpose.kind === "lookup" ? "" : "; nothing was written"),
     );
   }
 
@@ -486,13 +534,25 @@ export class SubmitPath {
       const adopted = this.#table.apply({ type: "endpoint-state", state: round.newest }, wallMs);
       if (adopted.effect === "changed") this.#host.endpointChanged(round.newest.id);
     }
+    const purpose = round.purpose;
+    if (purpose.kind === "lookup") {
+      // The table now holds the newest value a majority has: the shell answers from it.
+      if (round.requestId !== undefined) {
+        this.#host.output({
+          type: "endpoint-read-done",
+          requestId: round.requestId,
+          outcome: { ok: true },
+        });
+      }
+      return;
+    }
     // The node may have stopped or failed while it read.
     const refusal = this.#admission(nowMs);
     if (refusal !== undefined) {
       this.#endpointAnswer(round.requestId, refusal);
       return;
     }
-    this.#proposeEndpoint(nowMs, wallMs, round.requestId, round.write);
+    this.#proposeEndpoint(nowMs, wallMs, round.requestId, purpose);
   }
 
   /** Answers a client's endpoint write; a write of this node's own has nobody to answer. */

@@ -260,3 +260,16 @@ Deno.test("reads and lists of endpoints leave the secrets out; GET /v1/endpoints
   const missing = await call(api, new Request(`${BASE}/v1/endpoints/ep_nope/secret`));
   assertEquals(missing.status, 404);
 });
+
+Deno.test("GET /v1/endpoints/{id} and its /secret answer 503 when no majority answered the read, not 404", async () => {
+  const api = makeApi();
+  const made = await call(api, post("/v1/endpoints", ENDPOINT));
+  const id = (made.body as Record<string, unknown>).id as string;
+  api.service.mode = { kind: "refuse", code: "no_quorum", retryAfterS: 1 };
+  for (const path of [`/v1/endpoints/${id}`, `/v1/endpoints/${id}/secret`]) {
+    const answer = await call(api, new Request(`${BASE}${path}`));
+    assertEquals([answer.status, errorOf(answer).code], [503, "no_quorum"], path);
+  }
+  api.service.mode = { kind: "accept" };
+  assertEquals((await call(api, new Request(`${BASE}/v1/endpoints/${id}`))).status, 200);
+});

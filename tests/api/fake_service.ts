@@ -279,6 +279,13 @@ export class FakeJobService implements JobService {
     return s === undefined ? undefined : endpointView(s);
   }
 
+  /** A majority read, faked: `refuse` mode answers its refusal (no majority answered). */
+  readEndpoint(id: string): Promise<EndpointView | undefined | Refusal> {
+    if (this.mode.kind === "throw") return Promise.reject(new Error("fake store bug"));
+    const refusal = this.#refusal();
+    return Promise.resolve(refusal ?? this.getEndpoint(id));
+  }
+
   listEndpoints(limit: number, cursor?: string): EndpointPage {
     if (this.mode.kind === "throw") throw new Error("fake store bug");
     const page = this.endpoints.list(limit, cursor);

@@ -165,6 +165,12 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   "GET /v1/endpoints/{id} 401": unauthorized(get("/v1/endpoints/ep_1")),
   "GET /v1/endpoints/{id} 404": () => makeApi().handler(get("/v1/endpoints/ep_nope")),
   "GET /v1/endpoints/{id} 500": throwing(get("/v1/endpoints/ep_1")),
+  "GET /v1/endpoints/{id} 503": async () => {
+    // No majority answered the read in time.
+    const { api, id } = await withEndpoint();
+    api.service.mode = { kind: "refuse", code: "no_quorum" };
+    return await api.handler(get(`/v1/endpoints/${id}`));
+  },
   "GET /v1/endpoints/{id}/secret 200": async () => {
     const { api, id } = await withEndpoint();
     return await api.handler(get(`/v1/endpoints/${id}/secret`));
@@ -172,6 +178,11 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   "GET /v1/endpoints/{id}/secret 401": unauthorized(get("/v1/endpoints/ep_1/secret")),
   "GET /v1/endpoints/{id}/secret 404": () => makeApi().handler(get("/v1/endpoints/ep_nope/secret")),
   "GET /v1/endpoints/{id}/secret 500": throwing(get("/v1/endpoints/ep_1/secret")),
+  "GET /v1/endpoints/{id}/secret 503": async () => {
+    const { api, id } = await withEndpoint();
+    api.service.mode = { kind: "refuse", code: "no_quorum" };
+    return await api.handler(get(`/v1/endpoints/${id}/secret`));
+  },
   "PATCH /v1/endpoints/{id} 200": async () => {
     const { api, id } = await withEndpoint();
     return await api.handler(patch(id, { disabled: true, event_types: ["invoice.paid"] }));

@@ -184,3 +184,26 @@ Deno.test("keyed create: a retry through a node that missed the create reads it 
   for (const s of stores) assertEquals(s.getEndpoint(first.endpoint.id)?.secret, generated(1));
   for (const s of stores) await s.close();
 });
+
+Deno.test("a GET (readEndpoint) through a node that missed the create reads it from a majority", async () => {
+  const { scheduler, network, voters, stores } = await cluster();
+  network.partition([voters[4]!]);
+  const made = await settle(scheduler, stores[0]!.createEndpoint(fields()));
+  assert(made.ok, JSON.stringify(made));
+  assertEquals(stores[4]!.getEndpoint(made.endpoint.id), undefined, "node 4 missed it");
+  // Cut off, node 4 cannot read a majority: refused, not a 404.
+  const cutOff = await settle(scheduler, stores[4]!.readEndpoint(made.endpoint.id));
+  assert(cutOff !== undefined && "ok" in cutOff && cutOff.code === "no_quorum", "no_quorum");
+  network.heal();
+  // At once, before anti-entropy reaches node 4: the GET finds the endpoint.
+  const read = await settle(scheduler, stores[4]!.readEndpoint(made.endpoint.id));
+  assert(read !== undefined && !("ok" in read), JSON.stringify(read));
+  assertEquals([read.id, read.url, read.secret], [
+    made.endpoint.id,
+    made.endpoint.url,
+    made.endpoint.secret,
+  ]);
+  const missing = await settle(scheduler, stores[4]!.readEndpoint("ep_0123456789abcdef01234567"));
+  assertEquals(missing, undefined, "a majority holds no such endpoint: a 404");
+  for (const s of stores) await s.close();
+});

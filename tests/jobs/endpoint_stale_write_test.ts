@@ -120,3 +120,48 @@ Deno.test("an endpoint write whose read no majority answers in time is no_quorum
   c.settle();
   for (const core of c.cores) assertEquals(core.table.endpoints.get(created.id), created);
 });
+
+Deno.test("a GET through a node that missed acknowledged writes reads them from a majority", () => {
+  // The create is acknowledged while none of core 0's messages reach core 4.
+  const c = new ReviewCluster();
+  c.startAll();
+  const create = c.writeEndpoint(0, { kind: "create", fields: SAMPLE_ENDPOINT });
+  c.settle(NOT_0_TO_4);
+  const created = ok(c, create);
+  c.drop(between(0, 4));
+  assertEquals(c.cores[4]!.table.endpoints.get(created.id), undefined, "core 4 missed it");
+  const read = c.lookupEndpoint(4, created.id);
+  c.settle(NOT_0_TO_4);
+  assertEquals(c.lookupAnswers.get(read), { ok: true });
+  assertEquals(c.cores[4]!.table.endpoints.get(created.id), created, "read, and adopted");
+  // A PATCH acknowledged the same way is seen too, and so is a DELETE (a 404 after it).
+  const patch = c.writeEndpoint(0, { kind: "update", id: created.id, patch: { description: "x" } });
+  c.settle(NOT_0_TO_4);
+  const patched = ok(c, patch);
+  c.drop(between(0, 4));
+  const again = c.lookupEndpoint(4, created.id);
+  c.settle(NOT_0_TO_4);
+  assertEquals(c.lookupAnswers.get(again), { ok: true });
+  assertEquals(c.cores[4]!.table.endpoints.get(created.id), patched);
+  const del = c.writeEndpoint(0, { kind: "delete", id: created.id });
+  c.settle(NOT_0_TO_4);
+  ok(c, del);
+  c.drop(between(0, 4));
+  const gone = c.lookupEndpoint(4, created.id);
+  c.settle(NOT_0_TO_4);
+  assertEquals(c.lookupAnswers.get(gone), { ok: true });
+  assertEquals(c.cores[4]!.table.endpoints.get(created.id), undefined, "deleted: a 404");
+});
+
+Deno.test("a GET that no majority answers in time is refused, not answered 404", () => {
+  const c = new ReviewCluster();
+  c.startAll();
+  // Core 4 hears from nobody: its reads of an endpoint it never held get no answers.
+  const read = c.lookupEndpoint(4, "ep_0123456789abcdef01234567");
+  c.settle((m) => m.to !== 4);
+  c.drop((m) => m.to === 4);
+  c.tick(499);
+  assertEquals(c.lookupAnswers.get(read), undefined, "it waits queryTimeoutMs (500 ms)");
+  c.tick(2);
+  assertEquals(c.lookupAnswers.get(read), { ok: false, code: "no_quorum" });
+});

@@ -66,6 +66,8 @@ export class ReviewCluster {
   readonly answers = new Map<number, SubmitOutcome>();
   readonly reviveAnswers = new Map<number, { ok: boolean }>();
   readonly endpointAnswers = new Map<number, EndpointDone>();
+  /** Answers to `lookupEndpoint`: ok (the core's table holds the majority's newest) or why not. */
+  readonly lookupAnswers = new Map<number, { ok: boolean; code?: string }>();
   readonly eventAnswers = new Map<number, EventDone>();
   readonly scheduled: string[][];
   readonly cancelled: string[][];
@@ -178,6 +180,13 @@ export class ReviewCluster {
       case "endpoint-done":
         assert(!this.endpointAnswers.has(out.requestId), `endpoint write answered twice`);
         this.endpointAnswers.set(out.requestId, out.outcome);
+        return;
+      case "endpoint-read-done":
+        assert(!this.lookupAnswers.has(out.requestId), `endpoint read answered twice`);
+        this.lookupAnswers.set(
+          out.requestId,
+          out.outcome.ok ? { ok: true } : { ok: false, code: out.outcome.code },
+        );
         return;
       case "event-done":
         assert(!this.eventAnswers.has(out.requestId), `event answered twice`);
@@ -318,6 +327,14 @@ export class ReviewCluster {
   writeEndpoint(i: number, write: EndpointWrite): number {
     const requestId = this.#nextRequestId++;
     this.cores[i]!.writeEndpoint(this.nowMs, this.wallOf(i), requestId, write);
+    this.collect();
+    return requestId;
+  }
+
+  /** A client's read of an endpoint through core i; its answer lands in `lookupAnswers`. */
+  lookupEndpoint(i: number, id: string): number {
+    const requestId = this.#nextRequestId++;
+    this.cores[i]!.lookupEndpoint(this.nowMs, this.wallOf(i), requestId, id);
     this.collect();
     return requestId;
   }
