@@ -71,10 +71,20 @@ export function freeUdpPorts(count: number, host = "127.0.0.1"): number[] {
   return ports;
 }
 
+/**
+ * Where `freeUdpPortRange` looks: below Linux's default ephemeral range (32768–60999). The
+ * ports are probed, released, then bound by the nodes, and bound again by a node restarted on
+ * the same address; inside the ephemeral range any socket bound to port 0 meanwhile (another
+ * process's, a client's) could take one and the node would exit with "address in use".
+ */
+const UDP_RANGE_FIRST_PORT = 20_000;
+const UDP_RANGE_END_PORT = 32_768;
+
 /** A base port with `count` consecutive free UDP ports on `host`, found by trying to bind them. */
 export function freeUdpPortRange(count: number, host = "127.0.0.1", attempts = 50): number {
   for (let attempt = 0; attempt < attempts; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 40_000);
+    const base = UDP_RANGE_FIRST_PORT +
+      Math.floor(Math.random() * (UDP_RANGE_END_PORT - UDP_RANGE_FIRST_PORT - count));
     const sockets: Deno.DatagramConn[] = [];
     try {
       for (let i = 0; i < count; i++) {
