@@ -172,9 +172,17 @@ export interface JobStoreOptions {
    * How long after this store opens a voter that membership has not reported keeps its jobs
    * (`unheard`) before it is taken as dead. Pass the membership's detection bound
    * (`detectionBoundMs`): a voter down before this node started is then taken as dead no later
-   * than a voter that dies while it runs. @default detectionBoundMs(voters, membershipDefaults)
+   * than a voter that dies while it runs. @default unheardVoterGraceDefaultMs(voters)
    */
   readonly unheardVoterGraceMs?: number;
+}
+
+/**
+ * `JobStoreOptions.unheardVoterGraceMs` when none is given: the detection bound of membership
+ * at its default timings. The simulator's checker replays the stores' rule with it.
+ */
+export function unheardVoterGraceDefaultMs(voters: readonly string[]): number {
+  return detectionBoundMs(voters.length, membershipDefaults);
 }
 
 interface Waiter<T> {
@@ -238,8 +246,7 @@ export class JobStore implements JobService, DeliveryStore {
     this.#deliver = options.deliver ?? true;
     this.#onLog = options.onLog ?? (() => {});
     this.#metrics = options.metrics;
-    const graceMs = options.unheardVoterGraceMs ??
-      detectionBoundMs(options.voters.length, membershipDefaults);
+    const graceMs = options.unheardVoterGraceMs ?? unheardVoterGraceDefaultMs(options.voters);
     assert(graceMs >= 0, `JobStore: unheardVoterGraceMs ${graceMs} must be >= 0`);
     this.#unheardUntilMs = openedAtMs + graceMs;
     this.#timer = new DeadlineTimer(this.#runtime, () => {

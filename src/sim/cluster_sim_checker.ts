@@ -39,8 +39,7 @@
 
 import { signatureHeader } from "../delivery/signing.ts";
 import { jobsDefaults } from "../config/jobs.ts";
-import { membershipDefaults } from "../config/membership.ts";
-import { detectionBoundMs } from "../membership/suspicion_math.ts";
+import { unheardVoterGraceDefaultMs } from "../jobs/job_store.ts";
 import { keyedJobId, keyEpoch } from "../jobs/keyed_id.ts";
 import { SIM_WALL_EPOCH_MS } from "./sim_runtime.ts";
 import { isDeadPhase, isFinishedPhase, type SimHistory, type SubmitLog } from "./sim_history.ts";
@@ -348,7 +347,7 @@ export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
     sim.readyLog,
     sim.memberLog,
     // The grace every store of the run had (JobStore's default: the simulator passes none).
-    detectionBoundMs(sim.voters.length, membershipDefaults),
+    unheardVoterGraceDefaultMs(sim.voters),
   );
   const retentionMs = sim.profile.jobs.finishedRetentionMs ?? jobsDefaults.finishedRetentionMs;
   // An ordered endpoint's jobs are owned by the endpoint's owner (ordered_queues.ts).

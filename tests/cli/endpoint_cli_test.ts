@@ -7,32 +7,7 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { hookdCommand } from "../../src/process/self_command.ts";
-
-interface FakeNode {
-  readonly url: string;
-  readonly bodies: string[];
-  readonly keys: (string | null)[];
-  close(): Promise<void>;
-}
-
-function fakeNode(status: number, body: string): FakeNode {
-  const bodies: string[] = [];
-  const keys: (string | null)[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (request) => {
-      keys.push(request.headers.get("idempotency-key"));
-      bodies.push(await request.text());
-      return new Response(body, { status, headers: { "content-type": "application/json" } });
-    },
-  );
-  return {
-    url: `http://127.0.0.1:${server.addr.port}`,
-    bodies,
-    keys,
-    close: () => server.shutdown(),
-  };
-}
+import { fakeNode } from "./fake_node.ts";
 
 const NO_QUORUM = JSON.stringify({ error: { code: "no_quorum", message: "no majority" } });
 const CREATED = JSON.stringify({
@@ -59,8 +34,8 @@ async function hookd(args: string[]): Promise<{ code: number; stderr: string }> 
 }
 
 Deno.test("hookd endpoint add tries the next node after no_quorum with the same key and body", async () => {
-  const first = fakeNode(503, NO_QUORUM);
-  const second = fakeNode(201, CREATED);
+  const first = fakeNode({ status: 503, body: NO_QUORUM });
+  const second = fakeNode({ status: 201, body: CREATED });
   try {
     for (const keyArgs of [[], [], ["--idempotency-key", "customer-42"]]) {
       const run = await hookd([

@@ -5,38 +5,7 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { hookdCommand } from "../../src/process/self_command.ts";
-
-interface FakeNode {
-  readonly url: string;
-  /** Bodies of the POST /v1/jobs requests it received, as text. */
-  readonly bodies: string[];
-  /** Their Idempotency-Key headers. */
-  readonly keys: (string | null)[];
-  close(): Promise<void>;
-}
-
-/** A node that answers every POST /v1/jobs with `answer` (status and JSON or text body). */
-function fakeNode(answer: { status: number; body: string; contentType?: string }): FakeNode {
-  const bodies: string[] = [];
-  const keys: (string | null)[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (request) => {
-      keys.push(request.headers.get("idempotency-key"));
-      bodies.push(await request.text());
-      return new Response(answer.body, {
-        status: answer.status,
-        headers: { "content-type": answer.contentType ?? "application/json" },
-      });
-    },
-  );
-  return {
-    url: `http://127.0.0.1:${server.addr.port}`,
-    bodies,
-    keys,
-    close: () => server.shutdown(),
-  };
-}
+import { fakeNode } from "./fake_node.ts";
 
 const ACCEPTED = { status: 202, body: '{"id":"job_1","existing":false}' };
 
