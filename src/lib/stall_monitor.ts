@@ -4,10 +4,14 @@
  * node wakes with a stale view: the others may have taken its jobs over and delivered them,
  * and the timers that expired meanwhile (its retries) are about to fire all at once.
  *
- * Owns one periodic timer on an injected `Runtime` and the time of its last beat. Every timer
- * armed through `beatingRuntime()` beats too when it fires: a process whose other timers fire
- * is not frozen, so on a node whose membership ticks every probe period this monitor's own
- * timer never fires (it was four of an idle node's 23 wake-ups a second). `check()`
+ * Owns one timer on an injected `Runtime`, the time of its last beat and when the timers armed
+ * through `beatingRuntime()` are due. Every such timer beats the monitor when it fires: a
+ * process whose other timers fire is not frozen. So the monitor arms its own timer only while
+ * none of them is due within a period, and does not cancel it when one is armed (on Deno a
+ * cancelled timer still wakes the thread at its old deadline: bench/results/session23/wakes/),
+ * so that each wake-up it costs is one the process needed anyway: on a node whose
+ * membership ticks every probe period its own timer is not armed at all. Timers of
+ * `lazyRuntime()` ride on those beats the same way, up to a slack late. `check()`
  * is synchronous and cheap, so the code about to act on old state (the delivery engine before
  * it starts attempts, the job store before it schedules) calls it first: whichever runs first
  * after the freeze — an expired timer, a socket read, this monitor's own beat — sees the gap
@@ -33,10 +37,18 @@ export class StallMonitor {
   readonly #listeners = new Set<(gapMs: number) => void>();
   #lastBeatMs: number;
   #cancel: (() => void) | undefined;
-  /** When the armed beat fires (Infinity: none armed). */
-  #beatDueMs = Infinity;
+  #started = false;
   #closed = false;
   #stalls = 0;
+  /** The pending timers armed through `beatingRuntime()`: token → when due (runtime clock). */
+  readonly #beatersDueMs = new Map<number, number>();
+  #beaterTokens = 0;
+  /** A cover check is deferred to the end of this turn (a beater was cancelled). */
+  #coverDeferred = false;
+  /** Timers of `lazyRuntime()`: token → when due, how late they may run, and what. */
+  readonly #lazy = new Map<number, { dueMs: number; slackMs: number; fn: () => void }>();
+  /** When the own timer fires (Infinity: not armed). */
+  #ownDueMs = Infinity;
 
   constructor(options: StallMonitorOptions) {
     if (!(options.periodMs > 0) || !(options.thresholdMs > 0)) {
@@ -62,9 +74,15 @@ export class StallMonitor {
   }
 
   start(): void {
-    if (this.#closed || this.#cancel !== undefined) return;
+    if (this.#closed || this.#started) return;
+    this.#started = true;
     this.#lastBeatMs = this.#runtime.nowMs();
-    this.#arm();
+    this.#cover();
+  }
+
+  /** Whether the monitor's own timer is armed (for tests). */
+  get ownTimerArmed(): boolean {
+    return this.#cancel !== undefined;
   }
 
   /**
@@ -88,47 +106,117 @@ export class StallMonitor {
    * if it had called `check()` itself.
    */
   beatingRuntime(runtime: Runtime): Runtime {
-    return {
-      nowMs: () => runtime.nowMs(),
-      wallMs: () => runtime.wallMs(),
-      defer: (fn) => runtime.defer(fn),
-      setTimer: (delayMs, fn) =>
-        runtime.setTimer(delayMs, () => {
-          this.#beat();
-          fn();
-        }),
-    };
+    return withTimers(runtime, (delayMs, fn) => {
+      const token = ++this.#beaterTokens;
+      this.#beatersDueMs.set(token, this.#runtime.nowMs() + Math.max(0, delayMs));
+      const cancel = runtime.setTimer(delayMs, () => {
+        this.#beatersDueMs.delete(token);
+        this.#beat();
+        fn();
+        this.#runLazy();
+        // The callbacks have re-armed what they need: is a beat still due within a period?
+        this.#cover();
+      });
+      return () => {
+        if (!this.#beatersDueMs.delete(token)) return;
+        cancel();
+        // A shell that cancels usually arms again in the same turn (a deadline moved).
+        this.#coverAtTurnEnd();
+      };
+    });
+  }
+
+  /**
+   * `runtime` whose timers may run up to `slackMs` late, at a beat the process makes anyway:
+   * a timer due is run by the first beat at or after its time, and the monitor arms its own
+   * timer for due + slack only when no beater is due by then. For periodic work nobody waits
+   * on (the dashboard's one-second samples); needs `start()`, and `close()` drops them.
+   */
+  lazyRuntime(runtime: Runtime, slackMs: number): Runtime {
+    return withTimers(runtime, (delayMs, fn) => {
+      const token = ++this.#beaterTokens;
+      const dueMs = this.#runtime.nowMs() + Math.max(0, delayMs);
+      this.#lazy.set(token, { dueMs, slackMs: Math.max(0, slackMs), fn });
+      // Armed from a beat, a shell's timer may yet be armed in this turn to carry it.
+      this.#coverAtTurnEnd();
+      return () => void this.#lazy.delete(token);
+    });
   }
 
   close(): void {
     this.#closed = true;
     this.#cancel?.();
     this.#cancel = undefined;
-    this.#beatDueMs = Infinity;
+    this.#ownDueMs = Infinity;
+    this.#lazy.clear();
   }
 
   #beat(): void {
-    if (this.#closed || this.#cancel === undefined) return;
+    if (this.#closed || !this.#started) return;
     this.check();
-    const nowMs = this.#runtime.nowMs();
-    this.#lastBeatMs = nowMs;
-    // Push the own beat back a period, but at most once per half period: at a thousand
-    // timer fires a second, re-arming at each would cost more than the wake-ups it saves.
-    if (this.#beatDueMs - nowMs < this.#periodMs / 2) {
-      this.#cancel();
-      this.#arm();
-    }
+    this.#lastBeatMs = this.#runtime.nowMs();
   }
 
-  #arm(): void {
-    this.#beatDueMs = this.#runtime.nowMs() + this.#periodMs;
-    this.#cancel = this.#runtime.setTimer(this.#periodMs, () => {
+  /** Runs the lazy timers due. */
+  #runLazy(): void {
+    if (this.#closed || !this.#started || this.#lazy.size === 0) return;
+    const nowMs = this.#runtime.nowMs();
+    const due: Array<() => void> = [];
+    for (const [token, timer] of this.#lazy) {
+      if (timer.dueMs > nowMs) continue;
+      this.#lazy.delete(token);
+      due.push(timer.fn);
+    }
+    for (const fn of due) fn();
+  }
+
+  /**
+   * Arms the own timer unless a beater is due within a period (or the own timer is armed
+   * already): some timer must fire at least every period, or an idle spell would read as a
+   * freeze.
+   */
+  #cover(): void {
+    if (this.#closed || !this.#started) return;
+    const nowMs = this.#runtime.nowMs();
+    let beatByMs = nowMs + this.#periodMs;
+    for (const timer of this.#lazy.values()) {
+      beatByMs = Math.min(beatByMs, timer.dueMs + timer.slackMs);
+    }
+    if (this.#ownDueMs <= beatByMs) return;
+    for (const dueMs of this.#beatersDueMs.values()) {
+      if (dueMs <= beatByMs) return;
+    }
+    // Armed for later than needed (a lazy timer came since): a cancelled timer still wakes the
+    // thread on Deno, but an earlier one must be armed anyway.
+    this.#cancel?.();
+    this.#ownDueMs = beatByMs;
+    this.#cancel = this.#runtime.setTimer(beatByMs - nowMs, () => {
       this.#cancel = undefined;
-      this.#beatDueMs = Infinity;
+      this.#ownDueMs = Infinity;
       if (this.#closed) return;
-      this.check();
-      this.#lastBeatMs = this.#runtime.nowMs();
-      this.#arm();
+      this.#beat();
+      this.#runLazy();
+      this.#cover();
     });
   }
+
+  /** Decides whether the own timer is needed once this turn's callbacks are done. */
+  #coverAtTurnEnd(): void {
+    if (this.#coverDeferred) return;
+    this.#coverDeferred = true;
+    this.#runtime.defer(() => {
+      this.#coverDeferred = false;
+      this.#cover();
+    });
+  }
+}
+
+/** `runtime` with its timers replaced by `setTimer`. */
+function withTimers(runtime: Runtime, setTimer: Runtime["setTimer"]): Runtime {
+  return {
+    nowMs: () => runtime.nowMs(),
+    wallMs: () => runtime.wallMs(),
+    defer: (fn) => runtime.defer(fn),
+    setTimer,
+  };
 }

@@ -18,6 +18,7 @@ import {
   type MembershipConfig,
   membershipDefaults,
 } from "../config/membership.ts";
+import { dashboardDefaults } from "../config/dashboard.ts";
 import { nodeDefaults } from "../config/node.ts";
 import type { TransportConfig } from "../config/transport.ts";
 import type { WalConfig } from "../config/wal.ts";
@@ -190,20 +191,21 @@ export class Node {
     let membership: MembershipService | undefined;
     let store: JobStore | undefined;
     let engine: DeliveryEngine | undefined;
-    // The dashboard's series and receiver windows (GET /, /v1/series, /v1/receivers).
+    const stallMonitor = new StallMonitor({
+      runtime: realRuntime,
+      periodMs: nodeDefaults.stallCheckIntervalMs,
+      thresholdMs: nodeDefaults.stallThresholdMs,
+    });
+    stallMonitor.start();
+    // The dashboard's series and receiver windows (GET /, /v1/series, /v1/receivers). Its
+    // one-second points close at the next wake-up the node makes anyway, within the slack.
     const dashboard = new DashboardRecorder({
       registry: metrics,
       origins: () => engine?.originLoads() ?? [],
+      runtime: stallMonitor.lazyRuntime(realRuntime, dashboardDefaults.sampleSlackMs),
     });
-    let stallMonitor: StallMonitor | undefined;
     let control: FaultControlServer | undefined;
     try {
-      stallMonitor = new StallMonitor({
-        runtime: realRuntime,
-        periodMs: nodeDefaults.stallCheckIntervalMs,
-        thresholdMs: nodeDefaults.stallThresholdMs,
-      });
-      stallMonitor.start();
       // The membership's, the store's and the engine's timers beat the freeze monitor as they
       // fire, so an idle node does not wake for its beat too.
       const runtime = stallMonitor.beatingRuntime(realRuntime);
@@ -322,7 +324,7 @@ export class Node {
       dashboard.close();
       membership?.close();
       await store?.close().catch(() => {});
-      stallMonitor?.close();
+      stallMonitor.close();
       await control?.shutdown();
       await transport.close();
       throw error;
