@@ -63,13 +63,17 @@ export interface WalConfig {
    * with it; inline, what is queued for peers leaves just before the fsync blocks
    * (`beforeInlineSync`), so a SUBMIT's replicas fsync while the leader does.
    *
-   * Off by default (`hookd node --wal-inline-sync-ms 2` turns it on): once the transport's flush
-   * moved to the end of the turn, it saved datagrams (12.1-12.9 per job against 13.8-15.2 at
-   * 200/s) but no CPU (1,497-1,647 µs per job per node against 1,550-1,580, alternated three
-   * times) and no latency (lone-job p50 10.4-12.5 ms against 9.1-13.7):
-   * bench/results/ab_session19/. A change for speed that moves neither stays off.
+   * On by default (2 ms) since session 23. Through the blocking pool an fsync wakes a pool
+   * thread and then the event loop again, and on the 2-core VM every wake-up costs about 140 µs
+   * of CPU (bench/results/session23/wakes/). With perf's exact task-clock of the five nodes over
+   * 8 s at 200 jobs/s, alternated three times (bench/results/session23/inline_fsync/): 7.5-8.7 s
+   * of CPU on against 8.3-9.5 off (7-11 % less in each pair), 27 % fewer context switches, 13.0
+   * datagrams per job against 16.4, p50 4.0-4.6 ms against 4.6-5.1; no worse at 1,600/s, for
+   * lone jobs or under 10-20 % loss. (Session 19 had read no CPU difference from `/proc`'s
+   * tick-sampled figures: bench/results/ab_session19/.) The price: a disk that suddenly stalls
+   * blocks the thread for that one fsync, after which the average moves fsyncs off-thread.
    * 0: always off-thread.
-   * @default 0
+   * @default 2
    */
   inlineSyncMsMax: number;
 }
@@ -82,7 +86,7 @@ export const walDefaults: Readonly<WalConfig> = Object.freeze({
   batchWaitMs: 0,
   queueRecordsMax: 65536,
   recordBytesMax: 2 * 1024 * 1024,
-  inlineSyncMsMax: 0,
+  inlineSyncMsMax: 2,
 });
 
 export function validateWalConfig(config: WalConfig): WalConfig {
