@@ -921,8 +921,8 @@ const MUTANTS: Mutant[] = [
     name: "endpoints-read-shows-secret",
     breaks: "reads of an endpoint leave its signing secrets to GET /v1/endpoints/{id}/secret",
     file: "src/api/handler.ts",
-    from: "    return jsonResponse(200, endpointJson(view, false));",
-    to: "    return jsonResponse(200, endpointJson(view, true));",
+    from: "    return read.ok ? jsonResponse(200, endpointJson(read.view, false)) : read.response;",
+    to: "    return read.ok ? jsonResponse(200, endpointJson(read.view, true)) : read.response;",
     tests: ["tests/api/endpoints_test.ts"],
   },
   {
