@@ -70,8 +70,8 @@ export interface WalConfig {
    * of CPU on against 8.3-9.5 off (7-11 % less in each pair), 27 % fewer context switches, 13.0
    * datagrams per job against 16.4, p50 4.0-4.6 ms against 4.6-5.1; no worse at 1,600/s, for
    * lone jobs or under 10-20 % loss. (Session 19's alternated runs had found no CPU difference:
-   * bench/results/ab_session19/.) The price: a disk that suddenly stalls
-   * blocks the thread for that one fsync, after which the average moves fsyncs off-thread.
+   * bench/results/ab_session19/.) The price: a disk that suddenly stalls blocks the thread for
+   * that one fsync, after which the average moves fsyncs off-thread.
    * 0: always off-thread.
    * @default 2
    */

@@ -42,8 +42,8 @@ export class StallMonitor {
   #stalls = 0;
   /** The pending timers armed through `beatingRuntime()`: token → when due (runtime clock). */
   readonly #beatersDueMs = new Map<number, number>();
-  #beaterTokens = 0;
-  /** A cover check is deferred to the end of this turn (a beater was cancelled). */
+  #timerTokens = 0;
+  /** A cover check is deferred to the end of this turn (a beater cancelled, a lazy timer armed). */
   #coverDeferred = false;
   /** Timers of `lazyRuntime()`: token → when due, how late they may run, and what. */
   readonly #lazy = new Map<number, { dueMs: number; slackMs: number; fn: () => void }>();
@@ -107,7 +107,7 @@ export class StallMonitor {
    */
   beatingRuntime(runtime: Runtime): Runtime {
     return withTimers(runtime, (delayMs, fn) => {
-      const token = ++this.#beaterTokens;
+      const token = ++this.#timerTokens;
       this.#beatersDueMs.set(token, this.#runtime.nowMs() + Math.max(0, delayMs));
       const cancel = runtime.setTimer(delayMs, () => {
         this.#beatersDueMs.delete(token);
@@ -134,7 +134,7 @@ export class StallMonitor {
    */
   lazyRuntime(runtime: Runtime, slackMs: number): Runtime {
     return withTimers(runtime, (delayMs, fn) => {
-      const token = ++this.#beaterTokens;
+      const token = ++this.#timerTokens;
       const dueMs = this.#runtime.nowMs() + Math.max(0, delayMs);
       this.#lazy.set(token, { dueMs, slackMs: Math.max(0, slackMs), fn });
       // Armed from a beat, a shell's timer may yet be armed in this turn to carry it.

@@ -171,13 +171,12 @@ Deno.test("StallMonitor.lazyRuntime: a lazy timer rides on a shell's beat within
   const lazy = monitor.lazyRuntime(clock.runtime, 250);
   // A one-second sampler on the lazy runtime: each run is late by at most the slack.
   const lateMs: number[] = [];
-  let dueMs = 0;
+  let dueMs = 1_000;
   const sample = () => {
     lateMs.push(clock.runtime.nowMs() - dueMs);
     dueMs += 1_000;
     lazy.setTimer(dueMs - clock.runtime.nowMs(), sample);
   };
-  dueMs = 1_000;
   lazy.setTimer(1_000, sample);
   clock.run(1_000);
   own.fires = 0;
