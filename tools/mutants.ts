@@ -852,6 +852,31 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/bench/sweep_test.ts"],
   },
   {
+    name: "bench-perf-any-unit",
+    breaks: "perf's task clock is taken as ms only when perf says msec",
+    file: "src/bench/perf_task_clock.ts",
+    from: '    return fields[1] === "msec" ? value : undefined;',
+    to: "    return value;",
+    tests: ["tests/bench/perf_task_clock_test.ts"],
+  },
+  {
+    name: "bench-perf-not-counted-as-reading",
+    breaks: "a task clock perf could not count is no reading, not a figure",
+    file: "src/bench/perf_task_clock.ts",
+    from: '    if (fields[0] === "" || !Number.isFinite(value) || value < 0) return undefined;',
+    to: '    if (fields[0] === "" || value < 0) return undefined;',
+    tests: ["tests/bench/perf_task_clock_test.ts"],
+  },
+  {
+    name: "bench-idle-perf-whole-cluster",
+    breaks:
+      "the idle perf figure is per node, like /proc's: the cluster's task clock over the nodes",
+    file: "src/bench/cost_bench.ts",
+    from: "      : round((cpu.perfMs / 1000 / windowS / ids.length) * 100, 2)!,",
+    to: "      : round((cpu.perfMs / 1000 / windowS) * 100, 2)!,",
+    tests: ["tests/bench/cost_test.ts"],
+  },
+  {
     name: "endpoint-health-only-on-change",
     breaks:
       "a RETRY applied after its job's DONE still brings its attempt to the endpoint's health",

@@ -25,6 +25,7 @@ import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { round } from "../lib/round.ts";
 import { transportDefaults } from "../config/transport.ts";
 import { type Floor, measureFloors } from "./cost_floors.ts";
+import { perfTaskClockMs } from "./perf_task_clock.ts";
 import { COMPONENTS, type ComponentTimes, profileDirTimes } from "./cpu_profile.ts";
 import { machineDescription, runSweep, sweepOptionsFromFlags } from "./sweep.ts";
 import type { SweepRow } from "./sweep_row.ts";
@@ -89,6 +90,12 @@ export interface IdleCost {
   /** CPU of each node over the window, % of one core. */
   cpu_pct_per_node: Record<string, number>;
   cpu_pct_mean: number;
+  /**
+   * The same mean from `perf stat`'s task clock over the window (perf_task_clock.ts): the
+   * scheduler's exact run time, where `/proc` counts 10-ms ticks and reads high for processes
+   * that wake often. Null where perf is missing or may not count the nodes.
+   */
+  cpu_pct_mean_perf: number | null;
   /** Timer wake-ups each node's shells asked for, per second, averaged over the nodes. */
   timer_wakeups_per_s_per_node: number;
   /** Datagrams each node sent per second (SWIM's probes and acks, anti-entropy), averaged. */
@@ -131,7 +138,8 @@ export async function measureIdle(seconds: number, settleS: number): Promise<Idl
     const cpu0 = await cpuMsOf(pids);
     const wakeups0 = await mainThreadWakeupsOf(pids);
     const startMs = performance.now();
-    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    // perf counts over the window and returns once it has passed (or at once, without perf).
+    const perfMs = await perfTaskClockMs(pids, seconds);
     const cpu1 = await cpuMsOf(pids);
     const wakeups1 = await mainThreadWakeupsOf(pids);
     const windowS = (performance.now() - startMs) / 1000;
@@ -140,7 +148,7 @@ export async function measureIdle(seconds: number, settleS: number): Promise<Idl
     for (const pid of pids) {
       mainThreadWakeups += (wakeups1.get(pid) ?? 0) - (wakeups0.get(pid) ?? 0);
     }
-    return idleCost(nodes.ids, pids, { cpu0, cpu1 }, windowS, {
+    return idleCost(nodes.ids, pids, { cpu0, cpu1, perfMs: perfMs ?? null }, windowS, {
       ...counters,
       mainThreadWakeups,
     }, settleS);
@@ -154,7 +162,12 @@ export async function measureIdle(seconds: number, settleS: number): Promise<Idl
 export function idleCost(
   ids: readonly string[],
   pids: readonly number[],
-  cpu: { cpu0: ReadonlyMap<number, number>; cpu1: ReadonlyMap<number, number> },
+  cpu: {
+    cpu0: ReadonlyMap<number, number>;
+    cpu1: ReadonlyMap<number, number>;
+    /** perf's task clock of all the nodes over the window, ms (null: not measured). */
+    perfMs?: number | null;
+  },
   windowS: number,
   counters: { timersFired: number; datagramsOut: number; mainThreadWakeups: number },
   settleS: number,
@@ -175,6 +188,9 @@ export function idleCost(
     seconds: round(windowS, 1)!,
     cpu_pct_per_node: perNode,
     cpu_pct_mean: measured > 0 ? round(sum / measured, 2)! : 0,
+    cpu_pct_mean_perf: cpu.perfMs === undefined || cpu.perfMs === null || ids.length === 0
+      ? null
+      : round((cpu.perfMs / 1000 / windowS / ids.length) * 100, 2)!,
     timer_wakeups_per_s_per_node: round(counters.timersFired / windowS / ids.length, 1)!,
     datagrams_out_per_s_per_node: round(counters.datagramsOut / windowS / ids.length, 1)!,
     main_thread_wakeups_per_s_per_node: round(
@@ -183,6 +199,13 @@ export function idleCost(
     )!,
     settle_s: settleS,
   };
+}
+
+/** The idle CPU by perf's task clock, or why there is none. */
+export function idlePerfText(idle: IdleCost): string {
+  return idle.cpu_pct_mean_perf === null
+    ? "no perf reading (perf missing or not allowed)"
+    : `${idle.cpu_pct_mean_perf} % by perf's task clock`;
 }
 
 const spec: CommandSpec = {
@@ -342,7 +365,9 @@ export function costMarkdown(report: CostReport): string {
     lines.push(
       "",
       `Idle, five nodes over ${idle.seconds} s: ${idle.cpu_pct_mean} % of a core per node ` +
-        `(${Object.entries(idle.cpu_pct_per_node).map(([id, p]) => `${id} ${p}`).join(", ")}), ` +
+        `by /proc (${
+          Object.entries(idle.cpu_pct_per_node).map(([id, p]) => `${id} ${p}`).join(", ")
+        }), ${idlePerfText(idle)}, ` +
         `${idle.timer_wakeups_per_s_per_node} timer wake-ups, ` +
         `${idle.main_thread_wakeups_per_s_per_node} main-thread wake-ups and ` +
         `${idle.datagrams_out_per_s_per_node} datagrams out per second per node.`,
@@ -388,7 +413,7 @@ export const costBenchCommand: LeafCommand = {
         log(`idle: a five-node cluster taking no jobs, ${idleS} s after ${idleSettleS} s`);
         idle = await measureIdle(idleS, idleSettleS);
         log(
-          `idle: ${idle.cpu_pct_mean} % of a core per node, ` +
+          `idle: ${idle.cpu_pct_mean} % of a core per node by /proc, ${idlePerfText(idle)}, ` +
             `${idle.timer_wakeups_per_s_per_node} timer wake-ups/s and ` +
             `${idle.main_thread_wakeups_per_s_per_node} main-thread wake-ups/s per node`,
         );

@@ -6,7 +6,13 @@
 
 import { assertEquals } from "../assert.ts";
 import { componentTimes, parseCpuProfile } from "../../src/bench/cpu_profile.ts";
-import { costRow, idleCost, LONE_JOB_OPERATIONS, necessaryUs } from "../../src/bench/cost_bench.ts";
+import {
+  costRow,
+  idleCost,
+  idlePerfText,
+  LONE_JOB_OPERATIONS,
+  necessaryUs,
+} from "../../src/bench/cost_bench.ts";
 import type { Floor } from "../../src/bench/cost_floors.ts";
 import type { SweepRow } from "../../src/bench/sweep_row.ts";
 
@@ -109,4 +115,21 @@ Deno.test("idleCost: CPU % of a core per node, and wake-ups and datagrams per se
   assertEquals(idle.datagrams_out_per_s_per_node, 10);
   assertEquals(idle.main_thread_wakeups_per_s_per_node, 45);
   assertEquals(idle.settle_s, 60);
+  // Without a perf reading the exact figure is absent, not a guess.
+  assertEquals(idle.cpu_pct_mean_perf, null);
+  assertEquals(idlePerfText(idle), "no perf reading (perf missing or not allowed)");
+});
+
+Deno.test("idleCost: perf's task clock of all the nodes gives the exact mean per node", () => {
+  const cpu0 = new Map([[11, 0], [12, 0]]);
+  const cpu1 = new Map([[11, 300], [12, 300]]);
+  // 450 ms of task clock over 20 s for two nodes: 1.125 % of a core each (/proc said 1.5).
+  const idle = idleCost(["n1", "n2"], [11, 12], { cpu0, cpu1, perfMs: 450 }, 20, {
+    timersFired: 0,
+    datagramsOut: 0,
+    mainThreadWakeups: 0,
+  }, 60);
+  assertEquals(idle.cpu_pct_mean, 1.5);
+  assertEquals(idle.cpu_pct_mean_perf, 1.13);
+  assertEquals(idlePerfText(idle), "1.13 % by perf's task clock");
 });
