@@ -14,6 +14,7 @@ import {
   freeUdpPortRange,
   LocalCluster,
   localNodeSpecs,
+  type NodeEventLine,
   waitUntil,
 } from "../cluster/local_cluster.ts";
 // Moved to src/process/generator_protocol.ts; re-exported for src/bench/sweep.ts, which another
@@ -46,6 +47,18 @@ export interface StartNodesOptions {
   readonly readyLimitMs?: number;
 }
 
+/**
+ * The bench's log line for a node's event, or undefined for the events it leaves out. A healthy
+ * bench sees no node suspected or declared dead; when one is, its row's tail and any duplicate
+ * deliveries (a job handed to another owner) have their cause in the log beside the row. A
+ * graceful `member-left` is every step's shutdown, so it is left out.
+ */
+export function membershipLogLine(line: NodeEventLine): string | undefined {
+  if (line.event !== "member-suspect" && line.event !== "member-dead") return undefined;
+  const node = typeof line.node === "string" ? line.node : "?";
+  return `[${line.observer}] ${line.event} ${node}`;
+}
+
 /** Starts N nodes, waits until each listens and answers /readyz with 200. */
 export async function startBenchNodes(options: StartNodesOptions): Promise<BenchNodes> {
   const specs = localNodeSpecs(options.nodes, "127.0.0.1", freeUdpPortRange(options.nodes));
@@ -56,6 +69,10 @@ export async function startBenchNodes(options: StartNodesOptions): Promise<Bench
     dataRoot: options.dataRoot,
     extraArgs: () => [...options.extraArgs],
     onStderr: (id, line) => options.log(`[${id}] ${line}`),
+    onEvent: (line) => {
+      const text = membershipLogLine(line);
+      if (text !== undefined) options.log(text);
+    },
     onUnexpectedExit: (id, status) => {
       unexpectedExits.push(`${id} exited with code ${status.code} signal ${status.signal}`);
       options.log(`node ${id} exited unexpectedly (code ${status.code})`);

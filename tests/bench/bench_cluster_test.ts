@@ -4,7 +4,12 @@
  */
 
 import { assertEquals } from "../assert.ts";
-import { parsePrometheus, total, windowCounters } from "../../src/bench/bench_cluster.ts";
+import {
+  membershipLogLine,
+  parsePrometheus,
+  total,
+  windowCounters,
+} from "../../src/bench/bench_cluster.ts";
 
 const scrape = (fsyncs: number, out: number) =>
   parsePrometheus(
@@ -30,4 +35,18 @@ Deno.test("windowCounters leaves out a node that did not answer at either end, a
   // And one that stopped answering by the end.
   const gone = windowCounters(after, [scrape(200, 2_000), scrape(1, 1), empty], ["n1", "n2", "n3"]);
   assertEquals(gone.silent, ["n3"]);
+});
+
+Deno.test("membershipLogLine: a suspicion or a death is logged, a graceful leave and the rest are not", () => {
+  assertEquals(
+    membershipLogLine({ observer: "n1", event: "member-suspect", node: "n4" }),
+    "[n1] member-suspect n4",
+  );
+  assertEquals(
+    membershipLogLine({ observer: "n2", event: "member-dead", node: "n4" }),
+    "[n2] member-dead n4",
+  );
+  assertEquals(membershipLogLine({ observer: "n1", event: "member-left", node: "n4" }), undefined);
+  assertEquals(membershipLogLine({ observer: "n1", event: "member-alive", node: "n4" }), undefined);
+  assertEquals(membershipLogLine({ observer: "n1", event: "checkpoint" }), undefined);
 });
