@@ -148,7 +148,7 @@ export async function measureIdle(seconds: number, settleS: number): Promise<Idl
     for (const pid of pids) {
       mainThreadWakeups += (wakeups1.get(pid) ?? 0) - (wakeups0.get(pid) ?? 0);
     }
-    return idleCost(nodes.ids, pids, { cpu0, cpu1, perfMs: perfMs ?? null }, windowS, {
+    return idleCost(nodes.ids, pids, { cpu0, cpu1, perfMs }, windowS, {
       ...counters,
       mainThreadWakeups,
     }, settleS);
@@ -165,8 +165,8 @@ export function idleCost(
   cpu: {
     cpu0: ReadonlyMap<number, number>;
     cpu1: ReadonlyMap<number, number>;
-    /** perf's task clock of all the nodes over the window, ms (null: not measured). */
-    perfMs?: number | null;
+    /** perf's task clock of all the nodes over the window, ms (undefined: not measured). */
+    perfMs?: number | undefined;
   },
   windowS: number,
   counters: { timersFired: number; datagramsOut: number; mainThreadWakeups: number },
@@ -188,7 +188,7 @@ export function idleCost(
     seconds: round(windowS, 1)!,
     cpu_pct_per_node: perNode,
     cpu_pct_mean: measured > 0 ? round(sum / measured, 2)! : 0,
-    cpu_pct_mean_perf: cpu.perfMs === undefined || cpu.perfMs === null || ids.length === 0
+    cpu_pct_mean_perf: cpu.perfMs === undefined || ids.length === 0
       ? null
       : round((cpu.perfMs / 1000 / windowS / ids.length) * 100, 2)!,
     timer_wakeups_per_s_per_node: round(counters.timersFired / windowS / ids.length, 1)!,

@@ -2,8 +2,9 @@
  * The exact CPU time of a set of processes over a window, from Linux `perf stat`'s task clock:
  * the scheduler's own account of the time their threads ran. `/proc`'s utime + stime come in
  * 10-ms ticks and, for a process that wakes dozens of times a second, read 2–25 % above it on
- * this project's 2-core VM (bench/results/session23/wakes/proc_vs_perf_output.txt), which is
- * most of the gap between an idle node's 1.25 % and issue 19's "about 1 %" target.
+ * this project's 2-core VM (bench/results/session23/wakes/proc_vs_perf_output.txt). For an idle
+ * node that is 1.23 % of a core by `/proc` against 1.1 % by perf over the same window
+ * (bench/results/session24/cost/), about half the gap to issue 19's "about 1 %".
  *
  * Owns running `perf` and reading its CSV. Optional by design: a machine without perf, or
  * where perf may not count these processes (`kernel.perf_event_paranoid`, containers), gets
