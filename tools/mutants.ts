@@ -877,6 +877,22 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/bench/cost_test.ts"],
   },
   {
+    name: "bench-skeleton-202-before-majority",
+    breaks: "the skeleton answers a submit 202 only once a majority (itself included) holds it",
+    file: "src/bench/skeleton_node.ts",
+    from: "    if (waiting.durableHere && waiting.votes + 1 >= this.#majority) {",
+    to: "    if (waiting.durableHere) {",
+    tests: ["tests/bench/skeleton_node_test.ts"],
+  },
+  {
+    name: "bench-skeleton-datagram-over-size",
+    breaks: "the skeleton packs a peer's entries into datagrams no larger than the datagram size",
+    file: "src/bench/skeleton_wire.ts",
+    from: "    if (bytes + entry.length > payloadBytesMax) {",
+    to: "    if (bytes + entry.length > payloadBytesMax * 2) {",
+    tests: ["tests/bench/skeleton_wire_test.ts"],
+  },
+  {
     name: "endpoint-health-only-on-change",
     breaks:
       "a RETRY applied after its job's DONE still brings its attempt to the endpoint's health",

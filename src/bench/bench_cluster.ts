@@ -35,6 +35,16 @@ export interface BenchNodes {
   readonly unexpectedExits: string[];
 }
 
+/** What a sweep needs of its node processes: hookd's (`LocalCluster`) or the skeleton's. */
+export interface NodeProcesses {
+  pid(id: string): number | undefined;
+  /** SIGTERM to every node, SIGKILL to any still running after `graceMs`. */
+  stopAll(graceMs?: number): Promise<void>;
+}
+
+/** The nodes a sweep drives: hookd's, or the skeleton cluster's (skeleton_cluster.ts). */
+export type SweepNodes = Omit<BenchNodes, "cluster"> & { readonly cluster: NodeProcesses };
+
 export interface StartNodesOptions {
   readonly nodes: number;
   readonly clusterKey: string;

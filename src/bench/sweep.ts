@@ -41,14 +41,15 @@ import { encodeHex } from "../lib/hex.ts";
 import { readLines } from "../lib/lines.ts";
 import { round } from "../lib/round.ts";
 import {
-  type BenchNodes,
   cpuMsOf,
   loadAverage,
   mainThreadWakeupsOf,
   scrapeAll,
   startBenchNodes,
+  type SweepNodes,
   windowCounters,
 } from "./bench_cluster.ts";
+import { startSkeletonNodes } from "./skeleton_cluster.ts";
 import { GeneratorProcess, readIdsFile } from "../process/generator_protocol.ts";
 import { RECEIPT_IDS_PER_REQUEST_MAX, type SinkReceipt, type SinkStats } from "../process/sink.ts";
 import { generatorRuntime } from "./load_generator.ts";
@@ -64,7 +65,7 @@ import {
 import { SINK_JOB_PATH } from "../process/sink.ts";
 
 /** Starts or stops every node's CPU profile (`hookd node --cpu-profile-dir`: SIGUSR2). */
-function toggleProfiles(nodes: BenchNodes): void {
+function toggleProfiles(nodes: SweepNodes): void {
   for (const id of nodes.ids) {
     const pid = nodes.cluster.pid(id);
     if (pid === undefined) continue;
@@ -179,6 +180,12 @@ const spec: CommandSpec = {
       valueName: "N",
       help: "Largest datagram the nodes build (default: the transport's)",
     },
+    skeleton: {
+      type: "boolean",
+      help: "Run the steps against the skeleton cluster instead of hookd: a job's necessary " +
+        "work and nothing else (hookd bench skeleton-node), the runtime's floor for the same " +
+        "path; HTTP submits at loss 0 only",
+    },
     json: { type: "boolean", help: "Print every row as one JSON array on the last stdout line" },
   },
 };
@@ -252,6 +259,11 @@ export interface SweepOptions {
    * toggled by SIGUSR2; `hookd bench cost`).
    */
   cpuProfileDir?: string;
+  /**
+   * Drive the skeleton cluster (skeleton_node.ts) instead of hookd's nodes: what the same
+   * steps cost when the nodes do a job's necessary work and nothing else.
+   */
+  skeleton?: boolean;
 }
 
 export const sweepCommand: LeafCommand = {
@@ -325,6 +337,19 @@ export function sweepOptionsFromFlags(values: Record<string, unknown>): SweepOpt
   if (fanout !== undefined && via.includes("udp")) {
     throw new UsageError("--fanout sends events, which go over HTTP only: leave --submit-via udp");
   }
+  const skeleton = booleanFlag(v, "skeleton");
+  if (skeleton) {
+    // The skeleton has no transport of hookd's, no endpoints, one WAL mode, and no
+    // retransmission: a lost datagram would lose its job's vote, not measure a floor.
+    if (via.some((x) => x !== "http")) throw new UsageError("--skeleton takes HTTP submits only");
+    if (fanout !== undefined) throw new UsageError("--skeleton has no endpoints: leave --fanout");
+    if (booleanFlag(v, "compare-unbatched")) {
+      throw new UsageError("--skeleton has one WAL mode: leave --compare-unbatched");
+    }
+    if (lossRaw.some((p) => Number(p) !== 0)) {
+      throw new UsageError("--skeleton runs at loss 0 only: it never retransmits");
+    }
+  }
   return {
     sweep: ratesRaw.length > 0 ? "rate" : "loss",
     rates: ratesRaw.length > 0
@@ -344,6 +369,7 @@ export function sweepOptionsFromFlags(values: Record<string, unknown>): SweepOpt
     ...(datagram !== undefined
       ? { datagramBytes: numberFlag(v, "datagram-bytes", 1400, { min: 512, max: 65000 }) }
       : {}),
+    ...(skeleton ? { skeleton } : {}),
   };
 }
 
@@ -382,33 +408,41 @@ async function runCluster(
   const dataRoot = await Deno.makeTempDir({ prefix: "hookd-sweep-" });
   const idsDir = `${dataRoot}/ids`;
   await Deno.mkdir(idsDir);
-  let nodes: BenchNodes | undefined;
+  let nodes: SweepNodes | undefined;
   let generator: GeneratorProcess | undefined;
-  const label = `${via}/${walSync} loss ${loss}`;
+  const label = `${options.skeleton === true ? "skeleton " : ""}${via}/${walSync} loss ${loss}`;
   try {
     log(`${label}: starting ${options.nodes} nodes`);
-    nodes = await startBenchNodes({
-      nodes: options.nodes,
-      clusterKey,
-      dataRoot,
-      extraArgs: [
-        "--allow-private-targets",
-        // The sink answers at once; a retry only follows a timeout or a refused connection.
-        "--retry-schedule",
-        "200,1000,5000,10000",
-        "--loss",
-        String(loss),
-        "--wal-sync",
-        walSync,
-        ...(options.datagramBytes !== undefined
-          ? ["--datagram-bytes", String(options.datagramBytes)]
-          : []),
-        ...(options.cpuProfileDir !== undefined
-          ? ["--cpu-profile-dir", options.cpuProfileDir]
-          : []),
-      ],
-      log,
-    });
+    nodes = options.skeleton === true
+      ? await startSkeletonNodes({
+        nodes: options.nodes,
+        clusterKey,
+        dataRoot,
+        ...(options.datagramBytes !== undefined ? { datagramBytes: options.datagramBytes } : {}),
+        log,
+      })
+      : await startBenchNodes({
+        nodes: options.nodes,
+        clusterKey,
+        dataRoot,
+        extraArgs: [
+          "--allow-private-targets",
+          // The sink answers at once; a retry only follows a timeout or a refused connection.
+          "--retry-schedule",
+          "200,1000,5000,10000",
+          "--loss",
+          String(loss),
+          "--wal-sync",
+          walSync,
+          ...(options.datagramBytes !== undefined
+            ? ["--datagram-bytes", String(options.datagramBytes)]
+            : []),
+          ...(options.cpuProfileDir !== undefined
+            ? ["--cpu-profile-dir", options.cpuProfileDir]
+            : []),
+        ],
+        log,
+      });
     // Where each accepted submit's jobs arrive: `/hook`, or each bench endpoint's own path.
     const paths = options.fanout === undefined ? [SINK_JOB_PATH] : fanoutPaths(options.fanout);
     if (options.fanout !== undefined) {

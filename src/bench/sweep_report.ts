@@ -30,6 +30,7 @@ const CSV_COLUMNS: ReadonlyArray<keyof SweepRow> = [
   "rate",
   "loss",
   "submit_via",
+  "nodes_kind",
   "wal_sync",
   "duration_s",
   "submits",
@@ -88,7 +89,8 @@ export function variants(rows: readonly SweepRow[]): Map<string, SweepRow[]> {
   const out = new Map<string, SweepRow[]>();
   const oneWal = new Set(rows.map((r) => r.wal_sync)).size === 1;
   for (const r of rows) {
-    const what = r.submits === "events" ? ` of events to ${r.fanout} endpoints` : "";
+    const what = (r.submits === "events" ? ` of events to ${r.fanout} endpoints` : "") +
+      (r.nodes_kind === "skeleton" ? " to the skeleton cluster" : "");
     const key = oneWal
       ? `${r.submit_via} submits${what}`
       : `${r.submit_via}${what}, WAL ${r.wal_sync}`;

@@ -32,6 +32,11 @@ export interface SweepRow {
   /** Ingress loss on every node. */
   loss: number;
   submit_via: "http" | "udp";
+  /**
+   * What ran as nodes: "hookd", or "skeleton" (`--skeleton`: a job's necessary work and
+   * nothing else, skeleton_node.ts), the runtime's floor for the same path.
+   */
+  nodes_kind: "hookd" | "skeleton";
   /** WAL mode of the nodes: batched (group commit) or per-append (--compare-unbatched). */
   wal_sync: "batched" | "per-append";
   duration_s: number;
@@ -133,6 +138,8 @@ export interface SweepRowOptions {
   warmupS: number;
   drainLimitS: number;
   inFlight: number;
+  /** The nodes were the skeleton cluster's (`--skeleton`). */
+  skeleton?: boolean;
 }
 
 /** What the harness gathered about one step: the input of `sweepRow`. */
@@ -273,6 +280,7 @@ export function sweepRow(
     rate: s.rate,
     loss: variant.loss,
     submit_via: variant.via,
+    nodes_kind: options.skeleton === true ? "skeleton" : "hookd",
     wal_sync: variant.walSync,
     duration_s: options.durationS,
     warmup_s: options.warmupS,

@@ -15,6 +15,7 @@ import { replicationBenchCommand } from "../bench/replication_bench.ts";
 import { generatorCommand } from "../bench/load_generator.ts";
 import { sweepCommand } from "../bench/sweep.ts";
 import { costBenchCommand } from "../bench/cost_bench.ts";
+import { skeletonNodeCommand } from "../bench/skeleton_node.ts";
 
 export const benchCommand: Command = {
   spec: {
@@ -32,6 +33,7 @@ export const benchCommand: Command = {
     costBenchCommand,
     sweepCommand,
     generatorCommand,
+    skeletonNodeCommand,
   ],
   // `hookd bench --rates …` / `hookd bench --loss …` are the sweeps, as issue 10 names them.
   flagsCommand: sweepCommand,

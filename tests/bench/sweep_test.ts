@@ -76,6 +76,41 @@ Deno.test("hookd bench --rates runs one step per rate over HTTP and loses nothin
   }
 });
 
+Deno.test("hookd bench --rates --skeleton runs the same steps against the skeleton cluster", async () => {
+  const rows = await sweep(["--rates", "50", "--duration", "1", "--warmup", "0", "--skeleton"]);
+  assertEquals(rows.length, 1);
+  const row = rows[0]!;
+  checkRow(row);
+  assertEquals(row.nodes_kind, "skeleton");
+  assert(row.completed > 0 && row.p99_ms !== null, JSON.stringify(row));
+  // The rows read the skeleton's counters under hookd's names: every node fsyncs a job.
+  assert(row.fsyncs_per_job !== null && row.fsyncs_per_job > 0, JSON.stringify(row));
+  assert(row.datagrams_per_job !== null && row.datagrams_per_job > 0, JSON.stringify(row));
+});
+
+Deno.test("--skeleton takes HTTP submits of jobs at loss 0 in one WAL mode only", () => {
+  const nodesKind = sweepOptionsFromFlags({ rates: "20", skeleton: true }).skeleton;
+  assertEquals(nodesKind, true);
+  assert(!("skeleton" in sweepOptionsFromFlags({ rates: "20" })), "hookd's nodes by default");
+  assertEquals(sweepOptionsFromFlags({ loss: "0", skeleton: true }).losses, [0]);
+  for (
+    const bad of [
+      { rates: "20", "submit-via": "udp" },
+      { rates: "20", fanout: "2" },
+      { rates: "20", "compare-unbatched": true },
+      { loss: "0,0.1" },
+    ]
+  ) {
+    let threw = false;
+    try {
+      sweepOptionsFromFlags({ ...bad, skeleton: true });
+    } catch (error) {
+      threw = error instanceof UsageError;
+    }
+    assert(threw, `--skeleton with ${JSON.stringify(bad)} is refused`);
+  }
+});
+
 Deno.test("hookd bench --loss runs a cluster per loss, over UDP submits too, and loses nothing", async () => {
   const rows = await sweep([
     "--loss",
@@ -149,6 +184,7 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     rate,
     loss: 0,
     submit_via: "http",
+    nodes_kind: "hookd",
     wal_sync: "batched",
     duration_s: 20,
     warmup_s: 5,
