@@ -296,7 +296,8 @@ export const sweepCommand: LeafCommand = {
     for (const row of rows) {
       const events = row.submits === "events";
       log(
-        `${row.sweep} ${row.submit_via}/${row.wal_sync} rate ${row.rate}` +
+        `${row.sweep} ${row.nodes_kind === "skeleton" ? "skeleton " : ""}` +
+          `${row.submit_via}/${row.wal_sync} rate ${row.rate}` +
           `${events ? ` events/s to ${row.fanout} endpoints` : ""} loss ${row.loss}: ` +
           `offered ${row.offered}/${row.asked} accepted ${row.accepted}` +
           `${events ? ` (${row.jobs_made} jobs)` : ""} completed ${row.completed} ` +
