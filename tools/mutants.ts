@@ -885,6 +885,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/bench/skeleton_node_test.ts"],
   },
   {
+    name: "bench-skeleton-vote-counted-twice",
+    breaks: "a replica's vote counts once toward the skeleton's majority, however often heard",
+    file: "src/bench/skeleton_node.ts",
+    from: "    } else if ((waiting.voters & (1 << from)) === 0) {",
+    to: "    } else {",
+    tests: ["tests/bench/skeleton_node_test.ts"],
+  },
+  {
     name: "bench-skeleton-datagram-over-size",
     breaks: "the skeleton packs a peer's entries into datagrams no larger than the datagram size",
     file: "src/bench/skeleton_wire.ts",

@@ -31,6 +31,7 @@ import { formatAddress, type HostPort, parseAddress } from "../transport/address
 import { clusterKeyFrom } from "../transport/auth.ts";
 import { ClusterKeyring } from "../transport/datagram_crypto.ts";
 import { bindUdpSocket, type DatagramSocket } from "../transport/datagram_socket.ts";
+import { assert } from "../lib/assert.ts";
 import { Http1Client } from "../delivery/http1_client.ts";
 import { generateSecret, webhookHeaders } from "../delivery/signing.ts";
 import {
@@ -57,6 +58,8 @@ export interface SkeletonNodeOptions {
 
 /** One job the coordinator waits on: its own fsync and a majority's votes. */
 interface Waiting {
+  /** The replicas that voted, one bit per node index: a vote heard twice counts once. */
+  voters: number;
   votes: number;
   durableHere: boolean;
   readonly sinceMs: number;
@@ -71,6 +74,8 @@ interface Job {
 }
 
 const encoder = new TextEncoder();
+/** Most nodes: a job's voters are bits of one 32-bit integer. */
+const NODES_MAX = 31;
 const DELIVERY_TIMEOUT_MS = 10_000;
 /**
  * A submit whose majority has not come in this long is answered 503 (a lost datagram: the
@@ -109,6 +114,7 @@ export class SkeletonNode {
     this.#options = options;
     this.#log = log;
     this.#secret = options.signingSecret ?? generateSecret();
+    assert(options.addresses.length <= NODES_MAX, `${options.addresses.length} skeleton nodes`);
     this.#majority = Math.floor(options.addresses.length / 2) + 1;
     this.#outbox = options.addresses.map(() => []);
     const keyring = new ClusterKeyring(options.clusterKey);
@@ -175,6 +181,7 @@ export class SkeletonNode {
     }
     const held = new Promise<boolean>((resolve) => {
       this.#waiting.set(job.id, {
+        voters: 0,
         votes: 0,
         durableHere: false,
         sinceMs: performance.now(),
@@ -254,7 +261,7 @@ export class SkeletonNode {
     const durable = this.#durableAfterSync;
     this.#durableAfterSync = [];
     for (const { id, coordinator } of durable) {
-      if (coordinator < 0) this.#count(id, "here");
+      if (coordinator < 0) this.#count(id, this.#options.index);
       else this.#outbox[coordinator]!.push(encodeEntry({ kind: "vote", id }));
     }
     this.#sendOutbox();
@@ -282,11 +289,15 @@ export class SkeletonNode {
   }
 
   /** A vote from a replica or this node's own fsync; the submit answers at a majority. */
-  #count(id: string, from: "here" | "peer"): void {
+  #count(id: string, from: number): void {
     const waiting = this.#waiting.get(id);
     if (waiting === undefined) return; // answered already, or given up
-    if (from === "here") waiting.durableHere = true;
-    else waiting.votes++;
+    if (from === this.#options.index) {
+      waiting.durableHere = true;
+    } else if ((waiting.voters & (1 << from)) === 0) {
+      waiting.voters |= 1 << from;
+      waiting.votes++;
+    }
     if (waiting.durableHere && waiting.votes + 1 >= this.#majority) {
       this.#waiting.delete(id);
       waiting.resolve(true);
@@ -316,13 +327,17 @@ export class SkeletonNode {
       }
       this.counters.datagramsIn++;
       const opened = this.#opener.open(data);
-      if (opened === undefined || opened.from >= this.#outbox.length) {
+      // A datagram that names this node or no node as its sender is not a peer's.
+      if (
+        opened === undefined || opened.from >= this.#outbox.length ||
+        opened.from === this.#options.index
+      ) {
         this.counters.dropped++;
         continue;
       }
       for (const entry of opened.entries) {
         if (entry.kind === "vote") {
-          this.#count(entry.id, "peer");
+          this.#count(entry.id, opened.from);
         } else {
           const bytes = encodeEntry(entry);
           if (entry.kind === "submit") {
@@ -381,6 +396,9 @@ export const skeletonNodeCommand: LeafCommand = {
       return parsed.value;
     });
     if (addresses.length === 0) throw new UsageError("--addresses is required");
+    if (addresses.length > NODES_MAX) {
+      throw new UsageError(`--addresses: at most ${NODES_MAX} nodes, got ${addresses.length}`);
+    }
     const index = numberFlag(args.values, "index", 0, {
       min: 0,
       max: addresses.length - 1,

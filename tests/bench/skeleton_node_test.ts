@@ -9,6 +9,8 @@ import { assert, assertEquals } from "../assert.ts";
 import { SkeletonNode } from "../../src/bench/skeleton_node.ts";
 import { freeUdpPorts } from "../../src/cluster/local_cluster.ts";
 import { generateSecret } from "../../src/delivery/signing.ts";
+import { encodeEntry, SkeletonOpener, SkeletonSealer } from "../../src/bench/skeleton_wire.ts";
+import { ClusterKeyring } from "../../src/transport/datagram_crypto.ts";
 
 const KEY = "skeleton-test-cluster-key-0123456789";
 const SECRET = generateSecret();
@@ -96,6 +98,42 @@ Deno.test("a skeleton submit is not answered 202 without a majority", async () =
     assertEquals(answer, "TimeoutError");
     assertEquals(nodes[0]!.counters.fsyncs, 1);
   });
+});
+
+Deno.test("a replica's vote heard twice counts once toward the skeleton's majority", async () => {
+  // Five nodes, the coordinator (n0) alone running; this test plays n1 on n1's own address. A
+  // majority is three: n0's fsync and n1's vote, even twice over, are two.
+  const dir = await Deno.makeTempDir({ prefix: "hookd-skeleton-" });
+  const addresses = freeUdpPorts(5).map((port) => ({ hostname: "127.0.0.1", port }));
+  const peer = Deno.listenDatagram({ transport: "udp", ...addresses[1]! });
+  const node = await SkeletonNode.start({
+    index: 0,
+    addresses,
+    http: { hostname: "127.0.0.1", port: 0 },
+    dataDir: `${dir}/n0`,
+    clusterKey: KEY,
+    datagramBytes: 1400,
+  });
+  try {
+    const answer = fetch(`${node.url}/v1/jobs`, {
+      method: "POST",
+      body: JSON.stringify({ url: "http://127.0.0.1:9/hook", payload: {} }),
+      signal: AbortSignal.timeout(1_500),
+    }).then((r) => r.status, (e: Error) => e.name);
+    const [submit] = await peer.receive();
+    const opened = new SkeletonOpener(new ClusterKeyring(KEY)).open(submit);
+    assert(opened !== undefined && opened.entries[0]?.kind === "submit", "n1 got the SUBMIT");
+    const vote = new SkeletonSealer(new ClusterKeyring(KEY), 1)
+      .seal([encodeEntry({ kind: "vote", id: opened.entries[0].id })]);
+    await peer.send(vote, { transport: "udp", ...addresses[0]! });
+    await peer.send(vote, { transport: "udp", ...addresses[0]! });
+    assertEquals(await answer, "TimeoutError");
+    assertEquals(node.counters.datagramsIn, 2);
+  } finally {
+    peer.close();
+    await node.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("a skeleton node answers bad submits 400 and keeps serving", async () => {
