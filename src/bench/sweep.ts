@@ -15,6 +15,9 @@
  *   each accepted event is to reach the sink K times, once per path. Its rows count events
  *   offered and accepted, and jobs made, delivered, lost and duplicated, with latency from the
  *   event's scheduled submit to each job's receipt (sweep_row.ts).
+ * - `--skeleton` (HTTP submits, loss 0): the same steps against the skeleton cluster
+ *   (skeleton_cluster.ts, skeleton_node.ts), which does a job's necessary work and nothing
+ *   else; its rows (`nodes_kind` "skeleton") are the floor hookd's rows are read against.
  *
  * After each step the backlog drains (bounded by `--drain-limit`) before the next step, so
  * one step's backlog does not pollute the next one's latencies; a row says when it could not.
