@@ -60,7 +60,6 @@ export interface SkeletonNodeOptions {
 interface Waiting {
   /** The replicas that voted, one bit per node index: a vote heard twice counts once. */
   voters: number;
-  votes: number;
   durableHere: boolean;
   readonly sinceMs: number;
   readonly resolve: (held: boolean) => void;
@@ -182,7 +181,6 @@ export class SkeletonNode {
     const held = new Promise<boolean>((resolve) => {
       this.#waiting.set(job.id, {
         voters: 0,
-        votes: 0,
         durableHere: false,
         sinceMs: performance.now(),
         resolve,
@@ -294,11 +292,10 @@ export class SkeletonNode {
     if (waiting === undefined) return; // answered already, or given up
     if (from === this.#options.index) {
       waiting.durableHere = true;
-    } else if ((waiting.voters & (1 << from)) === 0) {
+    } else {
       waiting.voters |= 1 << from;
-      waiting.votes++;
     }
-    if (waiting.durableHere && waiting.votes + 1 >= this.#majority) {
+    if (waiting.durableHere && bitCount(waiting.voters) + 1 >= this.#majority) {
       this.#waiting.delete(id);
       waiting.resolve(true);
     }
@@ -432,3 +429,10 @@ export const skeletonNodeCommand: LeafCommand = {
     return EXIT_OK;
   },
 };
+
+/** Set bits of a 32-bit integer: the replicas that voted. */
+function bitCount(bits: number): number {
+  let count = 0;
+  for (let rest = bits >>> 0; rest !== 0; rest &= rest - 1) count++;
+  return count;
+}
