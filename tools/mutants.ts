@@ -901,6 +901,15 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/bench/skeleton_wire_test.ts"],
   },
   {
+    name: "bench-cost-fsync-sleep-charged-as-cpu",
+    breaks:
+      "the cost model leaves a thread asleep in a synchronous fsync out of the CPU split (wall time, not CPU)",
+    file: "src/bench/cpu_profile.ts",
+    from: "        BLOCKING_OPS.has(frame.functionName)",
+    to: '        BLOCKING_OPS.has(frame.functionName + "-never")',
+    tests: ["tests/bench/cost_test.ts"],
+  },
+  {
     name: "endpoint-health-only-on-change",
     breaks:
       "a RETRY applied after its job's DONE still brings its attempt to the endpoint's health",

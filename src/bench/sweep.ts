@@ -58,7 +58,13 @@ import { RECEIPT_IDS_PER_REQUEST_MAX, type SinkReceipt, type SinkStats } from ".
 import { generatorRuntime } from "./load_generator.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import { writeSweepReports } from "./sweep_report.ts";
-import { backlogIn, type StepRecord, type SweepRow, sweepRow } from "./sweep_row.ts";
+import {
+  backlogIn,
+  jobReceiptIndex,
+  type StepRecord,
+  type SweepRow,
+  sweepRow,
+} from "./sweep_row.ts";
 import {
   createFanoutEndpoints,
   FANOUT_EVENT_TYPE,
@@ -148,6 +154,12 @@ const spec: CommandSpec = {
     "compare-unbatched": {
       type: "boolean",
       help: "Run the sweep again with the WAL in one-fsync-per-append mode",
+    },
+    "latencies-out": {
+      type: "string",
+      help:
+        "Append one line per accepted job to this TSV (step, rate, loss, id, scheduled, acknowledged and received epoch ms; received empty if never): where a step's tail comes from",
+      valueName: "FILE",
     },
     out: {
       type: "string",
@@ -267,6 +279,8 @@ export interface SweepOptions {
    * steps cost when the nodes do a job's necessary work and nothing else.
    */
   skeleton?: boolean;
+  /** Append each accepted job's times here as TSV (`latencyLines`), for tail analysis. */
+  latenciesOut?: string;
 }
 
 export const sweepCommand: LeafCommand = {
@@ -374,11 +388,17 @@ export function sweepOptionsFromFlags(values: Record<string, unknown>): SweepOpt
       ? { datagramBytes: numberFlag(v, "datagram-bytes", 1400, { min: 512, max: 65000 }) }
       : {}),
     ...(skeleton ? { skeleton } : {}),
+    ...(stringFlag(v, "latencies-out") !== undefined
+      ? { latenciesOut: stringFlag(v, "latencies-out") }
+      : {}),
   };
 }
 
 /** Runs every variant (submit path × WAL mode) of the sweep; returns every row. */
 export async function runSweep(options: SweepOptions): Promise<SweepRow[]> {
+  if (options.latenciesOut !== undefined) {
+    await Deno.writeTextFile(options.latenciesOut, LATENCY_TSV_HEADER);
+  }
   const sink = await SinkProcess.start();
   const rows: SweepRow[] = [];
   try {
@@ -611,6 +631,10 @@ async function runCluster(
           backlogIn(steps, receipts, index, windows, paths.length),
         ),
       );
+      if (options.latenciesOut !== undefined) {
+        const text = latencyLines(s, mine, paths.length, loss).join("");
+        await Deno.writeTextFile(options.latenciesOut, text, { append: true });
+      }
     }
     return rows;
   } finally {
@@ -618,6 +642,32 @@ async function runCluster(
     await nodes?.cluster.stopAll(15_000).catch(() => {});
     await Deno.remove(dataRoot, { recursive: true }).catch(() => {});
   }
+}
+
+/** The header of `--latencies-out`'s TSV (`runSweep` writes it first, truncating the file). */
+export const LATENCY_TSV_HEADER = "step\trate\tloss\tid\tscheduled_ms\tacked_ms\treceived_ms\n";
+
+/**
+ * One TSV line per job of a step's accepted submits (an event's jobs one each): the raw
+ * times a row's percentiles summarize, so a tail can be placed in time. `receipts` as
+ * `sweepRow` takes them.
+ */
+export function latencyLines(
+  s: Pick<StepRecord, "step" | "rate" | "ids">,
+  receipts: ReadonlyArray<SinkReceipt | null>,
+  fanout: number,
+  loss: number,
+): string[] {
+  const lines: string[] = [];
+  s.ids.forEach(([id, scheduledMs, ackedMs], i) => {
+    for (let k = 0; k < fanout; k++) {
+      const r = receipts[jobReceiptIndex(i, k, fanout)];
+      lines.push(
+        `${s.step}\t${s.rate}\t${loss}\t${id}\t${scheduledMs}\t${ackedMs}\t${r?.at ?? ""}\n`,
+      );
+    }
+  });
+  return lines;
 }
 
 /** The sink process, shared by every cluster of a run. */

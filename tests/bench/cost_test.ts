@@ -49,6 +49,24 @@ Deno.test("componentTimes charges each sample to the nearest frame a rule names"
   assertEquals(total, 72, "idle is left out");
 });
 
+Deno.test("componentTimes leaves out a thread asleep in a synchronous fsync: wall time, not CPU", () => {
+  const profile = parseCpuProfile(JSON.stringify({
+    nodes: [
+      frame(1, "(root)", "", [2]),
+      frame(2, "#writeAndSync", `${SRC}/wal/wal.ts`, [3, 4]),
+      frame(3, "op_fs_file_sync_data_sync", ""),
+      frame(4, "crc32cUpdate", `${SRC}/wal/crc32c.ts`),
+    ],
+    samples: [3, 4, 3],
+    timeDeltas: [500, 40, 700],
+    startTime: 0,
+    endTime: 1240,
+  }));
+  const t = componentTimes(profile);
+  assertEquals(t.wal, 40, "only the WAL's own code is CPU");
+  assertEquals(Object.values(t).reduce((a, b) => a + b, 0), 40);
+});
+
 const FLOORS: Floor[] = [
   ["udp_send", 3],
   ["udp_receive", 3],

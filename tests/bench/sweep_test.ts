@@ -8,7 +8,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { hookdCommand } from "../../src/process/self_command.ts";
 import type { SweepRow } from "../../src/bench/sweep_row.ts";
 import { knee, sweepCharts, sweepCsv, sweepMarkdown } from "../../src/bench/sweep_report.ts";
-import { sweepOptionsFromFlags } from "../../src/bench/sweep.ts";
+import { LATENCY_TSV_HEADER, latencyLines, sweepOptionsFromFlags } from "../../src/bench/sweep.ts";
 import { UsageError } from "../../src/process/args.ts";
 
 const ROW_KEYS = [
@@ -293,4 +293,26 @@ Deno.test("--fanout rows: the knee wants every job of every event, the reports s
     assertEquals(line[header.indexOf(column!)], value, column);
   }
   assert(sweepCharts([ev(100)]).get("rate_latency.svg")!.includes("offered events/s"));
+});
+
+Deno.test("latencyLines: one TSV line per job, in the header's columns, received empty when never", () => {
+  const step = {
+    step: "s1-r200",
+    rate: 200,
+    ids: [["job_a", 1000.5, 1004], ["job_b", 1005.5, 1011]] as Array<[string, number, number]>,
+  };
+  const lines = latencyLines(step, [{ at: 1003.25, duplicates: 0 }, null], 1, 0.1);
+  assertEquals(lines, [
+    "s1-r200\t200\t0.1\tjob_a\t1000.5\t1004\t1003.25\n",
+    "s1-r200\t200\t0.1\tjob_b\t1005.5\t1011\t\n",
+  ]);
+  assertEquals(LATENCY_TSV_HEADER.split("\t").length, lines[0]!.split("\t").length);
+  // An event's jobs (fanout 2) get a line each, in receipt order.
+  const events = latencyLines(
+    { ...step, ids: [step.ids[0]!] },
+    [{ at: 1002, duplicates: 0 }, { at: 1009, duplicates: 1 }],
+    2,
+    0,
+  );
+  assertEquals(events.map((l) => l.split("\t")[6]), ["1002\n", "1009\n"]);
 });
