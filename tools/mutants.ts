@@ -910,6 +910,15 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/bench/cost_test.ts"],
   },
   {
+    name: "node-alloc-sampler-garbage-left-out",
+    breaks:
+      "the allocation sampler counts the objects the GC collected while it sampled (a job's garbage)",
+    file: "src/node/cpu_profiler.ts",
+    from: "      includeObjectsCollectedByMinorGC: true,",
+    to: "      includeObjectsCollectedByMinorGC: false,",
+    tests: ["tests/node/cpu_profiler_test.ts"],
+  },
+  {
     name: "endpoint-health-only-on-change",
     breaks:
       "a RETRY applied after its job's DONE still brings its attempt to the endpoint's health",

@@ -9,6 +9,9 @@
  * the profile's shares applied to the unprofiled run's CPU, since profiling costs CPU itself),
  * datagrams, fsyncs and timer wake-ups per job, and beside them the necessary cost — the
  * floors times the operations: the operations this run made, and the fewest a lone job needs.
+ * The profiled run also samples every node's allocations (`--alloc-profile-dir`,
+ * alloc_profile.ts): the bytes a job makes on a node, garbage included, per component and per
+ * site — the GC's work, which grows with them.
  *
  * Owns the cost model and its report. Must not change how the sweep measures.
  */
@@ -27,6 +30,7 @@ import { transportDefaults } from "../config/transport.ts";
 import { type Floor, measureFloors } from "./cost_floors.ts";
 import { perfTaskClockMs } from "./perf_task_clock.ts";
 import { COMPONENTS, type ComponentTimes, profileDirTimes } from "./cpu_profile.ts";
+import { allocationDirSums, type AllocationSums, topSites } from "./alloc_profile.ts";
 import { machineDescription, runSweep, sweepOptionsFromFlags } from "./sweep.ts";
 import type { SweepRow } from "./sweep_row.ts";
 import {
@@ -81,8 +85,20 @@ export interface CostRow {
   /** Floors × a lone job's fewest operations (LONE_JOB_OPERATIONS), whole stack. */
   necessary_us_lone_job: number;
   profile_files: number;
+  /**
+   * KB allocated per job on a node (mean of the nodes), garbage included, from the profiled
+   * run's allocation samples over its own jobs. Null: not profiled.
+   */
+  alloc_kb_per_job_node: number | null;
+  /** The same split by component (the CPU split's rules). */
+  alloc_kb_per_job_node_by_component: Record<string, number> | null;
+  /** The sites that allocated most, KB per job per node, most first. */
+  alloc_top_sites: Array<{ site: string; kb_per_job_node: number }> | null;
   note: string;
 }
+
+/** Sites the report lists. */
+export const ALLOC_SITES_LISTED = 12;
 
 /** A fresh five-node cluster taking no jobs: what being up costs (issue 19: ~1 % of a core). */
 export interface IdleCost {
@@ -240,13 +256,14 @@ const spec: CommandSpec = {
     },
     "no-profile": {
       type: "boolean",
-      help: "Do not profile the nodes (the profiler costs some CPU while it samples)",
+      help:
+        "Do not profile the nodes (no split by component, no allocations; the profilers cost some CPU while they sample)",
     },
     "profiles-out": {
       type: "string",
       valueName: "DIR",
       help:
-        "Keep the nodes' .cpuprofile files here, one folder per rate (Chrome DevTools opens them)",
+        "Keep the nodes' .cpuprofile and .heapprofile files here, one folder per rate (Chrome DevTools opens them)",
     },
     json: { type: "boolean", help: "Print the report as one JSON object on the last stdout line" },
   },
@@ -283,6 +300,7 @@ export function costRow(
   row: SweepRow,
   floors: readonly Floor[],
   profile: { times: ComponentTimes; files: number } | undefined,
+  allocations?: { sums: AllocationSums; nodes: number; jobs: number },
 ): CostRow {
   const coresTotal = Object.values(row.cpu_cores).reduce((a, b) => a + b, 0);
   const allUs = row.cpu_ms_per_job === null ? null : row.cpu_ms_per_job * 1000;
@@ -332,7 +350,39 @@ export function costRow(
       1,
     )!,
     profile_files: profile?.files ?? 0,
+    ...allocationFields(allocations),
     note: row.note,
+  };
+}
+
+/** KB per job per node: `bytes` summed over `nodes` nodes that took `jobs` jobs. */
+function kbPerJobNode(bytes: number, nodes: number, jobs: number): number {
+  return round(bytes / 1000 / nodes / jobs, 2)!;
+}
+
+function allocationFields(
+  a: { sums: AllocationSums; nodes: number; jobs: number } | undefined,
+): Pick<
+  CostRow,
+  "alloc_kb_per_job_node" | "alloc_kb_per_job_node_by_component" | "alloc_top_sites"
+> {
+  if (a === undefined || a.nodes === 0 || a.jobs === 0 || a.sums.bytes === 0) {
+    return {
+      alloc_kb_per_job_node: null,
+      alloc_kb_per_job_node_by_component: null,
+      alloc_top_sites: null,
+    };
+  }
+  const kb = (bytes: number) => kbPerJobNode(bytes, a.nodes, a.jobs);
+  return {
+    alloc_kb_per_job_node: kb(a.sums.bytes),
+    alloc_kb_per_job_node_by_component: Object.fromEntries(
+      COMPONENTS.map((c) => [c, kb(a.sums.components[c])]),
+    ),
+    alloc_top_sites: topSites(a.sums, ALLOC_SITES_LISTED).map(([site, bytes]) => ({
+      site,
+      kb_per_job_node: kb(bytes),
+    })),
   };
 }
 
@@ -360,6 +410,19 @@ export function costMarkdown(report: CostReport): string {
   row("necessary µs, operations as run", (r) => r.necessary_us_as_run);
   row("necessary µs, a lone job's fewest", (r) => r.necessary_us_lone_job);
   row("p99 ms", (r) => r.p99_ms);
+  row("KB allocated a job on a node", (r) => r.alloc_kb_per_job_node);
+  for (const c of COMPONENTS) {
+    row(`  allocations: ${c}`, (r) => r.alloc_kb_per_job_node_by_component?.[c]);
+  }
+  for (const r of report.rows) {
+    if (r.alloc_top_sites === null) continue;
+    lines.push(
+      "",
+      `Where a job's allocations come from at ${r.rate}/s, KB per job per node (garbage included):`,
+      "",
+      ...r.alloc_top_sites.map((s) => `- ${s.kb_per_job_node} ${s.site}`),
+    );
+  }
   if (report.idle !== null) {
     const idle = report.idle;
     lines.push(
@@ -432,21 +495,34 @@ export const costBenchCommand: LeafCommand = {
           rates: String(rate),
           duration: String(durationS),
         });
-        const sweepAt = (cpuProfileDir: string | undefined) =>
-          runSweep({ ...sweepOptions, ...(cpuProfileDir !== undefined ? { cpuProfileDir } : {}) });
+        const sweepAt = (profileDir: string | undefined) =>
+          runSweep({
+            ...sweepOptions,
+            ...(profileDir !== undefined
+              ? { cpuProfileDir: profileDir, allocProfileDir: profileDir }
+              : {}),
+          });
         log(`${rate} jobs/s for ${durationS} s on a fresh cluster, unprofiled`);
         const [row] = await sweepAt(undefined);
+        let profiledJobs = 0;
         if (profile) {
-          log(`${rate} jobs/s for ${durationS} s on a fresh cluster, profiled (for the split)`);
-          await sweepAt(dir);
+          log(
+            `${rate} jobs/s for ${durationS} s on a fresh cluster, profiled ` +
+              `(for the split and the allocations)`,
+          );
+          profiledJobs = (await sweepAt(dir))[0]?.jobs_made ?? 0;
         }
         if (row === undefined) throw new Error(`the sweep at ${rate}/s gave no row`);
         const times = profile ? await profileDirTimes(dir) : undefined;
+        const allocations = profile ? await allocationDirSums(dir) : undefined;
         rows.push(
           costRow(
             row,
             floors,
             times === undefined ? undefined : { times: times.times, files: times.files.length },
+            allocations === undefined
+              ? undefined
+              : { sums: allocations.sums, nodes: allocations.files, jobs: profiledJobs },
           ),
         );
       }

@@ -73,7 +73,10 @@ import {
 } from "./fanout_endpoints.ts";
 import { SINK_JOB_PATH } from "../process/sink.ts";
 
-/** Starts or stops every node's CPU profile (`hookd node --cpu-profile-dir`: SIGUSR2). */
+/**
+ * Starts or stops every node's profiles (`hookd node --cpu-profile-dir`, `--alloc-profile-dir`:
+ * SIGUSR2).
+ */
 function toggleProfiles(nodes: SweepNodes): void {
   for (const id of nodes.ids) {
     const pid = nodes.cluster.pid(id);
@@ -86,15 +89,18 @@ function toggleProfiles(nodes: SweepNodes): void {
   }
 }
 
-/** Waits (at most 30 s) until `count` profiles are in `dir`: each node writes its own. */
-async function waitForProfiles(dir: string, count: number): Promise<void> {
+/**
+ * Waits (at most 30 s) until `count` profiles named `*extension` are in `dir`: each node
+ * writes its own.
+ */
+async function waitForProfiles(dir: string, extension: string, count: number): Promise<void> {
   const deadline = performance.now() + 30_000;
   for (;;) {
     let n = 0;
-    for await (const e of Deno.readDir(dir)) if (e.name.endsWith(".cpuprofile")) n++;
+    for await (const e of Deno.readDir(dir)) if (e.name.endsWith(extension)) n++;
     if (n >= count) return;
     if (performance.now() > deadline) {
-      log(`only ${n} of ${count} CPU profiles were written within 30 s`);
+      log(`only ${n} of ${count} ${extension} profiles were written within 30 s`);
       return;
     }
     await sleep(100);
@@ -274,6 +280,11 @@ export interface SweepOptions {
    * toggled by SIGUSR2; `hookd bench cost`).
    */
   cpuProfileDir?: string;
+  /**
+   * As `cpuProfileDir`, for a sample of every allocation (`hookd node --alloc-profile-dir`):
+   * one `.heapprofile` per node and step.
+   */
+  allocProfileDir?: string;
   /**
    * Drive the skeleton cluster (skeleton_node.ts) instead of hookd's nodes: what the same
    * steps cost when the nodes do a job's necessary work and nothing else.
@@ -464,6 +475,9 @@ async function runCluster(
           ...(options.cpuProfileDir !== undefined
             ? ["--cpu-profile-dir", options.cpuProfileDir]
             : []),
+          ...(options.allocProfileDir !== undefined
+            ? ["--alloc-profile-dir", options.allocProfileDir]
+            : []),
         ],
         log,
       });
@@ -539,7 +553,9 @@ async function runCluster(
         `${label}: step ${index + 1}/${rates.length}: ${rate} ${unit} for ${options.durationS} s`,
       );
       const scrape0 = await scrapeAll(nodes.httpUrls);
-      if (options.cpuProfileDir !== undefined) toggleProfiles(nodes);
+      const profiling = options.cpuProfileDir !== undefined ||
+        options.allocProfileDir !== undefined;
+      if (profiling) toggleProfiles(nodes);
       const cpu0 = await cpuMsOf(Object.values(pids));
       const wakeups0 = await mainThreadWakeupsOf(nodePids(pids));
       const startMs = wallNow();
@@ -577,9 +593,15 @@ async function runCluster(
       );
       const cpu1 = await cpuMsOf(Object.values(pids));
       const wakeups1 = await mainThreadWakeupsOf(nodePids(pids));
-      if (options.cpuProfileDir !== undefined) {
+      if (profiling) {
         toggleProfiles(nodes);
-        await waitForProfiles(options.cpuProfileDir, nodes.ids.length * (index + 1));
+        const count = nodes.ids.length * (index + 1);
+        if (options.cpuProfileDir !== undefined) {
+          await waitForProfiles(options.cpuProfileDir, ".cpuprofile", count);
+        }
+        if (options.allocProfileDir !== undefined) {
+          await waitForProfiles(options.allocProfileDir, ".heapprofile", count);
+        }
       }
       const cpuMs: Record<string, number> = {};
       for (const [name, pid] of Object.entries(pids)) {

@@ -132,6 +132,12 @@ export const nodeCommand: LeafCommand = {
         valueName: "DIR",
         help: "Each SIGUSR2 starts or stops a V8 CPU profile, written to DIR/<id>-<n>.cpuprofile",
       },
+      "alloc-profile-dir": {
+        type: "string",
+        valueName: "DIR",
+        help:
+          "Each SIGUSR2 starts or stops sampling every allocation (garbage included), written to DIR/<id>-<n>.heapprofile",
+      },
       "submits-in-flight-max": {
         type: "string",
         help: "Submit requests inside the API at once; past it a submit is answered 503 at once",
@@ -143,7 +149,10 @@ export const nodeCommand: LeafCommand = {
   },
   async run(args) {
     const { tlsPaths, ...options } = nodeOptionsFromFlags(args.values);
-    const profileDir = stringFlag(args.values, "cpu-profile-dir");
+    const profileDirs = {
+      cpu: stringFlag(args.values, "cpu-profile-dir"),
+      allocations: stringFlag(args.values, "alloc-profile-dir"),
+    };
     let tls: ApiTls | undefined;
     if (tlsPaths !== undefined) {
       try {
@@ -221,9 +230,9 @@ export const nodeCommand: LeafCommand = {
       ...(node.api !== undefined ? { http: node.api.url } : {}),
       ...(node.faults !== undefined ? { faults: node.faults.control.url, pid: Deno.pid } : {}),
     });
-    const profiling = profileDir === undefined
+    const profiling = profileDirs.cpu === undefined && profileDirs.allocations === undefined
       ? undefined
-      : listenForProfileSignal(profileDir, options.nodeId, (event, fields) =>
+      : listenForProfileSignal(profileDirs, options.nodeId, (event, fields) =>
         printJsonLine({
           event,
           ...fields,

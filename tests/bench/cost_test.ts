@@ -6,6 +6,7 @@
 
 import { assertEquals } from "../assert.ts";
 import { componentTimes, parseCpuProfile } from "../../src/bench/cpu_profile.ts";
+import { emptySums } from "../../src/bench/alloc_profile.ts";
 import {
   costRow,
   idleCost,
@@ -116,6 +117,27 @@ Deno.test("costRow splits the CPU per process and the nodes' share per component
   assertEquals(cost.wakeups_per_job, 12);
   assertEquals(cost.wakeup_floor_us_as_run, 60);
   assertEquals(cost.wakeup_floor_us_lone_job, 21 * 5);
+  assertEquals(cost.alloc_kb_per_job_node, null, "not profiled: no allocations");
+
+  // Allocations: 2 nodes' samples over the profiled run's 1,000 jobs.
+  const sums = emptySums();
+  sums.bytes = 180_000_000;
+  sums.components.transport = 120_000_000;
+  sums.components.codecs = 60_000_000;
+  sums.sites.set("receive (transport/endpoint.ts:180)", 100_000_000);
+  sums.sites.set("decodeMessage (jobs/job_messages.ts:206)", 60_000_000);
+  const withAllocations = costRow(row, FLOORS, { times, files: 2 }, {
+    sums,
+    nodes: 2,
+    jobs: 1000,
+  });
+  assertEquals(withAllocations.alloc_kb_per_job_node, 90);
+  assertEquals(withAllocations.alloc_kb_per_job_node_by_component?.transport, 60);
+  assertEquals(withAllocations.alloc_kb_per_job_node_by_component?.codecs, 30);
+  assertEquals(withAllocations.alloc_top_sites?.[0], {
+    site: "receive (transport/endpoint.ts:180)",
+    kb_per_job_node: 50,
+  });
 });
 
 Deno.test("idleCost: CPU % of a core per node, and wake-ups and datagrams per second per node", () => {
