@@ -189,6 +189,25 @@ export function clusterCounters(scrape: readonly Samples[]): ClusterCounters {
   };
 }
 
+/** Each node's memory at a scrape, MB, averaged over the nodes that reported it. */
+export interface NodeMemory {
+  rss_mb: number;
+  heap_used_mb: number;
+  external_mb: number;
+}
+
+/** The nodes' mean memory in one scrape (process_metrics.ts's gauges); null: none reported. */
+export function nodeMemoryMb(scrape: readonly Samples[]): NodeMemory | null {
+  const reporting = scrape.filter((s) => s.has("process_resident_memory_bytes"));
+  if (reporting.length === 0) return null;
+  const mean = (name: string) => Math.round(total(reporting, name) / reporting.length / 1e5) / 10;
+  return {
+    rss_mb: mean("process_resident_memory_bytes"),
+    heap_used_mb: mean("hookd_v8_heap_used_bytes"),
+    external_mb: mean("hookd_v8_external_bytes"),
+  };
+}
+
 export function counterDelta(before: ClusterCounters, after: ClusterCounters): ClusterCounters {
   return {
     fsyncs: after.fsyncs - before.fsyncs,

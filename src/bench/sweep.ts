@@ -47,6 +47,7 @@ import {
   cpuMsOf,
   loadAverage,
   mainThreadWakeupsOf,
+  nodeMemoryMb,
   scrapeAll,
   startBenchNodes,
   type SweepNodes,
@@ -586,11 +587,8 @@ async function runCluster(
       });
       const undrained = pending.length;
       const windowEndMs = wallNow();
-      const { counters, silent } = windowCounters(
-        scrape0,
-        await scrapeAll(nodes.httpUrls),
-        nodes.ids,
-      );
+      const scrape1 = await scrapeAll(nodes.httpUrls);
+      const { counters, silent } = windowCounters(scrape0, scrape1, nodes.ids);
       const cpu1 = await cpuMsOf(Object.values(pids));
       const wakeups1 = await mainThreadWakeupsOf(nodePids(pids));
       if (profiling) {
@@ -624,6 +622,7 @@ async function runCluster(
         drainS: (windowEndMs - drainStart) / 1000,
         silent,
         ids,
+        memory: nodeMemoryMb(scrape1),
       });
       if (nodes.unexpectedExits.length > 0) {
         throw new Error(`a node exited during the sweep: ${nodes.unexpectedExits.join("; ")}`);

@@ -60,6 +60,9 @@ const CSV_COLUMNS: ReadonlyArray<keyof SweepRow> = [
   "ack_p99_ms",
   "refusal_p99_ms",
   "cpu_cores",
+  "node_rss_mb",
+  "node_heap_used_mb",
+  "node_external_mb",
   "note",
 ];
 

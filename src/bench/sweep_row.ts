@@ -19,7 +19,7 @@
 import { assert } from "../lib/assert.ts";
 import { round } from "../lib/round.ts";
 import { Histogram } from "../metrics/histogram.ts";
-import type { ClusterCounters } from "./bench_cluster.ts";
+import type { ClusterCounters, NodeMemory } from "./bench_cluster.ts";
 import type { GeneratorProcess } from "../process/generator_protocol.ts";
 import type { SinkReceipt } from "../process/sink.ts";
 
@@ -119,6 +119,13 @@ export interface SweepRow {
   refusal_p99_ms: number | null;
   /** CPU of each process over the window, in cores (1 = one core busy). */
   cpu_cores: Record<string, number>;
+  /**
+   * A node's resident memory, V8 heap in use and memory outside the heap once the step
+   * drained, MB, the mean of the nodes (`/metrics`); null when the nodes do not report it.
+   */
+  node_rss_mb: number | null;
+  node_heap_used_mb: number | null;
+  node_external_mb: number | null;
   /** Why the row is not a clean measurement (empty when it is). */
   note: string;
 }
@@ -162,6 +169,8 @@ export interface StepRecord {
   /** Nodes whose /metrics did not answer at the start or the end of the window (left out). */
   silent: string[];
   ids: Array<[string, number, number]>;
+  /** The nodes' mean memory once the step drained; null: the nodes do not report it. */
+  memory: NodeMemory | null;
 }
 
 /**
@@ -313,6 +322,9 @@ export function sweepRow(
     cpu_cores: Object.fromEntries(
       Object.entries(s.cpuMs).map(([k, ms]) => [k, round(ms / 1000 / s.windowS, 2)!]),
     ),
+    node_rss_mb: s.memory?.rss_mb ?? null,
+    node_heap_used_mb: s.memory?.heap_used_mb ?? null,
+    node_external_mb: s.memory?.external_mb ?? null,
     note: notes.join("; "),
   };
 }

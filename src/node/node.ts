@@ -23,6 +23,7 @@ import { nodeDefaults } from "../config/node.ts";
 import type { TransportConfig } from "../config/transport.ts";
 import type { WalConfig } from "../config/wal.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
+import { registerProcessMetrics } from "../metrics/process_metrics.ts";
 import { randomRng } from "../lib/rng.ts";
 import { canonicalAddress, UdpTransport } from "../transport/mod.ts";
 import { MembershipService } from "../membership/membership_service.ts";
@@ -135,6 +136,7 @@ export class Node {
       timersArmed.value = realTimerCounts.armed;
       timersFired.value = realTimerCounts.fired;
     });
+    registerProcessMetrics(metrics);
     const injector = options.faultInjection === true
       ? new FaultInjector({ runtime: realRuntime, rng: randomRng(), metrics })
       : undefined;

@@ -86,6 +86,7 @@ function record(n: number, fields: Partial<StepReport> = {}): StepRecord {
     drainS: 1,
     silent: [],
     ids,
+    memory: { rss_mb: 90.5, heap_used_mb: 31.2, external_mb: 4.1 },
   };
 }
 
@@ -104,6 +105,7 @@ Deno.test("sweepRow: completed within the grace, lost, duplicates, latency from 
   // The median job (about number 500) arrived 5 + 5 ms after its scheduled time.
   assert(row.p50_ms !== null && row.p50_ms > 9.9 && row.p50_ms < 10.1, `p50 ${row.p50_ms}`);
   assertEquals([row.fsyncs_per_job, row.datagrams_per_job, row.cpu_ms_per_job], [0.5, 4, 1]);
+  assertEquals([row.node_rss_mb, row.node_heap_used_mb, row.node_external_mb], [90.5, 31.2, 4.1]);
   assertEquals(row.wakeups_per_job, 7);
   assertEquals(row.goodput_per_s, 99.8);
   assert(row.note.includes("1 accepted jobs never reached the sink"), row.note);
