@@ -919,6 +919,30 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/node/cpu_profiler_test.ts"],
   },
   {
+    name: "catchup-log-keeps-callers-view",
+    breaks: "the catch-up log keeps a copy of each record, not a view that pins its datagram",
+    file: "src/jobs/catchup_log.ts",
+    from: "    const [slab, offset] = this.#place(bytes);",
+    to: "    const [slab, offset] = [bytes, 0];",
+    tests: ["tests/jobs/catchup_log_test.ts"],
+  },
+  {
+    name: "catchup-log-slab-records-overlap",
+    breaks: "records in a catch-up log slab do not overlap",
+    file: "src/jobs/catchup_log.ts",
+    from: "    this.#slabUsed += bytes.length;",
+    to: "    this.#slabUsed += Math.max(0, bytes.length - 1);",
+    tests: ["tests/jobs/catchup_log_test.ts"],
+  },
+  {
+    name: "catchup-log-compaction-loses-base",
+    breaks: "a record's position in the eviction order survives the order's compaction",
+    file: "src/jobs/catchup_log.ts",
+    from: "      this.#fifoBase += head;",
+    to: "      this.#fifoBase += 0;",
+    tests: ["tests/jobs/catchup_log_test.ts"],
+  },
+  {
     name: "endpoint-health-only-on-change",
     breaks:
       "a RETRY applied after its job's DONE still brings its attempt to the endpoint's health",

@@ -6,33 +6,60 @@
  * says below which seq this log can no longer serve that origin (the peer then gets a
  * snapshot of the table instead). After a restart the log holds what the WAL replayed since
  * the last checkpoint, and the floor is the checkpoint's coverage.
+ *
+ * The bytes are copied into slabs (large buffers filled in order, dropped once every record in
+ * them was evicted), and the order of eviction is kept in arrays of numbers: no object per
+ * record. Kept as objects — a view per record, an entry object per record — every record of
+ * the last 64 MiB survived the young generation and had to be marked and moved by the major GCs,
+ * which at 200 jobs/s came every few seconds, on all five nodes at the same job count (their heaps
+ * grow alike: bench/results/session26/). A record received was also a view into its datagram, so
+ * it kept the whole datagram alive: the bound counted the record, not the memory.
  */
 
 import { assert } from "../lib/assert.ts";
 
-interface Evictable {
-  readonly origin: string;
-  readonly seq: number;
-  readonly sizeBytes: number;
-}
+/** Bytes of a slab (a record larger than the bound's slab gets one of its own size). */
+export const CATCHUP_SLAB_BYTES_MAX = 1 << 20;
+/** Smallest slab: a tiny bound (tests, `catchupLogBytesMax: 1`) still copies into one. */
+const CATCHUP_SLAB_BYTES_MIN = 4096;
+/** Evicted entries at the head of the eviction order before the arrays are compacted. */
+const FIFO_COMPACT_MIN = 4096;
+
+const NO_SLAB = new Uint8Array(0);
 
 export class CatchupLog {
   readonly #bytesMax: number;
-  readonly #byOrigin = new Map<string, Map<number, Uint8Array>>();
+  readonly #slabBytes: number;
+  /** Per origin: seq → the record's position in the eviction order (see `#fifoBase`). */
+  readonly #byOrigin = new Map<string, Map<number, number>>();
   readonly #floor = new Map<string, number>();
   /** Highest seq ever kept per origin (kept past eviction: the floor covers what went). */
   readonly #max = new Map<string, number>();
-  /** Insertion order, for eviction; a consumed prefix is dropped in chunks. */
-  #fifo: Evictable[] = [];
+  // The eviction order, oldest first: one index across these arrays per record kept. An entry
+  // at index i has position `#fifoBase + i`; the entries before `#fifoHead` were evicted.
+  #fifoOrigin: string[] = [];
+  #fifoSeq: number[] = [];
+  #fifoSlab: Uint8Array[] = [];
+  #fifoOffset: number[] = [];
+  #fifoLength: number[] = [];
   #fifoHead = 0;
+  #fifoBase = 0;
+  /** The slab being filled, and how much of it is. */
+  #slab: Uint8Array = NO_SLAB;
+  #slabUsed = 0;
   #bytes = 0;
   evicted = 0;
 
   constructor(bytesMax: number) {
     assert(bytesMax > 0, "catch-up log needs a positive byte bound");
     this.#bytesMax = bytesMax;
+    this.#slabBytes = Math.min(
+      CATCHUP_SLAB_BYTES_MAX,
+      Math.max(CATCHUP_SLAB_BYTES_MIN, Math.ceil(bytesMax / 16)),
+    );
   }
 
+  /** Bytes of the records held (what the bound counts). */
   get bytes(): number {
     return this.#bytes;
   }
@@ -43,7 +70,7 @@ export class CatchupLog {
     return n;
   }
 
-  /** Keeps `bytes` as (origin, seq); a repeat is ignored. */
+  /** Keeps a copy of `bytes` as (origin, seq); a repeat is ignored. */
   add(origin: string, seq: number, bytes: Uint8Array): void {
     let m = this.#byOrigin.get(origin);
     if (m === undefined) {
@@ -51,19 +78,54 @@ export class CatchupLog {
       this.#byOrigin.set(origin, m);
     }
     if (m.has(seq) || seq <= (this.#floor.get(origin) ?? 0)) return;
-    m.set(seq, bytes);
+    const [slab, offset] = this.#place(bytes);
+    m.set(seq, this.#fifoBase + this.#fifoSeq.length);
+    this.#fifoOrigin.push(origin);
+    this.#fifoSeq.push(seq);
+    this.#fifoSlab.push(slab);
+    this.#fifoOffset.push(offset);
+    this.#fifoLength.push(bytes.length);
     if (seq > (this.#max.get(origin) ?? 0)) this.#max.set(origin, seq);
-    this.#fifo.push({ origin, seq, sizeBytes: bytes.length });
     this.#bytes += bytes.length;
-    while (this.#bytes > this.#bytesMax && this.#fifoHead < this.#fifo.length) this.#evictOne();
-    if (this.#fifoHead > 4096 && this.#fifoHead * 2 > this.#fifo.length) {
-      this.#fifo = this.#fifo.slice(this.#fifoHead);
+    while (this.#bytes > this.#bytesMax && this.#fifoHead < this.#fifoSeq.length) {
+      this.#evictOne();
+    }
+    if (this.#fifoHead > FIFO_COMPACT_MIN && this.#fifoHead * 2 > this.#fifoSeq.length) {
+      const head = this.#fifoHead;
+      this.#fifoOrigin = this.#fifoOrigin.slice(head);
+      this.#fifoSeq = this.#fifoSeq.slice(head);
+      this.#fifoSlab = this.#fifoSlab.slice(head);
+      this.#fifoOffset = this.#fifoOffset.slice(head);
+      this.#fifoLength = this.#fifoLength.slice(head);
+      this.#fifoBase += head;
       this.#fifoHead = 0;
     }
   }
 
+  /** Copies `bytes` into the slab being filled (a new one when it does not fit). */
+  #place(bytes: Uint8Array): [Uint8Array, number] {
+    if (this.#slabUsed + bytes.length > this.#slab.length) {
+      this.#slab = new Uint8Array(Math.max(this.#slabBytes, bytes.length));
+      this.#slabUsed = 0;
+    }
+    const offset = this.#slabUsed;
+    this.#slab.set(bytes, offset);
+    this.#slabUsed += bytes.length;
+    return [this.#slab, offset];
+  }
+
+  /** The record at position `position` of the eviction order, as a view into its slab. */
+  #view(position: number): Uint8Array {
+    const i = position - this.#fifoBase;
+    assert(i >= this.#fifoHead && i < this.#fifoSeq.length, "catch-up log: stale position");
+    const offset = this.#fifoOffset[i]!;
+    return this.#fifoSlab[i]!.subarray(offset, offset + this.#fifoLength[i]!);
+  }
+
+  /** The record (a view: it stays valid, and keeps its slab alive while it is referenced). */
   get(origin: string, seq: number): Uint8Array | undefined {
-    return this.#byOrigin.get(origin)?.get(seq);
+    const position = this.#byOrigin.get(origin)?.get(seq);
+    return position === undefined ? undefined : this.#view(position);
   }
 
   /**
@@ -75,12 +137,14 @@ export class CatchupLog {
     if (m === undefined || to < from) return;
     if (to - from < m.size) {
       for (let seq = from; seq <= to; seq++) {
-        const bytes = m.get(seq);
-        if (bytes !== undefined) out.push(bytes);
+        const position = m.get(seq);
+        if (position !== undefined) out.push(this.#view(position));
       }
       return;
     }
-    for (const [seq, bytes] of m) if (seq >= from && seq <= to) out.push(bytes);
+    for (const [seq, position] of m) {
+      if (seq >= from && seq <= to) out.push(this.#view(position));
+    }
   }
 
   /**
@@ -93,12 +157,14 @@ export class CatchupLog {
     if (m === undefined || to < from) return out;
     if (to - from < m.size) {
       for (let seq = from; seq <= to; seq++) {
-        const bytes = m.get(seq);
-        if (bytes !== undefined) out.push([seq, bytes]);
+        const position = m.get(seq);
+        if (position !== undefined) out.push([seq, this.#view(position)]);
       }
       return out;
     }
-    for (const [seq, bytes] of m) if (seq >= from && seq <= to) out.push([seq, bytes]);
+    for (const [seq, position] of m) {
+      if (seq >= from && seq <= to) out.push([seq, this.#view(position)]);
+    }
     return out.sort((a, b) => a[0] - b[0]);
   }
 
@@ -123,12 +189,16 @@ export class CatchupLog {
   }
 
   #evictOne(): void {
-    const item = this.#fifo[this.#fifoHead++]!;
-    const m = this.#byOrigin.get(item.origin);
-    if (m?.delete(item.seq)) {
-      this.#bytes -= item.sizeBytes;
+    const i = this.#fifoHead++;
+    const origin = this.#fifoOrigin[i]!;
+    const seq = this.#fifoSeq[i]!;
+    // The slab goes once no entry refers to it (and it is not the one being filled).
+    this.#fifoSlab[i] = NO_SLAB;
+    const m = this.#byOrigin.get(origin);
+    if (m?.delete(seq)) {
+      this.#bytes -= this.#fifoLength[i]!;
       this.evicted++;
-      this.raiseFloor(item.origin, item.seq);
+      this.raiseFloor(origin, seq);
     }
   }
 }
