@@ -922,8 +922,8 @@ const MUTANTS: Mutant[] = [
     name: "catchup-log-keeps-callers-view",
     breaks: "the catch-up log keeps a copy of each record, not a view that pins its datagram",
     file: "src/jobs/catchup_log.ts",
-    from: "    const [slab, offset] = this.#place(bytes);",
-    to: "    const [slab, offset] = [bytes, 0];",
+    from: "    const offset = this.#place(bytes);",
+    to: "    const offset = bytes.byteOffset; this.#slab = new Uint8Array(bytes.buffer);",
     tests: ["tests/jobs/catchup_log_test.ts"],
   },
   {

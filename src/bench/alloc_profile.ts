@@ -33,7 +33,7 @@ export type ComponentBytes = Record<Component, number>;
 export interface AllocationSums {
   bytes: number;
   components: ComponentBytes;
-  /** Bytes per site (see `siteName`). */
+  /** Bytes per site (named as `addAllocations` says). */
   sites: Map<string, number>;
 }
 

@@ -18,12 +18,9 @@
 /**
  * Ops that put the thread to sleep until a device answers: their samples are waiting, not
  * CPU, and are left out of the split. `FsFile.syncDataSync()` (the WAL's inline fdatasync,
- * wal_fs.ts) is the one hookd calls; `syncSync()` would be the other.
+ * wal_fs.ts) is the one hookd calls, under this name in its profiles.
  */
-export const BLOCKING_OPS: ReadonlySet<string> = new Set([
-  "op_fs_file_sync_data_sync",
-  "op_fs_file_sync_sync",
-]);
+export const BLOCKING_OPS: ReadonlySet<string> = new Set(["op_fs_file_sync_data_sync"]);
 
 export const COMPONENTS = [
   "http_api",

@@ -165,7 +165,7 @@ const spec: CommandSpec = {
     "latencies-out": {
       type: "string",
       help:
-        "Append one line per accepted job to this TSV (step, rate, loss, id, scheduled, acknowledged and received epoch ms; received empty if never): where a step's tail comes from",
+        "Write one line per accepted job to this TSV, started afresh (step, rate, loss, id, scheduled, acknowledged and received epoch ms; received empty if never): where a step's tail comes from",
       valueName: "FILE",
     },
     out: {
@@ -291,7 +291,7 @@ export interface SweepOptions {
    * steps cost when the nodes do a job's necessary work and nothing else.
    */
   skeleton?: boolean;
-  /** Append each accepted job's times here as TSV (`latencyLines`), for tail analysis. */
+  /** Write each accepted job's times here as TSV (`latencyLines`), for tail analysis. */
   latenciesOut?: string;
 }
 
@@ -368,6 +368,7 @@ export function sweepOptionsFromFlags(values: Record<string, unknown>): SweepOpt
     throw new UsageError("--fanout sends events, which go over HTTP only: leave --submit-via udp");
   }
   const skeleton = booleanFlag(v, "skeleton");
+  const latenciesOut = stringFlag(v, "latencies-out");
   if (skeleton) {
     // The skeleton has no transport of hookd's, no endpoints, one WAL mode, and no
     // retransmission: a lost datagram would lose its job's vote, not measure a floor.
@@ -400,9 +401,7 @@ export function sweepOptionsFromFlags(values: Record<string, unknown>): SweepOpt
       ? { datagramBytes: numberFlag(v, "datagram-bytes", 1400, { min: 512, max: 65000 }) }
       : {}),
     ...(skeleton ? { skeleton } : {}),
-    ...(stringFlag(v, "latencies-out") !== undefined
-      ? { latenciesOut: stringFlag(v, "latencies-out") }
-      : {}),
+    ...(latenciesOut !== undefined ? { latenciesOut } : {}),
   };
 }
 

@@ -78,11 +78,11 @@ export class CatchupLog {
       this.#byOrigin.set(origin, m);
     }
     if (m.has(seq) || seq <= (this.#floor.get(origin) ?? 0)) return;
-    const [slab, offset] = this.#place(bytes);
+    const offset = this.#place(bytes);
     m.set(seq, this.#fifoBase + this.#fifoSeq.length);
     this.#fifoOrigin.push(origin);
     this.#fifoSeq.push(seq);
-    this.#fifoSlab.push(slab);
+    this.#fifoSlab.push(this.#slab);
     this.#fifoOffset.push(offset);
     this.#fifoLength.push(bytes.length);
     if (seq > (this.#max.get(origin) ?? 0)) this.#max.set(origin, seq);
@@ -102,8 +102,11 @@ export class CatchupLog {
     }
   }
 
-  /** Copies `bytes` into the slab being filled (a new one when it does not fit). */
-  #place(bytes: Uint8Array): [Uint8Array, number] {
+  /**
+   * Copies `bytes` into the slab being filled (a new one when it does not fit) and returns its
+   * offset there: `#slab` is then the slab that holds it.
+   */
+  #place(bytes: Uint8Array): number {
     if (this.#slabUsed + bytes.length > this.#slab.length) {
       this.#slab = new Uint8Array(Math.max(this.#slabBytes, bytes.length));
       this.#slabUsed = 0;
@@ -111,7 +114,7 @@ export class CatchupLog {
     const offset = this.#slabUsed;
     this.#slab.set(bytes, offset);
     this.#slabUsed += bytes.length;
-    return [this.#slab, offset];
+    return offset;
   }
 
   /** The record at position `position` of the eviction order, as a view into its slab. */
