@@ -1092,6 +1092,31 @@ const MUTANTS: Mutant[] = [
       "const read = await Promise.resolve(service.getEndpoint(id) ?? (await service.readEndpoint(id)));",
     tests: ["tests/api/endpoints_test.ts"],
   },
+  {
+    name: "key-order-queue-compaction-shifted",
+    breaks: "a KeyOrderQueue's compaction moves every value with its key",
+    file: "src/lib/key_order_queue.ts",
+    from: "    this.#values.copyWithin(0, head, this.#end);",
+    to: "    this.#values.copyWithin(0, head + 1, this.#end);",
+    tests: ["tests/lib/key_order_queue_test.ts"],
+  },
+  {
+    name: "key-order-queue-head-stays-on-hole",
+    breaks: "a KeyOrderQueue's head moves past removed entries (first() is the lowest live key)",
+    file: "src/lib/key_order_queue.ts",
+    from:
+      "    while (this.#head < this.#end && this.#values[this.#head] === undefined) this.#head++;",
+    to: "",
+    tests: ["tests/lib/key_order_queue_test.ts"],
+  },
+  {
+    name: "repl-outbox-sent-mark-never-spent",
+    breaks: "a message to a peer takes that peer's lazy records at the next flush only",
+    file: "src/jobs/repl_outbox.ts",
+    from: "    this.#flushes++;\n",
+    to: "",
+    tests: ["tests/jobs/repl_outbox_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

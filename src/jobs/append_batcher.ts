@@ -10,6 +10,7 @@
  */
 
 import { assert } from "../lib/assert.ts";
+import { KeyOrderQueue } from "../lib/key_order_queue.ts";
 import type { AckEntry } from "./job_messages.ts";
 import { encodeWalBatch, WAL_BATCH_HEADER_BYTES } from "./job_codec.ts";
 import type { JobRecord, Stamp } from "./job_model.ts";
@@ -94,7 +95,8 @@ export class AppendBatcher {
   #dueMs = Infinity;
   /** Write the batch being built at the next flush, waited on or not. */
   #due = false;
-  readonly #pending = new Map<number, AppendBatch>();
+  /** Appends handed to the WAL and not durable yet, by token (key_order_queue.ts: no Map churn). */
+  readonly #pending = new KeyOrderQueue<AppendBatch>();
   /** Stamps applied here whose append is not durable yet (see `StampTokens`). */
   readonly #notDurable = new StampTokens();
   /**
@@ -227,7 +229,7 @@ export class AppendBatcher {
     this.#due = false;
     this.#dueMs = Infinity;
     const token = this.#nextToken++;
-    this.#pending.set(token, batch);
+    this.#pending.push(token, batch);
     const payload = encodeWalBatch(batch.records);
     // Batch accounting: the bytes counted (what batches are split by, against the WAL's
     // record bound) are the bytes written, the batch header aside.
@@ -245,11 +247,10 @@ export class AppendBatcher {
   complete(token: number): AppendBatch | undefined {
     const batch = this.#pending.get(token);
     if (batch === undefined) return undefined;
-    // The WAL makes appends durable in the order they were issued (a Map keeps insertion
-    // order): a token that overtook an earlier one would mark its stamps held while the
-    // earlier records could still be lost.
+    // The WAL makes appends durable in the order they were issued: a token that overtook an
+    // earlier one would mark its stamps held while the earlier records could still be lost.
     assert(
-      this.#pending.keys().next().value === token,
+      this.#pending.firstKey() === token,
       `append ${token} persisted before an earlier pending append`,
     );
     this.#pending.delete(token);

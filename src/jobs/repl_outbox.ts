@@ -8,17 +8,29 @@
  * the flush's records back and the core (replication_core.ts) sends them.
  */
 
+/** What `take` hands back when nothing is queued. */
+const NOTHING: ReadonlyMap<string, readonly Uint8Array[]> = new Map();
+
 export class ReplicationOutbox {
   readonly #lazySendMs: number;
-  /** Per-peer records to send this flush. */
+  /** Per-peer records to send this flush (a fresh Map per flush that sends: young garbage). */
   #outbox = new Map<string, Uint8Array[]>();
-  /** Records nobody waits for, by peer (see `queueLazy`). */
+  /**
+   * Records nobody waits for, by peer (see `queueLazy`). A peer's list stays once made, empty
+   * when sent: the peers are the voters, and deleting and re-adding keys of a long-lived Map
+   * (or clearing a Set) allocates its new table in the old generation, garbage for the major
+   * GC at every flush (bench/results/session27).
+   */
   readonly #lazy = new Map<string, Uint8Array[]>();
+  /** Lazy records queued, over every peer. */
+  #lazyCount = 0;
   #lazyDueMs = Infinity;
   /** Send every lazy record at the next flush (their time came, or the node is stopping). */
   #lazyDue = false;
-  /** Peers sent a message since the last flush: lazy records to them go along (one datagram). */
-  readonly #sentTo = new Set<string>();
+  /** Flushes so far: `#sentAt` holds the flush a peer was last sent a message in. */
+  #flushes = 0;
+  /** Peers sent a message in flush `#flushes` (since the last one): their lazy records go along. */
+  readonly #sentAt = new Map<string, number>();
 
   constructor(lazySendMs: number) {
     this.#lazySendMs = lazySendMs;
@@ -51,12 +63,13 @@ export class ReplicationOutbox {
       this.#lazy.set(peer, list);
     }
     list.push(bytes);
+    this.#lazyCount++;
     this.#lazyDueMs = Math.min(this.#lazyDueMs, nowMs + this.#lazySendMs);
   }
 
   /** A message went to `peer`: its lazy records go with the next flush. */
   sent(peer: string): void {
-    this.#sentTo.add(peer);
+    this.#sentAt.set(peer, this.#flushes);
   }
 
   /** Every lazy record goes at the next flush (the node is stopping). */
@@ -72,17 +85,25 @@ export class ReplicationOutbox {
   /**
    * The records to send at this flush, by peer (in the order peers were first queued): the
    * queued ones, with the lazy ones of each peer that gets a message anyway, or of every peer
-   * once they are due. The queues start afresh.
+   * once they are due. The queues start afresh. The lists are the caller's until the next
+   * `take`.
    */
-  take(): Map<string, Uint8Array[]> {
-    for (const [peer, lazy] of this.#lazy) {
-      if (!this.#lazyDue && !this.#outbox.has(peer) && !this.#sentTo.has(peer)) continue;
-      for (const bytes of lazy) this.queue(peer, bytes);
-      this.#lazy.delete(peer);
+  take(): ReadonlyMap<string, readonly Uint8Array[]> {
+    if (this.#lazyCount > 0) {
+      for (const [peer, lazy] of this.#lazy) {
+        if (lazy.length === 0) continue;
+        if (
+          !this.#lazyDue && !this.#outbox.has(peer) && this.#sentAt.get(peer) !== this.#flushes
+        ) continue;
+        for (const bytes of lazy) this.queue(peer, bytes);
+        this.#lazyCount -= lazy.length;
+        lazy.length = 0;
+      }
     }
     this.#lazyDue = false;
-    this.#sentTo.clear();
-    if (this.#lazy.size === 0) this.#lazyDueMs = Infinity;
+    this.#flushes++;
+    if (this.#lazyCount === 0) this.#lazyDueMs = Infinity;
+    if (this.#outbox.size === 0) return NOTHING;
     const out = this.#outbox;
     this.#outbox = new Map();
     return out;

@@ -15,6 +15,7 @@
  */
 
 import { assert } from "../lib/assert.ts";
+import { KeyOrderQueue } from "../lib/key_order_queue.ts";
 import type { TransportConfig } from "../config/transport.ts";
 import {
   type DatagramWriter,
@@ -80,7 +81,8 @@ export class SessionSender {
   #nextPn = 1;
   #nextMsgId = 0;
   #lowestUnackedId = 0;
-  readonly #unackedById = new Map<number, OutMessage>();
+  /** Messages sent and not wholly acknowledged, by id (key_order_queue.ts: no Map churn). */
+  readonly #unackedById = new KeyOrderQueue<OutMessage>();
   #pending: OutMessage[] = [];
   #pendingHead = 0;
   #newChunks: Chunk[] = [];
@@ -88,7 +90,8 @@ export class SessionSender {
   #retransmit: Chunk[] = [];
   #retransmitHead = 0;
   #unreliable: Array<{ channel: number; bytes: Uint8Array }> = [];
-  readonly #sent = new Map<number, SentPacket>();
+  /** Packets in flight that carry data, by packet number (key_order_queue.ts). */
+  readonly #sent = new KeyOrderQueue<SentPacket>();
   #bytesInFlight = 0;
   #messagesUnacked = 0;
   #queuedBytes = 0;
@@ -309,9 +312,7 @@ export class SessionSender {
       if (m.fragmented) this.#fragmentedBytesUnacked -= m.bytes.length;
       assert(this.#messagesUnacked >= 0 && this.#queuedBytes >= 0, "send queue accounting");
     }
-    while (
-      this.#lowestUnackedId < this.#nextMsgId && !this.#unackedById.has(this.#lowestUnackedId)
-    ) this.#lowestUnackedId++;
+    this.#lowestUnackedId = this.#unackedById.firstKey() ?? this.#nextMsgId;
   }
 
   #maybeWritable(): void {
@@ -379,7 +380,7 @@ export class SessionSender {
    */
   dropAll(): Array<{ channel: number; bytes: Uint8Array }> {
     const dropped: Array<{ channel: number; bytes: Uint8Array }> = [];
-    const unacked = [...this.#unackedById.values()].sort((a, b) => a.id - b.id);
+    const unacked = [...this.#unackedById.values()];
     for (const m of unacked) dropped.push({ channel: m.channel, bytes: m.bytes });
     for (let i = this.#pendingHead; i < this.#pending.length; i++) {
       const m = this.#pending[i]!;
@@ -402,7 +403,7 @@ export class SessionSender {
    * session. Packet numbers keep rising, so a late ack for an old packet matches nothing.
    */
   resetForPeerRestart(): void {
-    const unacked = [...this.#unackedById.values()].sort((a, b) => a.id - b.id);
+    const unacked = [...this.#unackedById.values()];
     const requeued: OutMessage[] = [];
     for (const m of unacked) {
       requeued.push({ ...m, id: -1, chunksUnacked: 0, fragmented: false });
@@ -500,7 +501,7 @@ export class SessionSender {
     ) return undefined;
     this.#pendingHead++;
     m.id = this.#nextMsgId++;
-    this.#unackedById.set(m.id, m);
+    this.#unackedById.push(m.id, m);
     if (whole) {
       m.chunksUnacked = 1;
       const c: Chunk = {
@@ -585,7 +586,7 @@ export class SessionSender {
     if (this.#probeCredit > 0) this.#probeCredit--;
     for (const c of chunks) c.lastPn = pn;
     const rate = this.#cc.onSent(nowMs, this.#bytesInFlight);
-    this.#sent.set(pn, { pn, sentMs: nowMs, bytes, chunks, rate });
+    this.#sent.push(pn, { pn, sentMs: nowMs, bytes, chunks, rate });
     this.#bytesInFlight += bytes;
     this.#lastElicitingSentMs = nowMs;
   }
