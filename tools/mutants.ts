@@ -258,8 +258,8 @@ const MUTANTS: Mutant[] = [
     name: "limits-encoder-unasserted",
     breaks: "an encoder asserts a string's bound instead of writing bytes every peer refuses",
     file: "src/lib/bytes.ts",
-    from: "bytesMax === undefined || written <= bytesMax,",
-    to: "bytesMax === undefined || written <= bytesMax || true,",
+    from: "if (!(bytesMax === undefined || written <= bytesMax)) {",
+    to: "if (!(bytesMax === undefined || written <= bytesMax || true)) {",
     tests: ["tests/jobs/job_limits_test.ts"],
   },
   {

@@ -12,17 +12,16 @@
  * these; they bound what the HTTP layer holds (bodies and parked promises).
  */
 
-import { assert } from "../lib/assert.ts";
+import { assert, fail } from "../lib/assert.ts";
 
 export class AdmissionGate {
   readonly #limit: number;
   #inFlight = 0;
 
   constructor(limit: number) {
-    assert(
-      Number.isInteger(limit) && limit > 0,
-      `admission limit must be a positive integer, got ${limit}`,
-    );
+    if (!(Number.isInteger(limit) && limit > 0)) {
+      fail(`admission limit must be a positive integer, got ${limit}`);
+    }
     this.#limit = limit;
   }
 
@@ -58,10 +57,9 @@ export class ByteBudget {
   #held = 0;
 
   constructor(bytesMax: number) {
-    assert(
-      Number.isInteger(bytesMax) && bytesMax > 0,
-      `byte budget must be a positive integer, got ${bytesMax}`,
-    );
+    if (!(Number.isInteger(bytesMax) && bytesMax > 0)) {
+      fail(`byte budget must be a positive integer, got ${bytesMax}`);
+    }
     this.#bytesMax = bytesMax;
   }
 
@@ -71,14 +69,14 @@ export class ByteBudget {
 
   /** Takes `bytes`, or false (taking nothing) when that would pass the bound. */
   tryTake(bytes: number): boolean {
-    assert(Number.isInteger(bytes) && bytes >= 0, `byte budget: bad take ${bytes}`);
+    if (!(Number.isInteger(bytes) && bytes >= 0)) fail(`byte budget: bad take ${bytes}`);
     if (this.#held + bytes > this.#bytesMax) return false;
     this.#held += bytes;
     return true;
   }
 
   give(bytes: number): void {
-    assert(bytes >= 0 && bytes <= this.#held, `byte budget: gave ${bytes} of ${this.#held}`);
+    if (!(bytes >= 0 && bytes <= this.#held)) fail(`byte budget: gave ${bytes} of ${this.#held}`);
     this.#held -= bytes;
   }
 }

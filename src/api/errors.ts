@@ -6,7 +6,7 @@
  * status) and the mapping of the job store's refusals. Must not touch requests or the store.
  */
 
-import { assert, unreachable } from "../lib/assert.ts";
+import { fail, unreachable } from "../lib/assert.ts";
 import type { Refusal, RefusalCode } from "../jobs/service.ts";
 
 /** The store's refusal codes plus the ones the HTTP edge raises itself. */
@@ -125,7 +125,7 @@ export function errorResponse(error: ApiError, headers: Record<string, string> =
   const status = statusOf(error.code);
   const extra: Record<string, string> = { ...headers };
   if (status === 503) {
-    assert(error.retryAfterS !== undefined, `503 error ${error.code} without retryAfterS`);
+    if (error.retryAfterS === undefined) fail(`503 error ${error.code} without retryAfterS`);
     extra["retry-after"] = String(error.retryAfterS);
   }
   return jsonResponse(status, { error: errorBody(error) }, extra);

@@ -47,7 +47,7 @@ import {
   decodeRecover,
 } from "./endpoint_validate.ts";
 import { decodeEvent } from "./event_validate.ts";
-import { assert } from "../lib/assert.ts";
+import { assert, fail } from "../lib/assert.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
 import type { MetricsRegistry } from "../metrics/registry.ts";
@@ -329,10 +329,9 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
       });
       if (valid.length > 0) {
         const outcomes = await storeCall(() => service.submitBatch(valid));
-        assert(
-          outcomes.length === valid.length,
-          `submitBatch answered ${outcomes.length} outcomes for ${valid.length} jobs`,
-        );
+        if (!(outcomes.length === valid.length)) {
+          fail(`submitBatch answered ${outcomes.length} outcomes for ${valid.length} jobs`);
+        }
         outcomes.forEach((outcome, j) => {
           const i = positions[j]!;
           if (outcome.ok) {

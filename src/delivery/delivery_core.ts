@@ -30,7 +30,7 @@
 
 import type { DeliveryConfig } from "../config/delivery.ts";
 import { type JobsConfig, jobsDefaults } from "../config/jobs.ts";
-import { assert } from "../lib/assert.ts";
+import { assert, fail } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import type { Rng } from "../lib/rng.ts";
@@ -448,10 +448,9 @@ export class DeliveryCore {
   /** An attempt started by an `attempt` output ended. */
   attemptDone(nowMs: number, jobId: string, result: AttemptResult): void {
     const entry = this.#jobs.get(jobId);
-    assert(
-      entry !== undefined && entry.phase === "inflight",
-      `attemptDone: ${jobId} not in flight`,
-    );
+    if (!(entry !== undefined && entry.phase === "inflight")) {
+      fail(`attemptDone: ${jobId} not in flight`);
+    }
     const origin = entry.origin;
     origin.inflight--;
     this.#inflight--;
@@ -583,10 +582,9 @@ export class DeliveryCore {
    */
   persisted(nowMs: number, jobId: string, durable: boolean): void {
     const entry = this.#jobs.get(jobId);
-    assert(
-      entry !== undefined && entry.phase === "persisting",
-      `persisted: ${jobId} not persisting`,
-    );
+    if (!(entry !== undefined && entry.phase === "persisting")) {
+      fail(`persisted: ${jobId} not persisting`);
+    }
     if (!durable) this.#metrics.storeFailures.inc();
     if (entry.cancelled || !durable) {
       this.#forget(entry);
@@ -766,7 +764,7 @@ export class DeliveryCore {
   /** The endpoint's rate for this node now, checked. */
   #endpointRate(endpointId: string): number {
     const ratePerS = this.#rateOf(endpointId);
-    assert(Number.isFinite(ratePerS) && ratePerS >= 0, `rate of ${endpointId}: ${ratePerS}`);
+    if (!(Number.isFinite(ratePerS) && ratePerS >= 0)) fail(`rate of ${endpointId}: ${ratePerS}`);
     return ratePerS;
   }
 
@@ -877,7 +875,7 @@ export class DeliveryCore {
 
   #forget(entry: JobEntry): void {
     const deleted = this.#jobs.delete(entry.job.id);
-    assert(deleted, `forget: ${entry.job.id} not held`);
+    if (!deleted) fail(`forget: ${entry.job.id} not held`);
     if (entry.listeningUntilMs !== 0) this.#openRequests.set(entry.job.id, entry.listeningUntilMs);
     this.#heldPayloadBytes -= heldBytes(entry.job);
     assert(this.#heldPayloadBytes >= 0, "held payload bytes went negative");

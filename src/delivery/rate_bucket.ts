@@ -13,7 +13,7 @@
  * of `windowMs` (half-open), so a node makes at most `share + capacity` attempts in any second.
  */
 
-import { assert } from "../lib/assert.ts";
+import { assert, fail } from "../lib/assert.ts";
 
 export class RateBucket {
   #intervalMs: number;
@@ -77,8 +77,8 @@ export class RateBucket {
 }
 
 function shape(ratePerS: number, burstMs: number): { intervalMs: number; capacity: number } {
-  assert(Number.isFinite(ratePerS) && ratePerS > 0, `rate ${ratePerS} must be > 0`);
-  assert(Number.isFinite(burstMs) && burstMs >= 0, `burst ${burstMs} must be >= 0`);
+  if (!(Number.isFinite(ratePerS) && ratePerS > 0)) fail(`rate ${ratePerS} must be > 0`);
+  if (!(Number.isFinite(burstMs) && burstMs >= 0)) fail(`burst ${burstMs} must be >= 0`);
   return {
     intervalMs: 1_000 / ratePerS,
     capacity: Math.max(1, Math.floor((ratePerS * burstMs) / 1_000)),

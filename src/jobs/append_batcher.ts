@@ -9,7 +9,7 @@
  * happen (tracker ranges, ACKs, votes) and emits the append output.
  */
 
-import { assert } from "../lib/assert.ts";
+import { fail } from "../lib/assert.ts";
 import { KeyOrderQueue } from "../lib/key_order_queue.ts";
 import type { AckEntry } from "./job_messages.ts";
 import { encodeWalBatch, WAL_BATCH_HEADER_BYTES } from "./job_codec.ts";
@@ -233,10 +233,9 @@ export class AppendBatcher {
     const payload = encodeWalBatch(batch.records);
     // Batch accounting: the bytes counted (what batches are split by, against the WAL's
     // record bound) are the bytes written, the batch header aside.
-    assert(
-      payload.length === batch.bytes + WAL_BATCH_HEADER_BYTES,
-      `append ${token}: ${payload.length} bytes encoded, ${batch.bytes} counted`,
-    );
+    if (!(payload.length === batch.bytes + WAL_BATCH_HEADER_BYTES)) {
+      fail(`append ${token}: ${payload.length} bytes encoded, ${batch.bytes} counted`);
+    }
     return { token, payload };
   }
 
@@ -249,10 +248,9 @@ export class AppendBatcher {
     if (batch === undefined) return undefined;
     // The WAL makes appends durable in the order they were issued: a token that overtook an
     // earlier one would mark its stamps held while the earlier records could still be lost.
-    assert(
-      this.#pending.firstKey() === token,
-      `append ${token} persisted before an earlier pending append`,
-    );
+    if (!(this.#pending.firstKey() === token)) {
+      fail(`append ${token} persisted before an earlier pending append`);
+    }
     this.#pending.delete(token);
     for (const s of batch.stamps) this.#notDurable.deleteIf(s, token);
     // Only the job's latest DEAD counts: an earlier one may be of an earlier generation.

@@ -12,7 +12,7 @@
  */
 
 import { ByteReader, ByteWriter, DecodeError } from "../lib/bytes.ts";
-import { assert } from "../lib/assert.ts";
+import { assert, fail } from "../lib/assert.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
 import { JOB_LIMITS } from "../config/job_limits.ts";
@@ -33,19 +33,17 @@ const ORIGIN_BYTES_MAX = 300;
 
 export function writeEndpointState(w: ByteWriter, s: EndpointState): void {
   assert(s.eventTypes.length <= ENDPOINT_LIMITS.eventTypesMax, "too many event types");
-  assert(
-    Number.isInteger(s.rateLimitPerS) && s.rateLimitPerS >= 0 &&
-      s.rateLimitPerS <= ENDPOINT_LIMITS.rateLimitPerSMax,
-    `rateLimitPerS ${s.rateLimitPerS} out of range`,
-  );
+  if (
+    !(Number.isInteger(s.rateLimitPerS) && s.rateLimitPerS >= 0 &&
+      s.rateLimitPerS <= ENDPOINT_LIMITS.rateLimitPerSMax)
+  ) fail(`rateLimitPerS ${s.rateLimitPerS} out of range`);
   assert((s.disabledReason !== "") === s.disabled, "a reason exactly when disabled");
   // The reader refuses a non-finite f64 (NaN would break the merge's total order): a value of
   // ours written so could never be read back, from the WAL or by a peer.
-  assert(
-    Number.isFinite(s.createdAtMs) && Number.isFinite(s.version.atMs) &&
-      Number.isFinite(s.previousSecretUntilMs) && Number.isFinite(s.lastSuccessAtMs),
-    `endpoint ${s.id}: times must be finite`,
-  );
+  if (
+    !(Number.isFinite(s.createdAtMs) && Number.isFinite(s.version.atMs) &&
+      Number.isFinite(s.previousSecretUntilMs) && Number.isFinite(s.lastSuccessAtMs))
+  ) fail(`endpoint ${s.id}: times must be finite`);
   w.u8(ENDPOINT_FORMAT_VERSION);
   w.str(s.id, ENDPOINT_LIMITS.idBytesMax).str(s.url, JOB_LIMITS.urlBytesMax);
   w.u16(s.eventTypes.length);

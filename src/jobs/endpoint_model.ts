@@ -15,7 +15,7 @@
  * originator saw whatever the wall clocks say.
  */
 
-import { assert } from "../lib/assert.ts";
+import { fail } from "../lib/assert.ts";
 
 /** Endpoint ids start so; 24 hex digits follow (minted from the core's RNG). */
 export const ENDPOINT_ID_PREFIX = "ep_";
@@ -120,7 +120,7 @@ export function compareVersions(a: EndpointVersion, b: EndpointVersion): number 
  * `true` sorts after `false`).
  */
 export function mergeEndpoint(a: EndpointState, b: EndpointState): EndpointState {
-  assert(a.id === b.id, `merging endpoint ${a.id} with ${b.id}`);
+  if (a.id !== b.id) fail(`merging endpoint ${a.id} with ${b.id}`);
   const byVersion = compareVersions(a.version, b.version);
   const winner = byVersion !== 0
     ? (byVersion > 0 ? a : b)
@@ -187,7 +187,7 @@ export function applyWrite(
   | { ok: false; reason: "not_found" }
   | { ok: false; reason: "unchanged" } {
   if (write.kind === "create" || write.kind === "create-keyed") {
-    assert(current === undefined, `endpoint id ${newId} minted twice`);
+    if (current !== undefined) fail(`endpoint id ${newId} minted twice`);
     return {
       ok: true,
       value: {

@@ -15,7 +15,7 @@
  * methods return. Round ids are this node's own (a u32 on the wire), not the request ids.
  */
 
-import { assert } from "../lib/assert.ts";
+import { fail } from "../lib/assert.ts";
 import { type EndpointState, type EndpointWrite, mergeEndpoint } from "./endpoint_model.ts";
 
 /** A write that builds on the endpoint's current value. */
@@ -51,7 +51,7 @@ export class EndpointReads {
 
   /** `quorum`: the answers a round needs, this node's own included (⌊N/2⌋+1). */
   constructor(quorum: number) {
-    assert(Number.isInteger(quorum) && quorum >= 1, `quorum ${quorum} must be >= 1`);
+    if (!(Number.isInteger(quorum) && quorum >= 1)) fail(`quorum ${quorum} must be >= 1`);
     this.#quorum = quorum;
   }
 

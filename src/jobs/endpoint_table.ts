@@ -10,7 +10,7 @@
  * snapshots, WAL replay) reaches it through `JobTable.apply`.
  */
 
-import { assert } from "../lib/assert.ts";
+import { assert, fail } from "../lib/assert.ts";
 import { type EndpointState, mergeEndpoint } from "./endpoint_model.ts";
 
 /** Endpoint list cursors start so (an id follows). */
@@ -93,7 +93,7 @@ export class EndpointTable {
    * is absent on the last page.
    */
   list(limit: number, cursor?: string): { items: EndpointState[]; nextCursor?: string } {
-    assert(limit >= 1, `list limit ${limit} must be >= 1`);
+    if (!(limit >= 1)) fail(`list limit ${limit} must be >= 1`);
     const after = cursor !== undefined && cursor.startsWith(CURSOR_PREFIX)
       ? cursor.slice(CURSOR_PREFIX.length)
       : undefined;

@@ -7,7 +7,7 @@
  */
 
 import { ByteReader, ByteWriter, DecodeError } from "../lib/bytes.ts";
-import { assert } from "../lib/assert.ts";
+import { fail } from "../lib/assert.ts";
 import { JOB_LIMITS } from "../config/job_limits.ts";
 
 /**
@@ -16,7 +16,7 @@ import { JOB_LIMITS } from "../config/job_limits.ts";
  */
 export function writeHeaders(w: ByteWriter, headers: Readonly<Record<string, string>>): void {
   const names = Object.keys(headers);
-  assert(names.length <= JOB_LIMITS.headersMax, `${names.length} headers exceed headersMax`);
+  if (!(names.length <= JOB_LIMITS.headersMax)) fail(`${names.length} headers exceed headersMax`);
   w.u16(names.length);
   const start = w.length;
   for (const name of names) {
@@ -24,7 +24,9 @@ export function writeHeaders(w: ByteWriter, headers: Readonly<Record<string, str
   }
   // Each string's 4-byte length prefix is not part of the headers' bytes.
   const bytes = w.length - start - 8 * names.length;
-  assert(bytes <= JOB_LIMITS.headersBytesMax, `headers of ${bytes} bytes exceed headersBytesMax`);
+  if (!(bytes <= JOB_LIMITS.headersBytesMax)) {
+    fail(`headers of ${bytes} bytes exceed headersBytesMax`);
+  }
 }
 
 export function readHeaders(r: ByteReader): Record<string, string> {

@@ -12,7 +12,7 @@
 
 import { ByteReader, ByteWriter, DecodeError } from "../lib/bytes.ts";
 import { err, ok, type Result } from "../lib/result.ts";
-import { assert, unreachable } from "../lib/assert.ts";
+import { assert, fail, unreachable } from "../lib/assert.ts";
 import { JOB_LIMITS } from "../config/job_limits.ts";
 import { ATTEMPT_OUTCOMES } from "../delivery/types.ts";
 import { readHeaders, writeHeaders } from "./header_fields.ts";
@@ -111,10 +111,9 @@ function writeSpec(w: ByteWriter, s: JobSpec): void {
   w.str(s.id, CODEC_LIMITS.idBytesMax).str(s.url, CODEC_LIMITS.urlBytesMax);
   w.str(s.payload, CODEC_LIMITS.payloadBytesMax);
   writeHeaders(w, s.headers);
-  assert(
-    s.secrets.length <= CODEC_LIMITS.secretsMax,
-    `${s.secrets.length} secrets exceed secretsMax`,
-  );
+  if (!(s.secrets.length <= CODEC_LIMITS.secretsMax)) {
+    fail(`${s.secrets.length} secrets exceed secretsMax`);
+  }
   w.u8(
     s.secrets.length | (s.webhookId !== undefined ? SPEC_WEBHOOK_ID_FLAG : 0) |
       (s.ordered === true ? SPEC_ORDERED_FLAG : 0),

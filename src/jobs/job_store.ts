@@ -20,7 +20,7 @@ import type { JobsConfig } from "../config/jobs.ts";
 import { type WalConfig, walDefaults } from "../config/wal.ts";
 import { membershipDefaults } from "../config/membership.ts";
 import { detectionBoundMs } from "../membership/suspicion_math.ts";
-import { assert } from "../lib/assert.ts";
+import { fail } from "../lib/assert.ts";
 import { DeadlineTimer } from "../lib/deadline_timer.ts";
 import type { Rng } from "../lib/rng.ts";
 import { realRuntime, type Runtime } from "../lib/runtime.ts";
@@ -247,7 +247,7 @@ export class JobStore implements JobService, DeliveryStore {
     this.#onLog = options.onLog ?? (() => {});
     this.#metrics = options.metrics;
     const graceMs = options.unheardVoterGraceMs ?? unheardVoterGraceDefaultMs(options.voters);
-    assert(graceMs >= 0, `JobStore: unheardVoterGraceMs ${graceMs} must be >= 0`);
+    if (!(graceMs >= 0)) fail(`JobStore: unheardVoterGraceMs ${graceMs} must be >= 0`);
     this.#unheardUntilMs = openedAtMs + graceMs;
     this.#timer = new DeadlineTimer(this.#runtime, () => {
       this.core.tick(this.#runtime.nowMs(), this.#runtime.wallMs());

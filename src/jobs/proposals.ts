@@ -10,7 +10,7 @@
  * counts this node's own vote only once its append is durable.
  */
 
-import { assert, unreachable } from "../lib/assert.ts";
+import { assert, fail, unreachable } from "../lib/assert.ts";
 import type { AckEntry } from "./job_messages.ts";
 import type { EndpointState } from "./endpoint_model.ts";
 import type { EventBody } from "./event_model.ts";
@@ -132,10 +132,9 @@ export class Proposals {
     this.#voters = new Set(voters);
     this.#quorum = quorum;
     this.#submitTimeoutMs = submitTimeoutMs;
-    assert(
-      2 * quorum > this.#voters.size && quorum <= this.#voters.size,
-      `quorum ${quorum} of ${this.#voters.size} voters is not a majority`,
-    );
+    if (!(2 * quorum > this.#voters.size && quorum <= this.#voters.size)) {
+      fail(`quorum ${quorum} of ${this.#voters.size} voters is not a majority`);
+    }
   }
 
   get size(): number {
@@ -160,7 +159,7 @@ export class Proposals {
     const key = this.#byJob.get(jobId);
     if (key === undefined) return undefined;
     const p = this.#byKey.get(key);
-    assert(p !== undefined && p.jobId === jobId, `job ${jobId} maps to no open proposal`);
+    if (!(p !== undefined && p.jobId === jobId)) fail(`job ${jobId} maps to no open proposal`);
     return p;
   }
 
@@ -194,8 +193,10 @@ export class Proposals {
     assert(isEventKind(kind) === (event !== undefined), "an event proposal carries its event");
     // Two proposals of one record would count its votes twice over and answer one's clients
     // with the other's outcome; two of one job, commit it twice.
-    assert(!this.#byKey.has(key), `a proposal of ${stamp.origin}#${stamp.seq} is open already`);
-    assert(!byJob || !this.#byJob.has(jobId), `job ${jobId} has a proposal in flight already`);
+    if (this.#byKey.has(key)) {
+      fail(`a proposal of ${stamp.origin}#${stamp.seq} is open already`);
+    }
+    if (byJob && this.#byJob.has(jobId)) fail(`job ${jobId} has a proposal in flight already`);
     const proposal: Proposal = {
       key,
       kind,
@@ -225,7 +226,7 @@ export class Proposals {
 
   /** Closes the open proposal `p`: it is answered once, by whoever closed it. */
   close(p: Proposal): void {
-    assert(this.#byKey.get(p.key) === p, `proposal ${p.jobId} closed twice`);
+    if (this.#byKey.get(p.key) !== p) fail(`proposal ${p.jobId} closed twice`);
     this.#byKey.delete(p.key);
     this.#submitsWaiting.delete(p.key);
     if (this.#byJob.get(p.jobId) === p.key) this.#byJob.delete(p.jobId);
@@ -339,11 +340,12 @@ export class Proposals {
     const voters = this.#voters.size;
     // Votes, conflicts and blocks each count distinct voters (a peer's repeated ACK is a set
     // insert): more of them than voters means a forged or miscounted vote got in.
-    assert(
-      p.votes.size <= voters && p.conflicts.size <= voters && p.blocked.size <= voters,
-      `proposal ${p.jobId}: ${p.votes.size} votes, ${p.conflicts.size} conflicts, ` +
-        `${p.blocked.size} blocked among ${voters} voters`,
-    );
+    if (!(p.votes.size <= voters && p.conflicts.size <= voters && p.blocked.size <= voters)) {
+      fail(
+        `proposal ${p.jobId}: ${p.votes.size} votes, ${p.conflicts.size} conflicts, ` +
+          `${p.blocked.size} blocked among ${voters} voters`,
+      );
+    }
     const committedConflict = [...p.conflicts.values()].some((committed) => committed);
     const possible = voters - p.conflicts.size;
     if (
@@ -364,6 +366,6 @@ export class Proposals {
   #assertVoter(voter: string): void {
     // The transport authenticates the sender and the core takes ACKs from voters only: a vote
     // from anyone else would count toward a majority it is no part of.
-    assert(this.#voters.has(voter), `a vote from ${voter}, not a configured voter`);
+    if (!this.#voters.has(voter)) fail(`a vote from ${voter}, not a configured voter`);
   }
 }

@@ -38,7 +38,7 @@
  */
 
 import { type JobsConfig, jobsDefaults, validateJobsConfig } from "../config/jobs.ts";
-import { assert } from "../lib/assert.ts";
+import { assert, fail } from "../lib/assert.ts";
 import { MinHeap } from "../lib/min_heap.ts";
 import type { Rng } from "../lib/rng.ts";
 import type { MetricsRegistry } from "../metrics/registry.ts";
@@ -203,10 +203,9 @@ export class ReplicationCore {
     this.voters = voters;
     this.quorum = Math.floor(voters.length / 2) + 1;
     // Any two majorities of N intersect: what the keyed-submit and commit rules rest on.
-    assert(
-      this.quorum <= voters.length && 2 * this.quorum > voters.length,
-      `quorum ${this.quorum} of ${voters.length} voters is not a majority`,
-    );
+    if (!(this.quorum <= voters.length && 2 * this.quorum > voters.length)) {
+      fail(`quorum ${this.quorum} of ${voters.length} voters is not a majority`);
+    }
     this.#peers = voters.filter((v) => v !== options.self);
     this.#ownership = new OwnershipView(options.self, voters, this.#peers);
     this.#metrics = registerMetrics(options.metrics);

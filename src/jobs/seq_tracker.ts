@@ -7,7 +7,7 @@
  * caller's rule. Ranges are inclusive and kept ascending and disjoint.
  */
 
-import { assert } from "../lib/assert.ts";
+import { fail } from "../lib/assert.ts";
 import type { HeldRanges } from "./job_model.ts";
 
 class OriginRanges {
@@ -29,7 +29,7 @@ class OriginRanges {
   }
 
   add(from: number, to: number): boolean {
-    assert(from >= 1 && to >= from, `bad range [${from}, ${to}]`);
+    if (!(from >= 1 && to >= from)) fail(`bad range [${from}, ${to}]`);
     if (to <= this.contiguous) return false;
     if (from <= this.contiguous + 1) {
       this.contiguous = to;
@@ -61,10 +61,11 @@ class OriginRanges {
       this.above.shift();
     }
     const first = this.above[0];
-    assert(
-      first === undefined || (first[0] > this.contiguous + 1 && first[0] <= first[1]),
-      `tracker: range [${first?.[0]}, ${first?.[1]}] not above contiguous ${this.contiguous} + 1`,
-    );
+    if (!(first === undefined || (first[0] > this.contiguous + 1 && first[0] <= first[1]))) {
+      fail(
+        `tracker: range [${first?.[0]}, ${first?.[1]}] not above contiguous ${this.contiguous} + 1`,
+      );
+    }
   }
 
   /**
@@ -77,12 +78,15 @@ class OriginRanges {
     const r = this.above[i]!;
     const before = this.above[i - 1];
     const after = this.above[i + 1];
-    assert(
-      r[0] <= r[1] && r[0] > this.contiguous + 1 &&
+    if (
+      !(r[0] <= r[1] && r[0] > this.contiguous + 1 &&
         (before === undefined || before[1] + 1 < r[0]) &&
-        (after === undefined || r[1] + 1 < after[0]),
-      `tracker: range [${r[0]}, ${r[1]}] at ${i} breaks order (contiguous ${this.contiguous})`,
-    );
+        (after === undefined || r[1] + 1 < after[0]))
+    ) {
+      fail(
+        `tracker: range [${r[0]}, ${r[1]}] at ${i} breaks order (contiguous ${this.contiguous})`,
+      );
+    }
   }
 }
 

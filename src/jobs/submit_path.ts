@@ -22,7 +22,7 @@ import { apiDefaults } from "../config/api.ts";
 import { deliveryDefaults } from "../config/delivery.ts";
 import type { JobsConfig } from "../config/jobs.ts";
 import type { Rng } from "../lib/rng.ts";
-import { assert } from "../lib/assert.ts";
+import { fail } from "../lib/assert.ts";
 import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
 import {
   applyWrite,
@@ -636,7 +636,7 @@ export class SubmitPath {
     }
     const stamp = this.#host.ownStamp();
     const next = applyWrite(current, write, nextVersion(current, stamp, wallMs), id);
-    assert(next.ok, `endpoint ${id}: a write the probe allowed was refused`);
+    if (!next.ok) fail(`endpoint ${id}: a write the probe allowed was refused`);
     const record: ReplicatedRecord = { type: "endpoint", stamp, state: next.value };
     this.#table.apply(record, wallMs);
     this.#host.endpointChanged(id);

@@ -20,3 +20,13 @@ export function assert(condition: unknown, message: string): asserts condition {
 export function unreachable(value: never, what = "value"): never {
   throw new AssertionError(`unreachable: unexpected ${what} ${JSON.stringify(value)}`);
 }
+
+/**
+ * Throws `AssertionError` with `message`: for a check whose message is built from values,
+ * written `if (!ok) fail(\`…${value}…\`)`. `assert(ok, \`…\`)` would build that string on
+ * every call, passing or not: an allocation per call on the hot paths (per datagram, per
+ * record), for a message almost never read.
+ */
+export function fail(message: string): never {
+  throw new AssertionError(message);
+}

@@ -6,7 +6,7 @@
  * an error value (decoders never throw on hostile bytes).
  */
 
-import { assert } from "./assert.ts";
+import { fail } from "./assert.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -122,10 +122,9 @@ export class ByteWriter {
       this.#room(4 + v.length * 3);
       ({ read, written } = encoder.encodeInto(v, this.#bytes.subarray(this.#offset + 4)));
     }
-    assert(
-      bytesMax === undefined || written <= bytesMax,
-      `a string of ${written} UTF-8 bytes exceeds its field's ${bytesMax}`,
-    );
+    if (!(bytesMax === undefined || written <= bytesMax)) {
+      fail(`a string of ${written} UTF-8 bytes exceeds its field's ${bytesMax}`);
+    }
     this.#view.setUint32(this.#offset, written, false);
     this.#offset += 4 + written;
     return this;

@@ -14,7 +14,7 @@
  * Owns the two arrays and the live count; never looks at the values.
  */
 
-import { assert } from "./assert.ts";
+import { assert, fail } from "./assert.ts";
 
 /** Holes at the front that make a compaction worth its copy (and at least half the length). */
 const COMPACT_HEAD_MIN = 32;
@@ -43,7 +43,7 @@ export class KeyOrderQueue<V> {
   /** Adds `value` under `key`, which must exceed every key added before (since `clear`). */
   push(key: number, value: V): void {
     assert(value !== undefined, "a KeyOrderQueue value must not be undefined");
-    assert(key > this.#lastKey, `key ${key} is not above the last one (${this.#lastKey})`);
+    if (!(key > this.#lastKey)) fail(`key ${key} is not above the last one (${this.#lastKey})`);
     this.#lastKey = key;
     if (this.#size === 0) {
       this.#head = 0;

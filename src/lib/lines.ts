@@ -8,7 +8,7 @@
  * memory. Must not parse what the lines say.
  */
 
-import { assert } from "./assert.ts";
+import { fail } from "./assert.ts";
 
 /**
  * Longest line read from a child process's output, UTF-16 code units; a longer one is an
@@ -42,10 +42,9 @@ export async function* readLines(
 ): AsyncGenerator<string, void, undefined> {
   const unterminatedLine = options.unterminatedLine ?? "yield";
   const lineCharsMax = options.lineCharsMax ?? LINE_CHARS_MAX;
-  assert(
-    Number.isInteger(lineCharsMax) && lineCharsMax > 0,
-    `lineCharsMax must be a positive integer, got ${lineCharsMax}`,
-  );
+  if (!(Number.isInteger(lineCharsMax) && lineCharsMax > 0)) {
+    fail(`lineCharsMax must be a positive integer, got ${lineCharsMax}`);
+  }
   // The start of the current line: every chunk since its last "\n". Split per chunk, so a
   // long line arriving in many chunks is not copied again for each of them.
   let pending: string[] = [];

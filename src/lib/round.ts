@@ -6,7 +6,7 @@
  * honestly (JSON.stringify would print NaN as null anyway, but a caller could not see it).
  */
 
-import { assert } from "./assert.ts";
+import { fail } from "./assert.ts";
 
 /** The most decimal places asked for; past about 15 a double has no more to give. */
 const DIGITS_MAX = 12;
@@ -16,10 +16,9 @@ const DIGITS_MAX = 12;
  * infinite. `digits` is a whole number from 0 to 12.
  */
 export function round(value: number, digits: number): number | null {
-  assert(
-    Number.isInteger(digits) && digits >= 0 && digits <= DIGITS_MAX,
-    `round: digits must be a whole number from 0 to ${DIGITS_MAX}, got ${digits}`,
-  );
+  if (!(Number.isInteger(digits) && digits >= 0 && digits <= DIGITS_MAX)) {
+    fail(`round: digits must be a whole number from 0 to ${DIGITS_MAX}, got ${digits}`);
+  }
   if (!Number.isFinite(value)) return null;
   const scale = 10 ** digits;
   const rounded = Math.round(value * scale) / scale;

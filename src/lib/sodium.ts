@@ -14,7 +14,7 @@
  */
 
 import sodium from "libsodium-wrappers";
-import { assert } from "./assert.ts";
+import { assert, fail } from "./assert.ts";
 
 /** The raw functions this module calls (emscripten exports: pointers are heap offsets). */
 interface SodiumModule {
@@ -74,7 +74,9 @@ let scratch = 0;
 let scratchTextBytes = 0;
 
 function scratchFor(textBytes: number, adBytes: number): number {
-  assert(adBytes <= AD_BYTES_MAX, `associated data of ${adBytes} bytes exceeds ${AD_BYTES_MAX}`);
+  if (!(adBytes <= AD_BYTES_MAX)) {
+    fail(`associated data of ${adBytes} bytes exceeds ${AD_BYTES_MAX}`);
+  }
   if (textBytes > scratchTextBytes) {
     if (scratch !== 0) raw._free(scratch);
     scratchTextBytes = Math.max(textBytes, 2_048);

@@ -20,7 +20,7 @@
  * `{ ok: false, reason }` and the caller counts it.
  */
 
-import { assert, unreachable } from "../lib/assert.ts";
+import { assert, fail, unreachable } from "../lib/assert.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import {
   ADDRESS_BYTES_MAX,
@@ -119,7 +119,7 @@ class Writer {
   }
   str(v: string, max: number, what: string): void {
     const n = utf8Bytes(v);
-    assert(n <= max, `${what} is ${n} bytes, more than ${max}`);
+    if (!(n <= max)) fail(`${what} is ${n} bytes, more than ${max}`);
     this.u8(n);
     if (n === v.length) {
       // ASCII: one byte per UTF-16 unit.
@@ -132,10 +132,9 @@ class Writer {
 }
 
 function checkU32(value: number, what: string): void {
-  assert(
-    Number.isInteger(value) && value >= 0 && value <= 0xffffffff,
-    `${what} ${value} is not a u32`,
-  );
+  if (!(Number.isInteger(value) && value >= 0 && value <= 0xffffffff)) {
+    fail(`${what} ${value} is not a u32`);
+  }
 }
 
 /**
@@ -143,10 +142,9 @@ function checkU32(value: number, what: string): void {
  * messages, an over-long id, a non-u32 number): our own messages are always valid.
  */
 export function encodePacket(messages: readonly SwimMessage[]): Uint8Array {
-  assert(
-    messages.length >= 1 && messages.length <= PACKET_MESSAGES_MAX,
-    `a packet holds 1..${PACKET_MESSAGES_MAX} messages, got ${messages.length}`,
-  );
+  if (!(messages.length >= 1 && messages.length <= PACKET_MESSAGES_MAX)) {
+    fail(`a packet holds 1..${PACKET_MESSAGES_MAX} messages, got ${messages.length}`);
+  }
   let size = PACKET_HEADER_BYTES;
   for (const m of messages) size += messageBytes(m);
   const w = new Writer(size);
@@ -207,7 +205,7 @@ export function encodePacket(messages: readonly SwimMessage[]): Uint8Array {
         unreachable(m, "message");
     }
   }
-  assert(w.offset === size, `encoded ${w.offset} bytes, computed ${size}`);
+  if (w.offset !== size) fail(`encoded ${w.offset} bytes, computed ${size}`);
   return w.bytes;
 }
 

@@ -54,7 +54,7 @@ import {
   membershipDefaults,
   validateMembershipConfig,
 } from "../config/membership.ts";
-import { assert, unreachable } from "../lib/assert.ts";
+import { assert, fail, unreachable } from "../lib/assert.ts";
 import type { Rng } from "../lib/rng.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
 import { Awareness } from "./awareness.ts";
@@ -187,10 +187,9 @@ export class SwimCore implements MembershipView {
     this.#gossip = new GossipQueue(this.config.gossipQueueMax);
     this.#awareness = new Awareness(this.config.awarenessMaxMultiplier);
     const incarnation = options.incarnation ?? 0;
-    assert(
-      Number.isInteger(incarnation) && incarnation >= 0 && incarnation < INCARNATION_MAX,
-      `incarnation must be a u32, got ${incarnation}`,
-    );
+    if (!(Number.isInteger(incarnation) && incarnation >= 0 && incarnation < INCARNATION_MAX)) {
+      fail(`incarnation must be a u32, got ${incarnation}`);
+    }
     const now = options.nowMs;
     this.#table = new MemberTable({
       nodeId: this.nodeId,

@@ -7,7 +7,7 @@
  * `linesMax` and by the caller's bound on the text it read. It keeps no state and does no I/O.
  */
 
-import { assert } from "../lib/assert.ts";
+import { fail } from "../lib/assert.ts";
 
 export type SampleLabels = Readonly<Record<string, string>>;
 
@@ -37,7 +37,9 @@ const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*/;
 
 export function parsePrometheusText(text: string, options: ParseOptions = {}): ParsedMetrics {
   const linesMax = options.linesMax ?? 200_000;
-  assert(Number.isInteger(linesMax) && linesMax > 0, `linesMax must be positive, got ${linesMax}`);
+  if (!(Number.isInteger(linesMax) && linesMax > 0)) {
+    fail(`linesMax must be positive, got ${linesMax}`);
+  }
   const samples: Sample[] = [];
   let malformedLines = 0;
   let skippedLines = 0;

@@ -10,7 +10,7 @@
  * needs to be durable before it is sent.
  */
 
-import { assert } from "../lib/assert.ts";
+import { fail } from "../lib/assert.ts";
 import type { Rng } from "../lib/rng.ts";
 import {
   type TransportConfig,
@@ -428,7 +428,7 @@ export class Endpoint {
     for (const session of this.#sessions.values()) session.flush(nowMs, dataOnly);
     for (let i = before; i < datagrams.length; i++) {
       const length = datagrams[i]!.bytes.length;
-      assert(length <= this.config.datagramBytes, `datagram of ${length} bytes built`);
+      if (!(length <= this.config.datagramBytes)) fail(`datagram of ${length} bytes built`);
       this.counters.datagramsOut.inc();
       this.counters.bytesOut.inc(length);
     }

@@ -31,7 +31,7 @@
  */
 
 import { err, ok, type Result } from "../lib/result.ts";
-import { assert, unreachable } from "../lib/assert.ts";
+import { assert, fail, unreachable } from "../lib/assert.ts";
 
 export const MAGIC = 0x4b48;
 export const VERSION = 3;
@@ -274,7 +274,7 @@ export function encodeDatagram(
   seal?: (datagram: Uint8Array) => void,
 ): Uint8Array {
   const nodeId = encodeNodeId(header.nodeId);
-  assert(nodeId.ok, `encodeDatagram: ${nodeId.ok ? "" : nodeId.reason}`);
+  if (!nodeId.ok) fail(`encodeDatagram: ${nodeId.ok ? "" : nodeId.reason}`);
   let size = headerBytes(nodeId.value.length) + tagBytes;
   for (const f of frames) size += frameBytes(f);
   const writer = new DatagramWriter(Math.max(size, HEADER_FIXED_BYTES + tagBytes + 1), tagBytes);
@@ -468,7 +468,7 @@ export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<D
 }
 
 function writeU53(v: DataView, at: number, value: number): void {
-  assert(Number.isSafeInteger(value) && value >= 0, `u53 out of range: ${value}`);
+  if (!(Number.isSafeInteger(value) && value >= 0)) fail(`u53 out of range: ${value}`);
   v.setUint32(at, value % TWO_32, true);
   v.setUint32(at + 4, Math.floor(value / TWO_32), true);
 }
