@@ -329,7 +329,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
       });
       if (valid.length > 0) {
         const outcomes = await storeCall(() => service.submitBatch(valid));
-        if (!(outcomes.length === valid.length)) {
+        if (outcomes.length !== valid.length) {
           fail(`submitBatch answered ${outcomes.length} outcomes for ${valid.length} jobs`);
         }
         outcomes.forEach((outcome, j) => {

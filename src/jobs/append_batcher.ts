@@ -233,7 +233,7 @@ export class AppendBatcher {
     const payload = encodeWalBatch(batch.records);
     // Batch accounting: the bytes counted (what batches are split by, against the WAL's
     // record bound) are the bytes written, the batch header aside.
-    if (!(payload.length === batch.bytes + WAL_BATCH_HEADER_BYTES)) {
+    if (payload.length !== batch.bytes + WAL_BATCH_HEADER_BYTES) {
       fail(`append ${token}: ${payload.length} bytes encoded, ${batch.bytes} counted`);
     }
     return { token, payload };
@@ -248,7 +248,7 @@ export class AppendBatcher {
     if (batch === undefined) return undefined;
     // The WAL makes appends durable in the order they were issued: a token that overtook an
     // earlier one would mark its stamps held while the earlier records could still be lost.
-    if (!(this.#pending.firstKey() === token)) {
+    if (this.#pending.firstKey() !== token) {
       fail(`append ${token} persisted before an earlier pending append`);
     }
     this.#pending.delete(token);

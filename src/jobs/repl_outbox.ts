@@ -18,8 +18,8 @@ export class ReplicationOutbox {
   /**
    * Records nobody waits for, by peer (see `queueLazy`). A peer's list stays once made, empty
    * when sent: the peers are the voters, and deleting and re-adding keys of a long-lived Map
-   * (or clearing a Set) allocates its new table in the old generation, garbage for the major
-   * GC at every flush (bench/results/session27).
+   * (or clearing a Set) allocates its new table in the old generation: garbage at every flush
+   * (bench/results/session27).
    */
   readonly #lazy = new Map<string, Uint8Array[]>();
   /** Lazy records queued, over every peer. */
@@ -85,8 +85,7 @@ export class ReplicationOutbox {
   /**
    * The records to send at this flush, by peer (in the order peers were first queued): the
    * queued ones, with the lazy ones of each peer that gets a message anyway, or of every peer
-   * once they are due. The queues start afresh. The lists are the caller's until the next
-   * `take`.
+   * once they are due. The queues start afresh: the map handed back is the caller's.
    */
   take(): ReadonlyMap<string, readonly Uint8Array[]> {
     if (this.#lazyCount > 0) {

@@ -6,8 +6,9 @@
  * Why not a `Map`: V8 rehashes a Map's table every few inserts once deleted entries fill it,
  * shrinks it when it empties, and allocates the new table in the old generation when the old
  * table lives there, which it does for any long-lived Map. A Map that takes one entry per
- * datagram and drops it at the acknowledgement so made old-generation garbage on every few
- * datagrams, and that garbage is what set the pace of the major GCs (bench/results/session27).
+ * datagram and drops it at the acknowledgement so made old-generation garbage every few
+ * datagrams, a share of what the major GCs collect (bench/results/session27 measures it; the
+ * major GCs did not become fewer).
  * Here removal leaves a hole that the head skips, the arrays are compacted in place and never
  * shrink, so once they have grown to the most ever in flight nothing is allocated.
  *
