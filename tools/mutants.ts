@@ -1117,6 +1117,31 @@ const MUTANTS: Mutant[] = [
     to: "",
     tests: ["tests/jobs/repl_outbox_test.ts"],
   },
+  {
+    name: "string-cache-length-only",
+    breaks: "a StringCache hit is bytes equal, in full, to those its string was decoded from",
+    file: "src/lib/string_cache.ts",
+    from: "if (key !== undefined && key.length === n && sameBytes(key, bytes, n)) {",
+    to: "if (key !== undefined && key.length === n) {",
+    tests: ["tests/lib/string_cache_test.ts"],
+  },
+  {
+    name: "string-cache-keys-callers-buffer",
+    breaks:
+      "a StringCache keys a copy of the bytes, not the caller's buffer (reused for the next datagram)",
+    file: "src/lib/string_cache.ts",
+    from: "    this.#keys[slot] = bytes.slice();",
+    to: "    this.#keys[slot] = bytes;",
+    tests: ["tests/lib/string_cache_test.ts"],
+  },
+  {
+    name: "finished-jobs-max-ignored",
+    breaks: "a node keeps at most finishedJobsMax delivered jobs, the oldest leaving first",
+    file: "src/jobs/job_table.ts",
+    from: "    while (this.#deliveredExpiry.size > this.#options.finishedJobsMax) {",
+    to: "    while (this.#deliveredExpiry.size > Infinity) {",
+    tests: ["tests/jobs/job_table_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

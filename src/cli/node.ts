@@ -87,6 +87,13 @@ export const nodeCommand: LeafCommand = {
         valueName: "S",
         default: String(jobsDefaults.finishedRetentionMs / 1000),
       },
+      "retention-max": {
+        type: "string",
+        help:
+          "Most delivered jobs kept queryable; past it the oldest leave first, before --retention",
+        valueName: "N",
+        default: String(jobsDefaults.finishedJobsMax),
+      },
       "retry-schedule": {
         type: "string",
         help:
@@ -280,6 +287,10 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
   const retentionS = numberFlag(values, "retention", jobsDefaults.finishedRetentionMs / 1000, {
     min: 0,
   });
+  const finishedJobsMax = numberFlag(values, "retention-max", jobsDefaults.finishedJobsMax, {
+    min: 1,
+    integer: true,
+  });
   const walSync = stringFlag(values, "wal-sync") ?? "batched";
   if (walSync !== "batched" && walSync !== "per-append") {
     throw new UsageError(`hookd node: --wal-sync must be batched or per-append, got ${walSync}`);
@@ -322,7 +333,7 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
     lossProbability: transport.lossProbability ?? 0,
     ...(transport.lossSeed !== undefined ? { lossSeed: transport.lossSeed } : {}),
     ...(transport.config !== undefined ? { transport: transport.config } : {}),
-    jobs: { finishedRetentionMs: retentionS * 1000, maxAttemptsDefault },
+    jobs: { finishedRetentionMs: retentionS * 1000, finishedJobsMax, maxAttemptsDefault },
     wal: { syncMode: walSync, inlineSyncMsMax },
     delivery: {
       allowPrivateTargets: booleanFlag(values, "allow-private-targets"),

@@ -315,7 +315,7 @@ function renderCluster(
       ["pending", "delivering", "delivered", "dead"].map((s) => `${s} ${jobs[s] ?? "?"}`).join(
         ", ",
       ) +
-      " (every node holds every job; delivered jobs are kept for the node's --retention)",
+      " (every node holds every job; delivered jobs are kept for the node's --retention, at most --retention-max of them)",
   );
   lines.push("");
   const rate = (v: number | undefined) => formatNumber(v, 1);

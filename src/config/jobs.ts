@@ -139,6 +139,15 @@ export interface JobsConfig extends EndpointHealthConfig {
    * @default 3_600_000 (1 h)
    */
   finishedRetentionMs: number;
+  /**
+   * Most delivered jobs kept queryable; past it the oldest leave first, before their
+   * `finishedRetentionMs`. Every node holds every job, so without it a node's memory would
+   * follow the job rate: about 700 bytes a delivered job (bench/results/session28/), so
+   * 1 h at 1,500 jobs/s is 3.8 GB, near V8's default 4-GB heap limit. At the default a node
+   * keeps about 0.7 GB of them, which is the whole hour below 278 jobs/s.
+   * @default 1_000_000
+   */
+  finishedJobsMax: number;
   /** Dead letters stay this long (they can be retried by hand until then). @default 604_800_000 (7 d) */
   deadRetentionMs: number;
   /** Most dead letters kept; the oldest go first past it. @default 100_000 */
@@ -257,6 +266,7 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   lazyAppendMs: 20,
   queryTimeoutMs: 500,
   finishedRetentionMs: 3_600_000,
+  finishedJobsMax: 1_000_000,
   deadRetentionMs: 7 * 24 * 3_600_000,
   deadLettersMax: 100_000,
   idempotencyWindowMs: 24 * 3_600_000,
@@ -294,6 +304,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "lazySendMs",
       "queryTimeoutMs",
       "deadLettersMax",
+      "finishedJobsMax",
       "finishedTombstonesMax",
       "historyMax",
       "expireIntervalMs",

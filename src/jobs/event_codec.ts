@@ -15,6 +15,7 @@ import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
 import { JOB_LIMITS } from "../config/job_limits.ts";
 import { readHeaders, writeHeaders } from "./header_fields.ts";
 import { type EventBody, eventJobId, type FanoutJob } from "./event_model.ts";
+import { URL_STRINGS } from "./shared_strings.ts";
 
 /** The layout's version: 1 is this file's. */
 const EVENT_FORMAT_VERSION = 1;
@@ -67,7 +68,7 @@ export function readEventBody(r: ByteReader): EventBody {
     if (new TextEncoder().encode(eventJobId(id, endpointId)).length > JOB_LIMITS.idBytesMax) {
       throw new DecodeError("an event's job id is too long");
     }
-    const url = r.str(JOB_LIMITS.urlBytesMax);
+    const url = r.strCached(JOB_LIMITS.urlBytesMax, URL_STRINGS);
     const headers = readHeaders(r);
     const countByte = r.u8();
     const ordered = (countByte & FANOUT_ORDERED_FLAG) !== 0;

@@ -12,6 +12,7 @@
 
 import { ByteReader, ByteWriter, DecodeError } from "../lib/bytes.ts";
 import { err, ok, type Result } from "../lib/result.ts";
+import { ADDRESS_STRINGS, URL_STRINGS } from "./shared_strings.ts";
 import { assert, fail, unreachable } from "../lib/assert.ts";
 import { JOB_LIMITS } from "../config/job_limits.ts";
 import { ATTEMPT_OUTCOMES } from "../delivery/types.ts";
@@ -92,7 +93,7 @@ export function writeStamp(w: ByteWriter, s: Stamp): void {
 }
 
 export function readStamp(r: ByteReader): Stamp {
-  const origin = r.str(CODEC_LIMITS.addressBytesMax);
+  const origin = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
   const seq = r.u53();
   if (seq < 1) throw new DecodeError("seq must be >= 1");
   return { origin, seq };
@@ -126,7 +127,7 @@ function writeSpec(w: ByteWriter, s: JobSpec): void {
 
 function readSpec(r: ByteReader): JobSpec {
   const id = r.str(CODEC_LIMITS.idBytesMax);
-  const url = r.str(CODEC_LIMITS.urlBytesMax);
+  const url = r.strCached(CODEC_LIMITS.urlBytesMax, URL_STRINGS);
   const payload = r.str(CODEC_LIMITS.payloadBytesMax);
   const headers = readHeaders(r);
   const countByte = r.u8();
@@ -195,7 +196,7 @@ function readAttempt(r: ByteReader): AttemptEntry {
   }
   const status = r.u16();
   const detail = r.str(CODEC_LIMITS.detailBytesMax);
-  const node = r.str(CODEC_LIMITS.addressBytesMax);
+  const node = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
   return {
     attempt,
     startedAtMs,
@@ -250,7 +251,7 @@ export function readHeld(r: ByteReader): HeldRanges[] {
   if (n > CODEC_LIMITS.rangesMax) throw new DecodeError("too many origins");
   const out: HeldRanges[] = [];
   for (let i = 0; i < n; i++) {
-    const origin = r.str(CODEC_LIMITS.addressBytesMax);
+    const origin = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
     const contiguous = r.u53();
     const above = readRanges(r);
     if (above.length > 0 && above[0]![0] <= contiguous + 1) {

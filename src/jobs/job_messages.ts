@@ -12,6 +12,7 @@
 import { ByteReader, ByteWriter, DecodeError } from "../lib/bytes.ts";
 import { err, ok, type Result } from "../lib/result.ts";
 import { unreachable } from "../lib/assert.ts";
+import { ADDRESS_STRINGS } from "./shared_strings.ts";
 import {
   CODEC_LIMITS,
   readHeaders,
@@ -121,7 +122,7 @@ function readCursor(r: ByteReader): SyncCursor {
     case CURSOR_CODES.start:
       return { kind: "start" };
     case CURSOR_CODES.records: {
-      const origin = r.str(CODEC_LIMITS.addressBytesMax);
+      const origin = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
       return { kind: "records", origin, seq: r.u53() };
     }
     case CURSOR_CODES.snapshot:
@@ -396,14 +397,14 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
     let m: JobsMessage;
     switch (code) {
       case MESSAGE_CODES.repl: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
         const undecodable: Skipped = { count: 0, reason: undefined };
         const records = onlyReplicated(readRecordList(r, false, undecodable));
         m = { kind: "repl", from, records, ...(undecodable.count > 0 ? { undecodable } : {}) };
         break;
       }
       case MESSAGE_CODES.ack: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
         const n = r.u32();
         if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many ack entries");
         const entries: AckEntry[] = [];
@@ -425,7 +426,7 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
         break;
       }
       case MESSAGE_CODES["sync-req"]: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
         const requestId = r.u32();
         const catchup = r.bool();
         const page = r.u32();
@@ -435,7 +436,7 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
         break;
       }
       case MESSAGE_CODES["sync-reply"]: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
         const requestId = r.u32();
         const page = r.u32();
         const ask = r.u53();
@@ -469,7 +470,7 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
         break;
       }
       case MESSAGE_CODES.handoff: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
         const undecodable: Skipped = { count: 0, reason: undefined };
         const records = readRecordList(r, false, undecodable);
         for (const item of records) {
@@ -479,27 +480,27 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
         break;
       }
       case MESSAGE_CODES.query: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
         const requestId = r.u32();
         m = { kind: "query", from, requestId, jobId: r.str(CODEC_LIMITS.idBytesMax) };
         break;
       }
       case MESSAGE_CODES["query-reply"]: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
         const requestId = r.u32();
         const state = r.bool() ? readState(r) : undefined;
         m = { kind: "query-reply", from, requestId, state };
         break;
       }
       case MESSAGE_CODES["endpoint-read"]: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
         const roundId = r.u32();
         const endpointId = r.str(ENDPOINT_LIMITS.idBytesMax);
         m = { kind: "endpoint-read", from, roundId, endpointId };
         break;
       }
       case MESSAGE_CODES["endpoint-read-reply"]: {
-        const from = r.str(CODEC_LIMITS.addressBytesMax);
+        const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
         const roundId = r.u32();
         const state = r.bool() ? readEndpointState(r) : undefined;
         m = { kind: "endpoint-read-reply", from, roundId, state };

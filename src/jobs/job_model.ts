@@ -333,9 +333,25 @@ export function isStub(entry: JobEntry): boolean {
   return entry.spec === undefined;
 }
 
+/** What a delivered job's spec holds instead of headers and secrets: one frozen value each. */
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+const NO_SECRETS: readonly string[] = Object.freeze([]);
+
 /** The spec with payload, headers and secrets dropped (kept for queries after delivery). */
 export function withoutPayload(spec: JobSpec): JobSpec {
-  return { ...spec, payload: "", headers: {}, secrets: [] };
+  return { ...spec, payload: "", headers: NO_HEADERS, secrets: NO_SECRETS };
+}
+
+/**
+ * A job delivered: its spec loses payload, headers and secrets, and its history array is cut
+ * to its length. What is left stays in the table for `finishedRetentionMs` (1 h), so its size
+ * is the table's per-job memory: an array grown by `push` keeps room for 17 entries (136 bytes
+ * of a delivered job's ~1,000, bench/results/session28/), a fresh `{}` and `[]` 90 more.
+ */
+function dropPayloadOf(entry: JobEntry, spec: JobSpec): void {
+  entry.spec = withoutPayload(spec);
+  entry.payloadDropped = true;
+  entry.history = entry.history.slice();
 }
 
 function addHistory(entry: JobEntry, attempt: AttemptEntry | undefined, historyMax: number): void {
@@ -474,10 +490,7 @@ export function applyRecord(
       entry.spec = spec;
       entry.submitStamp = record.stamp;
       entry.bodyHash = spec.bodyHash;
-      if (entry.phase === "delivered") {
-        entry.spec = withoutPayload(spec);
-        entry.payloadDropped = true;
-      }
+      if (entry.phase === "delivered") dropPayloadOf(entry, spec);
       return "changed";
     }
     case "commit": {
@@ -490,10 +503,7 @@ export function applyRecord(
         entry.bodyHash = record.bodyHash;
         entry.committed = true;
         // Delivered already (its DONE came before this COMMIT): the winner's payload goes too.
-        if (entry.phase === "delivered") {
-          entry.spec = withoutPayload(record.spec);
-          entry.payloadDropped = true;
-        }
+        if (entry.phase === "delivered") dropPayloadOf(entry, record.spec);
         return "changed";
       }
       let changed = false;
@@ -503,8 +513,11 @@ export function applyRecord(
         changed = true;
       }
       if (entry.spec === undefined && record.spec !== undefined) {
-        entry.spec = entry.phase === "delivered" ? withoutPayload(record.spec) : record.spec;
-        entry.payloadDropped = entry.phase === "delivered";
+        if (entry.phase === "delivered") dropPayloadOf(entry, record.spec);
+        else {
+          entry.spec = record.spec;
+          entry.payloadDropped = false;
+        }
         changed = true;
       }
       return changed ? "changed" : "unchanged";
@@ -595,10 +608,7 @@ export function applyRecord(
 }
 
 function dropPayload(entry: JobEntry): void {
-  if (entry.spec !== undefined && !entry.payloadDropped) {
-    entry.spec = withoutPayload(entry.spec);
-    entry.payloadDropped = true;
-  }
+  if (entry.spec !== undefined && !entry.payloadDropped) dropPayloadOf(entry, entry.spec);
 }
 
 export function snapshotOf(entry: JobEntry): JobStateSnapshot {

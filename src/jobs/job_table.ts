@@ -7,8 +7,9 @@
  * and never reads a clock (callers pass wall-clock times in).
  *
  * Memory: a delivered job keeps its metadata and history but drops its payload, headers and
- * secrets; delivered jobs leave the table `finishedRetentionMs` after they finished and dead
- * letters `deadRetentionMs` after (or when `deadLettersMax` is passed, oldest first);
+ * secrets; delivered jobs leave the table `finishedRetentionMs` after they finished (or when
+ * `finishedJobsMax` is passed, oldest first) and dead letters `deadRetentionMs` after (or when
+ * `deadLettersMax` is passed, oldest first);
  * idempotency keys outlive their jobs until `idempotencyWindowMs` after the submit, and
  * `idempotencyClockSkewMs` more (each node expires them on its own clock); an unkeyed finished
  * job leaves a tombstone (its id, about 110 bytes) for `finishedTombstoneMs`, at most
@@ -52,6 +53,8 @@ import {
 export interface JobTableOptions {
   historyMax: number;
   finishedRetentionMs: number;
+  /** Most delivered jobs kept (the oldest go first, before their retention ends). */
+  finishedJobsMax: number;
   deadRetentionMs: number;
   deadLettersMax: number;
   idempotencyWindowMs: number;
@@ -116,6 +119,12 @@ class ExpiryQueue {
 
   delete(jobId: string): void {
     this.#due.delete(jobId);
+  }
+
+  /** The item pushed longest ago (the first due, but for clock skew). */
+  oldest(): string | undefined {
+    for (const jobId of this.#due.keys()) return jobId;
+    return undefined;
   }
 
   *due(nowMs: number): Generator<string> {
@@ -560,7 +569,8 @@ export class JobTable {
   /**
    * Drops what retention allows at wall time `nowWallMs`: delivered jobs and dead letters past
    * their windows (a keyed job leaves its key behind), stubs whose SUBMIT never came, expired
-   * keys, and the oldest dead letters past `deadLettersMax`. Returns the job ids dropped.
+   * keys, and the oldest delivered jobs past `finishedJobsMax` and dead letters past
+   * `deadLettersMax`. Returns the job ids dropped.
    */
   expire(nowWallMs: number): string[] {
     this.#nowWallMs = Math.max(this.#nowWallMs, nowWallMs);
@@ -586,6 +596,19 @@ export class JobTable {
       }
     };
     finished(this.#deliveredExpiry, "delivered", this.#options.finishedRetentionMs);
+    // Past the count bound the oldest delivered jobs go now, as their retention would have
+    // taken them. The queue holds each delivered job once (finished stubs wait outside it,
+    // for their SUBMIT), so its size is what the bound counts.
+    while (this.#deliveredExpiry.size > this.#options.finishedJobsMax) {
+      const jobId = this.#deliveredExpiry.oldest()!;
+      const entry = this.#entries.get(jobId);
+      if (entry === undefined || entry.phase !== "delivered" || isStub(entry)) {
+        this.#deliveredExpiry.delete(jobId);
+        continue;
+      }
+      this.#remove(entry);
+      dropped.push(jobId);
+    }
     finished(this.#deadExpiry, "dead", this.#options.deadRetentionMs);
     while (this.#dead.size > this.#options.deadLettersMax) {
       const oldest = this.#dead.keys().next();

@@ -213,6 +213,7 @@ export class ReplicationCore {
     this.table = new JobTable({
       historyMax: this.config.historyMax,
       finishedRetentionMs: this.config.finishedRetentionMs,
+      finishedJobsMax: this.config.finishedJobsMax,
       deadRetentionMs: this.config.deadRetentionMs,
       deadLettersMax: this.config.deadLettersMax,
       idempotencyWindowMs: this.config.idempotencyWindowMs,

@@ -7,6 +7,7 @@
  */
 
 import { fail } from "./assert.ts";
+import type { StringCache } from "./string_cache.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -229,24 +230,15 @@ export class ByteReader {
   }
 
   str(max: number): string {
-    const b = this.bytes(max);
-    // Short ASCII strings (ids, addresses, URLs, hashes: most fields) are decoded by hand:
-    // a TextDecoder call costs more than the bytes themselves at that size.
-    if (b.length <= ASCII_FAST_BYTES_MAX) {
-      let ascii = true;
-      for (let i = 0; i < b.length; i++) {
-        if (b[i]! >= 0x80) {
-          ascii = false;
-          break;
-        }
-      }
-      if (ascii) return String.fromCharCode.apply(null, b as unknown as number[]);
-    }
-    try {
-      return decoder.decode(b);
-    } catch {
-      throw new DecodeError("string is not UTF-8");
-    }
+    return decodeUtf8(this.bytes(max));
+  }
+
+  /**
+   * `str` through a `StringCache`, for fields that repeat (addresses, URLs): the same string,
+   * shared instead of decoded afresh.
+   */
+  strCached(max: number, cache: StringCache): string {
+    return cache.get(this.bytes(max), decodeUtf8);
   }
 
   optStr(max: number): string | undefined {
@@ -258,5 +250,26 @@ export class ByteReader {
     if (this.#offset !== this.#bytes.length) {
       throw new DecodeError(`${this.#bytes.length - this.#offset} trailing bytes`);
     }
+  }
+}
+
+/** UTF-8 bytes as a string; `DecodeError` when they are not UTF-8. */
+function decodeUtf8(b: Uint8Array): string {
+  // Short ASCII strings (ids, addresses, URLs, hashes: most fields) are decoded by hand:
+  // a TextDecoder call costs more than the bytes themselves at that size.
+  if (b.length <= ASCII_FAST_BYTES_MAX) {
+    let ascii = true;
+    for (let i = 0; i < b.length; i++) {
+      if (b[i]! >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) return String.fromCharCode.apply(null, b as unknown as number[]);
+  }
+  try {
+    return decoder.decode(b);
+  } catch {
+    throw new DecodeError("string is not UTF-8");
   }
 }

@@ -53,11 +53,12 @@ Deno.test("hookd node refuses an API token a header cannot carry (spaces, non-AS
   }
 });
 
-Deno.test("hookd node refuses --max-attempts outside 1..maxAttemptsMax and a --breaker-open-ms that is not FIRST,MAX as usage errors", async () => {
+Deno.test("hookd node refuses --max-attempts outside 1..maxAttemptsMax, a --retention-max that is not a positive integer, and a --breaker-open-ms that is not FIRST,MAX as usage errors", async () => {
   const root = await Deno.makeTempDir({ prefix: "hookd-node-flags-" });
   try {
     const cases = [
       ...["0", "101", "2.5", "many"].map((v) => ["--max-attempts", v] as const),
+      ...["0", "1.5", "lots"].map((v) => ["--retention-max", v] as const),
       ...["5000", "0,10", "10,5", "1.5,9", "a,b", "1,2,3"].map(
         (v) => ["--breaker-open-ms", v] as const,
       ),

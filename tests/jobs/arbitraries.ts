@@ -28,6 +28,7 @@ export function tableTestOptions(): JobTableOptions {
   return {
     historyMax: 5,
     finishedRetentionMs: hourMs,
+    finishedJobsMax: 1_000,
     deadRetentionMs: 24 * hourMs,
     deadLettersMax: 3,
     idempotencyWindowMs: 24 * hourMs,

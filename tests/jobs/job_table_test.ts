@@ -248,3 +248,63 @@ function decode(bytes: Uint8Array): JobRecord {
   assert(d.ok, "a tombstone decodes");
   return d.value;
 }
+
+Deno.test("JobTable keeps at most finishedJobsMax delivered jobs: the oldest leave first, each with its tombstone", () => {
+  const t = new JobTable({ ...tableTestOptions(), finishedJobsMax: 3 });
+  const ids = ["f1", "f2", "f3", "f4", "f5"];
+  ids.forEach((id, i) => {
+    t.apply({ type: "submit", stamp: stamp(), spec: spec(id) }, T0);
+    t.apply({ type: "done", stamp: stamp(), jobId: id, gen: 0, finishedAtMs: T0 + i }, T0 + i);
+  });
+  // A pending job and a dead letter are not counted against it, nor dropped by it.
+  t.apply({ type: "submit", stamp: stamp(), spec: spec("p") }, T0);
+  t.apply({ type: "submit", stamp: stamp(), spec: spec("d") }, T0);
+  t.apply({
+    type: "dead",
+    stamp: stamp(),
+    jobId: "d",
+    gen: 0,
+    attemptsMade: 3,
+    finishedAtMs: T0,
+    reason: "x",
+  }, T0);
+  assertEquals(t.counts.delivered, 5, "the bound is kept by expire, not by apply");
+  assertEquals(t.expire(T0 + 10), ["f1", "f2"], "well within their retention, but past the bound");
+  assertEquals(t.counts, { pending: 1, dead: 1, delivered: 3 });
+  assertEquals(["f3", "f4", "f5"].map((id) => t.get(id)?.phase), Array(3).fill("delivered"));
+  assert(t.goneTombstone("f1") !== undefined, "a job dropped by the bound leaves its tombstone");
+  const late = t.apply({ type: "submit", stamp: stamp(), spec: spec("f1") }, T0 + 20);
+  assertEquals([late.effect, t.get("f1")], ["unchanged", undefined], "and never comes back");
+  assertEquals(
+    t.expire(T0 + HOUR + 10).sort(),
+    ["f3", "f4", "f5"],
+    "the rest leave with their retention",
+  );
+});
+
+Deno.test("a delivered job keeps its metadata, not its payload, headers, secrets or spare history room", () => {
+  const t = table();
+  const s: JobSpec = { ...spec("m"), headers: { "x-a": "1" }, secrets: ["whsec_AAAA"] };
+  t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
+  const attempt = {
+    attempt: 1,
+    startedAtMs: T0 + 1,
+    latencyMs: 2,
+    outcome: "success" as const,
+    status: 200,
+    detail: "",
+    node: "10.0.0.1:7000",
+  };
+  t.apply({ type: "done", stamp: stamp(), jobId: "m", gen: 0, finishedAtMs: T0 + 3, attempt }, T0);
+  const kept = t.get("m")!;
+  assertEquals([kept.spec?.payload, kept.spec?.headers, kept.spec?.secrets], ["", {}, []]);
+  assertEquals([kept.spec?.url, kept.spec?.submittedAtMs, kept.payloadDropped], [s.url, T0, true]);
+  assertEquals(kept.history, [attempt]);
+  const other = t.apply({ type: "submit", stamp: stamp(), spec: spec("n") }, T0).entry!;
+  t.apply({ type: "done", stamp: stamp(), jobId: "n", gen: 0, finishedAtMs: T0 + 3 }, T0);
+  assert(
+    other.spec!.headers === kept.spec!.headers && other.spec!.secrets === kept.spec!.secrets,
+    "every delivered job shares one empty headers object and one empty secrets array",
+  );
+  assert(Object.isFrozen(kept.spec!.headers) && Object.isFrozen(kept.spec!.secrets));
+});

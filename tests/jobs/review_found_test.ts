@@ -160,6 +160,7 @@ Deno.test("a job table's memory follows the jobs it holds, not the job rate time
   const table = new JobTable({
     historyMax: 5,
     finishedRetentionMs: 1_000,
+    finishedJobsMax: 1_000_000,
     deadRetentionMs: 7 * 86_400_000,
     deadLettersMax: 10,
     idempotencyWindowMs: 86_400_000,

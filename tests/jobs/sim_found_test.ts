@@ -165,6 +165,7 @@ function table(): JobTable {
   return new JobTable({
     historyMax: 5,
     finishedRetentionMs: 1_000,
+    finishedJobsMax: 1_000_000,
     deadRetentionMs: 1_000,
     deadLettersMax: 10,
     idempotencyWindowMs: 86_400_000,
