@@ -1142,6 +1142,15 @@ const MUTANTS: Mutant[] = [
     to: "    while (this.#deliveredExpiry.size > Infinity) {",
     tests: ["tests/jobs/job_table_test.ts"],
   },
+  {
+    name: "node-started-without-v8-flags",
+    breaks:
+      "every hookd process self_command starts runs with HOOKD_V8_FLAGS (a 16-MiB young generation)",
+    file: "src/process/self_command.ts",
+    from: '      `--v8-flags=${HOOKD_V8_FLAGS.join(",")}`,\n',
+    to: "",
+    tests: ["tests/e2e/node_signal_e2e_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

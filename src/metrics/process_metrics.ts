@@ -1,20 +1,29 @@
 /**
  * The process's memory as Prometheus gauges, read at each scrape: resident set size (the
- * name every Prometheus client library uses), and V8's heap and the memory it holds outside
+ * name every Prometheus client library uses), V8's heap, its young generation's size (so an
+ * operator sees whether the node runs with `HOOKD_V8_FLAGS`), and the memory V8 holds outside
  * the heap (ArrayBuffers: datagrams, WAL batches, the catch-up log's slabs).
  *
  * Owns these gauges only; must not keep state of its own. A scrape costs one
- * `Deno.memoryUsage()` (a read of the process's own statistics).
+ * `Deno.memoryUsage()` and one read of V8's heap-space statistics.
  */
 
+import v8 from "node:v8";
 import type { MetricsRegistry } from "./registry.ts";
 
 /** Where the figures come from (injectable for tests). */
 export type MemoryUsageSource = () => Deno.MemoryUsage;
 
+/** Bytes V8's young generation holds, used and free (set by `HOOKD_V8_FLAGS`). */
+export function youngGenerationBytes(): number {
+  const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
+  return space === undefined ? 0 : space.space_used_size + space.space_available_size;
+}
+
 export function registerProcessMetrics(
   registry: MetricsRegistry,
   source: MemoryUsageSource = () => Deno.memoryUsage(),
+  youngGeneration: () => number = youngGenerationBytes,
 ): void {
   const rss = registry.gauge("process_resident_memory_bytes", "Resident memory size in bytes");
   const heapUsed = registry.gauge(
@@ -26,7 +35,12 @@ export function registerProcessMetrics(
     "hookd_v8_external_bytes",
     "Bytes V8 accounts outside its heap: ArrayBuffers' contents and the like",
   );
+  const young = registry.gauge(
+    "hookd_v8_young_generation_bytes",
+    "Bytes of V8's young generation (where new objects go until a scavenge), used and free",
+  );
   registry.onCollect(() => {
+    young.value = youngGeneration();
     const usage = source();
     rss.value = usage.rss;
     heapUsed.value = usage.heapUsed;

@@ -19,6 +19,20 @@ export const HOOKD_PERMISSIONS = [
   "--allow-sys",
 ] as const;
 
+/**
+ * V8 flags every hookd process runs with; deno.json's `hookd` and `compile` tasks pass the same
+ * (`--v8-flags`, which `deno compile` builds into the executable).
+ *
+ * `--min-semi-space-size=16` (MiB): a node allocates about 16 MB a second at 200 jobs/s, and
+ * V8's young generation, which starts at 1 MB and grows as it sees fit, was scavenged every
+ * ~0.4 s; objects of a job still in flight outlived two scavenges and were promoted, and the
+ * old generation filled with them until a major GC, on all five nodes at nearly the same job
+ * count. At 16 MiB: half the scavenges, half the old-generation growth and major GCs
+ * (bench/results/session27/semi_space/), and a lower worst latency in 8 of 9 paired 200/s runs
+ * (session27/ and session28/semi_space/), for about 30 MB more resident memory a node.
+ */
+export const HOOKD_V8_FLAGS = ["--min-semi-space-size=16"] as const;
+
 const projectRoot = new URL("../../", import.meta.url);
 
 function isUncompiled(): boolean {
@@ -36,6 +50,7 @@ export function hookdArgv(args: readonly string[]): { program: string; args: str
       "--quiet",
       `--config=${fromFileUrl(new URL("deno.json", projectRoot))}`,
       ...HOOKD_PERMISSIONS,
+      `--v8-flags=${HOOKD_V8_FLAGS.join(",")}`,
       fromFileUrl(new URL("main.ts", projectRoot)),
       ...args,
     ],

@@ -12,7 +12,8 @@ import { readLines } from "../../src/lib/lines.ts";
 import { pollUntil } from "./hookd_process.ts";
 
 Deno.test({
-  name: "hookd node stops gracefully when a second signal arrives while it drains",
+  name:
+    "hookd node runs with hookd's V8 flags, and stops gracefully when a second signal arrives while it drains",
   sanitizeResources: true,
   sanitizeOps: true,
   async fn() {
@@ -56,6 +57,11 @@ Deno.test({
     try {
       assert(await pollUntil(() => lines.some((l) => l.event === "listening"), 30_000));
       const http = lines.find((l) => l.event === "listening")!.http!;
+      // Started as every hookd process is (self_command.ts), it runs with HOOKD_V8_FLAGS: a
+      // young generation of about 16 MiB from the start, not V8's 1 MB.
+      const scraped = await (await fetch(`${http}/metrics`)).text();
+      const young = Number(/^hookd_v8_young_generation_bytes (\S+)$/m.exec(scraped)?.[1]);
+      assert(young >= 8 * 1024 * 1024, `young generation ${young} bytes`);
       const submitted = await fetch(`${http}/v1/jobs`, {
         method: "POST",
         headers: { "content-type": "application/json" },

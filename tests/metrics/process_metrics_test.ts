@@ -16,7 +16,7 @@ Deno.test("process memory gauges are read at each scrape, and the sweep averages
     heapUsed: 30_000_000,
     heapTotal: 40_000_000,
     external: 5_000_000,
-  }));
+  }), () => 33_554_432);
   const scrape = () => {
     const samples = new Map<string, number>();
     for (const line of registry.renderPrometheus().split("\n")) {
@@ -29,6 +29,7 @@ Deno.test("process memory gauges are read at each scrape, and the sweep averages
   const first = scrape();
   assertEquals(first.get("process_resident_memory_bytes"), 100_000_000);
   assertEquals(first.get("hookd_v8_heap_used_bytes"), 30_000_000);
+  assertEquals(first.get("hookd_v8_young_generation_bytes"), 33_554_432);
   rss = 120_000_000;
   const second = scrape();
   assertEquals(second.get("process_resident_memory_bytes"), 120_000_000, "read again");
