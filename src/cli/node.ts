@@ -90,7 +90,7 @@ export const nodeCommand: LeafCommand = {
       "retention-max": {
         type: "string",
         help:
-          "Most delivered jobs kept queryable; past it the oldest leave first, before --retention",
+          "Most delivered jobs kept queryable; past it the longest finished leave first, before --retention",
         valueName: "N",
         default: String(jobsDefaults.finishedJobsMax),
       },

@@ -5,7 +5,8 @@
  * Why: a delivered job's metadata stays in the table for `finishedRetentionMs` (1 h), and a
  * fresh copy of each of these strings per record was about a tenth of what it kept
  * (bench/results/session28/). Process-wide, as the strings are: the simulator's five nodes
- * share them, which changes no decoded value. Owns the two caches and their bounds only.
+ * share them, which changes no decoded value. Up to 256 URLs (a query string's token with them)
+ * stay referenced after their jobs left the table. Owns the two caches and their bounds only.
  */
 
 import { StringCache } from "../lib/string_cache.ts";

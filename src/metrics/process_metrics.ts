@@ -14,7 +14,10 @@ import type { MetricsRegistry } from "./registry.ts";
 /** Where the figures come from (injectable for tests). */
 export type MemoryUsageSource = () => Deno.MemoryUsage;
 
-/** Bytes V8's young generation holds, used and free (set by `HOOKD_V8_FLAGS`). */
+/**
+ * Bytes V8's young generation can hold before a scavenge, used and free: one semi-space, which
+ * `HOOKD_V8_FLAGS` sets to 16 MiB (the other half is where a scavenge copies survivors).
+ */
 export function youngGenerationBytes(): number {
   const space = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
   return space === undefined ? 0 : space.space_used_size + space.space_available_size;
@@ -37,7 +40,7 @@ export function registerProcessMetrics(
   );
   const young = registry.gauge(
     "hookd_v8_young_generation_bytes",
-    "Bytes of V8's young generation (where new objects go until a scavenge), used and free",
+    "Bytes V8's young generation holds before a scavenge (one semi-space), used and free",
   );
   registry.onCollect(() => {
     young.value = youngGeneration();

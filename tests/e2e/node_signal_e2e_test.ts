@@ -58,7 +58,7 @@ Deno.test({
       assert(await pollUntil(() => lines.some((l) => l.event === "listening"), 30_000));
       const http = lines.find((l) => l.event === "listening")!.http!;
       // Started as every hookd process is (self_command.ts), it runs with HOOKD_V8_FLAGS: a
-      // young generation of about 16 MiB from the start, not V8's 1 MB.
+      // young generation of 16-MiB semi-spaces from the start, not V8's 1 MB.
       const scraped = await (await fetch(`${http}/metrics`)).text();
       const young = Number(/^hookd_v8_young_generation_bytes (\S+)$/m.exec(scraped)?.[1]);
       assert(young >= 8 * 1024 * 1024, `young generation ${young} bytes`);

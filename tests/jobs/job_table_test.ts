@@ -308,3 +308,42 @@ Deno.test("a delivered job keeps its metadata, not its payload, headers, secrets
   );
   assert(Object.isFrozen(kept.spec!.headers) && Object.isFrozen(kept.spec!.secrets));
 });
+
+Deno.test("the delivered-job bound spares a finished stub until its SUBMIT arrives, then counts it", () => {
+  const t = new JobTable({ ...tableTestOptions(), finishedJobsMax: 1 });
+  // The DONE came first (anti-entropy from another origin): a delivered stub, no spec yet.
+  t.apply({ type: "done", stamp: stamp(), jobId: "s", gen: 0, finishedAtMs: T0 }, T0);
+  for (const id of ["a", "b"]) {
+    t.apply({ type: "submit", stamp: stamp(), spec: spec(id) }, T0);
+    t.apply({ type: "done", stamp: stamp(), jobId: id, gen: 0, finishedAtMs: T0 + 1 }, T0 + 1);
+  }
+  assertEquals(t.expire(T0 + 2), ["a"], "the oldest job with a spec goes; the stub stays");
+  assertEquals([t.get("s")?.phase, t.get("s")?.spec, t.get("b")?.phase], [
+    "delivered",
+    undefined,
+    "delivered",
+  ]);
+  t.apply({ type: "submit", stamp: stamp(), spec: spec("s") }, T0 + 3);
+  assertEquals(t.expire(T0 + 4), ["b"], "the stub, whole now, counts, and is the newest");
+  assertEquals(t.counts.delivered, 1);
+});
+
+Deno.test("finished-job tombstones past twice their bound are trimmed at once, and to the bound at the next expire", () => {
+  const t = new JobTable({ ...tableTestOptions(), finishedTombstonesMax: 100 });
+  for (let i = 0; i < 25; i++) {
+    const s = spec(`job_${i.toString(16).padStart(32, "0")}`);
+    t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
+    t.apply({ type: "done", stamp: stamp(), jobId: s.id, gen: 0, finishedAtMs: T0 }, T0);
+  }
+  t.expire(T0 + HOUR + 1);
+  const gone = [...t.snapshotRecords()].filter((r) => r.type === "gone");
+  assertEquals(gone.length, 25);
+  // A checkpoint's tombstones arrive together, with no expire between them.
+  const other = new JobTable({ ...tableTestOptions(), finishedTombstonesMax: 10 });
+  for (const r of gone) other.apply(r, T0 + HOUR + 2);
+  assertEquals(other.goneTombstones, 14, "trimmed to 10 when the 21st came, then 4 more");
+  other.expire(T0 + HOUR + 3);
+  assertEquals(other.goneTombstones, 10, "the expire pass trims to the bound");
+  const newest = gone[24]!;
+  assert(newest.type === "gone" && other.goneTombstone(newest.gone.jobId) !== undefined);
+});
