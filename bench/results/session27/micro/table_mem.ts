@@ -35,3 +35,8 @@ for (let i = 0; i < N; i++) {
 gc(); gc();
 const after = Deno.memoryUsage().heapUsed;
 console.log(JSON.stringify({ jobs: table.size, bytesPerJob: Math.round((after - before) / N) }));
+// Added in session 28: a second argument writes a heap snapshot there (session28/micro/ reads it).
+if (Deno.args[1] !== undefined) {
+  const v8 = await import("node:v8");
+  v8.writeHeapSnapshot(Deno.args[1]);
+}
