@@ -141,10 +141,10 @@ export interface JobsConfig extends EndpointHealthConfig {
   finishedRetentionMs: number;
   /**
    * Most delivered jobs kept queryable; past it those finished (or last changed) longest ago
-   * leave first, before their `finishedRetentionMs`. Every node holds every job, so without it a node's memory would
-   * follow the job rate: about 700 bytes a delivered job (bench/results/session28/), so
-   * 1 h at 1,500 jobs/s is 3.8 GB, near V8's default 4-GB heap limit. At the default a node
-   * keeps about 0.7 GB of them, which is the whole hour below 278 jobs/s.
+   * leave first, before their `finishedRetentionMs`. Every node holds every job, so without it
+   * a node's memory would follow the job rate: about 690 bytes a delivered job
+   * (bench/results/session28/), so 1 h at 1,500 jobs/s is 3.7 GB, near V8's default 4-GB heap
+   * limit. At the default a node keeps about 0.7 GB of them: the whole hour below 278 jobs/s.
    * @default 1_000_000
    */
   finishedJobsMax: number;
