@@ -338,7 +338,7 @@ const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 const NO_SECRETS: readonly string[] = Object.freeze([]);
 
 /** The spec with payload, headers and secrets dropped (kept for queries after delivery). */
-export function withoutPayload(spec: JobSpec): JobSpec {
+function withoutPayload(spec: JobSpec): JobSpec {
   return { ...spec, payload: "", headers: NO_HEADERS, secrets: NO_SECRETS };
 }
 

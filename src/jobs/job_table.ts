@@ -153,7 +153,7 @@ export interface Incarnation {
  * of the collection. One iterator for the whole pass: V8 leaves a deleted Map entry in place
  * until it rebuilds the table, and a fresh iterator walks every such entry from the front, so
  * a `keys().next()` per eviction at a million entries cost tens of µs each, growing
- * (bench/results/session28/micro/map_fifo.ts: 47 µs an eviction over 300,000, against 1.3).
+ * (bench/results/session28/micro/map_fifo.ts: 47 µs an eviction over 300,000, against 1.2).
  */
 function trimOldest(
   oldestFirst: IterableIterator<string>,
