@@ -676,8 +676,9 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
         UnsupportedMediaType: errorResponse("The body is not declared application/json."),
         Internal: errorResponse("A bug, or a store failure; the cause is in the node's log."),
         Unavailable: errorResponse(
-          "No majority (no_quorum), a full queue (overloaded, the HTTP edge's own bound " +
-            "included), not ready, shutting down, or a failed WAL. Try again after " +
+          "No majority (no_quorum), a full queue or too large a backlog of jobs pending " +
+            "delivery (overloaded, the HTTP edge's own bound included), not ready, shutting " +
+            "down, or a failed WAL. Try again after " +
             "Retry-After, here or on another node.",
           { "Retry-After": { schema: { type: "integer", minimum: 1 } } },
         ),

@@ -94,6 +94,20 @@ export const nodeCommand: LeafCommand = {
         valueName: "N",
         default: String(jobsDefaults.finishedJobsMax),
       },
+      "backlog-max": {
+        type: "string",
+        help:
+          "Most jobs pending delivery; past it submits and events are refused with 503 until deliveries drain them",
+        valueName: "N",
+        default: String(jobsDefaults.backlogJobsMax),
+      },
+      "backlog-bytes-max": {
+        type: "string",
+        help:
+          "Most payload bytes (2 a character) pending delivery; past it submits and events are refused with 503",
+        valueName: "BYTES",
+        default: String(jobsDefaults.backlogPayloadBytesMax),
+      },
       "retry-schedule": {
         type: "string",
         help:
@@ -291,6 +305,16 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
     min: 1,
     integer: true,
   });
+  const backlogJobsMax = numberFlag(values, "backlog-max", jobsDefaults.backlogJobsMax, {
+    min: 1,
+    integer: true,
+  });
+  const backlogPayloadBytesMax = numberFlag(
+    values,
+    "backlog-bytes-max",
+    jobsDefaults.backlogPayloadBytesMax,
+    { min: 1, integer: true },
+  );
   const walSync = stringFlag(values, "wal-sync") ?? "batched";
   if (walSync !== "batched" && walSync !== "per-append") {
     throw new UsageError(`hookd node: --wal-sync must be batched or per-append, got ${walSync}`);
@@ -333,7 +357,13 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
     lossProbability: transport.lossProbability ?? 0,
     ...(transport.lossSeed !== undefined ? { lossSeed: transport.lossSeed } : {}),
     ...(transport.config !== undefined ? { transport: transport.config } : {}),
-    jobs: { finishedRetentionMs: retentionS * 1000, finishedJobsMax, maxAttemptsDefault },
+    jobs: {
+      finishedRetentionMs: retentionS * 1000,
+      finishedJobsMax,
+      backlogJobsMax,
+      backlogPayloadBytesMax,
+      maxAttemptsDefault,
+    },
     wal: { syncMode: walSync, inlineSyncMsMax },
     delivery: {
       allowPrivateTargets: booleanFlag(values, "allow-private-targets"),

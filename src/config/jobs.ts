@@ -153,6 +153,34 @@ export interface JobsConfig extends EndpointHealthConfig {
   /** Most dead letters kept; the oldest go first past it. @default 100_000 */
   deadLettersMax: number;
   /**
+   * Most payload memory dead letters may hold, bytes, counted as V8 holds strings (2 bytes a
+   * UTF-16 unit at most): a dead letter keeps its payload for a retry by hand, and
+   * `deadLettersMax` alone let 100,000 dead letters of 1 MiB claim 100-200 GB on every node.
+   * Past it the oldest dead letters go first, as past `deadLettersMax`. An event's dead jobs
+   * are not counted here: they share the event's payload, which `backlogPayloadBytesMax`
+   * counts. @default 268_435_456 (256 MiB)
+   */
+  deadLetterPayloadBytesMax: number;
+  /**
+   * Most pending jobs (committed or not, waiting, retrying or in flight) a node holds before it
+   * refuses new submits, events and retries by hand with a 503 (`overloaded`): every node holds
+   * every job in memory until it is delivered, so a receiver down for hours under load would
+   * otherwise grow every node's heap towards V8's limit (4,192 MB here) with no refusal before
+   * it. About 770 bytes a pending job besides its payload (bench/results/session29/micro/), so
+   * the default is about 0.8 GB; with `finishedJobsMax`'s 0.7 GB and this payload bound, a node
+   * stays under 3 GB. Endpoint writes are never refused by it: disabling a failing endpoint is
+   * how an operator drains a backlog. @default 1_000_000
+   */
+  backlogJobsMax: number;
+  /**
+   * Most payload memory pending jobs and held events may claim before new submits, events and
+   * retries by hand are refused with a 503, bytes, counted as `deadLetterPayloadBytesMax`
+   * counts. An event's payload counts once, however many endpoints it fans out to, for as long
+   * as the event is held (its retention, `finishedRetentionMs` after its submit). @default
+   * 1_073_741_824 (1 GiB)
+   */
+  backlogPayloadBytesMax: number;
+  /**
    * An idempotency key is remembered this long after its first submit, also after its job left
    * the table: a retry within the window returns the same id instead of a second job; a submit
    * after it makes a new job with a new id (and so a new `webhook-id`). Measured on the clock
@@ -269,6 +297,9 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   finishedJobsMax: 1_000_000,
   deadRetentionMs: 7 * 24 * 3_600_000,
   deadLettersMax: 100_000,
+  deadLetterPayloadBytesMax: 256 * 1024 * 1024,
+  backlogJobsMax: 1_000_000,
+  backlogPayloadBytesMax: 1024 * 1024 * 1024,
   idempotencyWindowMs: 24 * 3_600_000,
   idempotencyClockSkewMs: 600_000,
   historyMax: 20,
@@ -304,6 +335,9 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "lazySendMs",
       "queryTimeoutMs",
       "deadLettersMax",
+      "deadLetterPayloadBytesMax",
+      "backlogJobsMax",
+      "backlogPayloadBytesMax",
       "finishedJobsMax",
       "finishedTombstonesMax",
       "historyMax",

@@ -31,6 +31,9 @@ export interface CoreMetrics {
   staleHandoffs: Counter;
   jobsPending: Gauge;
   queueAgeRefusals: Counter;
+  backlogRefusals: Counter;
+  backlogPayloadBytes: Gauge;
+  deadPayloadBytes: Gauge;
   jobsDead: Gauge;
   jobsDelivered: Gauge;
   jobsUncommitted: Gauge;
@@ -119,6 +122,20 @@ export function registerMetrics(m: MetricsRegistry): CoreMetrics {
     queueAgeRefusals: m.counter(
       "hookd_jobs_queue_age_refusals_total",
       "Submits refused because the oldest waiting submit was older than submitQueueAgeMaxMs",
+    ),
+    backlogRefusals: m.counter(
+      "hookd_jobs_backlog_refusals_total",
+      "Submits, events and retries by hand refused because the pending jobs held passed " +
+        "backlogJobsMax or their payloads backlogPayloadBytesMax",
+    ),
+    backlogPayloadBytes: m.gauge(
+      "hookd_jobs_backlog_payload_bytes",
+      "Payload memory of the pending jobs and held events (each event once), as V8 holds " +
+        "strings; submits are refused past backlogPayloadBytesMax",
+    ),
+    deadPayloadBytes: m.gauge(
+      "hookd_jobs_dead_payload_bytes",
+      "Payload memory of the dead letters held; the oldest go past deadLetterPayloadBytesMax",
     ),
     jobsDead: m.gauge("hookd_jobs", "Jobs held by state", { state: "dead" }),
     jobsDelivered: m.gauge("hookd_jobs", "Jobs held by state", { state: "delivered" }),

@@ -57,6 +57,11 @@ export interface JobTableOptions {
   finishedJobsMax: number;
   deadRetentionMs: number;
   deadLettersMax: number;
+  /**
+   * Most payload memory dead letters hold (`payloadBytesOf`); the oldest go first past it.
+   * @default jobsDefaults.deadLetterPayloadBytesMax
+   */
+  deadLetterPayloadBytesMax?: number;
   idempotencyWindowMs: number;
   /** How long a key is kept past its window, for the skew between nodes' wall clocks. */
   idempotencyClockSkewMs: number;
@@ -167,6 +172,18 @@ function trimOldest(
   }
 }
 
+/**
+ * The payload memory a job claims in the table's counts, as V8 holds strings (2 bytes a UTF-16
+ * unit at most): a plain job's payload until its delivery drops it. An event's job shares the
+ * event's one payload string, which the event table counts (`eventPayloadBytes`), so it counts
+ * nothing here.
+ */
+export function payloadBytesOf(entry: JobEntry): number {
+  const spec = entry.spec;
+  if (spec === undefined || spec.webhookId !== undefined || entry.payloadDropped) return 0;
+  return 2 * spec.payload.length;
+}
+
 /** Most ids kept for "recent jobs" (the dashboard's list). */
 const RECENT_MAX = 1_000;
 
@@ -191,6 +208,10 @@ export class JobTable {
   readonly #dead = new Map<string, number>();
   #deadSeq = 0;
   readonly #counts: Record<JobPhase, number> = { pending: 0, dead: 0, delivered: 0 };
+  /** `payloadBytesOf` summed over the pending jobs, and over the dead letters. */
+  #pendingPayloadBytes = 0;
+  #deadPayloadBytes = 0;
+  readonly #deadLetterPayloadBytesMax: number;
   #uncommitted = 0;
   #stubs = 0;
   /**
@@ -219,6 +240,8 @@ export class JobTable {
 
   constructor(options: JobTableOptions) {
     this.#options = options;
+    this.#deadLetterPayloadBytesMax = options.deadLetterPayloadBytesMax ??
+      jobsDefaults.deadLetterPayloadBytesMax;
     this.endpoints = new EndpointTable({
       endpointTombstoneMs: options.endpointTombstoneMs ?? jobsDefaults.endpointTombstoneMs,
     });
@@ -234,6 +257,19 @@ export class JobTable {
 
   get uncommitted(): number {
     return this.#uncommitted;
+  }
+
+  /**
+   * The payload memory the backlog claims: pending plain jobs' payloads and the held events'
+   * (each once). What submit admission bounds (`backlogPayloadBytesMax`).
+   */
+  get backlogPayloadBytes(): number {
+    return this.#pendingPayloadBytes + this.events.payloadBytes;
+  }
+
+  /** The payload memory dead letters hold (`deadLetterPayloadBytesMax`). */
+  get deadPayloadBytes(): number {
+    return this.#deadPayloadBytes;
   }
 
   get stubs(): number {
@@ -479,6 +515,7 @@ export class JobTable {
     const previousPhase = existed ? entry.phase : undefined;
     const previousCommitted = entry.committed;
     const wasStub = existed && isStub(entry);
+    if (existed) this.#countPayload(entry, -1);
     const effect = applyRecord(entry, record, this.#options.historyMax);
     if (record.type === "commit" && effect === "conflict" && entry.committed) {
       this.commitConflicts++;
@@ -488,6 +525,7 @@ export class JobTable {
         return { effect, entry: undefined, previousPhase, previousCommitted };
       }
       this.#entries.set(jobId, entry);
+      this.#countPayload(entry, 1);
       this.#counts[entry.phase]++;
       if (!entry.committed) this.#uncommitted++;
       if (isStub(entry)) {
@@ -504,6 +542,7 @@ export class JobTable {
       }
       return { effect, entry, previousPhase, previousCommitted };
     }
+    this.#countPayload(entry, 1);
     if (effect === "changed") {
       if (previousPhase !== entry.phase) {
         this.#counts[previousPhase!]--;
@@ -524,6 +563,18 @@ export class JobTable {
       }
     }
     return { effect, entry, previousPhase, previousCommitted };
+  }
+
+  /** Adds (`sign` 1) or takes away (-1) `entry`'s payload in the count of its phase. */
+  #countPayload(entry: JobEntry, sign: 1 | -1): void {
+    const bytes = payloadBytesOf(entry);
+    if (bytes === 0) return;
+    if (entry.phase === "pending") this.#pendingPayloadBytes += sign * bytes;
+    else if (entry.phase === "dead") this.#deadPayloadBytes += sign * bytes;
+    assert(
+      this.#pendingPayloadBytes >= 0 && this.#deadPayloadBytes >= 0,
+      "held payload bytes never go negative",
+    );
   }
 
   #afterPhase(entry: JobEntry, previous: JobPhase | undefined): void {
@@ -635,7 +686,7 @@ export class JobTable {
       },
     );
     finished(this.#deadExpiry, "dead", this.#options.deadRetentionMs);
-    trimOldest(this.#dead.keys(), this.#dead.size - this.#options.deadLettersMax, (jobId) => {
+    const evictDead = (jobId: string) => {
       const entry = this.#entries.get(jobId);
       if (entry === undefined) {
         this.#dead.delete(jobId);
@@ -643,7 +694,15 @@ export class JobTable {
       }
       this.#remove(entry);
       dropped.push(jobId);
-    });
+    };
+    trimOldest(this.#dead.keys(), this.#dead.size - this.#options.deadLettersMax, evictDead);
+    // Past the payload bound too, the oldest dead letters go (one iterator, as `trimOldest`).
+    if (this.#deadPayloadBytes > this.#deadLetterPayloadBytesMax) {
+      for (const jobId of this.#dead.keys()) {
+        evictDead(jobId);
+        if (this.#deadPayloadBytes <= this.#deadLetterPayloadBytesMax) break;
+      }
+    }
     for (const jobId of this.#stubExpiry.due(nowWallMs)) {
       const entry = this.#entries.get(jobId);
       if (entry !== undefined && isStub(entry)) {
@@ -686,6 +745,7 @@ export class JobTable {
    */
   #remove(entry: JobEntry, keepKey = true): void {
     const spec = entry.spec;
+    this.#countPayload(entry, -1);
     this.#entries.delete(entry.jobId);
     for (
       const queue of [
@@ -824,7 +884,7 @@ export class JobTable {
       changed = true;
     }
     if (held.body === undefined && body !== undefined) {
-      held.body = body;
+      this.events.setBody(held, body);
       held.stamp = record.type === "event"
         ? record.stamp
         : record.type === "event-state"

@@ -1069,6 +1069,8 @@ export class ReplicationCore {
     this.#metrics.jobsDead.set(c.dead);
     this.#metrics.jobsDelivered.set(c.delivered);
     this.#metrics.jobsUncommitted.set(this.table.uncommitted);
+    this.#metrics.backlogPayloadBytes.set(this.table.backlogPayloadBytes);
+    this.#metrics.deadPayloadBytes.set(this.table.deadPayloadBytes);
     this.#metrics.proposals.set(this.#proposals.size);
     this.#metrics.scheduled.set(this.#duties.scheduledCount);
     this.#metrics.logBytes.set(this.log.bytes);

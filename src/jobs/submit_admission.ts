@@ -3,7 +3,8 @@
  * or must refuse it at once with a retryable 503. The checks, in order: the core's phase (it
  * takes submits only when ready), a reachable majority of the configured voters, the age of
  * the oldest submit still waiting for its majority (load shedding past the knee), the
- * proposals in flight, and this node's own records not yet on disk.
+ * proposals in flight, this node's own records not yet on disk, and, for a request that makes
+ * jobs, the backlog of pending jobs held in memory (their count and their payloads).
  *
  * Owns: the order of those checks, their comparisons, and the refusals' codes, messages and
  * Retry-After. Must not read the phase, the voter view, the proposals or a clock itself, nor
@@ -32,13 +33,36 @@ export interface AdmissionState {
   readonly proposals: number;
   /** This node's own records handed to the WAL and not yet durable. */
   readonly ownPending: number;
+  /**
+   * Whether the request makes jobs (a submit, an event, a retry by hand): only those are held
+   * to the backlog bound. An endpoint write makes none, and disabling a failing endpoint is how
+   * an operator drains a backlog, so it is never refused for one.
+   */
+  readonly makesJobs: boolean;
+  /** Pending jobs this node holds (every node holds every job). */
+  readonly pendingJobs: number;
+  /** The payload memory they and the held events claim (JobTable.backlogPayloadBytes). */
+  readonly backlogPayloadBytes: number;
   readonly config: Readonly<
-    Pick<JobsConfig, "submitQueueAgeMaxMs" | "proposalsMax" | "originPendingMax">
+    Pick<
+      JobsConfig,
+      | "submitQueueAgeMaxMs"
+      | "proposalsMax"
+      | "originPendingMax"
+      | "backlogJobsMax"
+      | "backlogPayloadBytesMax"
+    >
   >;
 }
 
 /** The rule that refused, in the order they are checked. */
-export type AdmissionRule = "phase" | "quorum" | "queue_age" | "proposals" | "own_pending";
+export type AdmissionRule =
+  | "phase"
+  | "quorum"
+  | "queue_age"
+  | "proposals"
+  | "own_pending"
+  | "backlog";
 
 /** A refusal as the core answers it (a `submit-done` or `revive-done` outcome). */
 export interface AdmissionRefusal {
@@ -109,10 +133,44 @@ export function admissionRefusal(state: AdmissionState, nowMs: number): Refused 
       "this node's log is behind (originPendingMax records not yet on disk)",
     );
   }
+  // Every node holds every pending job, payload and all, until it is delivered: past the bound
+  // a receiver down for hours would take the heap. Refused at once, a submit waits in the
+  // client, not in five nodes' memory. A backlog drains at the receivers' pace, so the client
+  // is told to come back in seconds, not at once.
+  if (state.makesJobs) {
+    const { backlogJobsMax, backlogPayloadBytesMax } = state.config;
+    if (state.pendingJobs >= backlogJobsMax) {
+      return refused(
+        "backlog",
+        "overloaded",
+        `${state.pendingJobs} jobs are pending delivery on this node (backlogJobsMax ` +
+          `${backlogJobsMax}); it takes more once deliveries drain them`,
+        BACKLOG_RETRY_AFTER_S,
+      );
+    }
+    if (state.backlogPayloadBytes >= backlogPayloadBytesMax) {
+      return refused(
+        "backlog",
+        "overloaded",
+        `the payloads pending delivery on this node claim ${state.backlogPayloadBytes} bytes ` +
+          `(backlogPayloadBytesMax ${backlogPayloadBytesMax}); it takes more once deliveries ` +
+          `drain them`,
+        BACKLOG_RETRY_AFTER_S,
+      );
+    }
+  }
   return undefined;
 }
 
-/** Every admission refusal is a 503 worth retrying in a second. */
-function refused(rule: AdmissionRule, code: RefusalCode, message: string): Refused {
-  return { rule, refusal: { ok: false, code, message, retryAfterS: 1 } };
+/** Retry-After of a backlog refusal, s: a backlog drains at the receivers' pace. */
+export const BACKLOG_RETRY_AFTER_S = 5;
+
+/** An admission refusal is a 503 worth retrying in a second (a backlog's, in a few). */
+function refused(
+  rule: AdmissionRule,
+  code: RefusalCode,
+  message: string,
+  retryAfterS = 1,
+): Refused {
+  return { rule, refusal: { ok: false, code, message, retryAfterS } };
 }

@@ -147,6 +147,8 @@ export interface SubmitPathOptions extends VoterSet {
     | "apply"
     | "endpoints"
     | "event"
+    | "counts"
+    | "backlogPayloadBytes"
   >;
   readonly appends: Pick<AppendBatcher, "deadNotDurable">;
   readonly ownership: Pick<OwnershipView, "isDown" | "isGone" | "reachableVoters" | "remember">;
@@ -402,7 +404,7 @@ export class SubmitPath {
     requestId: number | undefined,
     write: EndpointWrite,
   ): void {
-    const refusal = this.#admission(nowMs);
+    const refusal = this.#admission(nowMs, false);
     if (refusal !== undefined) {
       this.#endpointAnswer(requestId, refusal);
       return;
@@ -547,7 +549,7 @@ export class SubmitPath {
       return;
     }
     // The node may have stopped or failed while it read.
-    const refusal = this.#admission(nowMs);
+    const refusal = this.#admission(nowMs, false);
     if (refusal !== undefined) {
       this.#endpointAnswer(round.requestId, refusal);
       return;
@@ -817,8 +819,11 @@ export class SubmitPath {
     }
   }
 
-  /** Whether a submit or revive may start now (submit_admission.ts); counts queue-age refusals. */
-  #admission(nowMs: number): Refusal | undefined {
+  /**
+   * Whether a submit, event, revive (`makesJobs`) or endpoint write may start now
+   * (submit_admission.ts); counts queue-age and backlog refusals.
+   */
+  #admission(nowMs: number, makesJobs = true): Refusal | undefined {
     const refused = admissionRefusal({
       phase: this.#host.phase(),
       reachableVoters: this.#ownership.reachableVoters(),
@@ -827,10 +832,14 @@ export class SubmitPath {
       oldestSubmitStartedAtMs: this.#proposals.oldestSubmitStartedAtMs(),
       proposals: this.#proposals.size,
       ownPending: this.#host.ownPending(),
+      makesJobs,
+      pendingJobs: this.#table.counts.pending,
+      backlogPayloadBytes: this.#table.backlogPayloadBytes,
       config: this.#config,
     }, nowMs);
     if (refused === undefined) return undefined;
     if (refused.rule === "queue_age") this.#metrics.queueAgeRefusals.inc();
+    if (refused.rule === "backlog") this.#metrics.backlogRefusals.inc();
     return refused.refusal;
   }
 

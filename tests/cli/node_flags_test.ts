@@ -53,12 +53,14 @@ Deno.test("hookd node refuses an API token a header cannot carry (spaces, non-AS
   }
 });
 
-Deno.test("hookd node refuses --max-attempts outside 1..maxAttemptsMax, a --retention-max that is not a positive integer, and a --breaker-open-ms that is not FIRST,MAX as usage errors", async () => {
+Deno.test("hookd node refuses --max-attempts outside 1..maxAttemptsMax, a --retention-max, --backlog-max or --backlog-bytes-max that is not a positive integer, and a --breaker-open-ms that is not FIRST,MAX as usage errors", async () => {
   const root = await Deno.makeTempDir({ prefix: "hookd-node-flags-" });
   try {
     const cases = [
       ...["0", "101", "2.5", "many"].map((v) => ["--max-attempts", v] as const),
       ...["0", "1.5", "lots"].map((v) => ["--retention-max", v] as const),
+      ...["0", "1.5", "lots"].map((v) => ["--backlog-max", v] as const),
+      ...["0", "2.5", "1GiB"].map((v) => ["--backlog-bytes-max", v] as const),
       ...["5000", "0,10", "10,5", "1.5,9", "a,b", "1,2,3"].map(
         (v) => ["--breaker-open-ms", v] as const,
       ),

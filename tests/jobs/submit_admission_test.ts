@@ -1,6 +1,7 @@
 /**
  * Submit admission (src/jobs/submit_admission.ts): the rules in the order they are checked
- * (phase, quorum, queue age, proposals in flight, own records not yet on disk), the exact
+ * (phase, quorum, queue age, proposals in flight, own records not yet on disk, the backlog of
+ * pending jobs for requests that make jobs), the exact
  * boundary of each limit, and the refusals' exact codes and messages; then, through the core,
  * load shedding: while the oldest submit waiting for its majority is older than
  * `submitQueueAgeMaxMs`, new submits are refused at once (`overloaded`, counted in
@@ -18,6 +19,7 @@ import {
   admissionRefusal,
   type AdmissionRule,
   type AdmissionState,
+  BACKLOG_RETRY_AFTER_S,
 } from "../../src/jobs/submit_admission.ts";
 
 const SELF = "10.0.0.1:7000";
@@ -25,7 +27,13 @@ const WALL = 1_800_000_000_000;
 const QUEUE_AGE_REFUSALS = "hookd_jobs_queue_age_refusals_total";
 
 /** Small limits, so each boundary reads plainly. */
-const CONFIG = { submitQueueAgeMaxMs: 500, proposalsMax: 100, originPendingMax: 1000 };
+const CONFIG = {
+  submitQueueAgeMaxMs: 500,
+  proposalsMax: 100,
+  originPendingMax: 1000,
+  backlogJobsMax: 50,
+  backlogPayloadBytesMax: 4096,
+};
 const NOW = 10_000;
 
 /** A ready node of 5 voters, all reachable, nothing in flight. */
@@ -37,6 +45,9 @@ const READY: AdmissionState = {
   oldestSubmitStartedAtMs: undefined,
   proposals: 0,
   ownPending: 0,
+  makesJobs: true,
+  pendingJobs: 0,
+  backlogPayloadBytes: 0,
   config: CONFIG,
 };
 
@@ -49,6 +60,9 @@ const ALL_BROKEN: AdmissionState = {
   oldestSubmitStartedAtMs: NOW - CONFIG.submitQueueAgeMaxMs,
   proposals: CONFIG.proposalsMax,
   ownPending: CONFIG.originPendingMax,
+  makesJobs: true,
+  pendingJobs: CONFIG.backlogJobsMax,
+  backlogPayloadBytes: CONFIG.backlogPayloadBytesMax,
   config: CONFIG,
 };
 
@@ -65,11 +79,13 @@ Deno.test("admission: a ready node under every limit is admitted", () => {
     oldestSubmitStartedAtMs: NOW - (CONFIG.submitQueueAgeMaxMs - 1),
     proposals: CONFIG.proposalsMax - 1,
     ownPending: CONFIG.originPendingMax - 1,
+    pendingJobs: CONFIG.backlogJobsMax - 1,
+    backlogPayloadBytes: CONFIG.backlogPayloadBytesMax - 1,
   };
   assertEquals(admissionRefusal(atTheEdge, NOW), undefined);
 });
 
-Deno.test("admission: the rules are checked in order: phase, quorum, queue age, proposals, own pending", () => {
+Deno.test("admission: the rules are checked in order: phase, quorum, queue age, proposals, own pending, backlog", () => {
   const rules: (AdmissionRule | undefined)[] = [];
   let state: AdmissionState = ALL_BROKEN;
   const fixes: Partial<AdmissionState>[] = [
@@ -78,13 +94,24 @@ Deno.test("admission: the rules are checked in order: phase, quorum, queue age, 
     { oldestSubmitStartedAtMs: undefined },
     { proposals: 0 },
     { ownPending: 0 },
+    { pendingJobs: 0 },
+    { backlogPayloadBytes: 0 },
   ];
   rules.push(admissionRefusal(state, NOW)?.rule);
   for (const fix of fixes) {
     state = { ...state, ...fix };
     rules.push(admissionRefusal(state, NOW)?.rule);
   }
-  assertEquals(rules, ["phase", "quorum", "queue_age", "proposals", "own_pending", undefined]);
+  assertEquals(rules, [
+    "phase",
+    "quorum",
+    "queue_age",
+    "proposals",
+    "own_pending",
+    "backlog",
+    "backlog",
+    undefined,
+  ]);
 });
 
 Deno.test("admission: a node not ready refuses by phase, whatever else holds", () => {
@@ -161,6 +188,37 @@ Deno.test("admission: originPendingMax own records not yet on disk refuses overl
     refusal: overloaded("this node's log is behind (originPendingMax records not yet on disk)"),
   });
   assertEquals(admissionRefusal({ ...READY, ownPending: 999 }, NOW), undefined);
+});
+
+Deno.test("admission: backlogJobsMax pending jobs, or backlogPayloadBytesMax of their payloads, refuses a request that makes jobs; one fewer admits", () => {
+  const backlog = (message: string) => ({
+    rule: "backlog",
+    refusal: { ok: false, code: "overloaded", message, retryAfterS: BACKLOG_RETRY_AFTER_S },
+  });
+  assertEquals(
+    admissionRefusal({ ...READY, pendingJobs: 50 }, NOW),
+    backlog(
+      "50 jobs are pending delivery on this node (backlogJobsMax 50); it takes more once " +
+        "deliveries drain them",
+    ),
+  );
+  assertEquals(admissionRefusal({ ...READY, pendingJobs: 49 }, NOW), undefined);
+  assertEquals(
+    admissionRefusal({ ...READY, backlogPayloadBytes: 4096 }, NOW),
+    backlog(
+      "the payloads pending delivery on this node claim 4096 bytes (backlogPayloadBytesMax " +
+        "4096); it takes more once deliveries drain them",
+    ),
+  );
+  assertEquals(admissionRefusal({ ...READY, backlogPayloadBytes: 4095 }, NOW), undefined);
+  assert(BACKLOG_RETRY_AFTER_S > 1, "a backlog drains at the receivers' pace: come back later");
+});
+
+Deno.test("admission: a request that makes no jobs (an endpoint write) is never refused for the backlog, and is for the rest", () => {
+  const full = { ...READY, makesJobs: false, pendingJobs: 10_000, backlogPayloadBytes: 1e9 };
+  assertEquals(admissionRefusal(full, NOW), undefined);
+  assertEquals(admissionRefusal({ ...full, ownPending: 1000 }, NOW)?.rule, "own_pending");
+  assertEquals(admissionRefusal({ ...full, phase: "stopping" }, NOW)?.rule, "phase");
 });
 
 Deno.test("admission through the core: a revive refused by phase answers the refusal as it is, and counts no queue-age refusal", () => {
