@@ -166,9 +166,12 @@ export interface JobsConfig extends EndpointHealthConfig {
    * refuses new submits, events and retries by hand with a 503 (`overloaded`): every node holds
    * every job in memory until it is delivered, so a receiver down for hours under load would
    * otherwise grow every node's heap towards V8's limit (4,192 MB here) with no refusal before
-   * it. About 770 bytes a pending job besides its payload (bench/results/session29/micro/), so
-   * the default is about 0.8 GB; with `finishedJobsMax`'s 0.7 GB and this payload bound, a node
-   * stays under 3 GB. Endpoint writes are never refused by it: disabling a failing endpoint is
+   * it. A pending job takes about 770 bytes of the job table besides its payload
+   * (bench/results/session29/micro/), 1.2-1.5 KB of heap on a running node with a 200-byte
+   * payload (everything a node keeps for it, by the slope of heap against pending jobs to
+   * 400,000: bench/results/session29/backlog/), so about 1.4 GB at the default; with
+   * `finishedJobsMax`'s 0.7 GB and the payload bounds a node stays near 3.3 GB at the very
+   * worst, under V8's 4,192 MB. Endpoint writes are never refused by it: disabling a failing endpoint is
    * how an operator drains a backlog. @default 1_000_000
    */
   backlogJobsMax: number;
