@@ -1248,6 +1248,22 @@ const MUTANTS: Mutant[] = [
     to: "        break;\n",
     tests: ["tests/jobs/backlog_accounting_test.ts"],
   },
+  {
+    name: "utf8-lax-decode-unchecked",
+    breaks: "a string field that is not UTF-8 is refused, however it is decoded",
+    file: "src/lib/bytes.ts",
+    from: '  if (decoded.indexOf("\\uFFFD") < 0) return decoded;\n',
+    to: "  return decoded;\n",
+    tests: ["tests/lib/bytes_test.ts"],
+  },
+  {
+    name: "utf8-decode-strips-bom",
+    breaks: "a string beginning with U+FEFF reads back whole",
+    file: "src/lib/bytes.ts",
+    from: 'const laxDecoder = new TextDecoder("utf-8", { ignoreBOM: true });',
+    to: 'const laxDecoder = new TextDecoder("utf-8");',
+    tests: ["tests/lib/bytes_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -10,10 +10,21 @@ import { fail } from "./assert.ts";
 import type { StringCache } from "./string_cache.ts";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+/**
+ * Both decoders keep a leading U+FEFF: it is part of the string that was encoded (by default a
+ * TextDecoder strips it, and a string beginning with one lost it in a round trip). The lax one
+ * is Deno's fast path, 3-10× cheaper than the fatal one at every length
+ * (bench/results/session29/micro/decode_ascii.ts); `decodeUtf8` says why it is enough.
+ */
+const laxDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const fatalDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/** Strings up to this many bytes that are all ASCII skip the TextDecoder (see `str`). */
-const ASCII_FAST_BYTES_MAX = 256;
+/**
+ * ASCII strings up to this many bytes are decoded by `String.fromCharCode`, cheaper than a
+ * TextDecoder call at that size. Not longer: V8 first copies the bytes into an argument list of
+ * 8 bytes each, garbage that made it 4× the lax decoder's cost at 200 bytes.
+ */
+const ASCII_FAST_BYTES_MAX = 24;
 
 /** Largest integer the u64-style fields carry: JavaScript numbers are exact up to 2^53. */
 const SAFE_U53_MAX = Number.MAX_SAFE_INTEGER;
@@ -253,10 +264,13 @@ export class ByteReader {
   }
 }
 
-/** UTF-8 bytes as a string; `DecodeError` when they are not UTF-8. */
+/**
+ * UTF-8 bytes as a string; `DecodeError` when they are not UTF-8. The lax decoder turns every
+ * malformed sequence into U+FFFD and decodes valid UTF-8 exactly as the fatal one does, so a
+ * result without U+FFFD is the answer; only one with it (malformed, or a real U+FFFD) goes
+ * through the fatal decoder, which throws or confirms it.
+ */
 function decodeUtf8(b: Uint8Array): string {
-  // Short ASCII strings (ids, addresses, URLs, hashes: most fields) are decoded by hand:
-  // a TextDecoder call costs more than the bytes themselves at that size.
   if (b.length <= ASCII_FAST_BYTES_MAX) {
     let ascii = true;
     for (let i = 0; i < b.length; i++) {
@@ -267,8 +281,10 @@ function decodeUtf8(b: Uint8Array): string {
     }
     if (ascii) return String.fromCharCode.apply(null, b as unknown as number[]);
   }
+  const decoded = laxDecoder.decode(b);
+  if (decoded.indexOf("\uFFFD") < 0) return decoded;
   try {
-    return decoder.decode(b);
+    return fatalDecoder.decode(b);
   } catch {
     throw new DecodeError("string is not UTF-8");
   }

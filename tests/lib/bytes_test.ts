@@ -2,6 +2,18 @@ import fc from "fast-check";
 import { assertEquals, assertThrows } from "../assert.ts";
 import { ByteReader, ByteWriter, DecodeError } from "../../src/lib/bytes.ts";
 
+/** What a string's UTF-8 bytes decode to, a leading U+FEFF kept. */
+const KEEP_BOM = new TextDecoder("utf-8", { ignoreBOM: true });
+const STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** `bytes` as a `str` field: a u32 length, then the bytes. */
+function strField(bytes: Uint8Array): Uint8Array {
+  const field = new Uint8Array(4 + bytes.length);
+  new DataView(field.buffer).setUint32(0, bytes.length);
+  field.set(bytes, 4);
+  return field;
+}
+
 Deno.test("ByteReader.str reads back every string ByteWriter.str wrote, ASCII or not, short or long", () => {
   fc.assert(
     fc.property(
@@ -18,7 +30,7 @@ Deno.test("ByteReader.str reads back every string ByteWriter.str wrote, ASCII or
         for (const s of strings) w.str(s);
         const r = new ByteReader(w.finish());
         // A lone surrogate is written as U+FFFD (the encoder's rule), so compare with that.
-        const expected = strings.map((s) => new TextDecoder().decode(new TextEncoder().encode(s)));
+        const expected = strings.map((s) => KEEP_BOM.decode(new TextEncoder().encode(s)));
         assertEquals(strings.map(() => r.str(1 << 20)), expected);
         r.end();
       },
@@ -28,9 +40,46 @@ Deno.test("ByteReader.str reads back every string ByteWriter.str wrote, ASCII or
 
 Deno.test("ByteReader.str refuses bytes that are not UTF-8, short or long", () => {
   for (const bad of [[0x61, 0xff], [0xc3], [0x80, 0x61], Array(300).fill(0x61).concat([0xfe])]) {
-    const bytes = new Uint8Array(4 + bad.length);
-    new DataView(bytes.buffer).setUint32(0, bad.length);
-    bytes.set(bad, 4);
-    assertThrows(() => new ByteReader(bytes).str(1000), DecodeError);
+    assertThrows(() => new ByteReader(strField(Uint8Array.from(bad))).str(1000), DecodeError);
   }
+});
+
+Deno.test("ByteReader.str keeps a leading U+FEFF and a real U+FFFD, at every length", () => {
+  for (
+    const s of [
+      "\uFEFF",
+      "\uFEFFabc",
+      "\uFEFF" + "x".repeat(300),
+      "a\uFFFDb",
+      "é\uFFFD".repeat(200),
+    ]
+  ) {
+    const w = new ByteWriter(16);
+    w.str(s);
+    assertEquals(new ByteReader(w.finish()).str(1 << 20), s);
+  }
+});
+
+Deno.test("ByteReader.str decodes any bytes as the fatal decoder does, or refuses them as it does", () => {
+  // Bytes near UTF-8: valid sequences, lone continuation and lead bytes, overlongs, surrogates.
+  const unit = fc.oneof(
+    fc.integer({ min: 0x20, max: 0x7e }),
+    fc.constantFrom(0x80, 0xbf, 0xc0, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xed, 0xa0, 0xef, 0xbb),
+    fc.constantFrom(0xbf, 0xbd, 0xf0, 0x9f, 0x98, 0x80, 0xf4, 0x90, 0xff),
+  );
+  fc.assert(
+    fc.property(fc.array(unit, { maxLength: 400 }), (units) => {
+      const bytes = Uint8Array.from(units);
+      let expected: string | undefined;
+      try {
+        expected = STRICT.decode(bytes);
+      } catch {
+        expected = undefined;
+      }
+      const reader = new ByteReader(strField(bytes));
+      if (expected === undefined) assertThrows(() => reader.str(1 << 20), DecodeError);
+      else assertEquals(reader.str(1 << 20), expected);
+    }),
+    { numRuns: 2000 },
+  );
 });
