@@ -1217,19 +1217,18 @@ const MUTANTS: Mutant[] = [
   },
   {
     name: "payload-counted-per-event-job",
-    breaks: "an event's payload counts once, not once per endpoint it fans out to",
+    breaks: "an event's payload counts once, not once per pending job of it",
     file: "src/jobs/job_table.ts",
-    from:
-      "if (spec === undefined || spec.webhookId !== undefined || entry.payloadDropped) return 0;",
-    to: "if (spec === undefined || entry.payloadDropped) return 0;",
+    from: "    const eventId = entry.spec!.webhookId;\n",
+    to: "    const eventId = undefined as string | undefined;\n",
     tests: ["tests/jobs/backlog_accounting_test.ts"],
   },
   {
-    name: "event-payload-not-uncounted",
-    breaks: "an event leaving the table takes its payload out of the backlog's count",
-    file: "src/jobs/event_table.ts",
-    from: "    if (entry !== undefined) this.#payloadBytes -= eventPayloadBytes(entry.body);\n",
-    to: "",
+    name: "event-payload-uncounted-with-first-job",
+    breaks: "an event's payload counts until its last pending job leaves",
+    file: "src/jobs/job_table.ts",
+    from: "        if (--held.jobs === 0) {",
+    to: "        if (--held.jobs >= 0) {",
     tests: ["tests/jobs/backlog_accounting_test.ts"],
   },
   {

@@ -157,8 +157,7 @@ export interface JobsConfig extends EndpointHealthConfig {
    * UTF-16 unit at most): a dead letter keeps its payload for a retry by hand, and
    * `deadLettersMax` alone let 100,000 dead letters of 1 MiB claim 100-200 GB on every node.
    * Past it the oldest dead letters go first, as past `deadLettersMax`. An event's dead jobs
-   * are not counted here: they share the event's payload, which `backlogPayloadBytesMax`
-   * counts. @default 268_435_456 (256 MiB)
+   * are not counted: they share the event's one payload string. @default 268_435_456 (256 MiB)
    */
   deadLetterPayloadBytesMax: number;
   /**
@@ -168,19 +167,18 @@ export interface JobsConfig extends EndpointHealthConfig {
    * otherwise grow every node's heap towards V8's limit (4,192 MB here) with no refusal before
    * it. A pending job takes about 770 bytes of the job table besides its payload
    * (bench/results/session29/micro/), 1.2-1.5 KB of heap on a running node with a 200-byte
-   * payload (everything a node keeps for it, by the slope of heap against pending jobs to
-   * 400,000: bench/results/session29/backlog/), so about 1.4 GB at the default; with
-   * `finishedJobsMax`'s 0.7 GB and the payload bounds a node stays near 3.3 GB at the very
-   * worst, under V8's 4,192 MB. Endpoint writes are never refused by it: disabling a failing endpoint is
-   * how an operator drains a backlog. @default 1_000_000
+   * payload (everything a node keeps for it: the slope of heap against pending jobs up to
+   * 400,000, bench/results/session29/backlog/), so about 1.4 GB at the default. With the
+   * payload bounds, `finishedJobsMax`'s 0.7 GB and the dead letters a node stays near 3.5 GB
+   * at the very worst, under V8's 4,192 MB. Endpoint writes are never refused by it:
+   * disabling a failing endpoint is how an operator drains a backlog. @default 1_000_000
    */
   backlogJobsMax: number;
   /**
-   * Most payload memory pending jobs and held events may claim before new submits, events and
-   * retries by hand are refused with a 503, bytes, counted as `deadLetterPayloadBytesMax`
-   * counts. An event's payload counts once, however many endpoints it fans out to, for as long
-   * as the event is held (its retention, `finishedRetentionMs` after its submit). @default
-   * 1_073_741_824 (1 GiB)
+   * Most payload memory pending jobs may claim before new submits, events and retries by hand
+   * are refused with a 503, bytes, counted as `deadLetterPayloadBytesMax` counts; an event's
+   * payload once, however many of its jobs are pending (they share the one string).
+   * @default 1_073_741_824 (1 GiB)
    */
   backlogPayloadBytesMax: number;
   /**

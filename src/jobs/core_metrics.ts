@@ -130,7 +130,7 @@ export function registerMetrics(m: MetricsRegistry): CoreMetrics {
     ),
     backlogPayloadBytes: m.gauge(
       "hookd_jobs_backlog_payload_bytes",
-      "Payload memory of the pending jobs and held events (each event once), as V8 holds " +
+      "Payload memory of the pending jobs (an event's once), as V8 holds " +
         "strings; submits are refused past backlogPayloadBytesMax",
     ),
     deadPayloadBytes: m.gauge(

@@ -13,15 +13,13 @@
  * anew.
  */
 
-import { assert } from "../lib/assert.ts";
 import type { EventState, JobSpec, Stamp } from "./job_model.ts";
 import { type EventBody, eventJobId, type EventSpec, type FanoutJob } from "./event_model.ts";
 
 /** An event as held: a stub (its `event-commit` came first) has no body yet. */
 export interface EventEntry {
   readonly id: string;
-  /** Set through `EventTable.setBody` only: the table counts its payload. */
-  readonly body: EventBody | undefined;
+  body: EventBody | undefined;
   stamp: Stamp | undefined;
   bodyHash: string;
   committed: boolean;
@@ -50,27 +48,13 @@ export function eventJobIds(body: EventBody): string[] {
   return body.jobs.map((j) => eventJobId(body.event.id, j.endpointId));
 }
 
-/**
- * Payload memory an event's body claims, counted as V8 holds strings (2 bytes a UTF-16 unit at
- * most): once, however many jobs it fans out to, since they all share the one string.
- */
-export function eventPayloadBytes(body: EventBody | undefined): number {
-  return body === undefined ? 0 : 2 * body.event.payload.length;
-}
-
 export class EventTable {
   readonly #byId = new Map<string, EventEntry>();
   /** Event id → when it comes up for retention (wall ms), in push order (roughly due order). */
   readonly #due = new Map<string, number>();
-  #payloadBytes = 0;
 
   get size(): number {
     return this.#byId.size;
-  }
-
-  /** The payload memory the held events' bodies claim (`eventPayloadBytes` summed). */
-  get payloadBytes(): number {
-    return this.#payloadBytes;
   }
 
   get(id: string): EventEntry | undefined {
@@ -83,17 +67,8 @@ export class EventTable {
 
   /** Holds `entry` (new), up for retention at `dueAtMs`. */
   add(entry: EventEntry, dueAtMs: number): void {
-    assert(!this.#byId.has(entry.id), "an event is added once");
     this.#byId.set(entry.id, entry);
-    this.#payloadBytes += eventPayloadBytes(entry.body);
     this.recheck(entry.id, dueAtMs);
-  }
-
-  /** Gives a held stub (its `event-commit` came first) its body. */
-  setBody(entry: EventEntry, body: EventBody): void {
-    assert(entry.body === undefined && this.#byId.get(entry.id) === entry, "a held stub");
-    (entry as { body: EventBody | undefined }).body = body;
-    this.#payloadBytes += eventPayloadBytes(body);
   }
 
   /** Asks about event `id` again at `dueAtMs`. */
@@ -103,9 +78,6 @@ export class EventTable {
   }
 
   delete(id: string): void {
-    const entry = this.#byId.get(id);
-    if (entry !== undefined) this.#payloadBytes -= eventPayloadBytes(entry.body);
-    assert(this.#payloadBytes >= 0, "held event payload bytes never go negative");
     this.#byId.delete(id);
     this.#due.delete(id);
   }

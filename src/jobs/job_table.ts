@@ -173,15 +173,20 @@ function trimOldest(
 }
 
 /**
- * The payload memory a job claims in the table's counts, as V8 holds strings (2 bytes a UTF-16
- * unit at most): a plain job's payload until its delivery drops it. An event's job shares the
- * event's one payload string, which the event table counts (`eventPayloadBytes`), so it counts
- * nothing here.
+ * The payload memory a job claims, as V8 holds strings (2 bytes a UTF-16 unit at most), until
+ * its delivery drops it. An event's jobs all share the event's one payload string: the table
+ * counts it once an event (`JobTable.backlogPayloadBytes`).
  */
 export function payloadBytesOf(entry: JobEntry): number {
   const spec = entry.spec;
-  if (spec === undefined || spec.webhookId !== undefined || entry.payloadDropped) return 0;
+  if (spec === undefined || entry.payloadDropped) return 0;
   return 2 * spec.payload.length;
+}
+
+/** An event's pending jobs held here, and the payload bytes counted for them (once). */
+interface PendingEvent {
+  jobs: number;
+  readonly payloadBytes: number;
 }
 
 /** Most ids kept for "recent jobs" (the dashboard's list). */
@@ -208,9 +213,14 @@ export class JobTable {
   readonly #dead = new Map<string, number>();
   #deadSeq = 0;
   readonly #counts: Record<JobPhase, number> = { pending: 0, dead: 0, delivered: 0 };
-  /** `payloadBytesOf` summed over the pending jobs, and over the dead letters. */
+  /**
+   * `payloadBytesOf` summed over the pending jobs, an event's once (`#pendingEvents`), and over
+   * the dead letters that are not an event's.
+   */
   #pendingPayloadBytes = 0;
   #deadPayloadBytes = 0;
+  /** Events with a pending job held here, by id (their jobs' `webhookId`). */
+  readonly #pendingEvents = new Map<string, PendingEvent>();
   readonly #deadLetterPayloadBytesMax: number;
   #uncommitted = 0;
   #stubs = 0;
@@ -260,14 +270,17 @@ export class JobTable {
   }
 
   /**
-   * The payload memory the backlog claims: pending plain jobs' payloads and the held events'
-   * (each once). What submit admission bounds (`backlogPayloadBytesMax`).
+   * The payload memory the backlog claims: the pending jobs' payloads, an event's once however
+   * many of its jobs are pending. What submit admission bounds (`backlogPayloadBytesMax`).
    */
   get backlogPayloadBytes(): number {
-    return this.#pendingPayloadBytes + this.events.payloadBytes;
+    return this.#pendingPayloadBytes;
   }
 
-  /** The payload memory dead letters hold (`deadLetterPayloadBytesMax`). */
+  /**
+   * The payload memory dead letters hold (`deadLetterPayloadBytesMax`), an event's left out:
+   * its jobs share the event's string.
+   */
   get deadPayloadBytes(): number {
     return this.#deadPayloadBytes;
   }
@@ -565,12 +578,35 @@ export class JobTable {
     return { effect, entry, previousPhase, previousCommitted };
   }
 
-  /** Adds (`sign` 1) or takes away (-1) `entry`'s payload in the count of its phase. */
+  /**
+   * Adds (`sign` 1) or takes away (-1) `entry`'s payload in the count of its phase: called with
+   * -1 on the state an entry leaves and 1 on the one it takes, so the counts follow every change.
+   * An event's pending jobs count its payload once: with the first of them, and until the last
+   * leaves, by the bytes counted then, so the count returns to 0 whatever its jobs became.
+   */
   #countPayload(entry: JobEntry, sign: 1 | -1): void {
     const bytes = payloadBytesOf(entry);
     if (bytes === 0) return;
-    if (entry.phase === "pending") this.#pendingPayloadBytes += sign * bytes;
-    else if (entry.phase === "dead") this.#deadPayloadBytes += sign * bytes;
+    const eventId = entry.spec!.webhookId;
+    if (eventId === undefined) {
+      if (entry.phase === "pending") this.#pendingPayloadBytes += sign * bytes;
+      else if (entry.phase === "dead") this.#deadPayloadBytes += sign * bytes;
+    } else if (entry.phase === "pending") {
+      const held = this.#pendingEvents.get(eventId);
+      if (sign === 1) {
+        if (held !== undefined) held.jobs++;
+        else {
+          this.#pendingEvents.set(eventId, { jobs: 1, payloadBytes: bytes });
+          this.#pendingPayloadBytes += bytes;
+        }
+      } else {
+        assert(held !== undefined && held.jobs > 0, "an event's pending job was counted");
+        if (--held.jobs === 0) {
+          this.#pendingEvents.delete(eventId);
+          this.#pendingPayloadBytes -= held.payloadBytes;
+        }
+      }
+    }
     assert(
       this.#pendingPayloadBytes >= 0 && this.#deadPayloadBytes >= 0,
       "held payload bytes never go negative",
@@ -884,7 +920,7 @@ export class JobTable {
       changed = true;
     }
     if (held.body === undefined && body !== undefined) {
-      this.events.setBody(held, body);
+      held.body = body;
       held.stamp = record.type === "event"
         ? record.stamp
         : record.type === "event-state"

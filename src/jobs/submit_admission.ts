@@ -41,7 +41,7 @@ export interface AdmissionState {
   readonly makesJobs: boolean;
   /** Pending jobs this node holds (every node holds every job). */
   readonly pendingJobs: number;
-  /** The payload memory they and the held events claim (JobTable.backlogPayloadBytes). */
+  /** The payload memory they claim, an event's once (JobTable.backlogPayloadBytes). */
   readonly backlogPayloadBytes: number;
   readonly config: Readonly<
     Pick<
