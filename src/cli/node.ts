@@ -106,7 +106,7 @@ export const nodeCommand: LeafCommand = {
         help:
           "Most payload bytes (2 a character) pending delivery; past it submits and events are refused with 503",
         valueName: "BYTES",
-        default: String(jobsDefaults.backlogPayloadBytesMax),
+        default: String(jobsDefaults.backlogBytesMax),
       },
       "retry-schedule": {
         type: "string",
@@ -309,10 +309,10 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
     min: 1,
     integer: true,
   });
-  const backlogPayloadBytesMax = numberFlag(
+  const backlogBytesMax = numberFlag(
     values,
     "backlog-bytes-max",
-    jobsDefaults.backlogPayloadBytesMax,
+    jobsDefaults.backlogBytesMax,
     { min: 1, integer: true },
   );
   const walSync = stringFlag(values, "wal-sync") ?? "batched";
@@ -361,7 +361,7 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
       finishedRetentionMs: retentionS * 1000,
       finishedJobsMax,
       backlogJobsMax,
-      backlogPayloadBytesMax,
+      backlogBytesMax,
       maxAttemptsDefault,
     },
     wal: { syncMode: walSync, inlineSyncMsMax },

@@ -153,13 +153,14 @@ export interface JobsConfig extends EndpointHealthConfig {
   /** Most dead letters kept; the oldest go first past it. @default 100_000 */
   deadLettersMax: number;
   /**
-   * Most payload memory dead letters may hold, bytes, counted as V8 holds strings (2 bytes a
-   * UTF-16 unit at most): a dead letter keeps its payload for a retry by hand, and
-   * `deadLettersMax` alone let 100,000 dead letters of 1 MiB claim 100-200 GB on every node.
-   * Past it the oldest dead letters go first, as past `deadLettersMax`. An event's dead jobs
-   * are not counted: they share the event's one payload string. @default 268_435_456 (256 MiB)
+   * Most memory dead letters may hold, bytes: their payloads, URLs, headers and secrets,
+   * counted as V8 holds strings (2 bytes a UTF-16 unit at most). A dead letter keeps all of it
+   * for a retry by hand, and `deadLettersMax` alone let 100,000 dead letters of 1 MiB claim
+   * 100-200 GB on every node. Past it the oldest dead letters go first, as past
+   * `deadLettersMax`. An event's dead jobs each count its payload, which they share: a fan-out
+   * is over-counted, so bounded. @default 268_435_456 (256 MiB)
    */
-  deadLetterPayloadBytesMax: number;
+  deadLetterBytesMax: number;
   /**
    * Most pending jobs (committed or not, waiting, retrying or in flight) a node holds before it
    * refuses new submits, events and retries by hand with a 503 (`overloaded`): every node holds
@@ -169,18 +170,20 @@ export interface JobsConfig extends EndpointHealthConfig {
    * (bench/results/session29/micro/), 1.2-1.5 KB of heap on a running node with a 200-byte
    * payload (everything a node keeps for it: the slope of heap against pending jobs up to
    * 400,000, bench/results/session29/backlog/), so about 1.4 GB at the default. With the
-   * payload bounds, `finishedJobsMax`'s 0.7 GB and the dead letters a node stays near 3.5 GB
-   * at the very worst, under V8's 4,192 MB. Endpoint writes are never refused by it:
-   * disabling a failing endpoint is how an operator drains a backlog. @default 1_000_000
+   * byte bounds (their bodies, counted at 2 bytes a character) and `finishedJobsMax`'s 0.7 GB
+   * that is about 3.5 GB of the 4,192 MB, by formula: events delivered keep their payloads for
+   * their retention, bounded by time only (docs/reliability.md). Endpoint writes are never
+   * refused by it: disabling a failing endpoint is how an operator drains a backlog.
+   * @default 1_000_000
    */
   backlogJobsMax: number;
   /**
-   * Most payload memory pending jobs may claim before new submits, events and retries by hand
-   * are refused with a 503, bytes, counted as `deadLetterPayloadBytesMax` counts; an event's
-   * payload once, however many of its jobs are pending (they share the one string).
-   * @default 1_073_741_824 (1 GiB)
+   * Most memory pending jobs' bodies may claim (payloads, URLs, headers, secrets) before new
+   * submits, events and retries by hand are refused with a 503, bytes, counted as
+   * `deadLetterBytesMax` counts; an event's payload once, however many of its jobs are pending
+   * (they share the one string). @default 1_073_741_824 (1 GiB)
    */
-  backlogPayloadBytesMax: number;
+  backlogBytesMax: number;
   /**
    * An idempotency key is remembered this long after its first submit, also after its job left
    * the table: a retry within the window returns the same id instead of a second job; a submit
@@ -298,9 +301,9 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   finishedJobsMax: 1_000_000,
   deadRetentionMs: 7 * 24 * 3_600_000,
   deadLettersMax: 100_000,
-  deadLetterPayloadBytesMax: 256 * 1024 * 1024,
+  deadLetterBytesMax: 256 * 1024 * 1024,
   backlogJobsMax: 1_000_000,
-  backlogPayloadBytesMax: 1024 * 1024 * 1024,
+  backlogBytesMax: 1024 * 1024 * 1024,
   idempotencyWindowMs: 24 * 3_600_000,
   idempotencyClockSkewMs: 600_000,
   historyMax: 20,
@@ -336,9 +339,9 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "lazySendMs",
       "queryTimeoutMs",
       "deadLettersMax",
-      "deadLetterPayloadBytesMax",
+      "deadLetterBytesMax",
       "backlogJobsMax",
-      "backlogPayloadBytesMax",
+      "backlogBytesMax",
       "finishedJobsMax",
       "finishedTombstonesMax",
       "historyMax",

@@ -32,8 +32,8 @@ export interface CoreMetrics {
   jobsPending: Gauge;
   queueAgeRefusals: Counter;
   backlogRefusals: Counter;
-  backlogPayloadBytes: Gauge;
-  deadPayloadBytes: Gauge;
+  backlogBytes: Gauge;
+  deadLetterBytes: Gauge;
   jobsDead: Gauge;
   jobsDelivered: Gauge;
   jobsUncommitted: Gauge;
@@ -126,16 +126,16 @@ export function registerMetrics(m: MetricsRegistry): CoreMetrics {
     backlogRefusals: m.counter(
       "hookd_jobs_backlog_refusals_total",
       "Submits, events and retries by hand refused because the pending jobs held passed " +
-        "backlogJobsMax or their payloads backlogPayloadBytesMax",
+        "backlogJobsMax or their payloads backlogBytesMax",
     ),
-    backlogPayloadBytes: m.gauge(
-      "hookd_jobs_backlog_payload_bytes",
+    backlogBytes: m.gauge(
+      "hookd_jobs_backlog_bytes",
       "Payload memory of the pending jobs (an event's once), as V8 holds " +
-        "strings; submits are refused past backlogPayloadBytesMax",
+        "strings; submits are refused past backlogBytesMax",
     ),
-    deadPayloadBytes: m.gauge(
-      "hookd_jobs_dead_payload_bytes",
-      "Payload memory of the dead letters held; the oldest go past deadLetterPayloadBytesMax",
+    deadLetterBytes: m.gauge(
+      "hookd_jobs_dead_letter_bytes",
+      "Payload memory of the dead letters held; the oldest go past deadLetterBytesMax",
     ),
     jobsDead: m.gauge("hookd_jobs", "Jobs held by state", { state: "dead" }),
     jobsDelivered: m.gauge("hookd_jobs", "Jobs held by state", { state: "delivered" }),

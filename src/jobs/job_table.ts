@@ -58,10 +58,11 @@ export interface JobTableOptions {
   deadRetentionMs: number;
   deadLettersMax: number;
   /**
-   * Most payload memory dead letters hold (`payloadBytesOf`); the oldest go first past it.
-   * @default jobsDefaults.deadLetterPayloadBytesMax
+   * Most memory dead letters hold (`payloadBytesOf` and `specBytesOf`); the oldest go first
+   * past it.
+   * @default jobsDefaults.deadLetterBytesMax
    */
-  deadLetterPayloadBytesMax?: number;
+  deadLetterBytesMax?: number;
   idempotencyWindowMs: number;
   /** How long a key is kept past its window, for the skew between nodes' wall clocks. */
   idempotencyClockSkewMs: number;
@@ -173,14 +174,28 @@ function trimOldest(
 }
 
 /**
- * The payload memory a job claims, as V8 holds strings (2 bytes a UTF-16 unit at most), until
- * its delivery drops it. An event's jobs all share the event's one payload string: the table
- * counts it once an event (`JobTable.backlogPayloadBytes`).
+ * The memory a job's payload claims, as V8 holds strings (2 bytes a UTF-16 unit at most), until
+ * its delivery drops it. An event's pending jobs all share the event's one payload string: the
+ * table counts it once an event (`JobTable.backlogBytes`).
  */
 export function payloadBytesOf(entry: JobEntry): number {
   const spec = entry.spec;
   if (spec === undefined || entry.payloadDropped) return 0;
   return 2 * spec.payload.length;
+}
+
+/**
+ * The memory a job's other strings claim, counted as `payloadBytesOf` counts: its URL, header
+ * names and values, and secrets (8 KiB of headers a job are allowed: a backlog of `{}` payloads
+ * could otherwise hold gigabytes the payload count never saw). Its own, an event's job's too.
+ */
+export function specBytesOf(entry: JobEntry): number {
+  const spec = entry.spec;
+  if (spec === undefined || entry.payloadDropped) return 0;
+  let units = spec.url.length;
+  for (const name in spec.headers) units += name.length + spec.headers[name]!.length;
+  for (const secret of spec.secrets) units += secret.length;
+  return 2 * units;
 }
 
 /** An event's pending jobs held here, and the payload bytes counted for them (once). */
@@ -214,14 +229,15 @@ export class JobTable {
   #deadSeq = 0;
   readonly #counts: Record<JobPhase, number> = { pending: 0, dead: 0, delivered: 0 };
   /**
-   * `payloadBytesOf` summed over the pending jobs, an event's once (`#pendingEvents`), and over
-   * the dead letters that are not an event's.
+   * `payloadBytesOf` and `specBytesOf` summed over the pending jobs (an event's payload once,
+   * `#pendingEvents`), and over the dead letters (an event's payload once a dead letter: it
+   * over-counts a fan-out's, which share one string, and so bounds it).
    */
-  #pendingPayloadBytes = 0;
-  #deadPayloadBytes = 0;
+  #backlogBytes = 0;
+  #deadLetterBytes = 0;
   /** Events with a pending job held here, by id (their jobs' `webhookId`). */
   readonly #pendingEvents = new Map<string, PendingEvent>();
-  readonly #deadLetterPayloadBytesMax: number;
+  readonly #deadLetterBytesMax: number;
   #uncommitted = 0;
   #stubs = 0;
   /**
@@ -250,8 +266,8 @@ export class JobTable {
 
   constructor(options: JobTableOptions) {
     this.#options = options;
-    this.#deadLetterPayloadBytesMax = options.deadLetterPayloadBytesMax ??
-      jobsDefaults.deadLetterPayloadBytesMax;
+    this.#deadLetterBytesMax = options.deadLetterBytesMax ??
+      jobsDefaults.deadLetterBytesMax;
     this.endpoints = new EndpointTable({
       endpointTombstoneMs: options.endpointTombstoneMs ?? jobsDefaults.endpointTombstoneMs,
     });
@@ -270,19 +286,25 @@ export class JobTable {
   }
 
   /**
-   * The payload memory the backlog claims: the pending jobs' payloads, an event's once however
-   * many of its jobs are pending. What submit admission bounds (`backlogPayloadBytesMax`).
+   * The memory the backlog claims: the pending jobs' payloads, URLs, headers and secrets, an
+   * event's payload once however many of its jobs are pending. What submit admission bounds
+   * (`backlogBytesMax`).
    */
-  get backlogPayloadBytes(): number {
-    return this.#pendingPayloadBytes;
+  get backlogBytes(): number {
+    return this.#backlogBytes;
+  }
+
+  /** The bound on `deadLetterBytes` (JobTableOptions.deadLetterBytesMax). */
+  get deadLetterBytesMax(): number {
+    return this.#deadLetterBytesMax;
   }
 
   /**
-   * The payload memory dead letters hold (`deadLetterPayloadBytesMax`), an event's left out:
-   * its jobs share the event's string.
+   * The memory dead letters hold, counted as the backlog's (`deadLetterBytesMax`); an event's
+   * payload once a dead letter of it (over-counted: they share one string).
    */
-  get deadPayloadBytes(): number {
-    return this.#deadPayloadBytes;
+  get deadLetterBytes(): number {
+    return this.#deadLetterBytes;
   }
 
   get stubs(): number {
@@ -400,6 +422,7 @@ export class JobTable {
    */
   apply(record: JobRecord, nowWallMs: number): ApplyResult {
     this.#nowWallMs = Math.max(this.#nowWallMs, nowWallMs);
+    if (record.type === "state") record = this.#sharingEventPayload(record);
     switch (record.type) {
       case "endpoint":
       case "endpoint-state":
@@ -579,38 +602,56 @@ export class JobTable {
   }
 
   /**
-   * Adds (`sign` 1) or takes away (-1) `entry`'s payload in the count of its phase: called with
-   * -1 on the state an entry leaves and 1 on the one it takes, so the counts follow every change.
-   * An event's pending jobs count its payload once: with the first of them, and until the last
-   * leaves, by the bytes counted then, so the count returns to 0 whatever its jobs became.
+   * Adds (`sign` 1) or takes away (-1) what `entry` holds in the count of its phase: called
+   * with -1 on the state an entry leaves and 1 on the one it takes, so the counts follow every
+   * change. An event's pending jobs count its payload once: with the first of them, and until
+   * the last leaves, by the bytes counted then, so the count returns to 0 whatever its jobs
+   * became. Delivered jobs hold none of it (`payloadDropped`).
    */
   #countPayload(entry: JobEntry, sign: 1 | -1): void {
+    if (entry.phase === "delivered") return;
+    const own = specBytesOf(entry);
     const bytes = payloadBytesOf(entry);
-    if (bytes === 0) return;
+    if (own === 0 && bytes === 0) return;
     const eventId = entry.spec!.webhookId;
-    if (eventId === undefined) {
-      if (entry.phase === "pending") this.#pendingPayloadBytes += sign * bytes;
-      else if (entry.phase === "dead") this.#deadPayloadBytes += sign * bytes;
-    } else if (entry.phase === "pending") {
+    if (entry.phase === "dead") this.#deadLetterBytes += sign * (own + bytes);
+    else if (eventId === undefined) this.#backlogBytes += sign * (own + bytes);
+    else {
+      this.#backlogBytes += sign * own;
       const held = this.#pendingEvents.get(eventId);
       if (sign === 1) {
         if (held !== undefined) held.jobs++;
         else {
           this.#pendingEvents.set(eventId, { jobs: 1, payloadBytes: bytes });
-          this.#pendingPayloadBytes += bytes;
+          this.#backlogBytes += bytes;
         }
       } else {
         assert(held !== undefined && held.jobs > 0, "an event's pending job was counted");
         if (--held.jobs === 0) {
           this.#pendingEvents.delete(eventId);
-          this.#pendingPayloadBytes -= held.payloadBytes;
+          this.#backlogBytes -= held.payloadBytes;
         }
       }
     }
     assert(
-      this.#pendingPayloadBytes >= 0 && this.#deadPayloadBytes >= 0,
+      this.#backlogBytes >= 0 && this.#deadLetterBytes >= 0,
       "held payload bytes never go negative",
     );
+  }
+
+  /**
+   * A `state` record of an event's job (a checkpoint replayed, a snapshot, a handoff) carries
+   * its own copy of the event's payload, decoded afresh: held as it came, a restart from a
+   * checkpoint made one string per endpoint where the event's jobs had shared one, past what
+   * the backlog count (an event's payload once) says. Its spec takes the held event's string
+   * instead when the two are equal.
+   */
+  #sharingEventPayload(record: Extract<JobRecord, { type: "state" }>): JobRecord {
+    const spec = record.state.spec;
+    if (spec?.webhookId === undefined || spec.payload === "") return record;
+    const payload = this.events.get(spec.webhookId)?.body?.event.payload;
+    if (payload === undefined || payload !== spec.payload) return record;
+    return { ...record, state: { ...record.state, spec: { ...spec, payload } } };
   }
 
   #afterPhase(entry: JobEntry, previous: JobPhase | undefined): void {
@@ -732,11 +773,14 @@ export class JobTable {
       dropped.push(jobId);
     };
     trimOldest(this.#dead.keys(), this.#dead.size - this.#options.deadLettersMax, evictDead);
-    // Past the payload bound too, the oldest dead letters go (one iterator, as `trimOldest`).
-    if (this.#deadPayloadBytes > this.#deadLetterPayloadBytesMax) {
+    // Past the byte bound too, the oldest dead letters that hold bytes go (one iterator, as
+    // `trimOldest`); a dead stub holds none, and dropping it would free nothing.
+    if (this.#deadLetterBytes > this.#deadLetterBytesMax) {
       for (const jobId of this.#dead.keys()) {
+        const entry = this.#entries.get(jobId);
+        if (entry !== undefined && entry.spec === undefined) continue;
         evictDead(jobId);
-        if (this.#deadPayloadBytes <= this.#deadLetterPayloadBytesMax) break;
+        if (this.#deadLetterBytes <= this.#deadLetterBytesMax) break;
       }
     }
     for (const jobId of this.#stubExpiry.due(nowWallMs)) {

@@ -216,6 +216,7 @@ export class ReplicationCore {
       finishedJobsMax: this.config.finishedJobsMax,
       deadRetentionMs: this.config.deadRetentionMs,
       deadLettersMax: this.config.deadLettersMax,
+      deadLetterBytesMax: this.config.deadLetterBytesMax,
       idempotencyWindowMs: this.config.idempotencyWindowMs,
       idempotencyClockSkewMs: this.config.idempotencyClockSkewMs,
       stubRetentionMs: this.config.stubRetentionMs,
@@ -1069,8 +1070,8 @@ export class ReplicationCore {
     this.#metrics.jobsDead.set(c.dead);
     this.#metrics.jobsDelivered.set(c.delivered);
     this.#metrics.jobsUncommitted.set(this.table.uncommitted);
-    this.#metrics.backlogPayloadBytes.set(this.table.backlogPayloadBytes);
-    this.#metrics.deadPayloadBytes.set(this.table.deadPayloadBytes);
+    this.#metrics.backlogBytes.set(this.table.backlogBytes);
+    this.#metrics.deadLetterBytes.set(this.table.deadLetterBytes);
     this.#metrics.proposals.set(this.#proposals.size);
     this.#metrics.scheduled.set(this.#duties.scheduledCount);
     this.#metrics.logBytes.set(this.log.bytes);

@@ -41,8 +41,8 @@ export interface AdmissionState {
   readonly makesJobs: boolean;
   /** Pending jobs this node holds (every node holds every job). */
   readonly pendingJobs: number;
-  /** The payload memory they claim, an event's once (JobTable.backlogPayloadBytes). */
-  readonly backlogPayloadBytes: number;
+  /** The payload memory they claim, an event's once (JobTable.backlogBytes). */
+  readonly backlogBytes: number;
   readonly config: Readonly<
     Pick<
       JobsConfig,
@@ -50,7 +50,7 @@ export interface AdmissionState {
       | "proposalsMax"
       | "originPendingMax"
       | "backlogJobsMax"
-      | "backlogPayloadBytesMax"
+      | "backlogBytesMax"
     >
   >;
 }
@@ -138,7 +138,7 @@ export function admissionRefusal(state: AdmissionState, nowMs: number): Refused 
   // client, not in five nodes' memory. A backlog drains at the receivers' pace, so the client
   // is told to come back in seconds, not at once.
   if (state.makesJobs) {
-    const { backlogJobsMax, backlogPayloadBytesMax } = state.config;
+    const { backlogJobsMax, backlogBytesMax } = state.config;
     if (state.pendingJobs >= backlogJobsMax) {
       return refused(
         "backlog",
@@ -148,12 +148,12 @@ export function admissionRefusal(state: AdmissionState, nowMs: number): Refused 
         BACKLOG_RETRY_AFTER_S,
       );
     }
-    if (state.backlogPayloadBytes >= backlogPayloadBytesMax) {
+    if (state.backlogBytes >= backlogBytesMax) {
       return refused(
         "backlog",
         "overloaded",
-        `the payloads pending delivery on this node claim ${state.backlogPayloadBytes} bytes ` +
-          `(backlogPayloadBytesMax ${backlogPayloadBytesMax}); it takes more once deliveries ` +
+        `the jobs pending delivery on this node hold ${state.backlogBytes} bytes ` +
+          `(backlogBytesMax ${backlogBytesMax}); it takes more once deliveries ` +
           `drain them`,
         BACKLOG_RETRY_AFTER_S,
       );

@@ -148,7 +148,7 @@ export interface SubmitPathOptions extends VoterSet {
     | "endpoints"
     | "event"
     | "counts"
-    | "backlogPayloadBytes"
+    | "backlogBytes"
   >;
   readonly appends: Pick<AppendBatcher, "deadNotDurable">;
   readonly ownership: Pick<OwnershipView, "isDown" | "isGone" | "reachableVoters" | "remember">;
@@ -221,7 +221,11 @@ export class SubmitPath {
 
   /** A client submit (already validated). Answered by a `submit-done` output, never hangs. */
   submit(nowMs: number, wallMs: number, requestId: number, request: SubmitRequest): void {
-    const refusal = this.#admission(nowMs);
+    // A keyed retry of a job held here makes no new job: answered with it, however large the
+    // backlog (its first answer may have been lost; refusing the retry would hide the job).
+    const held = request.idempotencyKey !== undefined &&
+      this.#table.liveIncarnation(request.idempotencyKey, wallMs) !== undefined;
+    const refusal = this.#admission(nowMs, !held);
     if (refusal !== undefined) {
       this.refuse(requestId, refusal.code, refusal.message, refusal.retryAfterS);
       return;
@@ -666,12 +670,25 @@ export class SubmitPath {
    * or is put-if-absent at the replicas.
    */
   submitEvent(nowMs: number, wallMs: number, requestId: number, request: EventRequest): void {
-    const refusal = this.#admission(nowMs);
+    const key = request.idempotencyKey;
+    const jobs: FanoutJob[] = fanoutOf(this.#table.endpoints.values(), request.type).map((e) => ({
+      endpointId: e.id,
+      url: e.url,
+      headers: e.headers,
+      secrets: e.secret !== "" ? [e.secret] : [],
+      timeoutMs: 0,
+      maxAttempts: this.#config.maxAttemptsDefault,
+      // Taken now, with the rest of the endpoint: every replica agrees on it byte for byte.
+      ...(e.ordered ? { ordered: true as const } : {}),
+    }));
+    // An event no endpoint takes, or a keyed retry of one held here, makes no job: the backlog
+    // does not refuse it.
+    const held = key !== undefined && this.#table.liveEventIncarnation(key, wallMs) !== undefined;
+    const refusal = this.#admission(nowMs, jobs.length > 0 && !held);
     if (refusal !== undefined) {
       this.#host.output({ type: "event-done", requestId, outcome: refusal });
       return;
     }
-    const key = request.idempotencyKey;
     const bodyHash = key !== undefined ? eventBodyHash(request.type, request.payload) : "";
     let id: string;
     let submittedAtMs = wallMs;
@@ -685,16 +702,6 @@ export class SubmitPath {
     } else {
       id = EVENT_ID_PREFIX + randomHex(this.#rng, 16);
     }
-    const jobs: FanoutJob[] = fanoutOf(this.#table.endpoints.values(), request.type).map((e) => ({
-      endpointId: e.id,
-      url: e.url,
-      headers: e.headers,
-      secrets: e.secret !== "" ? [e.secret] : [],
-      timeoutMs: 0,
-      maxAttempts: this.#config.maxAttemptsDefault,
-      // Taken now, with the rest of the endpoint: every replica agrees on it byte for byte.
-      ...(e.ordered ? { ordered: true as const } : {}),
-    }));
     const body: EventBody = {
       event: {
         id,
@@ -834,7 +841,7 @@ export class SubmitPath {
       ownPending: this.#host.ownPending(),
       makesJobs,
       pendingJobs: this.#table.counts.pending,
-      backlogPayloadBytes: this.#table.backlogPayloadBytes,
+      backlogBytes: this.#table.backlogBytes,
       config: this.#config,
     }, nowMs);
     if (refused === undefined) return undefined;

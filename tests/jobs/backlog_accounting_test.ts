@@ -1,14 +1,15 @@
 /**
- * What the job table counts of the memory payloads hold (job_table.ts `payloadBytesOf`): the
- * pending jobs' payloads, an event's once however many of its jobs are pending, make the
- * backlog submit admission bounds; dead letters' payloads have their own bound, past which the
- * oldest go. A property test holds the running counts equal to a recount from the table after
- * every record and every expire, on any order of records.
+ * What the job table counts of the memory jobs hold (job_table.ts `payloadBytesOf`,
+ * `specBytesOf`): the pending jobs' payloads, URLs, headers and secrets, an event's payload once
+ * however many of its jobs are pending, make the backlog submit admission bounds; dead letters'
+ * have their own bound, past which the oldest go. A property test holds the running counts
+ * equal to a recount from the table after every record and every expire, on any order of
+ * records.
  */
 
 import fc from "fast-check";
 import { assert, assertEquals } from "../assert.ts";
-import { JobTable, payloadBytesOf } from "../../src/jobs/job_table.ts";
+import { JobTable, payloadBytesOf, specBytesOf } from "../../src/jobs/job_table.ts";
 import type { JobRecord, JobSpec } from "../../src/jobs/job_model.ts";
 import type { EventBody } from "../../src/jobs/event_model.ts";
 import {
@@ -24,10 +25,15 @@ const T0 = 1_800_000_000_000;
 let seq = 1;
 const stamp = () => ({ origin: "10.0.0.1:7000", seq: seq++ });
 
+const URL = "http://a.test/";
+
+/** What a job of `spec` with `payload` holds, counted: 2 bytes a unit of payload and URL. */
+const held = (payload: string) => 2 * (payload.length + URL.length);
+
 function spec(id: string, payload: string): JobSpec {
   return {
     id,
-    url: "http://a.test/",
+    url: URL,
     payload,
     headers: {},
     secrets: [],
@@ -72,24 +78,23 @@ function ending(jobId: string, gen: number, kind: Ending, wallMs: number): JobRe
 }
 
 /**
- * A recount of everything the table holds: the plain jobs' payloads (pending, dead), and per
- * event with pending jobs the payload sizes they have (its count is one of them: the first
- * job's; a keyed event's losing body may have had another).
+ * A recount of everything the table holds: every pending and dead job's own strings and the
+ * plain and dead jobs' payloads, and per event with pending jobs the payload sizes they have
+ * (its count is one of them: the first job's; a keyed event's losing body may have had another).
  */
 function recount(t: JobTable): { plain: number; dead: number; events: Map<string, Set<number>> } {
   let plain = 0;
   let dead = 0;
   const events = new Map<string, Set<number>>();
   for (const entry of t.entries()) {
+    const own = specBytesOf(entry);
     const bytes = payloadBytesOf(entry);
     const eventId = entry.spec?.webhookId;
-    if (bytes === 0) continue;
-    if (eventId === undefined) {
-      if (entry.phase === "pending") plain += bytes;
-      if (entry.phase === "dead") dead += bytes;
-    } else if (entry.phase === "pending") {
-      events.set(eventId, (events.get(eventId) ?? new Set()).add(bytes));
-    }
+    if (entry.phase === "dead") dead += own + bytes;
+    if (entry.phase !== "pending") continue;
+    plain += own;
+    if (eventId === undefined) plain += bytes;
+    else if (own + bytes > 0) events.set(eventId, (events.get(eventId) ?? new Set()).add(bytes));
   }
   return { plain, dead, events };
 }
@@ -105,27 +110,41 @@ function sumsTo(total: number, plain: number, events: Map<string, Set<number>>):
   return reachable.has(total);
 }
 
-Deno.test("a plain job's payload counts in the backlog while pending, in the dead letters' while dead, and nowhere once delivered", () => {
+Deno.test("a plain job counts in the backlog while pending, in the dead letters' while dead, and nowhere once delivered", () => {
   const t = new JobTable(tableTestOptions());
   t.apply({ type: "submit", stamp: stamp(), spec: spec("a", "abc") }, T0);
   t.apply({ type: "submit", stamp: stamp(), spec: spec("b", "hello") }, T0);
-  assertEquals([t.backlogPayloadBytes, t.deadPayloadBytes], [16, 0], "2 bytes a UTF-16 unit");
+  assertEquals([t.backlogBytes, t.deadLetterBytes], [held("abc") + held("hello"), 0]);
+  assertEquals(held("abc"), 34, "2 bytes a UTF-16 unit of payload and URL");
   t.apply({ type: "done", stamp: stamp(), jobId: "a", gen: 0, finishedAtMs: T0 + 1 }, T0);
-  assertEquals([t.backlogPayloadBytes, t.deadPayloadBytes], [10, 0]);
+  assertEquals([t.backlogBytes, t.deadLetterBytes], [held("hello"), 0]);
   t.apply(dead("b"), T0);
-  assertEquals([t.backlogPayloadBytes, t.deadPayloadBytes], [0, 10]);
+  assertEquals([t.backlogBytes, t.deadLetterBytes], [0, held("hello")]);
   // A retry by hand makes the dead letter pending again.
   t.apply({ type: "revive", stamp: stamp(), jobId: "b", gen: 1 }, T0);
-  assertEquals([t.backlogPayloadBytes, t.deadPayloadBytes], [10, 0]);
-  // A stub (a DONE before its SUBMIT) holds no payload; the SUBMIT merging into it then none.
+  assertEquals([t.backlogBytes, t.deadLetterBytes], [held("hello"), 0]);
+  // A stub (a DONE before its SUBMIT) holds nothing; the SUBMIT merging into it then nothing.
   t.apply({ type: "done", stamp: stamp(), jobId: "s", gen: 0, finishedAtMs: T0 }, T0);
   t.apply({ type: "submit", stamp: stamp(), spec: spec("s", "xyz") }, T0);
-  assertEquals(t.backlogPayloadBytes, 10);
-  // An uncommitted copy dropped takes its payload with it.
+  assertEquals(t.backlogBytes, held("hello"));
+  // An uncommitted copy dropped takes its bytes with it.
   t.apply({ type: "submit", stamp: stamp(), spec: spec("u", "12345") }, T0);
-  assertEquals(t.backlogPayloadBytes, 20);
+  assertEquals(t.backlogBytes, 2 * held("hello"));
   assert(t.dropUncommitted("u"));
-  assertEquals(t.backlogPayloadBytes, 10);
+  assertEquals(t.backlogBytes, held("hello"));
+});
+
+Deno.test("a job's headers and secrets count with its payload: 8 KiB of headers on an empty payload are not free", () => {
+  const t = new JobTable(tableTestOptions());
+  const withHeaders: JobSpec = {
+    ...spec("h", "{}"),
+    headers: { "x-big": "v".repeat(8_000) },
+    secrets: ["whsec_" + "A".repeat(32)],
+  };
+  t.apply({ type: "submit", stamp: stamp(), spec: withHeaders }, T0);
+  assertEquals(t.backlogBytes, held("{}") + 2 * ("x-big".length + 8_000 + 38));
+  t.apply({ type: "done", stamp: stamp(), jobId: "h", gen: 0, finishedAtMs: T0 }, T0);
+  assertEquals(t.backlogBytes, 0, "a delivered job drops its headers and secrets too");
 });
 
 Deno.test("an event's payload counts once however many of its jobs are pending, until the last is delivered", () => {
@@ -144,36 +163,43 @@ Deno.test("an event's payload counts once however many of its jobs are pending, 
   };
   const made = t.apply({ type: "event", stamp: stamp(), body }, T0);
   assertEquals([made.fanout?.length, t.counts.pending], [3, 3]);
-  assertEquals(t.backlogPayloadBytes, 80, "one payload of 40 units, not three");
+  const url = 2 * "http://a.test/hook".length;
+  assertEquals(t.backlogBytes, 80 + 3 * url, "one payload of 40 units, not three; each URL");
   const [first, second, third] = made.fanout!.map((job) => job.jobId);
   t.apply({ type: "done", stamp: stamp(), jobId: first!, gen: 0, finishedAtMs: T0 }, T0);
   t.apply(dead(second!), T0);
-  assertEquals([t.counts.pending, t.backlogPayloadBytes], [1, 80], "one job still pending");
-  assertEquals(t.deadPayloadBytes, 0, "an event's dead letter shares the event's payload");
+  assertEquals([t.counts.pending, t.backlogBytes], [1, 80 + url], "one job still pending");
+  assertEquals(
+    t.deadLetterBytes,
+    80 + url,
+    "an event's dead letter counts the payload it shares (a fan-out's, over-counted)",
+  );
   t.apply({ type: "done", stamp: stamp(), jobId: third!, gen: 0, finishedAtMs: T0 }, T0);
   assertEquals(
-    [t.counts.pending, t.backlogPayloadBytes, t.events.size],
+    [t.counts.pending, t.backlogBytes, t.events.size],
     [0, 0, 1],
     "held for its retention, the event is no backlog",
   );
 });
 
-Deno.test("past deadLetterPayloadBytesMax the oldest dead letters go at the next expire", () => {
+Deno.test("past deadLetterBytesMax the oldest dead letters go at the next expire", () => {
   const t = new JobTable({
     ...tableTestOptions(),
     deadLettersMax: 100,
-    deadLetterPayloadBytesMax: 10,
+    deadLetterBytesMax: held("abcd") + 1,
   });
+  // A dead stub (its DEAD came before its SUBMIT) holds nothing: dropping it frees nothing.
+  t.apply(dead("stub"), T0);
   for (const id of ["d1", "d2", "d3"]) {
     t.apply({ type: "submit", stamp: stamp(), spec: spec(id, "abcd") }, T0);
     t.apply(dead(id), T0);
   }
   // Another plain job, pending, is not a dead letter's and is not dropped.
   t.apply({ type: "submit", stamp: stamp(), spec: spec("p", "abcdefghijklmnop") }, T0);
-  assertEquals([t.deadPayloadBytes, t.counts.dead], [24, 3], "the bound is kept by expire");
+  assertEquals([t.deadLetterBytes, t.counts.dead], [3 * held("abcd"), 4], "kept by expire");
   assertEquals(t.expire(T0 + 1), ["d1", "d2"], "as many as it takes, oldest first");
-  assertEquals([t.deadPayloadBytes, t.counts.dead, t.get("p")?.phase], [8, 1, "pending"]);
-  assertEquals(t.deadLetters(10).items.map((e) => e.jobId), ["d3"]);
+  assertEquals([t.deadLetterBytes, t.counts.dead, t.get("p")?.phase], [held("abcd"), 2, "pending"]);
+  assertEquals(t.deadLetters(10).items.map((e) => e.jobId), ["stub", "d3"]);
   assert(
     t.goneTombstone("d1") !== undefined,
     "a dead letter dropped by the bound leaves its tombstone",
@@ -218,14 +244,15 @@ Deno.test("the payload counts equal a recount of the table after any records and
       const t = new JobTable({
         ...tableTestOptions(),
         deadLettersMax: 3,
-        deadLetterPayloadBytesMax: max,
+        deadLetterBytesMax: max,
       });
       let wall = 1.6e12;
+      assertEquals(t.deadLetterBytesMax, max);
       for (const o of ops) {
         if ("afterMs" in o) {
           wall += o.afterMs;
           t.expire(wall);
-          assert(t.deadPayloadBytes <= max, "expire keeps the dead letters' payload bound");
+          assert(t.deadLetterBytes <= max, "expire keeps the dead letters' payload bound");
         } else if ("nth" in o) {
           const held = [...t.entries()];
           const entry = held[o.nth % Math.max(1, held.length)];
@@ -235,10 +262,10 @@ Deno.test("the payload counts equal a recount of the table after any records and
         }
         const want = recount(t);
         const at = JSON.stringify(o).slice(0, 200);
-        assertEquals(t.deadPayloadBytes, want.dead, at);
+        assertEquals(t.deadLetterBytes, want.dead, at);
         assert(
-          sumsTo(t.backlogPayloadBytes, want.plain, want.events),
-          `${at}: backlog ${t.backlogPayloadBytes}, plain ${want.plain}, events ` +
+          sumsTo(t.backlogBytes, want.plain, want.events),
+          `${at}: backlog ${t.backlogBytes}, plain ${want.plain}, events ` +
             JSON.stringify([...want.events].map(([id, sizes]) => [id, [...sizes]])),
         );
       }

@@ -32,7 +32,7 @@ const CONFIG = {
   proposalsMax: 100,
   originPendingMax: 1000,
   backlogJobsMax: 50,
-  backlogPayloadBytesMax: 4096,
+  backlogBytesMax: 4096,
 };
 const NOW = 10_000;
 
@@ -47,7 +47,7 @@ const READY: AdmissionState = {
   ownPending: 0,
   makesJobs: true,
   pendingJobs: 0,
-  backlogPayloadBytes: 0,
+  backlogBytes: 0,
   config: CONFIG,
 };
 
@@ -62,7 +62,7 @@ const ALL_BROKEN: AdmissionState = {
   ownPending: CONFIG.originPendingMax,
   makesJobs: true,
   pendingJobs: CONFIG.backlogJobsMax,
-  backlogPayloadBytes: CONFIG.backlogPayloadBytesMax,
+  backlogBytes: CONFIG.backlogBytesMax,
   config: CONFIG,
 };
 
@@ -80,7 +80,7 @@ Deno.test("admission: a ready node under every limit is admitted", () => {
     proposals: CONFIG.proposalsMax - 1,
     ownPending: CONFIG.originPendingMax - 1,
     pendingJobs: CONFIG.backlogJobsMax - 1,
-    backlogPayloadBytes: CONFIG.backlogPayloadBytesMax - 1,
+    backlogBytes: CONFIG.backlogBytesMax - 1,
   };
   assertEquals(admissionRefusal(atTheEdge, NOW), undefined);
 });
@@ -95,7 +95,7 @@ Deno.test("admission: the rules are checked in order: phase, quorum, queue age, 
     { proposals: 0 },
     { ownPending: 0 },
     { pendingJobs: 0 },
-    { backlogPayloadBytes: 0 },
+    { backlogBytes: 0 },
   ];
   rules.push(admissionRefusal(state, NOW)?.rule);
   for (const fix of fixes) {
@@ -190,7 +190,7 @@ Deno.test("admission: originPendingMax own records not yet on disk refuses overl
   assertEquals(admissionRefusal({ ...READY, ownPending: 999 }, NOW), undefined);
 });
 
-Deno.test("admission: backlogJobsMax pending jobs, or backlogPayloadBytesMax of their payloads, refuses a request that makes jobs; one fewer admits", () => {
+Deno.test("admission: backlogJobsMax pending jobs, or backlogBytesMax of their payloads, refuses a request that makes jobs; one fewer admits", () => {
   const backlog = (message: string) => ({
     rule: "backlog",
     refusal: { ok: false, code: "overloaded", message, retryAfterS: BACKLOG_RETRY_AFTER_S },
@@ -204,18 +204,18 @@ Deno.test("admission: backlogJobsMax pending jobs, or backlogPayloadBytesMax of 
   );
   assertEquals(admissionRefusal({ ...READY, pendingJobs: 49 }, NOW), undefined);
   assertEquals(
-    admissionRefusal({ ...READY, backlogPayloadBytes: 4096 }, NOW),
+    admissionRefusal({ ...READY, backlogBytes: 4096 }, NOW),
     backlog(
-      "the payloads pending delivery on this node claim 4096 bytes (backlogPayloadBytesMax " +
+      "the jobs pending delivery on this node hold 4096 bytes (backlogBytesMax " +
         "4096); it takes more once deliveries drain them",
     ),
   );
-  assertEquals(admissionRefusal({ ...READY, backlogPayloadBytes: 4095 }, NOW), undefined);
+  assertEquals(admissionRefusal({ ...READY, backlogBytes: 4095 }, NOW), undefined);
   assert(BACKLOG_RETRY_AFTER_S > 1, "a backlog drains at the receivers' pace: come back later");
 });
 
 Deno.test("admission: a request that makes no jobs (an endpoint write) is never refused for the backlog, and is for the rest", () => {
-  const full = { ...READY, makesJobs: false, pendingJobs: 10_000, backlogPayloadBytes: 1e9 };
+  const full = { ...READY, makesJobs: false, pendingJobs: 10_000, backlogBytes: 1e9 };
   assertEquals(admissionRefusal(full, NOW), undefined);
   assertEquals(admissionRefusal({ ...full, ownPending: 1000 }, NOW)?.rule, "own_pending");
   assertEquals(admissionRefusal({ ...full, phase: "stopping" }, NOW)?.rule, "phase");

@@ -50,6 +50,8 @@ Deno.test("ByteReader.str keeps a leading U+FEFF and a real U+FFFD, at every len
       "\uFEFF",
       "\uFEFFabc",
       "\uFEFF" + "x".repeat(300),
+      // A real U+FFFD sends the decoding through the fatal decoder: it must keep the U+FEFF too.
+      "\uFEFFa\uFFFD",
       "a\uFFFDb",
       "é\uFFFD".repeat(200),
     ]

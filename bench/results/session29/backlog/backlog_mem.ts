@@ -51,7 +51,7 @@ async function metrics(id: string): Promise<Map<string, number>> {
 interface Row {
   node: string;
   pending: number;
-  backlogPayloadBytes: number;
+  backlogBytes: number;
   heapUsedBytes: number;
   rssBytes: number;
   refusals: number;
@@ -64,7 +64,9 @@ async function read(): Promise<Row[]> {
     rows.push({
       node: id,
       pending: m.get('hookd_jobs{state="pending"}') ?? NaN,
-      backlogPayloadBytes: m.get("hookd_jobs_backlog_payload_bytes") ?? NaN,
+      // Named hookd_jobs_backlog_payload_bytes when the recorded runs were made.
+      backlogBytes: m.get("hookd_jobs_backlog_bytes") ?? m.get("hookd_jobs_backlog_payload_bytes") ??
+        NaN,
       heapUsedBytes: m.get("hookd_v8_heap_used_bytes") ?? NaN,
       rssBytes: m.get("process_resident_memory_bytes") ?? NaN,
       refusals: m.get("hookd_jobs_backlog_refusals_total") ?? 0,
@@ -137,8 +139,8 @@ try {
       node: id,
       heapBytesPerPendingJob: Math.round(fit(xs, samples.map((s) => s.rows[i]!.heapUsedBytes))),
       rssBytesPerPendingJob: Math.round(fit(xs, samples.map((s) => s.rows[i]!.rssBytes))),
-      backlogPayloadBytesPerJob: Math.round(
-        fit(xs, samples.map((s) => s.rows[i]!.backlogPayloadBytes)),
+      backlogBytesPerJob: Math.round(
+        fit(xs, samples.map((s) => s.rows[i]!.backlogBytes)),
       ),
     };
   });
