@@ -1296,6 +1296,22 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/lib/bytes_test.ts"],
   },
   {
+    name: "wal-pace-ignored",
+    breaks: "while appends come in a stream the WAL's writer waits for company before an fsync",
+    file: "src/wal/wal.ts",
+    from: 'this.#config.syncMode === "batched" ? this.#config.syncPaceMsMax : 0,',
+    to: "0,",
+    tests: ["tests/wal/sync_pace_test.ts"],
+  },
+  {
+    name: "wal-pace-without-stream",
+    breaks: "an append that finds the WAL's writer idle is written at once: a lone one never waits",
+    file: "src/wal/sync_pace.ts",
+    from: "if (paceMaxMs <= 0 || !queuedDuringSync) return 0;",
+    to: "if (paceMaxMs <= 0) return 0;",
+    tests: ["tests/wal/sync_pace_test.ts"],
+  },
+  {
     name: "utf8-fatal-decode-strips-bom",
     breaks: "a string beginning with U+FEFF and holding a U+FFFD reads back whole",
     file: "src/lib/bytes.ts",

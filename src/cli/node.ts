@@ -139,6 +139,13 @@ export const nodeCommand: LeafCommand = {
         valueName: "MS",
         default: String(walDefaults.inlineSyncMsMax),
       },
+      "wal-sync-pace-ms": {
+        type: "string",
+        help:
+          "While appends come in a stream, wait as long as the last fsync took, at most this, before the next (0: off)",
+        valueName: "MS",
+        default: String(walDefaults.syncPaceMsMax),
+      },
       "no-deliver": {
         type: "boolean",
         help: "Store and replicate jobs but never deliver them (bench replication only)",
@@ -322,6 +329,9 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
   const inlineSyncMsMax = numberFlag(values, "wal-inline-sync-ms", walDefaults.inlineSyncMsMax, {
     min: 0,
   });
+  const syncPaceMsMax = numberFlag(values, "wal-sync-pace-ms", walDefaults.syncPaceMsMax, {
+    min: 0,
+  });
   const maxAttemptsDefault = numberFlag(values, "max-attempts", jobsDefaults.maxAttemptsDefault, {
     min: 1,
     max: jobsDefaults.maxAttemptsMax,
@@ -364,7 +374,7 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
       backlogBytesMax,
       maxAttemptsDefault,
     },
-    wal: { syncMode: walSync, inlineSyncMsMax },
+    wal: { syncMode: walSync, inlineSyncMsMax, syncPaceMsMax },
     delivery: {
       allowPrivateTargets: booleanFlag(values, "allow-private-targets"),
       ...(retryScheduleMs !== undefined ? { retryScheduleMs } : {}),

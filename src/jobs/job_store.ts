@@ -306,6 +306,7 @@ export class JobStore implements JobService, DeliveryStore {
         metrics: options.metrics,
         fs: options.fs ?? (options.wrapFs ?? ((fs) => fs))(realDisk()),
         rng: options.rng,
+        clock: runtime,
         replay: (record) => {
           const problem = core.replay(record.kind, record.payload, runtime.wallMs());
           if (problem !== undefined) {

@@ -7,8 +7,10 @@
  *
  * Group commit: appends join a queue; one writer takes as many queued appends as the batch
  * bounds allow, writes them with one write and one `syncData`, then resolves every waiter of
- * the batch. Appends that arrive during the fsync form the next batch. `per-append` mode
- * writes and syncs each record alone, for comparison.
+ * the batch. Appends that arrive during the fsync form the next batch, and when some did (a
+ * stream) the writer waits as long as that fsync took before it writes them (`syncPaceMsMax`,
+ * sync_pace.ts), so more of them share it. `per-append` mode writes and syncs each record
+ * alone, for comparison.
  *
  * Fail-stop: a failed write or fsync rejects every waiter of that batch and every queued
  * append, and the WAL refuses all further appends with `WalFailedError`. An fsync is never
@@ -37,6 +39,8 @@ import {
 } from "./record_codec.ts";
 import { recoverWal, type RecoveryReport, type ReplayedRecord } from "./recovery.ts";
 import { denoWalFsWith, joinPath, type WalFile, type WalFs } from "./wal_fs.ts";
+import { syncPaceWaitMs } from "./sync_pace.ts";
+import { realRuntime, type Runtime } from "../lib/runtime.ts";
 
 /** The WAL stopped accepting appends after a write or fsync failed. */
 export class WalFailedError extends Error {
@@ -59,6 +63,11 @@ export interface WalOpenOptions {
   replay?: (record: ReplayedRecord) => void;
   /** Draws each new segment's checksum salt. @default seeded from the OS */
   rng?: Rng;
+  /**
+   * The clock and timer fsync pacing reads and waits on (`syncPaceMsMax`): the simulator's
+   * virtual ones there, so a seed replays exactly. @default realRuntime
+   */
+  clock?: Pick<Runtime, "nowMs" | "setTimer">;
 }
 
 export interface CheckpointResult {
@@ -100,6 +109,7 @@ export interface WalMetrics {
   appends: Counter;
   batches: Counter;
   fsyncs: Counter;
+  paceWaits: Counter;
   bytesWritten: Counter;
   checkpoints: Counter;
   batchRecords: Histogram;
@@ -112,6 +122,10 @@ function registerMetrics(registry: MetricsRegistry): WalMetrics {
   return {
     appends: registry.counter("hookd_wal_appends_total", "Records acknowledged as durable"),
     batches: registry.counter("hookd_wal_batches_total", "Batches written (one write each)"),
+    paceWaits: registry.counter(
+      "hookd_wal_sync_pace_waits_total",
+      "Batches held back for company while appends came in a stream (syncPaceMsMax)",
+    ),
     fsyncs: registry.counter(
       "hookd_wal_fsyncs_total",
       "fsyncs while appending: syncData of segments, and directory syncs for rotations and checkpoints",
@@ -150,6 +164,7 @@ export class Wal {
   #failure: WalFailedError | undefined;
   #closing: Promise<void> | undefined;
   #idle: Array<() => void> = [];
+  readonly #clock: Pick<Runtime, "nowMs" | "setTimer">;
 
   private constructor(
     dir: string,
@@ -157,10 +172,12 @@ export class Wal {
     config: WalConfig,
     metrics: WalMetrics,
     rng: Rng,
+    clock: Pick<Runtime, "nowMs" | "setTimer">,
     tail: OpenSegment,
     segments: Array<{ index: number; name: string }>,
     nextLsn: number,
   ) {
+    this.#clock = clock;
     this.#dir = dir;
     this.#fs = fs;
     this.#config = config;
@@ -208,7 +225,17 @@ export class Wal {
         salt: last.header.salt,
       };
     }
-    const wal = new Wal(dir, fs, config, metrics, rng, tail, segments, recovered.nextLsn);
+    const wal = new Wal(
+      dir,
+      fs,
+      config,
+      metrics,
+      rng,
+      options.clock ?? realRuntime,
+      tail,
+      segments,
+      recovered.nextLsn,
+    );
     return { wal, report: recovered.report };
   }
 
@@ -305,6 +332,10 @@ export class Wal {
     queueMicrotask(() => void this.#drain());
   }
 
+  /** How long the last batch's write + fsync took, and whether appends queued meanwhile. */
+  #lastSyncMs = 0;
+  #queuedDuringSync = false;
+
   async #drain(): Promise<void> {
     try {
       while (this.#head < this.#queue.length && this.#failure === undefined) {
@@ -314,11 +345,19 @@ export class Wal {
           await this.#writeCheckpoint(first);
           continue;
         }
-        if (
-          this.#config.batchWaitMs > 0 &&
-          this.#queue.length - this.#head < this.#config.batchRecordsMax
-        ) {
-          await new Promise((resolve) => setTimeout(resolve, this.#config.batchWaitMs));
+        if (this.#queue.length - this.#head < this.#config.batchRecordsMax) {
+          const waitMs = Math.max(
+            this.#config.batchWaitMs,
+            syncPaceWaitMs(
+              this.#lastSyncMs,
+              this.#config.syncMode === "batched" ? this.#config.syncPaceMsMax : 0,
+              this.#queuedDuringSync,
+            ),
+          );
+          if (waitMs > 0) {
+            if (waitMs > this.#config.batchWaitMs) this.metrics.paceWaits.inc();
+            await new Promise<void>((resolve) => this.#clock.setTimer(waitMs, resolve));
+          }
         }
         await this.#writeBatch(this.#takeBatch());
         // Under sustained load the writer never goes idle, so drop settled waiters here; only
@@ -463,10 +502,13 @@ export class Wal {
   }
 
   async #writeAndSync(buffer: Uint8Array): Promise<void> {
-    const started = performance.now();
+    const started = this.#clock.nowMs();
     await this.#file.writeAll(buffer);
     await this.#file.syncData();
-    this.metrics.fsyncMs.record(performance.now() - started);
+    this.#lastSyncMs = this.#clock.nowMs() - started;
+    // The batch's own appends are taken (`#head` is past them): any left came while it ran.
+    this.#queuedDuringSync = this.#head < this.#queue.length;
+    this.metrics.fsyncMs.record(this.#lastSyncMs);
     this.metrics.fsyncs.inc();
     this.metrics.bytesWritten.inc(buffer.length);
     this.#segmentSizeBytes += buffer.length;
