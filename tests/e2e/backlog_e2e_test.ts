@@ -9,36 +9,11 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { waitUntil } from "../../src/cluster/local_cluster.ts";
-import { startCluster, startReceiver } from "./store_cluster.ts";
+import { type ApiAnswer, postJson, startCluster, startReceiver } from "./store_cluster.ts";
 
 const BACKLOG_MAX = 20;
 /** Submits offered while the receiver is down: the bound plus room to be refused. */
 const OFFERED = BACKLOG_MAX + 15;
-
-interface Answer {
-  status: number;
-  retryAfter: string | null;
-  id?: string;
-  code?: string;
-  message?: string;
-}
-
-async function post(base: string, path: string, body: unknown): Promise<Answer> {
-  const response = await fetch(`${base}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const json = await response.json();
-  return {
-    status: response.status,
-    retryAfter: response.headers.get("retry-after"),
-    id: json.id,
-    code: json.error?.code,
-    message: json.error?.message,
-  };
-}
 
 async function backlogRefusals(base: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(5_000) }))
@@ -67,9 +42,9 @@ Deno.test({
     const url = (id: string) => cluster.httpUrls.get(id)!;
     try {
       const acked: string[] = [];
-      const refused: Answer[] = [];
+      const refused: ApiAnswer[] = [];
       for (let n = 0; n < OFFERED; n++) {
-        const answer = await post(url(ids[n % 5]!), "/v1/jobs", {
+        const answer = await postJson(url(ids[n % 5]!), "/v1/jobs", {
           url: receiver.url,
           payload: { n },
         });
@@ -94,7 +69,7 @@ Deno.test({
       for (const id of ids) counted += await backlogRefusals(url(id));
       assertEquals(counted, refused.length, "every refusal counted by the node that made it");
 
-      const endpoint = await post(url(ids[2]!), "/v1/endpoints", { url: receiver.url });
+      const endpoint = await postJson(url(ids[2]!), "/v1/endpoints", { url: receiver.url });
       assertEquals(endpoint.status, 201, JSON.stringify(endpoint));
 
       receiver.failing = false;
@@ -105,10 +80,10 @@ Deno.test({
         } acknowledged jobs never delivered`,
       );
       // The DONEs reach every node within a lazy batch and a retry's wait: then it takes more.
-      let again: Answer | undefined;
+      let again: ApiAnswer | undefined;
       assert(
         await waitUntil(async () => {
-          again = await post(url(ids[4]!), "/v1/jobs", { url: receiver.url, payload: "again" });
+          again = await postJson(url(ids[4]!), "/v1/jobs", { url: receiver.url, payload: "again" });
           return again.status === 202;
         }, 10_000),
         `not taken again: ${JSON.stringify(again)}`,

@@ -10,32 +10,7 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { waitUntil } from "../../src/cluster/local_cluster.ts";
-import { ready, startCluster, startReceiver, submit } from "./store_cluster.ts";
-
-interface OddAnswer {
-  status: number;
-  id?: string;
-  code?: string;
-  field?: string;
-  message?: string;
-}
-
-async function submitOdd(base: string, body: Record<string, unknown>): Promise<OddAnswer> {
-  const response = await fetch(`${base}/v1/jobs`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const json = await response.json();
-  return {
-    status: response.status,
-    id: json.id,
-    code: json.error?.code,
-    field: json.error?.field,
-    message: json.error?.message,
-  };
-}
+import { postJson, ready, startCluster, startReceiver, submit } from "./store_cluster.ts";
 
 Deno.test({
   name:
@@ -76,7 +51,7 @@ Deno.test({
         if (n === 150 || n === 450) {
           // Each odd submit goes to a node that is up, between ordinary ones.
           const o = odd[n === 150 ? 0 : 1]!;
-          const answer = await submitOdd(cluster.httpUrls.get(ids[n % 2]!)!, o.body);
+          const answer = await postJson(cluster.httpUrls.get(ids[n % 2]!)!, "/v1/jobs", o.body);
           if (answer.status === 202 && answer.id !== undefined) {
             oddStored.push(answer.id);
           } else {

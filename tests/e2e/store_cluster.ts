@@ -114,3 +114,32 @@ export async function submit(
     return { status: 0 };
   }
 }
+
+/** What the API answered a POST: its status, Retry-After, and the fields of its JSON body. */
+export interface ApiAnswer {
+  status: number;
+  retryAfter: string | null;
+  id?: string;
+  code?: string;
+  field?: string;
+  message?: string;
+}
+
+/** POSTs `body` as JSON to `base` + `path` (bounded at 10 s) and reads the answer. */
+export async function postJson(base: string, path: string, body: unknown): Promise<ApiAnswer> {
+  const response = await fetch(`${base}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const json = await response.json();
+  return {
+    status: response.status,
+    retryAfter: response.headers.get("retry-after"),
+    id: json.id,
+    code: json.error?.code,
+    field: json.error?.field,
+    message: json.error?.message,
+  };
+}

@@ -8,6 +8,7 @@
 //
 // deno run -A --config deno.json bench/results/session29/backlog/backlog_mem.ts TARGET PAYLOAD_CHARS [BACKLOG_MAX]
 import { freeUdpPortRange, LocalCluster, localNodeSpecs, waitUntil } from "../../../../src/cluster/local_cluster.ts";
+import { scrapeAll } from "../../../../src/bench/bench_cluster.ts";
 
 const TARGET = Number(Deno.args[0] ?? 100_000);
 const PAYLOAD_CHARS = Number(Deno.args[1] ?? 200);
@@ -37,17 +38,6 @@ const cluster = new LocalCluster({
 });
 const ids = specs.map((s) => s.id);
 
-async function metrics(id: string): Promise<Map<string, number>> {
-  const text = await (await fetch(`${cluster.httpUrls.get(id)}/metrics`)).text();
-  const out = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    if (line.startsWith("#") || line === "") continue;
-    const space = line.lastIndexOf(" ");
-    out.set(line.slice(0, space), Number(line.slice(space + 1)));
-  }
-  return out;
-}
-
 interface Row {
   node: string;
   pending: number;
@@ -59,8 +49,9 @@ interface Row {
 
 async function read(): Promise<Row[]> {
   const rows: Row[] = [];
-  for (const id of ids) {
-    const m = await metrics(id);
+  const scrapes = await scrapeAll(ids.map((id) => cluster.httpUrls.get(id)!));
+  for (const [i, id] of ids.entries()) {
+    const m = scrapes[i]!;
     rows.push({
       node: id,
       pending: m.get('hookd_jobs{state="pending"}') ?? NaN,
