@@ -31,8 +31,8 @@ const MUTANTS: Mutant[] = [
     name: "wal-skip-fsync",
     breaks: "an append resolves only once its batch is fsynced",
     file: "src/wal/wal.ts",
-    from: "    await this.#file.syncData();\n    this.metrics.fsyncMs",
-    to: "    this.metrics.fsyncMs",
+    from: "    await this.#file.syncData();\n    this.#lastSyncMs",
+    to: "    this.#lastSyncMs",
     tests: ["tests/wal/wal_test.ts", "tests/wal/wal_crash_points_test.ts"],
   },
   {
@@ -1309,6 +1309,22 @@ const MUTANTS: Mutant[] = [
     file: "src/wal/sync_pace.ts",
     from: "if (paceMaxMs <= 0 || !queuedDuringSync) return 0;",
     to: "if (paceMaxMs <= 0) return 0;",
+    tests: ["tests/wal/sync_pace_test.ts"],
+  },
+  {
+    name: "wal-pace-counts-leftovers",
+    breaks: "only appends that came during an fsync make a stream, not those a batch's bounds left",
+    file: "src/wal/wal.ts",
+    from: "    this.#queuedDuringSync = this.#queue.length > queuedBefore;",
+    to: "    this.#queuedDuringSync = this.#head < this.#queue.length;",
+    tests: ["tests/wal/sync_pace_test.ts"],
+  },
+  {
+    name: "wal-pace-flag-outlives-checkpoint",
+    breaks: "after a checkpoint the writer judges the stream afresh: a lone append is not paced",
+    file: "src/wal/wal.ts",
+    from: "          this.#queuedDuringSync = false;\n",
+    to: "",
     tests: ["tests/wal/sync_pace_test.ts"],
   },
   {

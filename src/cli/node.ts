@@ -104,7 +104,7 @@ export const nodeCommand: LeafCommand = {
       "backlog-bytes-max": {
         type: "string",
         help:
-          "Most payload bytes (2 a character) pending delivery; past it submits and events are refused with 503",
+          "Most bytes (2 a character) the bodies of jobs pending delivery hold: payloads, URLs, headers, secrets; past it submits and events are refused with 503",
         valueName: "BYTES",
         default: String(jobsDefaults.backlogBytesMax),
       },

@@ -81,14 +81,15 @@ export interface WalConfig {
    * writer waits as long as that fsync took (at most this) before it writes them, so the
    * appends arriving meanwhile share the next fsync too. An append that finds the writer idle
    * is written at once: a lone job never waits, and at 200 jobs/s it rarely engages (fsyncs a
-   * job unchanged). The wait is a timer, and on Deno 2.9.6 here one fires after about 2 ms
-   * whatever shorter delay it is given (bench/results/session29/pace/timer_after_fsync*), so a
-   * paced batch in effect waits about 2 ms. Without it five nodes on one disk made about a
+   * job unchanged). The wait is a timer: on this loaded host, timers asked for 0-1 ms right after
+   * an fsync fired after 2.2-2.7 ms on average (bench/results/session29/pace/timer_after_fsync*),
+   * so a paced batch may wait that long. Without it five nodes on one disk made about a
    * third of an fsync per commit at `hookd bench replication`'s maximum rate and queued on the
    * disk. With it, three alternated pairs (bench/results/session29/pace/ab_v2/): 0.11 fsyncs a
    * commit against 0.29-0.34, 4,814-5,759 commits/s against 3,605-4,700, CPU 346-414 µs a
-   * commit against 407-538, and at 1,000/s p99 31-57 ms against 112-428. The loss sweep at
-   * 200/s did not resolve either way. 0: off (wal/sync_pace.ts).
+   * commit against 407-538, and at 1,000/s p99 31-57 ms against 112-428 (the 428 from a run
+   * that also refused 29 submits). The loss sweep at 200/s did not resolve either way. 0: off
+   * (wal/sync_pace.ts).
    * @default 1
    */
   syncPaceMsMax: number;

@@ -130,12 +130,12 @@ export function registerMetrics(m: MetricsRegistry): CoreMetrics {
     ),
     backlogBytes: m.gauge(
       "hookd_jobs_backlog_bytes",
-      "Payload memory of the pending jobs (an event's once), as V8 holds " +
-        "strings; submits are refused past backlogBytesMax",
+      "Memory the pending jobs' bodies hold (payloads, an event's once, URLs, headers, " +
+        "secrets), as V8 holds strings; submits are refused past backlogBytesMax",
     ),
     deadLetterBytes: m.gauge(
       "hookd_jobs_dead_letter_bytes",
-      "Payload memory of the dead letters held; the oldest go past deadLetterBytesMax",
+      "Memory the dead letters' bodies hold; the oldest go past deadLetterBytesMax",
     ),
     jobsDead: m.gauge("hookd_jobs", "Jobs held by state", { state: "dead" }),
     jobsDelivered: m.gauge("hookd_jobs", "Jobs held by state", { state: "delivered" }),

@@ -635,7 +635,7 @@ export class JobTable {
     }
     assert(
       this.#backlogBytes >= 0 && this.#deadLetterBytes >= 0,
-      "held payload bytes never go negative",
+      "held body bytes never go negative",
     );
   }
 

@@ -41,7 +41,7 @@ export interface AdmissionState {
   readonly makesJobs: boolean;
   /** Pending jobs this node holds (every node holds every job). */
   readonly pendingJobs: number;
-  /** The payload memory they claim, an event's once (JobTable.backlogBytes). */
+  /** The memory their bodies hold, an event's payload once (JobTable.backlogBytes). */
   readonly backlogBytes: number;
   readonly config: Readonly<
     Pick<

@@ -5,9 +5,9 @@
  * `paceMaxMs`. An append that finds the writer idle is written at once, so a lone append (a
  * lone job) never waits, nor does one at a low rate.
  *
- * Why: five nodes on one disk each fsynced per event-loop turn under load, a quarter of an
- * fsync per commit at `hookd bench replication`'s maximum rate, and their fsyncs queued on the
- * disk (bench/results/session29/pace/).
+ * Why: five nodes on one disk each fsynced per event-loop turn under load, 0.29-0.34 fsyncs a
+ * commit at `hookd bench replication`'s maximum rate, and their fsyncs queued on the disk
+ * (bench/results/session29/pace/).
  *
  * Owns the decision only; the WAL (wal.ts) reads the clock and waits.
  */

@@ -341,6 +341,8 @@ export class Wal {
       while (this.#head < this.#queue.length && this.#failure === undefined) {
         const first = this.#queue[this.#head]!;
         if (first.kind === "checkpoint") {
+          // What follows a checkpoint is judged afresh (it may fail before any write).
+          this.#queuedDuringSync = false;
           this.#head++;
           await this.#writeCheckpoint(first);
           continue;
@@ -503,11 +505,13 @@ export class Wal {
 
   async #writeAndSync(buffer: Uint8Array): Promise<void> {
     const started = this.#clock.nowMs();
+    // Appends left behind by the batch bounds do not count, only those that came while it ran
+    // (nothing compacts the queue meanwhile).
+    const queuedBefore = this.#queue.length;
     await this.#file.writeAll(buffer);
     await this.#file.syncData();
     this.#lastSyncMs = this.#clock.nowMs() - started;
-    // The batch's own appends are taken (`#head` is past them): any left came while it ran.
-    this.#queuedDuringSync = this.#head < this.#queue.length;
+    this.#queuedDuringSync = this.#queue.length > queuedBefore;
     this.metrics.fsyncMs.record(this.#lastSyncMs);
     this.metrics.fsyncs.inc();
     this.metrics.bytesWritten.inc(buffer.length);

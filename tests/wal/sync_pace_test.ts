@@ -110,3 +110,68 @@ Deno.test("the WAL's writer lets a stream of appends share an fsync, and writes 
   // Without pacing the second append is written alone, the third after it.
   assertEquals(await run(0), { waitsAfterFirst: 0, paceWaits: 0, batches: 4 });
 });
+
+Deno.test("appends a batch left behind by its bounds are not a stream: a burst is not paced", async () => {
+  const clock = new HandClock();
+  const { wal } = await Wal.open("/wal", {
+    fs: slowSyncs(new SimDisk().mount(), clock, 3, () => {}),
+    clock,
+    config: { syncPaceMsMax: 5, batchBytesMax: 1500, recordBytesMax: 1024 },
+  });
+  // Three appends in one turn, one batch each (1,000 bytes against a 1,500-byte batch).
+  const burst = [1, 2, 3].map(() => wal.append(new Uint8Array(1000)));
+  await settle();
+  assertEquals(await Promise.all(burst), [0, 1, 2], "written without a timer");
+  assertEquals([wal.metrics.batches.value, wal.metrics.paceWaits.value], [3, 0]);
+  await wal.close();
+});
+
+Deno.test("after a stream, a checkpoint that fails and a quiet spell, a lone append is written at once", async () => {
+  const clock = new HandClock();
+  let during = (): void => {};
+  const { wal } = await Wal.open("/wal", {
+    fs: slowSyncs(new SimDisk().mount(), clock, 3, () => during()),
+    clock,
+    config: { syncPaceMsMax: 5 },
+  });
+  // A checkpoint whose snapshot throws is queued while the first append's fsync runs.
+  let checkpoint: Promise<unknown> | undefined;
+  during = () => {
+    during = () => {};
+    checkpoint = wal.checkpoint(() => {
+      throw new Error("no snapshot");
+    });
+  };
+  await wal.append(new Uint8Array([1]));
+  await checkpoint!.catch(() => {});
+  await settle();
+  clock.advance(1_000);
+  let written = false;
+  const lone = wal.append(new Uint8Array([2])).then(() => written = true);
+  await settle();
+  assertEquals([written, wal.metrics.paceWaits.value], [true, 0]);
+  await lone;
+  await wal.close();
+});
+
+Deno.test("close() while a batch waits for company writes it, then closes", async () => {
+  const clock = new HandClock();
+  let during = (): void => {};
+  const { wal } = await Wal.open("/wal", {
+    fs: slowSyncs(new SimDisk().mount(), clock, 3, () => during()),
+    clock,
+    config: { syncPaceMsMax: 5 },
+  });
+  let second: Promise<number> | undefined;
+  during = () => {
+    during = () => {};
+    second = wal.append(new Uint8Array([2]));
+  };
+  await wal.append(new Uint8Array([1]));
+  await settle();
+  assertEquals(clock.timers.length, 1, "the second append waits for company");
+  const closing = wal.close();
+  clock.advance(10);
+  assertEquals(await second!, 1);
+  await closing;
+});
