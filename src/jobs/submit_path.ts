@@ -221,24 +221,22 @@ export class SubmitPath {
 
   /** A client submit (already validated). Answered by a `submit-done` output, never hangs. */
   submit(nowMs: number, wallMs: number, requestId: number, request: SubmitRequest): void {
-    // A keyed retry of a job held here makes no new job: answered with it, however large the
-    // backlog (its first answer may have been lost; refusing the retry would hide the job).
-    const held = request.idempotencyKey !== undefined &&
-      this.#table.liveIncarnation(request.idempotencyKey, wallMs) !== undefined;
-    const refusal = this.#admission(nowMs, !held);
+    const keyed = request.idempotencyKey !== undefined;
+    // The key's incarnation live for this submit, if this node holds one. A keyed retry of it
+    // makes no new job: answered with it, however large the backlog (its first answer may have
+    // been lost; refusing the retry would hide the job).
+    const live = keyed ? this.#table.liveIncarnation(request.idempotencyKey!, wallMs) : undefined;
+    const refusal = this.#admission(nowMs, live === undefined);
     if (refusal !== undefined) {
       this.refuse(requestId, refusal.code, refusal.message, refusal.retryAfterS);
       return;
     }
-    const keyed = request.idempotencyKey !== undefined;
     const bodyHash = keyed ? submitBodyHash(request) : "";
     let jobId: string;
     let submittedAtMs = wallMs;
     if (keyed) {
-      // The key's incarnation live for this submit, if this node holds one; otherwise the id
-      // of a first submit now. A replica that holds a live one answers with it
-      // (incoming_records.ts).
-      const live = this.#table.liveIncarnation(request.idempotencyKey!, wallMs);
+      // The live incarnation's id, otherwise the id of a first submit now. A replica that holds
+      // a live one answers with it (incoming_records.ts).
       jobId = live?.jobId ??
         keyedJobId(request.idempotencyKey!, keyEpoch(wallMs, this.#config.idempotencyWindowMs));
       submittedAtMs = live?.submittedAtMs ?? wallMs;
@@ -683,8 +681,8 @@ export class SubmitPath {
     }));
     // An event no endpoint takes, or a keyed retry of one held here, makes no job: the backlog
     // does not refuse it.
-    const held = key !== undefined && this.#table.liveEventIncarnation(key, wallMs) !== undefined;
-    const refusal = this.#admission(nowMs, jobs.length > 0 && !held);
+    const live = key !== undefined ? this.#table.liveEventIncarnation(key, wallMs) : undefined;
+    const refusal = this.#admission(nowMs, jobs.length > 0 && live === undefined);
     if (refusal !== undefined) {
       this.#host.output({ type: "event-done", requestId, outcome: refusal });
       return;
@@ -696,7 +694,6 @@ export class SubmitPath {
       // The key's incarnation live for this event, if this node holds one (or its key); else
       // the id of a first submit now. A replica that holds a live one answers with it
       // (incoming_records.ts), as for a keyed job.
-      const live = this.#table.liveEventIncarnation(key, wallMs);
       id = live?.jobId ?? keyedEventId(key, keyEpoch(wallMs, this.#config.idempotencyWindowMs));
       submittedAtMs = live?.submittedAtMs ?? wallMs;
     } else {

@@ -9,6 +9,7 @@
 import { assertEquals } from "../assert.ts";
 import { syncPaceWaitMs } from "../../src/wal/sync_pace.ts";
 import { Wal, type WalFs } from "../../src/wal/mod.ts";
+import type { WalConfig } from "../../src/config/wal.ts";
 import { SimDisk } from "../../src/sim/disk.ts";
 
 Deno.test("syncPaceWaitMs: as long as the last fsync took, at most the bound, only in a stream", () => {
@@ -67,21 +68,33 @@ async function settle(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-async function run(paceMs: number) {
-  const clock = new HandClock();
+/**
+ * A WAL paced up to 5 ms (unless `config` says otherwise) on `clock`, on an in-memory disk whose fsyncs take 3 ms; `once`
+ * runs inside the next fsync (the appends "arriving while it runs").
+ */
+async function openPaced(clock: HandClock, config: Partial<WalConfig> = {}) {
   let during = (): void => {};
   const { wal } = await Wal.open("/wal", {
     fs: slowSyncs(new SimDisk().mount(), clock, 3, () => during()),
     clock,
-    config: { syncPaceMsMax: paceMs },
+    config: { syncPaceMsMax: 5, ...config },
   });
+  const once = (fn: () => void) => {
+    during = () => {
+      during = () => {};
+      fn();
+    };
+  };
+  return { wal, once };
+}
+
+async function run(paceMs: number) {
+  const clock = new HandClock();
+  const { wal, once } = await openPaced(clock, { syncPaceMsMax: paceMs });
   // The first append finds the writer idle: written at once. A second arrives while its fsync
   // runs, a third a moment after that fsync.
   let second: Promise<number> | undefined;
-  during = () => {
-    during = () => {};
-    second = wal.append(new Uint8Array([2]));
-  };
+  once(() => second = wal.append(new Uint8Array([2])));
   await wal.append(new Uint8Array([1]));
   const waitsAfterFirst = wal.metrics.paceWaits.value;
   await settle();
@@ -113,11 +126,7 @@ Deno.test("the WAL's writer lets a stream of appends share an fsync, and writes 
 
 Deno.test("appends a batch left behind by its bounds are not a stream: a burst is not paced", async () => {
   const clock = new HandClock();
-  const { wal } = await Wal.open("/wal", {
-    fs: slowSyncs(new SimDisk().mount(), clock, 3, () => {}),
-    clock,
-    config: { syncPaceMsMax: 5, batchBytesMax: 1500, recordBytesMax: 1024 },
-  });
+  const { wal } = await openPaced(clock, { batchBytesMax: 1500, recordBytesMax: 1024 });
   // Three appends in one turn, one batch each (1,000 bytes against a 1,500-byte batch).
   const burst = [1, 2, 3].map(() => wal.append(new Uint8Array(1000)));
   await settle();
@@ -128,20 +137,14 @@ Deno.test("appends a batch left behind by its bounds are not a stream: a burst i
 
 Deno.test("after a stream, a checkpoint that fails and a quiet spell, a lone append is written at once", async () => {
   const clock = new HandClock();
-  let during = (): void => {};
-  const { wal } = await Wal.open("/wal", {
-    fs: slowSyncs(new SimDisk().mount(), clock, 3, () => during()),
-    clock,
-    config: { syncPaceMsMax: 5 },
-  });
+  const { wal, once } = await openPaced(clock);
   // A checkpoint whose snapshot throws is queued while the first append's fsync runs.
   let checkpoint: Promise<unknown> | undefined;
-  during = () => {
-    during = () => {};
+  once(() =>
     checkpoint = wal.checkpoint(() => {
       throw new Error("no snapshot");
-    });
-  };
+    })
+  );
   await wal.append(new Uint8Array([1]));
   await checkpoint!.catch(() => {});
   await settle();
@@ -156,17 +159,9 @@ Deno.test("after a stream, a checkpoint that fails and a quiet spell, a lone app
 
 Deno.test("close() while a batch waits for company writes it, then closes", async () => {
   const clock = new HandClock();
-  let during = (): void => {};
-  const { wal } = await Wal.open("/wal", {
-    fs: slowSyncs(new SimDisk().mount(), clock, 3, () => during()),
-    clock,
-    config: { syncPaceMsMax: 5 },
-  });
+  const { wal, once } = await openPaced(clock);
   let second: Promise<number> | undefined;
-  during = () => {
-    during = () => {};
-    second = wal.append(new Uint8Array([2]));
-  };
+  once(() => second = wal.append(new Uint8Array([2])));
   await wal.append(new Uint8Array([1]));
   await settle();
   assertEquals(clock.timers.length, 1, "the second append waits for company");
