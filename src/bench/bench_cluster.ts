@@ -17,6 +17,7 @@ import {
   type NodeEventLine,
   waitUntil,
 } from "../cluster/local_cluster.ts";
+import { round } from "../lib/round.ts";
 // Moved to src/process/generator_protocol.ts; re-exported for src/bench/sweep.ts, which another
 // branch owns (import them from there once it does).
 
@@ -268,6 +269,99 @@ export async function cpuMsOf(pids: readonly number[]): Promise<Map<number, numb
   return out;
 }
 
+/** CPU ms of a process by thread: its JavaScript thread, V8's worker pool, and the rest. */
+export interface ThreadCpuMs {
+  /** The main thread (tid = pid): JavaScript, and the GC work V8 does on it. */
+  main: number;
+  /**
+   * V8's platform workers ("V8 DefaultWorke…"): parallel scavenges, concurrent marking and
+   * sweeping, background compilation. A CPU profile of the main thread never sees it.
+   */
+  v8Workers: number;
+  /** Everything else the process spent: the runtime's I/O threads, threads already gone. */
+  other: number;
+}
+
+/** Threads whose name says they are V8's worker pool (`/proc/<pid>/task/<tid>/stat`). */
+const V8_WORKER_THREAD = /^V8 /;
+
+/**
+ * `cpuMsOf`, split by thread (`ThreadCpuMs`), from /proc/<pid>/task/<tid>/stat. A process
+ * that is gone is left out.
+ */
+export async function threadCpuMsOf(pids: readonly number[]): Promise<Map<number, ThreadCpuMs>> {
+  const out = new Map<number, ThreadCpuMs>();
+  if (pids.length === 0) return out;
+  const totals = await cpuMsOf(pids);
+  // A shell for the glob; `cat` as in `cpuMsOf` (Deno reads another process's /proc only
+  // under -A). Each line starts with the thread's id; the pid is known per glob.
+  const script = pids.map((p) =>
+    `for f in /proc/${p}/task/*/stat; do printf '${p} '; cat "$f"; done`
+  )
+    .join("; ");
+  const result = await new Deno.Command("sh", {
+    args: ["-c", script],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const split = new Map<number, { main: number; v8Workers: number }>();
+  for (const line of new TextDecoder().decode(result.stdout).split("\n")) {
+    const open = line.indexOf("(");
+    const close = line.lastIndexOf(")");
+    if (open < 0 || close < open) continue;
+    const [pidText, tidText] = line.slice(0, open).trim().split(" ");
+    const pid = Number(pidText);
+    const tid = Number(tidText);
+    const name = line.slice(open + 1, close);
+    const fields = line.slice(close + 2).split(" ");
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+    if (!Number.isFinite(ms) || !Number.isFinite(pid)) continue;
+    const entry = split.get(pid) ?? { main: 0, v8Workers: 0 };
+    if (tid === pid) entry.main += ms;
+    else if (V8_WORKER_THREAD.test(name)) entry.v8Workers += ms;
+    split.set(pid, entry);
+  }
+  for (const [pid, total] of totals) {
+    const entry = split.get(pid);
+    if (entry === undefined) continue;
+    out.set(pid, { ...entry, other: Math.max(0, total - entry.main - entry.v8Workers) });
+  }
+  return out;
+}
+
+/**
+ * The CPU `pids` spent between two `threadCpuMsOf` readings, summed by thread kind; a process
+ * missing from either reading is left out.
+ */
+export function threadCpuBetween(
+  before: ReadonlyMap<number, ThreadCpuMs>,
+  after: ReadonlyMap<number, ThreadCpuMs>,
+  pids: readonly number[],
+): ThreadCpuMs {
+  const sum: ThreadCpuMs = { main: 0, v8Workers: 0, other: 0 };
+  for (const pid of pids) {
+    const a = before.get(pid);
+    const b = after.get(pid);
+    if (a === undefined || b === undefined) continue;
+    sum.main += b.main - a.main;
+    sum.v8Workers += b.v8Workers - a.v8Workers;
+    sum.other += b.other - a.other;
+  }
+  return sum;
+}
+
+/** `ThreadCpuMs` over a window of `windowS` seconds, in cores (1 = one core busy). */
+export function threadCores(
+  ms: ThreadCpuMs,
+  windowS: number,
+): { main: number | null; v8_workers: number | null; other: number | null } {
+  return {
+    main: round(ms.main / 1000 / windowS, 3),
+    v8_workers: round(ms.v8Workers / 1000 / windowS, 3),
+    other: round(ms.other / 1000 / windowS, 3),
+  };
+}
+
 /**
  * Voluntary context switches of each process's main thread (the JavaScript thread): how often
  * it went to sleep and was woken again, from /proc/<pid>/status. A process that is gone is
@@ -298,5 +392,45 @@ export async function loadAverage(): Promise<number[]> {
     return new TextDecoder().decode(text.stdout).split(" ").slice(0, 3).map(Number);
   } catch {
     return [];
+  }
+}
+
+/**
+ * Starts or stops the profiles of the node processes `pids` (`hookd node --cpu-profile-dir`,
+ * `--alloc-profile-dir`: SIGUSR2 toggles them).
+ */
+export function toggleProfiles(
+  pids: ReadonlyMap<string, number>,
+  log: (line: string) => void,
+): void {
+  for (const [id, pid] of pids) {
+    try {
+      Deno.kill(pid, "SIGUSR2");
+    } catch (error) {
+      log(`could not signal ${id} (pid ${pid}) to toggle its profile: ${error}`);
+    }
+  }
+}
+
+/**
+ * Waits (at most 30 s) until `count` profiles named `*extension` are in `dir`: each node
+ * writes its own when its profile is toggled off.
+ */
+export async function waitForProfiles(
+  dir: string,
+  extension: string,
+  count: number,
+  log: (line: string) => void,
+): Promise<void> {
+  const deadline = performance.now() + 30_000;
+  for (;;) {
+    let n = 0;
+    for await (const e of Deno.readDir(dir)) if (e.name.endsWith(extension)) n++;
+    if (n >= count) return;
+    if (performance.now() > deadline) {
+      log(`only ${n} of ${count} ${extension} profiles were written within 30 s`);
+      return;
+    }
+    await new Promise<void>((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -30,8 +30,15 @@ import {
   loadAverage,
   scrapeAll,
   startBenchNodes,
+  threadCores,
+  threadCpuBetween,
+  type ThreadCpuMs,
+  threadCpuMsOf,
+  toggleProfiles,
+  waitForProfiles,
   windowCounters,
 } from "./bench_cluster.ts";
+import { COMPONENTS, type ComponentTimes, profileDirTimes } from "./cpu_profile.ts";
 import { GeneratorProcess, readIdsFile, type StepReport } from "../process/generator_protocol.ts";
 import { walCensus } from "./wal_census.ts";
 import { encodeHex } from "../lib/hex.ts";
@@ -82,6 +89,13 @@ const spec: CommandSpec = {
       help: "batched (group commit) or per-append",
       default: "batched",
     },
+    "profiles-out": {
+      type: "string",
+      valueName: "DIR",
+      help: "Also run the maximum-rate phase once more with every node's CPU profile on " +
+        "(hookd node --cpu-profile-dir DIR), not counted in commits_per_s: the nodes' CPU " +
+        "split per component and per commit (max_rate_profiled), the .cpuprofile files left in DIR",
+    },
     json: { type: "boolean", help: "Print one JSON object as the last stdout line" },
   },
 };
@@ -108,6 +122,7 @@ export const replicationBenchCommand: LeafCommand = {
     const datagramFlag = args.values["datagram-bytes"];
     const walSync = String(args.values["wal-sync"] ?? "batched");
     const json = booleanFlag(args.values, "json");
+    const profilesOut = args.values["profiles-out"];
     const result = await runReplicationBench({
       seconds,
       loss,
@@ -117,6 +132,7 @@ export const replicationBenchCommand: LeafCommand = {
       payloadBytes,
       walSync,
       ...(typeof datagramFlag === "string" ? { datagramBytes: Number(datagramFlag) } : {}),
+      ...(typeof profilesOut === "string" ? { profileDir: profilesOut } : {}),
     });
     console.log(json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
     return result.problems.length === 0 ? EXIT_OK : EXIT_FAILURE;
@@ -132,6 +148,8 @@ export interface ReplicationBenchOptions {
   payloadBytes: number;
   walSync: string;
   datagramBytes?: number;
+  /** Profile the nodes over a second maximum-rate phase; their `.cpuprofile`s go here. */
+  profileDir?: string;
 }
 
 /**
@@ -152,12 +170,23 @@ interface PhaseFigures {
   report: StepReport;
   counters: ClusterCounters;
   cpuMs: Record<string, number>;
+  /** The nodes' CPU ms summed, by thread (`threadCpuMsOf`). */
+  nodeThreadCpuMs: ThreadCpuMs;
   wallS: number;
 }
 
 export async function runReplicationBench(
   options: ReplicationBenchOptions,
 ): Promise<Record<string, unknown> & { problems: string[] }> {
+  if (options.profileDir !== undefined) {
+    // The split sums every profile in the directory: it must hold this run's only.
+    await Deno.mkdir(options.profileDir, { recursive: true });
+    for await (const entry of Deno.readDir(options.profileDir)) {
+      if (entry.name.endsWith(".cpuprofile")) {
+        throw new Error(`${options.profileDir} already holds profiles: give an empty directory`);
+      }
+    }
+  }
   const clusterKey = encodeHex(crypto.getRandomValues(new Uint8Array(24)));
   const dataRoot = await Deno.makeTempDir({ prefix: "hookd-bench-repl-" });
   const idsDir = `${dataRoot}/ids`;
@@ -185,6 +214,7 @@ export async function runReplicationBench(
         "--wal-sync",
         options.walSync,
         ...transportArgs,
+        ...(options.profileDir !== undefined ? ["--cpu-profile-dir", options.profileDir] : []),
       ],
       log,
     });
@@ -215,6 +245,8 @@ export async function runReplicationBench(
       command: Parameters<GeneratorProcess["run"]>[0],
     ): Promise<PhaseFigures> => {
       const before = await scrapeAll(nodes!.httpUrls);
+      const nodePidList = nodes!.ids.map((id) => pids[id]!);
+      const threadsBefore = await threadCpuMsOf(nodePidList);
       const cpuBefore = await cpuMsOf(Object.values(pids));
       const t0 = performance.now();
       const report = await generator!.run(command, (p) =>
@@ -224,6 +256,8 @@ export async function runReplicationBench(
         ));
       const wallS = (performance.now() - t0) / 1000;
       const cpuAfter = await cpuMsOf(Object.values(pids));
+      const threadsAfter = await threadCpuMsOf(nodePidList);
+      const nodeThreadCpuMs = threadCpuBetween(threadsBefore, threadsAfter, nodePidList);
       const { counters, silent } = windowCounters(
         before,
         await scrapeAll(nodes!.httpUrls),
@@ -242,7 +276,7 @@ export async function runReplicationBench(
         `${command.step}: ${report.accepted} acknowledged, ${report.rejected} rejected, ` +
           `${report.errors} errors in ${report.send_seconds} s; ack p99 ${report.ack_p99_ms} ms`,
       );
-      return { report, counters, cpuMs, wallS };
+      return { report, counters, cpuMs, nodeThreadCpuMs, wallS };
     };
 
     log("warm-up: 1 s at the maximum rate");
@@ -259,6 +293,22 @@ export async function runReplicationBench(
       seconds: options.seconds,
       outstanding: options.outstanding,
     });
+    let profiled: { phase: PhaseFigures; times: ComponentTimes; files: number } | undefined;
+    if (options.profileDir !== undefined) {
+      log(`max rate again, profiled: ${options.seconds} s (not counted in commits_per_s)`);
+      const nodePids = new Map(nodes.ids.map((id) => [id, pids[id]!] as const));
+      toggleProfiles(nodePids, log);
+      const phaseFigures = await phase({
+        op: "max",
+        step: "max-profiled",
+        seconds: options.seconds,
+        outstanding: options.outstanding,
+      });
+      toggleProfiles(nodePids, log);
+      await waitForProfiles(options.profileDir, ".cpuprofile", nodePids.size, log);
+      const { times, files } = await profileDirTimes(options.profileDir);
+      profiled = { phase: phaseFigures, times, files: files.length };
+    }
     log(`fixed rate: ${options.rate}/s for ${options.seconds} s`);
     const fixed = await phase({
       op: "open",
@@ -310,6 +360,8 @@ export async function runReplicationBench(
       Object.fromEntries(
         Object.entries(p.cpuMs).map(([k, v]) => [k, round(v / 1000 / p.wallS, 3)]),
       );
+    // Where the nodes' CPU ran: V8's worker threads are GC and compilation off the main thread.
+    const nodeThreadCores = (p: PhaseFigures) => threadCores(p.nodeThreadCpuMs, p.wallS);
     const cpuPerCommitUs = (p: PhaseFigures) => {
       const sum = Object.values(p.cpuMs).reduce((a, b) => a + b, 0);
       return p.report.accepted > 0 ? round((sum * 1000) / p.report.accepted, 1) : null;
@@ -347,6 +399,7 @@ export async function runReplicationBench(
         datagrams_in_per_commit: perCommit(max.counters.datagramsIn, max.report.accepted),
         retransmits_per_commit: perCommit(max.counters.retransmits, max.report.accepted),
         cpu_cores_by_process: cpuShare(max),
+        node_cpu_cores_by_thread: nodeThreadCores(max),
         cpu_us_per_commit_all_processes: cpuPerCommitUs(max),
       },
       fixed_rate: {
@@ -363,8 +416,10 @@ export async function runReplicationBench(
         datagrams_per_commit: perCommit(fixed.counters.datagramsOut, fixed.report.accepted),
         retransmits_per_commit: perCommit(fixed.counters.retransmits, fixed.report.accepted),
         cpu_cores_by_process: cpuShare(fixed),
+        node_cpu_cores_by_thread: nodeThreadCores(fixed),
         cpu_us_per_commit_all_processes: cpuPerCommitUs(fixed),
       },
+      ...(profiled !== undefined ? { max_rate_profiled: profiledSplit(profiled, nodes.ids) } : {}),
       // The slowest node's figures over the whole run (the nodes' own histograms).
       node_quorum_wait_ms_whole_run: {
         p50: round(quantileMax(quorumScrape, "hookd_jobs_quorum_wait_ms", "0.5"), 3),
@@ -386,6 +441,43 @@ export async function runReplicationBench(
     await nodes?.cluster.stopAll().catch(() => {});
     await Deno.remove(dataRoot, { recursive: true }).catch(() => {});
   }
+}
+
+/**
+ * The profiled phase's node CPU per commit split by the profiles' shares (sampled time, idle
+ * left out): what each component costs a commit, summed over the nodes.
+ */
+export function profiledSplit(
+  profiled: {
+    phase: {
+      report: Pick<
+        StepReport,
+        "accepted" | "accepted_by_send_end" | "send_seconds" | "first_ack_seconds"
+      >;
+      cpuMs: Readonly<Record<string, number>>;
+    };
+    times: ComponentTimes;
+    files: number;
+  },
+  nodeIds: readonly string[],
+): Record<string, unknown> {
+  const { phase, times, files } = profiled;
+  const nodeCpuMs = nodeIds.reduce((sum, id) => sum + (phase.cpuMs[id] ?? 0), 0);
+  const sampledUs = COMPONENTS.reduce((sum, c) => sum + times[c], 0);
+  const commits = phase.report.accepted;
+  const split: Record<string, number | null> = {};
+  for (const c of COMPONENTS) {
+    split[c] = sampledUs > 0 && commits > 0
+      ? round((times[c] / sampledUs) * (nodeCpuMs * 1000) / commits, 1)
+      : 0;
+  }
+  return {
+    profiles: files,
+    acknowledged: commits,
+    commits_per_s: closedLoopCommitsPerS(phase.report),
+    node_cpu_us_per_commit: commits > 0 ? round((nodeCpuMs * 1000) / commits, 1) : null,
+    node_cpu_us_per_commit_by_component: split,
+  };
 }
 
 /** The largest of the nodes' `<name>{quantile=q}` (a summary over the whole run). */

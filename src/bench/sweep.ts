@@ -51,6 +51,10 @@ import {
   scrapeAll,
   startBenchNodes,
   type SweepNodes,
+  threadCpuBetween,
+  threadCpuMsOf,
+  toggleProfiles,
+  waitForProfiles,
   windowCounters,
 } from "./bench_cluster.ts";
 import { startSkeletonNodes } from "./skeleton_cluster.ts";
@@ -74,38 +78,14 @@ import {
 } from "./fanout_endpoints.ts";
 import { SINK_JOB_PATH } from "../process/sink.ts";
 
-/**
- * Starts or stops every node's profiles (`hookd node --cpu-profile-dir`, `--alloc-profile-dir`:
- * SIGUSR2).
- */
-function toggleProfiles(nodes: SweepNodes): void {
+/** The nodes' pids by id, for `toggleProfiles`. */
+function nodePidsById(nodes: SweepNodes): Map<string, number> {
+  const out = new Map<string, number>();
   for (const id of nodes.ids) {
     const pid = nodes.cluster.pid(id);
-    if (pid === undefined) continue;
-    try {
-      Deno.kill(pid, "SIGUSR2");
-    } catch (error) {
-      log(`could not signal ${id} (pid ${pid}) to toggle its profile: ${error}`);
-    }
+    if (pid !== undefined) out.set(id, pid);
   }
-}
-
-/**
- * Waits (at most 30 s) until `count` profiles named `*extension` are in `dir`: each node
- * writes its own.
- */
-async function waitForProfiles(dir: string, extension: string, count: number): Promise<void> {
-  const deadline = performance.now() + 30_000;
-  for (;;) {
-    let n = 0;
-    for await (const e of Deno.readDir(dir)) if (e.name.endsWith(extension)) n++;
-    if (n >= count) return;
-    if (performance.now() > deadline) {
-      log(`only ${n} of ${count} ${extension} profiles were written within 30 s`);
-      return;
-    }
-    await sleep(100);
-  }
+  return out;
 }
 
 /**
@@ -555,9 +535,10 @@ async function runCluster(
       const scrape0 = await scrapeAll(nodes.httpUrls);
       const profiling = options.cpuProfileDir !== undefined ||
         options.allocProfileDir !== undefined;
-      if (profiling) toggleProfiles(nodes);
+      if (profiling) toggleProfiles(nodePidsById(nodes), log);
       const cpu0 = await cpuMsOf(Object.values(pids));
       const wakeups0 = await mainThreadWakeupsOf(nodePids(pids));
+      const threads0 = await threadCpuMsOf(nodePids(pids));
       const startMs = wallNow();
       const report = await generator.run(
         { op: "open", step, rate, seconds: options.durationS },
@@ -590,14 +571,15 @@ async function runCluster(
       const { counters, silent } = windowCounters(scrape0, scrape1, nodes.ids);
       const cpu1 = await cpuMsOf(Object.values(pids));
       const wakeups1 = await mainThreadWakeupsOf(nodePids(pids));
+      const threads1 = await threadCpuMsOf(nodePids(pids));
       if (profiling) {
-        toggleProfiles(nodes);
+        toggleProfiles(nodePidsById(nodes), log);
         const count = nodes.ids.length * (index + 1);
         if (options.cpuProfileDir !== undefined) {
-          await waitForProfiles(options.cpuProfileDir, ".cpuprofile", count);
+          await waitForProfiles(options.cpuProfileDir, ".cpuprofile", count, log);
         }
         if (options.allocProfileDir !== undefined) {
-          await waitForProfiles(options.allocProfileDir, ".heapprofile", count);
+          await waitForProfiles(options.allocProfileDir, ".heapprofile", count, log);
         }
       }
       const cpuMs: Record<string, number> = {};
@@ -617,6 +599,9 @@ async function runCluster(
         counters,
         cpuMs,
         nodeWakeups: wakeupsBetween(wakeups0, wakeups1),
+        nodeThreadCpuMs: threads0.size > 0 && threads1.size > 0
+          ? threadCpuBetween(threads0, threads1, nodePids(pids))
+          : null,
         undrained,
         drainS: (windowEndMs - drainStart) / 1000,
         silent,

@@ -19,7 +19,12 @@
 import { assert } from "../lib/assert.ts";
 import { round } from "../lib/round.ts";
 import { Histogram } from "../metrics/histogram.ts";
-import type { ClusterCounters, NodeMemory } from "./bench_cluster.ts";
+import {
+  type ClusterCounters,
+  type NodeMemory,
+  threadCores,
+  type ThreadCpuMs,
+} from "./bench_cluster.ts";
 import type { GeneratorProcess } from "../process/generator_protocol.ts";
 import type { SinkReceipt } from "../process/sink.ts";
 
@@ -120,6 +125,12 @@ export interface SweepRow {
   /** CPU of each process over the window, in cores (1 = one core busy). */
   cpu_cores: Record<string, number>;
   /**
+   * The nodes' CPU over the window by thread, in cores summed over the nodes: JavaScript
+   * threads, V8's workers (parallel scavenges, concurrent marking, compilation: what a CPU
+   * profile of the main thread never sees), the rest; null when unread.
+   */
+  node_cpu_cores_by_thread: ReturnType<typeof threadCores> | null;
+  /**
    * A node's resident memory, V8 heap in use and memory outside the heap once the step
    * drained, MB, the mean of the nodes (`/metrics`); null when the nodes do not report it.
    */
@@ -163,6 +174,8 @@ export interface StepRecord {
   cpuMs: Record<string, number>;
   /** Voluntary context switches of the nodes' main threads over the window; null: unread. */
   nodeWakeups: number | null;
+  /** The nodes' CPU over the window by thread (`threadCpuBetween`); null: unread. */
+  nodeThreadCpuMs: ThreadCpuMs | null;
   /** Jobs accepted so far that had not reached the sink when the drain gave up. */
   undrained: number;
   drainS: number;
@@ -322,6 +335,9 @@ export function sweepRow(
     cpu_cores: Object.fromEntries(
       Object.entries(s.cpuMs).map(([k, ms]) => [k, round(ms / 1000 / s.windowS, 2)!]),
     ),
+    node_cpu_cores_by_thread: s.nodeThreadCpuMs === null
+      ? null
+      : threadCores(s.nodeThreadCpuMs, s.windowS),
     node_rss_mb: s.memory?.rss_mb ?? null,
     node_heap_used_mb: s.memory?.heap_used_mb ?? null,
     node_external_mb: s.memory?.external_mb ?? null,

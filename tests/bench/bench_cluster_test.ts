@@ -3,13 +3,33 @@
  * a window's counters taken only over the nodes that answered at both ends.
  */
 
-import { assertEquals } from "../assert.ts";
+import { assert, assertEquals } from "../assert.ts";
 import {
+  cpuMsOf,
   membershipLogLine,
   parsePrometheus,
+  threadCpuMsOf,
   total,
   windowCounters,
 } from "../../src/bench/bench_cluster.ts";
+
+Deno.test("threadCpuMsOf splits a process's CPU into its main thread, V8's workers and the rest", async () => {
+  // Work on this process's main thread, and garbage for V8's workers to help collect.
+  let keep = 0;
+  const started = performance.now();
+  while (performance.now() - started < 300) keep += new Array(64).fill(keep).length;
+  assert(keep > 0);
+  const [split, totals] = await Promise.all([threadCpuMsOf([Deno.pid]), cpuMsOf([Deno.pid])]);
+  const mine = split.get(Deno.pid);
+  assert(mine !== undefined, "this process is read");
+  assert(mine.main >= 200, `the busy main thread: ${JSON.stringify(mine)}`);
+  assert(mine.v8Workers >= 0 && mine.other >= 0, JSON.stringify(mine));
+  // The parts add up to the process's CPU, read a moment apart in 10-ms ticks.
+  const sum = mine.main + mine.v8Workers + mine.other;
+  assert(Math.abs(sum - totals.get(Deno.pid)!) <= 50, `${sum} against ${totals.get(Deno.pid)}`);
+  // A pid that is no process is left out.
+  assertEquals((await threadCpuMsOf([2 ** 22 + 1])).size, 0);
+});
 
 const scrape = (fsyncs: number, out: number) =>
   parsePrometheus(

@@ -4,9 +4,66 @@
  * the disks after the run. Figures are not asserted as targets (a test never times a speed).
  */
 
-import { assert, assertEquals } from "../assert.ts";
+import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { hookdCommand } from "../../src/process/self_command.ts";
-import { closedLoopCommitsPerS } from "../../src/bench/replication_bench.ts";
+import {
+  closedLoopCommitsPerS,
+  profiledSplit,
+  runReplicationBench,
+} from "../../src/bench/replication_bench.ts";
+import { COMPONENTS, type ComponentTimes } from "../../src/bench/cpu_profile.ts";
+
+Deno.test("profiledSplit spreads the nodes' measured CPU over the profiles' shares, per commit", () => {
+  const times = Object.fromEntries(COMPONENTS.map((c) => [c, 0])) as ComponentTimes;
+  // Sampled: 3 s job store, 1 s transport (the shares); measured: 2,000 ms over two nodes.
+  times.job_store = 3_000_000;
+  times.transport = 1_000_000;
+  const split = profiledSplit({
+    phase: {
+      report: {
+        accepted: 1_000,
+        accepted_by_send_end: 900,
+        send_seconds: 1,
+        first_ack_seconds: 0.1,
+      },
+      // The generator's CPU is not the nodes'.
+      cpuMs: { generator: 5_000, n1: 1_200, n2: 800 },
+    },
+    times,
+    files: 2,
+  }, ["n1", "n2"]);
+  assertEquals(split.profiles, 2);
+  assertEquals(split.node_cpu_us_per_commit, 2_000);
+  assertEquals(split.commits_per_s, 1_000);
+  const byComponent = split.node_cpu_us_per_commit_by_component as Record<string, number>;
+  assertEquals(byComponent.job_store, 1_500);
+  assertEquals(byComponent.transport, 500);
+  assertEquals(byComponent.gc, 0);
+});
+
+Deno.test("bench replication --profiles-out refuses a directory that already holds profiles", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "hookd-repl-prof-" });
+  try {
+    await Deno.writeTextFile(`${dir}/old.cpuprofile`, "{}");
+    await assertRejects(
+      () =>
+        runReplicationBench({
+          seconds: 1,
+          loss: 0,
+          rate: 10,
+          outstanding: 10,
+          nodeCount: 5,
+          payloadBytes: 128,
+          walSync: "batched",
+          profileDir: dir,
+        }),
+      Error,
+      "already holds profiles",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
 
 Deno.test("closedLoopCommitsPerS counts only acknowledgements inside the window, from the first", () => {
   // 5 s window, first answer after 0.25 s, 17,100 answers inside it (and, say, 1,000 after:
@@ -69,4 +126,17 @@ Deno.test("hookd bench replication --json prints the result object, and nothing 
   for (const name of ["generator", "n1", "n2", "n3", "n4", "n5"]) {
     assert(typeof result.max_rate.cpu_cores_by_process[name] === "number", `cpu of ${name}`);
   }
+  // The nodes' CPU by thread: the JavaScript threads ran, and the split is of the nodes' CPU.
+  const byThread = result.max_rate.node_cpu_cores_by_thread;
+  assert(byThread.main > 0, `main threads: ${JSON.stringify(byThread)}`);
+  assert(byThread.v8_workers >= 0 && byThread.other >= 0, JSON.stringify(byThread));
+  const nodeCores = ["n1", "n2", "n3", "n4", "n5"].reduce(
+    (sum, n) => sum + result.max_rate.cpu_cores_by_process[n],
+    0,
+  );
+  // Read a moment apart, in 10-ms ticks: equal within a tick a process over the window.
+  assert(
+    Math.abs(byThread.main + byThread.v8_workers + byThread.other - nodeCores) < 0.1,
+    `${JSON.stringify(byThread)} against ${nodeCores}`,
+  );
 });

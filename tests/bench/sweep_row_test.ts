@@ -82,6 +82,7 @@ function record(n: number, fields: Partial<StepReport> = {}): StepRecord {
     },
     cpuMs: { generator: 100, sink: 50, n1: 200, n2: 200, n3: 200, n4: 200, n5: 50 },
     nodeWakeups: 7_000,
+    nodeThreadCpuMs: { main: 4_000, v8Workers: 1_000, other: 500 },
     undrained: 0,
     drainS: 1,
     silent: [],
@@ -107,6 +108,8 @@ Deno.test("sweepRow: completed within the grace, lost, duplicates, latency from 
   assertEquals([row.fsyncs_per_job, row.datagrams_per_job, row.cpu_ms_per_job], [0.5, 4, 1]);
   assertEquals([row.node_rss_mb, row.node_heap_used_mb, row.node_external_mb], [90.5, 31.2, 4.1]);
   assertEquals(row.wakeups_per_job, 7);
+  // 4, 1 and 0.5 s of the nodes' threads over the 13-s window.
+  assertEquals(row.node_cpu_cores_by_thread, { main: 0.308, v8_workers: 0.077, other: 0.038 });
   assertEquals(row.goodput_per_s, 99.8);
   assert(row.note.includes("1 accepted jobs never reached the sink"), row.note);
 });

@@ -215,6 +215,7 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     ack_p99_ms: 4,
     refusal_p99_ms: null,
     cpu_cores: { n1: 0.2 },
+    node_cpu_cores_by_thread: null,
     node_rss_mb: null,
     node_heap_used_mb: null,
     node_external_mb: null,
