@@ -360,7 +360,8 @@ function kbPerJobNode(bytes: number, nodes: number, jobs: number): number {
   return round(bytes / 1000 / nodes / jobs, 2)!;
 }
 
-function allocationFields(
+/** A run's allocation profiles as a cost row's fields (also `bench replication`'s, a commit a job). */
+export function allocationFields(
   a: { sums: AllocationSums; nodes: number; jobs: number } | undefined,
 ): Pick<
   CostRow,

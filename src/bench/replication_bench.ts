@@ -39,6 +39,8 @@ import {
   windowCounters,
 } from "./bench_cluster.ts";
 import { COMPONENTS, type ComponentTimes, profileDirTimes } from "./cpu_profile.ts";
+import { allocationDirSums } from "./alloc_profile.ts";
+import { allocationFields } from "./cost_bench.ts";
 import { GeneratorProcess, readIdsFile, type StepReport } from "../process/generator_protocol.ts";
 import { walCensus } from "./wal_census.ts";
 import { encodeHex } from "../lib/hex.ts";
@@ -93,8 +95,9 @@ const spec: CommandSpec = {
       type: "string",
       valueName: "DIR",
       help: "Also run the maximum-rate phase once more with every node's CPU profile on " +
-        "(hookd node --cpu-profile-dir DIR), not counted in commits_per_s: the nodes' CPU " +
-        "split per component and per commit (max_rate_profiled), the .cpuprofile files left in DIR",
+        "and allocation sampler on (hookd node --cpu-profile-dir DIR --alloc-profile-dir DIR), " +
+        "not counted in commits_per_s: the nodes' CPU and allocations per commit, by component " +
+        "(max_rate_profiled); the profiles are left in DIR",
     },
     json: { type: "boolean", help: "Print one JSON object as the last stdout line" },
   },
@@ -182,7 +185,7 @@ export async function runReplicationBench(
     // The split sums every profile in the directory: it must hold this run's only.
     await Deno.mkdir(options.profileDir, { recursive: true });
     for await (const entry of Deno.readDir(options.profileDir)) {
-      if (entry.name.endsWith(".cpuprofile")) {
+      if (entry.name.endsWith(".cpuprofile") || entry.name.endsWith(".heapprofile")) {
         throw new Error(`${options.profileDir} already holds profiles: give an empty directory`);
       }
     }
@@ -214,7 +217,9 @@ export async function runReplicationBench(
         "--wal-sync",
         options.walSync,
         ...transportArgs,
-        ...(options.profileDir !== undefined ? ["--cpu-profile-dir", options.profileDir] : []),
+        ...(options.profileDir !== undefined
+          ? ["--cpu-profile-dir", options.profileDir, "--alloc-profile-dir", options.profileDir]
+          : []),
       ],
       log,
     });
@@ -293,7 +298,7 @@ export async function runReplicationBench(
       seconds: options.seconds,
       outstanding: options.outstanding,
     });
-    let profiled: { phase: PhaseFigures; times: ComponentTimes; files: number } | undefined;
+    let profiled: Parameters<typeof profiledSplit>[0] | undefined;
     if (options.profileDir !== undefined) {
       log(`max rate again, profiled: ${options.seconds} s (not counted in commits_per_s)`);
       const nodePids = new Map(nodes.ids.map((id) => [id, pids[id]!] as const));
@@ -306,8 +311,19 @@ export async function runReplicationBench(
       });
       toggleProfiles(nodePids, log);
       await waitForProfiles(options.profileDir, ".cpuprofile", nodePids.size, log);
+      await waitForProfiles(options.profileDir, ".heapprofile", nodePids.size, log);
       const { times, files } = await profileDirTimes(options.profileDir);
-      profiled = { phase: phaseFigures, times, files: files.length };
+      const allocations = await allocationDirSums(options.profileDir);
+      profiled = {
+        phase: phaseFigures,
+        times,
+        files: files.length,
+        allocations: {
+          sums: allocations.sums,
+          nodes: allocations.files,
+          jobs: phaseFigures.report.accepted,
+        },
+      };
     }
     log(`fixed rate: ${options.rate}/s for ${options.seconds} s`);
     const fixed = await phase({
@@ -458,6 +474,8 @@ export function profiledSplit(
     };
     times: ComponentTimes;
     files: number;
+    /** The phase's allocation profiles (`allocationFields`: a commit is a job). */
+    allocations?: Parameters<typeof allocationFields>[0];
   },
   nodeIds: readonly string[],
 ): Record<string, unknown> {
@@ -477,6 +495,7 @@ export function profiledSplit(
     commits_per_s: closedLoopCommitsPerS(phase.report),
     node_cpu_us_per_commit: commits > 0 ? round((nodeCpuMs * 1000) / commits, 1) : null,
     node_cpu_us_per_commit_by_component: split,
+    ...allocationFields(profiled.allocations),
   };
 }
 

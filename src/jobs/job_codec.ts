@@ -148,20 +148,25 @@ function readSpec(r: ByteReader): JobSpec {
   const bodyHash = r.str(CODEC_LIMITS.hashBytesMax);
   if (id.length === 0) throw new DecodeError("empty job id");
   if (maxAttempts < 1) throw new DecodeError("maxAttempts must be >= 1");
-  return {
-    id,
-    url,
-    payload,
-    headers,
-    secrets,
-    timeoutMs,
-    maxAttempts,
-    submittedAtMs,
-    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-    bodyHash,
-    ...(webhookId !== undefined ? { webhookId } : {}),
-    ...(ordered ? { ordered: true as const } : {}),
-  };
+  // The optional fields are set only when present (no spreads: each made a throwaway object
+  // per record decoded), in the order a spec is written elsewhere.
+  const spec: { -readonly [K in keyof JobSpec]: JobSpec[K] } = idempotencyKey !== undefined
+    ? {
+      id,
+      url,
+      payload,
+      headers,
+      secrets,
+      timeoutMs,
+      maxAttempts,
+      submittedAtMs,
+      idempotencyKey,
+      bodyHash,
+    }
+    : { id, url, payload, headers, secrets, timeoutMs, maxAttempts, submittedAtMs, bodyHash };
+  if (webhookId !== undefined) spec.webhookId = webhookId;
+  if (ordered) spec.ordered = true;
+  return spec;
 }
 
 /**
@@ -197,16 +202,11 @@ function readAttempt(r: ByteReader): AttemptEntry {
   const status = r.u16();
   const detail = r.str(CODEC_LIMITS.detailBytesMax);
   const node = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
-  return {
-    attempt,
-    startedAtMs,
-    latencyMs,
-    outcome,
-    ...(retry > 0 ? { retry } : {}),
-    status,
-    detail,
-    node,
-  };
+  // Two literals, not a spread of an optional field: a spread made a throwaway object per
+  // attempt decoded.
+  return retry > 0
+    ? { attempt, startedAtMs, latencyMs, outcome, retry, status, detail, node }
+    : { attempt, startedAtMs, latencyMs, outcome, status, detail, node };
 }
 
 function writeOptAttempt(w: ByteWriter, a: AttemptEntry | undefined): void {
@@ -418,7 +418,9 @@ function readRecord(r: ByteReader): JobRecord {
       const jobId = r.str(CODEC_LIMITS.idBytesMax);
       const bodyHash = r.str(CODEC_LIMITS.hashBytesMax);
       const spec = r.bool() ? readSpec(r) : undefined;
-      return { type: "commit", stamp, jobId, bodyHash, ...(spec !== undefined ? { spec } : {}) };
+      return spec !== undefined
+        ? { type: "commit", stamp, jobId, bodyHash, spec }
+        : { type: "commit", stamp, jobId, bodyHash };
     }
     case RECORD_CODES.retry: {
       const stamp = readStamp(r);
@@ -442,14 +444,9 @@ function readRecord(r: ByteReader): JobRecord {
       const gen = r.u32();
       const finishedAtMs = r.f64();
       const attempt = readOptAttempt(r);
-      return {
-        type: "done",
-        stamp,
-        jobId,
-        gen,
-        finishedAtMs,
-        ...(attempt !== undefined ? { attempt } : {}),
-      };
+      return attempt !== undefined
+        ? { type: "done", stamp, jobId, gen, finishedAtMs, attempt }
+        : { type: "done", stamp, jobId, gen, finishedAtMs };
     }
     case RECORD_CODES.dead: {
       const stamp = readStamp(r);
@@ -459,16 +456,9 @@ function readRecord(r: ByteReader): JobRecord {
       const finishedAtMs = r.f64();
       const reason = r.str(CODEC_LIMITS.reasonBytesMax);
       const attempt = readOptAttempt(r);
-      return {
-        type: "dead",
-        stamp,
-        jobId,
-        gen,
-        attemptsMade,
-        finishedAtMs,
-        reason,
-        ...(attempt !== undefined ? { attempt } : {}),
-      };
+      return attempt !== undefined
+        ? { type: "dead", stamp, jobId, gen, attemptsMade, finishedAtMs, reason, attempt }
+        : { type: "dead", stamp, jobId, gen, attemptsMade, finishedAtMs, reason };
     }
     case RECORD_CODES.revive: {
       const stamp = readStamp(r);
@@ -599,7 +589,7 @@ export function readRecordList(
     // length nothing can be trusted, so the whole list fails.
     const view = r.bytes(CODEC_LIMITS.recordBytesMax);
     const bytes = copy ? view.slice() : view;
-    const inner = new ByteReader(bytes);
+    const inner = r.lastRead(view.length);
     try {
       const record = readRecord(inner);
       inner.end();

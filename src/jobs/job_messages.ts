@@ -400,7 +400,9 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
         const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
         const undecodable: Skipped = { count: 0, reason: undefined };
         const records = onlyReplicated(readRecordList(r, false, undecodable));
-        m = { kind: "repl", from, records, ...(undecodable.count > 0 ? { undecodable } : {}) };
+        m = undecodable.count > 0
+          ? { kind: "repl", from, records, undecodable }
+          : { kind: "repl", from, records };
         break;
       }
       case MESSAGE_CODES.ack: {

@@ -697,7 +697,7 @@ export class SubmitPath {
       id = live?.jobId ?? keyedEventId(key, keyEpoch(wallMs, this.#config.idempotencyWindowMs));
       submittedAtMs = live?.submittedAtMs ?? wallMs;
     } else {
-      id = EVENT_ID_PREFIX + randomHex(this.#rng, 16);
+      id = randomId(EVENT_ID_PREFIX, this.#rng, 16);
     }
     const body: EventBody = {
       event: {
@@ -799,7 +799,7 @@ export class SubmitPath {
   /** A random endpoint id, redrawn in the (astronomically unlikely) case it is taken. */
   #mintEndpointId(): string {
     for (;;) {
-      const id = ENDPOINT_ID_PREFIX + randomHex(this.#rng, 12);
+      const id = randomId(ENDPOINT_ID_PREFIX, this.#rng, 12);
       if (this.#table.endpoints.value(id) === undefined) return id;
     }
   }
@@ -891,7 +891,7 @@ export class SubmitPath {
   #mintOwnedId(): string {
     let id = "";
     for (let i = 0; i < 64; i++) {
-      id = "job_" + randomHex(this.#rng, 16);
+      id = randomId("job_", this.#rng, 16);
       // Not through the owner cache: the ids this node does not keep would crowd it.
       if (ownerOf(id, this.#voters, (v) => this.#ownership.isGone(v)) === this.#self) {
         this.#ownership.remember(id, this.#self);
@@ -951,18 +951,32 @@ export class SubmitPath {
   }
 }
 
-/** Two hex digits per byte value: id minting is on the submit path, `toString(16)` is slow. */
-const HEX_BYTE: readonly string[] = Array.from(
-  { length: 256 },
-  (_, i) => i.toString(16).padStart(2, "0"),
-);
+/** The character codes of the hex digits, 0-9 then a-f. */
+const HEX_CODES: readonly number[] = Array.from("0123456789abcdef", (c) => c.charCodeAt(0));
+/** Reused character codes, one array per id length (one per prefix: a handful). */
+const ID_CODES = new Map<number, number[]>();
 
-function randomHex(rng: Rng, bytes: number): string {
-  let out = "";
+/**
+ * `prefix`, then `bytes` random bytes in lowercase hex, two digits a byte, drawn from `rng` a
+ * 32-bit word at a time (each word's high byte first). Built as one flat string from reused
+ * character codes: minting tries about as many ids as there are voters before one is this
+ * node's, and concatenating hex pairs made each try some 600 bytes of garbage
+ * (bench/results/session30/micro/).
+ */
+export function randomId(prefix: string, rng: Rng, bytes: number): string {
+  const length = prefix.length + bytes * 2;
+  let codes = ID_CODES.get(length);
+  if (codes === undefined) {
+    codes = new Array<number>(length).fill(0);
+    ID_CODES.set(length, codes);
+  }
+  for (let i = 0; i < prefix.length; i++) codes[i] = prefix.charCodeAt(i);
+  let at = prefix.length;
   for (let i = 0; i < bytes; i += 4) {
     const word = Math.floor(rng.next() * 0x1_0000_0000);
-    out += HEX_BYTE[word >>> 24]! + HEX_BYTE[(word >>> 16) & 0xff]! +
-      HEX_BYTE[(word >>> 8) & 0xff]! + HEX_BYTE[word & 0xff]!;
+    for (let shift = 28; shift >= 0 && at < length; shift -= 4) {
+      codes[at++] = HEX_CODES[(word >>> shift) & 0xf]!;
+    }
   }
-  return out.slice(0, bytes * 2);
+  return String.fromCharCode.apply(null, codes);
 }

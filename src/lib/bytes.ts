@@ -20,11 +20,19 @@ const laxDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 const fatalDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
- * ASCII strings up to this many bytes are decoded by `String.fromCharCode`, cheaper than a
- * TextDecoder call at that size. Not longer: V8 first copies the bytes into an argument list of
- * 8 bytes each, garbage that made it 4× the lax decoder's cost at 200 bytes.
+ * ASCII strings up to this many bytes are decoded by `String.fromCharCode` over a reused array
+ * of their bytes, read in place: the string is all they allocate. A TextDecoder call needs a
+ * view of the bytes (about 100 bytes of garbage each) and costs more up to about this length
+ * (bench/results/session30/micro/). Not through a typed array: `apply` copies one into a
+ * fresh argument list of 8 bytes a byte.
  */
-const ASCII_FAST_BYTES_MAX = 24;
+const ASCII_FAST_BYTES_MAX = 64;
+
+/** `ASCII_CODES[n]`: an array of n character codes, refilled by each short decode. */
+const ASCII_CODES: number[][] = Array.from(
+  { length: ASCII_FAST_BYTES_MAX + 1 },
+  (_, n) => new Array<number>(n).fill(0),
+);
 
 /** Largest integer the u64-style fields carry: JavaScript numbers are exact up to 2^53. */
 const SAFE_U53_MAX = Number.MAX_SAFE_INTEGER;
@@ -162,11 +170,28 @@ export class ByteWriter {
 export class ByteReader {
   readonly #bytes: Uint8Array;
   readonly #view: DataView;
-  #offset = 0;
+  #offset: number;
+  /** Where this reader's input ends in `#bytes` (a `lastRead` reader's, before the rest). */
+  readonly #end: number;
 
-  constructor(bytes: Uint8Array) {
+  /** A reader of `bytes`. (`view`, `start` and `end` are `lastRead`'s, for a part of them.) */
+  constructor(bytes: Uint8Array, view?: DataView, start = 0, end = bytes.length) {
     this.#bytes = bytes;
-    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#view = view ?? new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#offset = start;
+    this.#end = end;
+  }
+
+  /**
+   * A reader of the `n` bytes this reader just read (`bytes`, `raw`: a record in a list, read
+   * on its own). It shares this reader's input and view, so a part costs no view of its own;
+   * its `offset` counts from the start of this reader's input.
+   */
+  lastRead(n: number): ByteReader {
+    if (!(Number.isInteger(n) && n >= 0 && n <= this.#offset)) {
+      fail(`lastRead(${n}) past the ${this.#offset} bytes read`);
+    }
+    return new ByteReader(this.#bytes, this.#view, this.#offset - n, this.#offset);
   }
 
   get offset(): number {
@@ -174,11 +199,11 @@ export class ByteReader {
   }
 
   get remaining(): number {
-    return this.#bytes.length - this.#offset;
+    return this.#end - this.#offset;
   }
 
   #need(n: number): void {
-    if (this.#offset + n > this.#bytes.length) throw new DecodeError("truncated");
+    if (this.#offset + n > this.#end) throw new DecodeError("truncated");
   }
 
   u8(): number {
@@ -241,7 +266,10 @@ export class ByteReader {
   }
 
   str(max: number): string {
-    return decodeUtf8(this.bytes(max));
+    const n = this.#strLength(max);
+    const start = this.#offset;
+    this.#offset += n;
+    return decodeUtf8(this.#bytes, start, n);
   }
 
   /**
@@ -249,7 +277,18 @@ export class ByteReader {
    * shared instead of decoded afresh.
    */
   strCached(max: number, cache: StringCache): string {
-    return cache.get(this.bytes(max), decodeUtf8);
+    const n = this.#strLength(max);
+    const start = this.#offset;
+    this.#offset += n;
+    return cache.get(this.#bytes, start, n, decodeUtf8);
+  }
+
+  /** A string field's length prefix, checked against `max` and the input left. */
+  #strLength(max: number): number {
+    const n = this.u32();
+    if (n > max) throw new DecodeError(`field of ${n} bytes exceeds ${max}`);
+    this.#need(n);
+    return n;
   }
 
   optStr(max: number): string | undefined {
@@ -258,33 +297,38 @@ export class ByteReader {
 
   /** Asserts the input was consumed exactly (trailing bytes are a malformed message). */
   end(): void {
-    if (this.#offset !== this.#bytes.length) {
-      throw new DecodeError(`${this.#bytes.length - this.#offset} trailing bytes`);
+    if (this.#offset !== this.#end) {
+      throw new DecodeError(`${this.#end - this.#offset} trailing bytes`);
     }
   }
 }
 
 /**
- * UTF-8 bytes as a string; `DecodeError` when they are not UTF-8. The lax decoder turns every
+ * `source[start, start + n)`, UTF-8, as a string; `DecodeError` when it is not UTF-8. Short
+ * ASCII is decoded in place (`ASCII_FAST_BYTES_MAX`). Otherwise the lax decoder: it turns every
  * malformed sequence into U+FFFD and decodes valid UTF-8 exactly as the fatal one does, so a
  * result without U+FFFD is the answer; only one with it (malformed, or a real U+FFFD) goes
  * through the fatal decoder, which throws or confirms it.
  */
-function decodeUtf8(b: Uint8Array): string {
-  if (b.length <= ASCII_FAST_BYTES_MAX) {
+function decodeUtf8(source: Uint8Array, start: number, n: number): string {
+  if (n <= ASCII_FAST_BYTES_MAX) {
+    const codes = ASCII_CODES[n]!;
     let ascii = true;
-    for (let i = 0; i < b.length; i++) {
-      if (b[i]! >= 0x80) {
+    for (let i = 0; i < n; i++) {
+      const c = source[start + i]!;
+      if (c >= 0x80) {
         ascii = false;
         break;
       }
+      codes[i] = c;
     }
-    if (ascii) return String.fromCharCode.apply(null, b as unknown as number[]);
+    if (ascii) return String.fromCharCode.apply(null, codes);
   }
-  const decoded = laxDecoder.decode(b);
+  const bytes = source.subarray(start, start + n);
+  const decoded = laxDecoder.decode(bytes);
   if (decoded.indexOf("\uFFFD") < 0) return decoded;
   try {
-    return fatalDecoder.decode(b);
+    return fatalDecoder.decode(bytes);
   } catch {
     throw new DecodeError("string is not UTF-8");
   }

@@ -36,31 +36,36 @@ export class StringCache {
   }
 
   /**
-   * The string `bytes` decode to: the cached one when these exact bytes were decoded before
-   * into the same slot, else `decode(bytes)`, which is then kept (a copy of the bytes with it,
-   * so the input buffer is not pinned). `decode` may throw; nothing is kept then.
+   * The string that `source[start, start + n)` decodes to: the cached one when these exact
+   * bytes were decoded before into the same slot, else `decode(source, start, n)`, which is
+   * then kept (a copy of the bytes with it, so the input buffer is not pinned). Read in place:
+   * a hit allocates nothing. `decode` may throw; nothing is kept then.
    */
-  get(bytes: Uint8Array, decode: (bytes: Uint8Array) => string): string {
-    const n = bytes.length;
-    if (n > this.bytesMax) return decode(bytes);
+  get(
+    source: Uint8Array,
+    start: number,
+    n: number,
+    decode: (source: Uint8Array, start: number, n: number) => string,
+  ): string {
+    if (n > this.bytesMax) return decode(source, start, n);
     // FNV-1a over the bytes: fields this short hash in tens of nanoseconds.
     let hash = 0x811c9dc5;
-    for (let i = 0; i < n; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+    for (let i = 0; i < n; i++) hash = Math.imul(hash ^ source[start + i]!, 0x01000193);
     const slot = (hash >>> 0) & this.#mask;
     const key = this.#keys[slot];
-    if (key !== undefined && key.length === n && sameBytes(key, bytes, n)) {
+    if (key !== undefined && key.length === n && sameBytes(key, source, start, n)) {
       this.hits++;
       return this.#values[slot]!;
     }
-    const value = decode(bytes);
+    const value = decode(source, start, n);
     this.misses++;
-    this.#keys[slot] = bytes.slice();
+    this.#keys[slot] = source.slice(start, start + n);
     this.#values[slot] = value;
     return value;
   }
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array, n: number): boolean {
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+function sameBytes(key: Uint8Array, source: Uint8Array, start: number, n: number): boolean {
+  for (let i = 0; i < n; i++) if (key[i] !== source[start + i]) return false;
   return true;
 }

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { assertEquals, assertThrows } from "../assert.ts";
 import { ByteReader, ByteWriter, DecodeError } from "../../src/lib/bytes.ts";
+import { AssertionError } from "../../src/lib/assert.ts";
 
 /** What a string's UTF-8 bytes decode to, a leading U+FEFF kept. */
 const KEEP_BOM = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -84,4 +85,35 @@ Deno.test("ByteReader.str decodes any bytes as the fatal decoder does, or refuse
     }),
     { numRuns: 2000 },
   );
+});
+
+/** The message of the `DecodeError` `read` throws ("" if it throws none). */
+function plainError(read: () => unknown): string {
+  try {
+    read();
+    return "";
+  } catch (e) {
+    if (e instanceof DecodeError) return e.message;
+    throw e;
+  }
+}
+
+Deno.test("ByteReader.lastRead reads the part just read, and nothing past it", () => {
+  const w = new ByteWriter(16);
+  w.bytes(new ByteWriter(8).u32(7).u8(1).finish()).bytes(new ByteWriter(8).u32(9).finish());
+  const r = new ByteReader(w.finish());
+  const first = r.bytes(100);
+  const inner = r.lastRead(first.length);
+  assertEquals(inner.u32(), 7);
+  // The part's trailing byte is its own, and the next part is not its to read.
+  assertEquals(plainError(() => inner.end()), "1 trailing bytes");
+  assertEquals(inner.u8(), 1);
+  inner.end();
+  assertEquals(plainError(() => inner.u8()), "truncated");
+  assertEquals(inner.remaining, 0);
+  // The outer reader went on past the part, untouched by the inner one's reads.
+  const second = r.lastRead(r.bytes(100).length);
+  assertEquals(second.u32(), 9);
+  r.end();
+  assertThrows(() => r.lastRead(r.offset + 1), AssertionError);
 });

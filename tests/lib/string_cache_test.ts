@@ -50,18 +50,30 @@ Deno.test("a StringCache decodes every field to what ByteReader.str makes of it,
 Deno.test("a StringCache shares one string per field, keeps its own copy of the bytes, and bypasses long fields", () => {
   const cache = new StringCache(1, 16); // one slot: every field lands in it
   let decoded = 0;
-  const decode = (b: Uint8Array) => {
+  const decode = (b: Uint8Array, start: number, n: number) => {
     decoded++;
-    return new TextDecoder().decode(b);
+    return new TextDecoder().decode(b.subarray(start, start + n));
   };
   const buffer = new TextEncoder().encode("10.0.0.1:7000");
-  const first = cache.get(buffer, decode);
-  assertEquals([cache.get(buffer.slice(), decode), decoded], [first, 1], "a hit: no decode");
+  const first = cache.get(buffer, 0, buffer.length, decode);
+  assertEquals(
+    [cache.get(buffer.slice(), 0, buffer.length, decode), decoded],
+    [first, 1],
+    "a hit: no decode",
+  );
   // The caller reuses its buffer: the cache must have keyed a copy, not the buffer itself.
   buffer[0] = 0x32;
-  assertEquals([cache.get(buffer, decode), decoded], ["20.0.0.1:7000", 2]);
+  assertEquals([cache.get(buffer, 0, buffer.length, decode), decoded], ["20.0.0.1:7000", 2]);
+  // A field read in place from the middle of a larger buffer: the same field, the same string.
+  const framed = new TextEncoder().encode("xx20.0.0.1:7000yy");
+  assertEquals([cache.get(framed, 2, 13, decode), decoded], ["20.0.0.1:7000", 2]);
+  // Bytes around the field are not part of it: one more at its end is another field.
+  assertEquals([cache.get(framed, 2, 14, decode), decoded], ["20.0.0.1:7000y", 3]);
   const long = new TextEncoder().encode("http://a.test/a/very/long/path");
-  assertEquals([cache.get(long, () => "x"), cache.get(long, () => "y")], ["x", "y"]);
-  assertEquals([cache.hits, cache.misses], [1, 2], "a field past bytesMax is neither");
+  assertEquals(
+    [cache.get(long, 0, long.length, () => "x"), cache.get(long, 0, long.length, () => "y")],
+    ["x", "y"],
+  );
+  assertEquals([cache.hits, cache.misses], [2, 3], "a field past bytesMax is neither");
   assertThrows(() => new StringCache(3, 16), AssertionError);
 });
