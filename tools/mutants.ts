@@ -1391,6 +1391,14 @@ const MUTANTS: Mutant[] = [
     to: "",
     tests: ["tests/jobs/random_id_test.ts"],
   },
+  {
+    name: "transport-address-by-port-alone",
+    breaks: "a datagram's sender is its host and port, not the last peer heard on that port",
+    file: "src/transport/udp_transport.ts",
+    from: "    const known = ports?.get(from.port);\n",
+    to: "    const known = [...this.#heardFrom.values()][0]?.get(from.port);\n",
+    tests: ["tests/transport/udp_transport_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

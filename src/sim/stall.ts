@@ -158,7 +158,7 @@ export class StallingSocket implements DatagramSocket {
     });
   }
 
-  send(bytes: Uint8Array, to: HostPort): Promise<void> {
+  send(bytes: Uint8Array, to: HostPort): Promise<unknown> {
     return this.#inner.send(bytes, to);
   }
 

@@ -15,12 +15,19 @@ export interface DatagramSocket {
    * socket is closed, or on a socket error (the caller counts it and goes on).
    */
   receive(buffer: Uint8Array): Promise<[Uint8Array, HostPort]>;
-  /** Sends one datagram; rejects on a socket error. */
-  send(bytes: Uint8Array, to: HostPort): Promise<void>;
+  /**
+   * Sends one datagram; rejects on a socket error. Pass the same `to` object for the same peer
+   * (the socket keeps what it derives from it).
+   */
+  send(bytes: Uint8Array, to: HostPort): Promise<unknown>;
   close(): void;
 }
 
-/** Binds a UDP socket with `Deno.listenDatagram`. */
+/**
+ * Binds a UDP socket with `Deno.listenDatagram`. Per datagram it adds nothing to what Deno
+ * allocates: `receive` hands on Deno's own answer (its address object is a `HostPort`), and
+ * `send` looks the peer's `Deno.NetAddr` up by the `to` object, made once a peer.
+ */
 export function bindUdpSocket(listen: HostPort): DatagramSocket {
   const conn = Deno.listenDatagram({
     transport: "udp",
@@ -28,22 +35,20 @@ export function bindUdpSocket(listen: HostPort): DatagramSocket {
     port: listen.port,
   });
   const local = conn.addr as Deno.NetAddr;
-  const targets = new Map<string, Deno.NetAddr>();
+  const targets = new WeakMap<HostPort, Deno.NetAddr>();
   return {
     localAddress: { hostname: local.hostname, port: local.port },
-    async receive(buffer) {
-      const [data, addr] = await conn.receive(buffer);
-      const from = addr as Deno.NetAddr;
-      return [data, { hostname: from.hostname, port: from.port }];
+    receive(buffer) {
+      // A UDP socket's peer is always a `Deno.NetAddr`: hostname and port.
+      return conn.receive(buffer) as Promise<[Uint8Array, Deno.NetAddr]>;
     },
-    async send(bytes, to) {
-      const key = `${to.hostname}|${to.port}`;
-      let target = targets.get(key);
+    send(bytes, to) {
+      let target = targets.get(to);
       if (target === undefined) {
         target = { transport: "udp", hostname: to.hostname, port: to.port };
-        if (targets.size < 4096) targets.set(key, target);
+        targets.set(to, target);
       }
-      await conn.send(bytes, target);
+      return conn.send(bytes, target);
     },
     close() {
       conn.close();

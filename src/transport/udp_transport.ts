@@ -53,6 +53,12 @@ export interface UdpTransportOptions {
 
 /** Datagrams handled back to back before the receive loop lets timers run (in a flood). */
 const RECEIVE_BURST_MAX = 256;
+/**
+ * Peers whose address string a transport keeps (`#addressOf`): far more than a cluster's
+ * nodes and clients; past it, a datagram from a peer not kept formats its address afresh.
+ */
+const HEARD_FROM_MAX = 4096;
+
 /** A burst that took less than this is a flood: 256 in 16 ms is 16,000 datagrams/s. */
 const RECEIVE_BURST_MS = 16;
 
@@ -80,6 +86,18 @@ export class UdpTransport {
   #closed = false;
   #sendsInFlight = 0;
   #sendsDrained: (() => void) | undefined;
+  /**
+   * The address string of each peer heard, by hostname then port, so a datagram from a known
+   * peer does not format a new one; at most `HEARD_FROM_MAX` of them.
+   */
+  readonly #heardFrom = new Map<string, Map<number, string>>();
+  #heardFromCount = 0;
+  /** A send's settlements, made once, not as two closures per datagram. */
+  readonly #onSent = (): void => this.#sendDone();
+  readonly #onSendFailed = (): void => {
+    this.#socketErrors.inc();
+    this.#sendDone();
+  };
 
   private constructor(options: UdpTransportOptions, conn: DatagramSocket) {
     this.#conn = conn;
@@ -273,7 +291,7 @@ export class UdpTransport {
         this.endpoint.receive(0, "", data); // counts it
       } else if (
         // The endpoint keeps no reference to `data` (messages are views of the opened copy).
-        this.endpoint.receive(this.#runtime.nowMs(), formatAddress(from.hostname, from.port), data)
+        this.endpoint.receive(this.#runtime.nowMs(), this.#addressOf(from), data)
       ) {
         this.#dispatch();
         this.#scheduleFlush();
@@ -353,13 +371,24 @@ export class UdpTransport {
       this.#socketAddress.set(address, to);
     }
     this.#sendsInFlight++;
-    this.#conn.send(bytes, to).then(
-      () => this.#sendDone(),
-      () => {
-        this.#socketErrors.inc();
-        this.#sendDone();
-      },
-    );
+    this.#conn.send(bytes, to).then(this.#onSent, this.#onSendFailed);
+  }
+
+  /** `from` as an address string, the one made before when this peer was heard last. */
+  #addressOf(from: HostPort): string {
+    let ports = this.#heardFrom.get(from.hostname);
+    const known = ports?.get(from.port);
+    if (known !== undefined) return known;
+    const address = formatAddress(from.hostname, from.port);
+    if (this.#heardFromCount < HEARD_FROM_MAX) {
+      if (ports === undefined) {
+        ports = new Map();
+        this.#heardFrom.set(from.hostname, ports);
+      }
+      ports.set(from.port, address);
+      this.#heardFromCount++;
+    }
+    return address;
   }
 
   #sendDone(): void {

@@ -34,7 +34,7 @@ const WRONG_KEY = "some-other-cluster-key-0123456789abcdef";
  */
 function capturingSocket(captured: Uint8Array[]): {
   socket: DatagramSocket;
-  sendRaw: (bytes: Uint8Array, to: HostPort) => Promise<void>;
+  sendRaw: (bytes: Uint8Array, to: HostPort) => Promise<unknown>;
 } {
   const socket = bindUdpSocket({ hostname: "127.0.0.1", port: 0 });
   return {

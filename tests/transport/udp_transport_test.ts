@@ -187,3 +187,35 @@ Deno.test("UdpTransport.sendQueuedNow sends queued messages at once, and leaves 
     await b.close();
   }
 });
+
+Deno.test("UdpTransport tells apart peers on one port of different hosts, each message by its sender", async () => {
+  // Nodes on different hosts commonly share a port: the address a datagram came from is its
+  // host and its port, wherever it was heard before.
+  const receiver = UdpTransport.start({ nodeId: "r", clusterKey: KEY, listen: "127.0.0.1:0" });
+  const first = UdpTransport.start({ nodeId: "s2", clusterKey: KEY, listen: "127.0.0.2:0" });
+  const port = first.address.split(":")[1];
+  const second = UdpTransport.start({ nodeId: "s3", clusterKey: KEY, listen: `127.0.0.3:${port}` });
+  try {
+    equal(second.address, `127.0.0.3:${port}`);
+    const got: DeliveredMessage[] = [];
+    receiver.onMessage((m) => got.push(m));
+    // Interleaved, so each datagram comes from the other host on the same port than the last.
+    for (let i = 0; i < 6; i++) {
+      const sender = i % 2 === 0 ? first : second;
+      equal(sender.send(receiver.address, 1, new TextEncoder().encode(`m${i}`)).accepted, true);
+      await waitFor(`message ${i}`, () => got.length > i);
+    }
+    deepStrictEqual(
+      got.map((m) => [text(m), m.fromNodeId, m.fromAddress]),
+      [0, 1, 2, 3, 4, 5].map((i) => [
+        `m${i}`,
+        i % 2 === 0 ? "s2" : "s3",
+        i % 2 === 0 ? first.address : second.address,
+      ]),
+    );
+  } finally {
+    await receiver.close();
+    await first.close();
+    await second.close();
+  }
+});
