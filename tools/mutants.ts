@@ -127,7 +127,7 @@ const MUTANTS: Mutant[] = [
     name: "aead-open-ignores-tag",
     breaks: "a datagram opens only when its ChaCha20-Poly1305 tag authenticates it",
     file: "src/lib/sodium.ts",
-    from: "  if (rc !== 0) return false;\n",
+    from: "  if (rc !== 0) return undefined;\n",
     to: "",
     tests: ["tests/lib/sodium_test.ts", "tests/transport/datagram_crypto_test.ts"],
   },
@@ -1398,6 +1398,14 @@ const MUTANTS: Mutant[] = [
     from: "    const known = ports?.get(from.port);\n",
     to: "    const known = [...this.#heardFrom.values()][0]?.get(from.port);\n",
     tests: ["tests/transport/udp_transport_test.ts"],
+  },
+  {
+    name: "aead-nonce-counter-misread",
+    breaks: "a datagram's nonce is its own counter's 8 bytes, all of them",
+    file: "src/transport/datagram_crypto.ts",
+    from: "  for (let i = 0; i < 8; i++) nonce[4 + i] = datagram[COUNTER_OFFSET + i]!;\n",
+    to: "  for (let i = 0; i < 7; i++) nonce[4 + i] = datagram[COUNTER_OFFSET + i]!;\n",
+    tests: ["tests/transport/datagram_crypto_test.ts", "tests/lib/sodium_test.ts"],
   },
 ];
 

@@ -23,11 +23,11 @@
  */
 
 import { createHmac } from "node:crypto";
-import { chachaOpenInPlace, chachaSealInPlace } from "../lib/sodium.ts";
+import { CHACHA_TAG_BYTES, chachaOpenMessage, chachaSealMessage } from "../lib/sodium.ts";
 import { KEY_ID_BYTES, OUTER_HEADER_BYTES } from "./frame_codec.ts";
 import { CLUSTER_KEY_BYTES_MIN } from "./auth.ts";
 
-export const AEAD_TAG_BYTES = 16;
+export const AEAD_TAG_BYTES = CHACHA_TAG_BYTES;
 /** Datagrams sealed under one derived key before the sender moves to the next generation. */
 export const KEY_GENERATION_DATAGRAMS = 2 ** 24;
 
@@ -71,7 +71,7 @@ export class ClusterKeyring {
 /** 0‖counter, the counter's 8 bytes as they are on the wire; one array reused (single thread). */
 const nonce = new Uint8Array(12);
 function nonceOf(datagram: Uint8Array): Uint8Array {
-  nonce.set(datagram.subarray(COUNTER_OFFSET, COUNTER_OFFSET + 8), 4);
+  for (let i = 0; i < 8; i++) nonce[4 + i] = datagram[COUNTER_OFFSET + i]!;
   return nonce;
 }
 
@@ -80,14 +80,7 @@ function nonceOf(datagram: Uint8Array): Uint8Array {
  * `AEAD_TAG_BYTES` is encrypted, the outer header authenticated, the tag written at the end.
  */
 export function sealDatagram(key: Uint8Array, datagram: Uint8Array): void {
-  const end = datagram.length - AEAD_TAG_BYTES;
-  chachaSealInPlace(
-    key,
-    nonceOf(datagram),
-    datagram.subarray(0, OUTER_HEADER_BYTES),
-    datagram.subarray(OUTER_HEADER_BYTES, end),
-    datagram.subarray(end),
-  );
+  chachaSealMessage(key, nonceOf(datagram), datagram, OUTER_HEADER_BYTES);
 }
 
 /**
@@ -96,15 +89,6 @@ export function sealDatagram(key: Uint8Array, datagram: Uint8Array): void {
  * changes `datagram`.
  */
 export function openDatagram(key: Uint8Array, datagram: Uint8Array): Uint8Array | undefined {
-  const end = datagram.length - AEAD_TAG_BYTES;
-  if (end < OUTER_HEADER_BYTES) return undefined;
-  const out = datagram.slice(0, end);
-  const opened = chachaOpenInPlace(
-    key,
-    nonceOf(datagram),
-    out.subarray(0, OUTER_HEADER_BYTES),
-    out.subarray(OUTER_HEADER_BYTES),
-    datagram.subarray(end),
-  );
-  return opened ? out : undefined;
+  if (datagram.length < OUTER_HEADER_BYTES + AEAD_TAG_BYTES) return undefined;
+  return chachaOpenMessage(key, nonceOf(datagram), datagram, OUTER_HEADER_BYTES);
 }

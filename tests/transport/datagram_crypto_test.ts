@@ -200,3 +200,33 @@ Deno.test("an endpoint moves to the next derived key at the generation boundary,
     equal(openDatagram(keyring.derive(keyId, 1 - g), d), undefined, `counter ${counters[i]}`);
   }
 });
+
+Deno.test("sealDatagram's nonce is 0‖counter, the counter's 8 bytes as on the wire (node:crypto agrees)", async () => {
+  const { createCipheriv } = await import("node:crypto");
+  // A counter whose every byte differs from the next, so no byte of it may be left out.
+  const counter = 0x0102_0304_0506;
+  const plain = new Uint8Array(OUTER_HEADER_BYTES + 40 + AEAD_TAG_BYTES);
+  for (let i = 0; i < plain.length; i++) plain[i] = (i * 29 + 11) & 0xff;
+  // The counter's 8 bytes sit at offset 20 of the outer header, big-endian on the wire.
+  new DataView(plain.buffer).setBigUint64(20, BigInt(counter));
+  // Also its top byte: 0 here (counters stay below 2^53), so give the bytes around it values.
+  plain[20] = 0x07;
+  const key = keyring.derive(KEY_ID, 0);
+  const sealed = plain.slice();
+  sealDatagram(key, sealed);
+  const nonce = new Uint8Array(12);
+  nonce.set(plain.subarray(20, 28), 4);
+  const cipher = createCipheriv("chacha20-poly1305", key, nonce, { authTagLength: 16 });
+  cipher.setAAD(plain.subarray(0, OUTER_HEADER_BYTES), { plaintextLength: 40 });
+  const text = new Uint8Array(
+    cipher.update(plain.subarray(OUTER_HEADER_BYTES, OUTER_HEADER_BYTES + 40)),
+  );
+  cipher.final();
+  deepStrictEqual(sealed.subarray(OUTER_HEADER_BYTES, OUTER_HEADER_BYTES + 40), text);
+  deepStrictEqual(sealed.subarray(OUTER_HEADER_BYTES + 40), new Uint8Array(cipher.getAuthTag()));
+  deepStrictEqual(
+    openDatagram(key, sealed),
+    plain.subarray(0, OUTER_HEADER_BYTES + 40),
+    "and it opens to the header and the text",
+  );
+});

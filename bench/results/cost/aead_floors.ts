@@ -3,7 +3,9 @@
 // node:crypto AES-256-GCM (what datagram_crypto.ts used), node:crypto ChaCha20-Poly1305, and libsodium's
 // ChaCha20-Poly1305 through src/lib/sodium.ts.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { chachaOpenInPlace, chachaSealInPlace } from "../../../src/lib/sodium.ts";
+// Since session 30 sodium.ts seals a whole message (associated data, text, tag) in place and
+// opens it into a new array; this script calls that form (its output files predate it).
+import { chachaOpenMessage, chachaSealMessage } from "../../../src/lib/sodium.ts";
 const key = new Uint8Array(randomBytes(32));
 const nonce = new Uint8Array(12);
 const ad = new Uint8Array(28);
@@ -37,15 +39,16 @@ for (const bytes of [60, 200, 1_350]) {
     const sealed = nodeSeal(alg, text);
     row.push(`${time(() => void nodeSeal(alg, text)).toFixed(2)} / ${time(() => nodeOpen(alg, sealed)).toFixed(2)}`);
   }
-  const tag = new Uint8Array(16);
-  const work = text.slice();
-  const sealedText = text.slice();
-  chachaSealInPlace(key, nonce, ad, sealedText, tag);
-  const sealTag = new Uint8Array(16);
-  const seal = time(() => chachaSealInPlace(key, nonce, ad, work, sealTag));
+  const sealedMessage = new Uint8Array(ad.length + bytes + 16);
+  sealedMessage.set(ad);
+  sealedMessage.set(text, ad.length);
+  const work = sealedMessage.slice();
+  chachaSealMessage(key, nonce, sealedMessage, ad.length);
+  const seal = time(() => chachaSealMessage(key, nonce, work, ad.length));
   const open = time(() => {
-    work.set(sealedText);
-    if (!chachaOpenInPlace(key, nonce, ad, work, tag)) throw new Error("did not open");
+    if (chachaOpenMessage(key, nonce, sealedMessage, ad.length) === undefined) {
+      throw new Error("did not open");
+    }
   });
   row.push(`${seal.toFixed(2)} / ${open.toFixed(2)}`);
   console.log(row.join(" | "));
