@@ -1407,6 +1407,30 @@ const MUTANTS: Mutant[] = [
     to: "  for (let i = 0; i < 7; i++) nonce[4 + i] = datagram[COUNTER_OFFSET + i]!;\n",
     tests: ["tests/transport/datagram_crypto_test.ts", "tests/lib/sodium_test.ts"],
   },
+  {
+    name: "frame-u53-unbounded",
+    breaks: "a counter or packet number past 2^53 - 1 is refused, not read as a rounded number",
+    file: "src/transport/frame_codec.ts",
+    from: "  const hi = u32At(b, at + 4);\n  if (hi > U53_HIGH_MAX) return undefined;\n",
+    to: "  const hi = u32At(b, at + 4);\n",
+    tests: ["tests/transport/frame_codec_test.ts"],
+  },
+  {
+    name: "frame-counter-high-word-dropped",
+    breaks: "a datagram's counter is written whole, its high word too",
+    file: "src/transport/frame_codec.ts",
+    from: "  u32Into(datagram, 24, Math.floor(counter / TWO_32));\n",
+    to: "",
+    tests: ["tests/transport/datagram_crypto_test.ts", "tests/transport/frame_codec_test.ts"],
+  },
+  {
+    name: "frame-node-id-lax",
+    breaks: "a datagram whose node id is not UTF-8 is refused",
+    file: "src/transport/frame_codec.ts",
+    from: "  return utf8Strict.decode(source.subarray(start, start + n));\n",
+    to: "  return new TextDecoder().decode(source.subarray(start, start + n));\n",
+    tests: ["tests/transport/frame_codec_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

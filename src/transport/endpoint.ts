@@ -17,16 +17,18 @@ import {
   transportDefaults,
   validateTransportConfig,
 } from "../config/transport.ts";
+import { StringCache } from "../lib/string_cache.ts";
 import { MetricsRegistry } from "../metrics/registry.ts";
 import {
   ackFrameBytes,
   DatagramWriter,
-  decodeDatagram,
+  decodeAfterOuterHeader,
   type DecodedDatagram,
   encodeNodeId,
   FRAG_FRAME_OVERHEAD_BYTES,
   HEADER_FIXED_BYTES,
   KEY_ID_BYTES,
+  KEY_ID_OFFSET,
   MAGIC,
   readOuterHeader,
   UNRELIABLE_FRAME_OVERHEAD_BYTES,
@@ -273,7 +275,7 @@ export class Endpoint {
       return false;
     }
     const { keyId, counter } = outer.value;
-    const id = keyIdString(keyId);
+    const id = KEY_IDS.get(datagram, KEY_ID_OFFSET, KEY_ID_BYTES, latin1);
     const known = this.#peerKeys.get(id);
     // Still before any cryptography: a key id belongs to the one address it first
     // authenticated from, and its window refuses counters seen or too old. So a datagram
@@ -296,7 +298,7 @@ export class Endpoint {
     if (opened === undefined) return false;
     const { plain, state } = opened;
     state.window.mark(counter);
-    const decoded = decodeDatagram(plain, 0);
+    const decoded = decodeAfterOuterHeader(plain, 0, outer.value);
     if (!decoded.ok) {
       c.decodeErrors.inc();
       return true;
@@ -640,8 +642,16 @@ export class Endpoint {
 }
 
 /** A key id as a map key (16 latin1 characters). */
-function keyIdString(keyId: Uint8Array): string {
-  return String.fromCharCode(...keyId);
+/**
+ * Key ids as map keys (one char a byte): a sender's key id comes in every datagram of its
+ * process, so each is made once (`StringCache` compares the bytes in full).
+ */
+const KEY_IDS = new StringCache(64, KEY_ID_BYTES);
+
+function latin1(source: Uint8Array, start: number, n: number): string {
+  let text = "";
+  for (let i = 0; i < n; i++) text += String.fromCharCode(source[start + i]!);
+  return text;
 }
 
 function validChannel(channel: number): boolean {

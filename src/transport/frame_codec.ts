@@ -32,10 +32,13 @@
 
 import { err, ok, type Result } from "../lib/result.ts";
 import { assert, fail, unreachable } from "../lib/assert.ts";
+import { StringCache } from "../lib/string_cache.ts";
 
 export const MAGIC = 0x4b48;
 export const VERSION = 3;
 export const KEY_ID_BYTES = 16;
+/** Where the key id sits in the outer header (after magic, version and flags). */
+export const KEY_ID_OFFSET = 4;
 /** The clear part every datagram starts with: magic, version, flags, key id, counter. */
 export const OUTER_HEADER_BYTES = 28;
 /** Outer header plus the sealed header's fixed part (epochs, packet number, id length). */
@@ -254,8 +257,9 @@ export class DatagramWriter {
    * copy is returned unsealed (tests and tools).
    */
   finish(seal?: (datagram: Uint8Array) => void): Uint8Array {
-    const out = new Uint8Array(this.#pos + this.tagBytes);
-    out.set(this.#buf.subarray(0, this.#pos));
+    // One copy, no view of the buffer: `slice` makes the array the datagram leaves in.
+    const out = this.#buf.slice(0, this.#pos + this.tagBytes);
+    out.fill(0, this.#pos);
     if (seal !== undefined) seal(out);
     return out;
   }
@@ -263,7 +267,19 @@ export class DatagramWriter {
 
 /** Writes `counter` into a built datagram's outer header (the nonce, set as it is sealed). */
 export function writeCounter(datagram: Uint8Array, counter: number): void {
-  writeU53(new DataView(datagram.buffer, datagram.byteOffset, datagram.byteLength), 20, counter);
+  // Byte by byte, as `writeU53` lays it out (little-endian low word, then high): every datagram
+  // sent takes a counter, and a view of it would be garbage each time.
+  if (!(Number.isSafeInteger(counter) && counter >= 0)) fail(`u53 out of range: ${counter}`);
+  u32Into(datagram, 20, counter % TWO_32);
+  u32Into(datagram, 24, Math.floor(counter / TWO_32));
+}
+
+/** Writes `value` as a little-endian u32 at `at`. */
+function u32Into(b: Uint8Array, at: number, value: number): void {
+  b[at] = value & 0xff;
+  b[at + 1] = (value >>> 8) & 0xff;
+  b[at + 2] = (value >>> 16) & 0xff;
+  b[at + 3] = (value >>> 24) & 0xff;
 }
 
 /** Whole-datagram encoder for tests and tools; the session uses `DatagramWriter` directly. */
@@ -331,17 +347,38 @@ export interface OuterHeader {
 
 /**
  * The cheapest checks a datagram gets, before any key is looked up or any byte decrypted:
- * length, magic, version, flags, counter range. Never throws.
+ * length, magic, version, flags, counter range. Never throws. Read byte by byte, with no view
+ * of its own: every datagram that arrives goes through it.
  */
 export function readOuterHeader(datagram: Uint8Array, tagBytes: number): Result<OuterHeader> {
   if (datagram.length < HEADER_FIXED_BYTES + 1 + tagBytes) return err("short datagram");
-  const v = new DataView(datagram.buffer, datagram.byteOffset, datagram.byteLength);
-  if (v.getUint16(0, true) !== MAGIC) return err("bad magic");
-  if (v.getUint8(2) !== VERSION) return err(`unsupported version ${v.getUint8(2)}`);
-  if (v.getUint8(3) !== 0) return err("reserved flags set");
-  const counter = readU53(v, 20);
-  if (counter === undefined) return err("counter out of range");
-  return ok({ keyId: datagram.subarray(4, 4 + KEY_ID_BYTES), counter });
+  if ((datagram[0]! | (datagram[1]! << 8)) !== MAGIC) return err("bad magic");
+  if (datagram[2] !== VERSION) return err(`unsupported version ${datagram[2]}`);
+  if (datagram[3] !== 0) return err("reserved flags set");
+  const hi = u32At(datagram, 24);
+  if (hi > U53_HIGH_MAX) return err("counter out of range");
+  const counter = hi * TWO_32 + u32At(datagram, 20);
+  return ok({
+    keyId: datagram.subarray(KEY_ID_OFFSET, KEY_ID_OFFSET + KEY_ID_BYTES),
+    counter,
+  });
+}
+
+/** A little-endian u32 at `at`. */
+function u32At(b: Uint8Array, at: number): number {
+  return (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
+}
+
+/** A little-endian u16 at `at`. */
+function u16At(b: Uint8Array, at: number): number {
+  return b[at]! | (b[at + 1]! << 8);
+}
+
+/** `readU53` on bytes: a little-endian u64 at `at`, or undefined past 2^53 - 1. */
+function u53At(b: Uint8Array, at: number): number | undefined {
+  const hi = u32At(b, at + 4);
+  if (hi > U53_HIGH_MAX) return undefined;
+  return hi * TWO_32 + u32At(b, at);
 }
 
 /**
@@ -351,46 +388,69 @@ export function readOuterHeader(datagram: Uint8Array, tagBytes: number): Result<
 export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<DecodedDatagram> {
   const outer = readOuterHeader(datagram, tagBytes);
   if (!outer.ok) return outer;
+  return decodeAfterOuterHeader(datagram, tagBytes, outer.value);
+}
+
+/**
+ * Node ids seen in datagrams: a cluster's handful, decoded once each (`StringCache` compares
+ * the bytes in full, so a hit is the same id).
+ */
+const NODE_IDS = new StringCache(64, NODE_ID_BYTES_MAX);
+
+function strictUtf8(source: Uint8Array, start: number, n: number): string {
+  return utf8Strict.decode(source.subarray(start, start + n));
+}
+
+/**
+ * `decodeDatagram` for a datagram whose outer header `readOuterHeader` read already: the same
+ * bytes, as an opened copy of the datagram has (the receiver reads the header before it
+ * opens, and does not read it twice).
+ */
+export function decodeAfterOuterHeader(
+  datagram: Uint8Array,
+  tagBytes: number,
+  outer: OuterHeader,
+): Result<DecodedDatagram> {
+  if (datagram.length < HEADER_FIXED_BYTES + 1 + tagBytes) return err("short datagram");
   const end = datagram.length - tagBytes;
-  const v = new DataView(datagram.buffer, datagram.byteOffset, datagram.byteLength);
-  const epoch = v.getUint32(28, true);
+  // Read byte by byte, with no view of its own: every datagram received goes through here.
+  const v = datagram;
+  const epoch = u32At(v, 28);
   if (epoch === 0) return err("epoch 0");
-  const dstEpoch = v.getUint32(32, true);
-  const packetNumber = readU53(v, 36);
+  const dstEpoch = u32At(v, 32);
+  const packetNumber = u53At(v, 36);
   if (packetNumber === undefined) return err("packet number out of range");
-  const idLen = v.getUint8(44);
+  const idLen = v[44]!;
   if (idLen === 0 || idLen > NODE_ID_BYTES_MAX) return err("bad node id length");
   if (HEADER_FIXED_BYTES + idLen > end) return err("node id truncated");
   let nodeId: string;
   try {
-    nodeId = utf8Strict.decode(
-      datagram.subarray(HEADER_FIXED_BYTES, HEADER_FIXED_BYTES + idLen),
-    );
+    nodeId = NODE_IDS.get(datagram, HEADER_FIXED_BYTES, idLen, strictUtf8);
   } catch {
     return err("node id is not UTF-8");
   }
   const frames: Frame[] = [];
   let p = HEADER_FIXED_BYTES + idLen;
   while (p < end) {
-    const type = v.getUint8(p);
+    const type = v[p]!;
     switch (type) {
       case FRAME_ACK: {
         if (p + ACK_FRAME_BASE_BYTES > end) return err("ack frame truncated");
-        const ackEpoch = v.getUint32(p + 1, true);
-        const ackDelayUs = v.getUint32(p + 5, true);
-        const count = v.getUint8(p + 9);
+        const ackEpoch = u32At(v, p + 1);
+        const ackDelayUs = u32At(v, p + 5);
+        const count = v[p + 9]!;
         if (count === 0) return err("ack frame without ranges");
-        const largest = readU53(v, p + 10);
+        const largest = u53At(v, p + 10);
         if (largest === undefined) return err("ack largest out of range");
-        const firstLen = v.getUint32(p + 18, true);
+        const firstLen = u32At(v, p + 18);
         if (firstLen > largest) return err("ack range below zero");
         if (p + ackFrameBytes(count) > end) return err("ack ranges truncated");
         const ranges: PacketRange[] = [{ lo: largest - firstLen, hi: largest }];
         let q = p + ACK_FRAME_BASE_BYTES;
         let prevLo = largest - firstLen;
         for (let i = 1; i < count; i++) {
-          const gap = v.getUint32(q, true);
-          const len = v.getUint32(q + 4, true);
+          const gap = u32At(v, q);
+          const len = u32At(v, q + 4);
           const hi = prevLo - gap - 2;
           const lo = hi - len;
           if (lo < 0) return err("ack range below zero");
@@ -404,10 +464,10 @@ export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<D
       }
       case FRAME_MSG: {
         if (p + MSG_FRAME_OVERHEAD_BYTES > end) return err("message frame truncated");
-        const channel = v.getUint8(p + 1);
-        const msgId = readU53(v, p + 2);
+        const channel = v[p + 1]!;
+        const msgId = u53At(v, p + 2);
         if (msgId === undefined) return err("message id out of range");
-        const len = v.getUint16(p + 10, true);
+        const len = u16At(v, p + 10);
         const start = p + MSG_FRAME_OVERHEAD_BYTES;
         if (start + len > end) return err("message payload truncated");
         frames.push({
@@ -421,12 +481,12 @@ export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<D
       }
       case FRAME_FRAG: {
         if (p + FRAG_FRAME_OVERHEAD_BYTES > end) return err("fragment frame truncated");
-        const channel = v.getUint8(p + 1);
-        const msgId = readU53(v, p + 2);
+        const channel = v[p + 1]!;
+        const msgId = u53At(v, p + 2);
         if (msgId === undefined) return err("message id out of range");
-        const totalBytes = v.getUint32(p + 10, true);
-        const offset = v.getUint32(p + 14, true);
-        const len = v.getUint16(p + 18, true);
+        const totalBytes = u32At(v, p + 10);
+        const offset = u32At(v, p + 14);
+        const len = u16At(v, p + 18);
         if (len === 0) return err("empty fragment");
         if (offset + len > totalBytes) return err("fragment beyond message end");
         const start = p + FRAG_FRAME_OVERHEAD_BYTES;
@@ -444,8 +504,8 @@ export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<D
       }
       case FRAME_UNRELIABLE: {
         if (p + UNRELIABLE_FRAME_OVERHEAD_BYTES > end) return err("unreliable frame truncated");
-        const channel = v.getUint8(p + 1);
-        const len = v.getUint16(p + 2, true);
+        const channel = v[p + 1]!;
+        const len = u16At(v, p + 2);
         const start = p + UNRELIABLE_FRAME_OVERHEAD_BYTES;
         if (start + len > end) return err("unreliable payload truncated");
         frames.push({ type: "unreliable", channel, bytes: datagram.subarray(start, start + len) });
@@ -457,8 +517,8 @@ export function decodeDatagram(datagram: Uint8Array, tagBytes: number): Result<D
     }
   }
   return ok({
-    keyId: outer.value.keyId,
-    counter: outer.value.counter,
+    keyId: outer.keyId,
+    counter: outer.counter,
     nodeId,
     epoch,
     dstEpoch,
@@ -471,10 +531,4 @@ function writeU53(v: DataView, at: number, value: number): void {
   if (!(Number.isSafeInteger(value) && value >= 0)) fail(`u53 out of range: ${value}`);
   v.setUint32(at, value % TWO_32, true);
   v.setUint32(at + 4, Math.floor(value / TWO_32), true);
-}
-
-function readU53(v: DataView, at: number): number | undefined {
-  const hi = v.getUint32(at + 4, true);
-  if (hi > U53_HIGH_MAX) return undefined;
-  return hi * TWO_32 + v.getUint32(at, true);
 }

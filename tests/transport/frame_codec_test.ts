@@ -6,6 +6,8 @@ import {
   type Frame,
   HEADER_FIXED_BYTES,
   type PacketRange,
+  readOuterHeader,
+  writeCounter,
 } from "../../src/transport/frame_codec.ts";
 import { HmacSha256Authenticator, MAC_TAG_BYTES } from "../../src/transport/auth.ts";
 
@@ -138,7 +140,7 @@ Deno.test("decodeDatagram never throws on valid datagrams with bytes flipped, cu
   );
 });
 
-Deno.test("decodeDatagram rejects a bad magic, version, reserved flags and epoch 0", () => {
+Deno.test("decodeDatagram rejects a bad magic, version, flags, counter, packet number, epoch and id length", () => {
   const good = encodeDatagram(
     {
       keyId: new Uint8Array(16),
@@ -155,9 +157,14 @@ Deno.test("decodeDatagram rejects a bad magic, version, reserved flags and epoch
   for (
     const [at, value, reason] of [
       [0, 0, "bad magic"],
+      [1, 0, "bad magic"],
       [2, 1, "unsupported version 1"],
       [3, 1, "reserved flags set"],
+      // The top bytes of the u64 counter and packet number: past 2^53 - 1.
+      [27, 0xff, "counter out of range"],
+      [43, 0xff, "packet number out of range"],
       [28, 0, "epoch 0"],
+      [44, 0, "bad node id length"],
     ] as const
   ) {
     const bad = good.slice();
@@ -191,4 +198,38 @@ Deno.test("HmacSha256Authenticator refuses a cluster key shorter than 16 bytes",
     error = e;
   }
   ok(error instanceof RangeError);
+});
+
+Deno.test("writeCounter writes the whole u53 counter, both words, as readOuterHeader reads it", () => {
+  const datagram = encodeDatagram(
+    { keyId: new Uint8Array(16), counter: 0, nodeId: "n1", epoch: 5, dstEpoch: 0, packetNumber: 1 },
+    [],
+    0,
+  );
+  for (const counter of [0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 40 + 5, Number.MAX_SAFE_INTEGER]) {
+    writeCounter(datagram, counter);
+    const outer = readOuterHeader(datagram, 0);
+    ok(outer.ok);
+    if (outer.ok) equal(outer.value.counter, counter);
+  }
+});
+
+Deno.test("decodeDatagram reads each node id afresh from its bytes, and refuses one that is not UTF-8", () => {
+  const datagramOf = (nodeId: string) =>
+    encodeDatagram(
+      { keyId: new Uint8Array(16), counter: 1, nodeId, epoch: 5, dstEpoch: 0, packetNumber: 1 },
+      [],
+      0,
+    );
+  // Ids of one length, alternating: a decoded id is never an earlier datagram's.
+  for (const nodeId of ["10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.1:7000", "é0.0.0.1:700"]) {
+    const decoded = decodeDatagram(datagramOf(nodeId), 0);
+    ok(decoded.ok);
+    if (decoded.ok) equal(decoded.value.nodeId, nodeId);
+  }
+  const bad = datagramOf("10.0.0.1:7000");
+  bad[HEADER_FIXED_BYTES] = 0xff;
+  const result = decodeDatagram(bad, 0);
+  equal(result.ok, false);
+  if (!result.ok) equal(result.reason, "node id is not UTF-8");
 });
