@@ -78,8 +78,18 @@ export interface CostRow {
   wakeup_floor_us_as_run: number | null;
   /** The timer wake-up floor × a lone job's fewest wake-ups (LONE_JOB_OPERATIONS.wakeups). */
   wakeup_floor_us_lone_job: number;
-  /** The nodes' CPU per job split by component (profile shares × nodes_cpu_us_per_job). */
+  /**
+   * The nodes' CPU per job split by component: the profile's shares (a profile samples the
+   * main thread) × the main threads' part of nodes_cpu_us_per_job, when the row has the
+   * split by thread (else × all of it).
+   */
   components_us_per_job: Record<string, number> | null;
+  /**
+   * The nodes' CPU per job on their other threads, which no profile sees: V8's workers
+   * (parallel scavenges, concurrent marking and sweeping, compilation) and the rest (the
+   * runtime's I/O threads). Null: the row has no split by thread.
+   */
+  threads_us_per_job: { v8_workers: number; other: number } | null;
   /** Floors × the operations this run made per job (datagrams, fsyncs, HTTP), whole stack. */
   necessary_us_as_run: number | null;
   /** Floors × a lone job's fewest operations (LONE_JOB_OPERATIONS), whole stack. */
@@ -311,16 +321,29 @@ export function costRow(
     perProcess[name] = round(us, 1)!;
     if (/^n\d+$/.test(name)) nodesUs += us;
   }
+  // The profile sees the main thread only: its shares split the main threads' CPU, and the
+  // other threads' CPU is given as it is.
+  const threads = row.node_cpu_cores_by_thread ?? null;
+  const threadsTotal = threads === null
+    ? 0
+    : (threads.main ?? 0) + (threads.v8_workers ?? 0) + (threads.other ?? 0);
+  const shareOf = (cores: number | null) =>
+    threads === null || threadsTotal === 0 ? 0 : (cores ?? 0) / threadsTotal;
+  const mainUs = threads === null || threadsTotal === 0 ? nodesUs : nodesUs * shareOf(threads.main);
   let components: Record<string, number> | null = null;
   if (profile !== undefined && allUs !== null) {
     const sampled = COMPONENTS.reduce((a, c) => a + profile.times[c], 0);
     if (sampled > 0) {
       components = {};
       for (const c of COMPONENTS) {
-        components[c] = round((nodesUs * profile.times[c]) / sampled, 1)!;
+        components[c] = round((mainUs * profile.times[c]) / sampled, 1)!;
       }
     }
   }
+  const threadsUs = threads === null || threadsTotal === 0 || allUs === null ? null : {
+    v8_workers: round(nodesUs * shareOf(threads.v8_workers), 1)!,
+    other: round(nodesUs * shareOf(threads.other), 1)!,
+  };
   const asRun = row.datagrams_per_job === null || row.fsyncs_per_job === null
     ? null
     : necessaryUs(floors, {
@@ -339,6 +362,7 @@ export function costRow(
     fsyncs_per_job: row.fsyncs_per_job,
     timer_wakeups_per_job: row.timer_wakeups_per_job,
     components_us_per_job: components,
+    threads_us_per_job: threadsUs,
     necessary_us_as_run: asRun,
     necessary_us_lone_job: necessaryUs(floors, LONE_JOB_OPERATIONS),
     wakeups_per_job: row.wakeups_per_job,
@@ -402,6 +426,8 @@ export function costMarkdown(report: CostReport): string {
   row("CPU µs, five nodes", (r) => r.nodes_cpu_us_per_job);
   row("CPU µs, all processes", (r) => r.all_cpu_us_per_job);
   for (const c of COMPONENTS) row(`  nodes: ${c}`, (r) => r.components_us_per_job?.[c]);
+  row("  nodes: V8 worker threads (GC, compilation)", (r) => r.threads_us_per_job?.v8_workers);
+  row("  nodes: other threads", (r) => r.threads_us_per_job?.other);
   row("datagrams", (r) => r.datagrams_per_job);
   row("fsyncs", (r) => r.fsyncs_per_job);
   row("timer wake-ups", (r) => r.timer_wakeups_per_job);

@@ -118,6 +118,19 @@ Deno.test("costRow splits the CPU per process and the nodes' share per component
   assertEquals(cost.wakeup_floor_us_as_run, 60);
   assertEquals(cost.wakeup_floor_us_lone_job, 21 * 5);
   assertEquals(cost.alloc_kb_per_job_node, null, "not profiled: no allocations");
+  assertEquals(cost.threads_us_per_job, null, "no split by thread in the row");
+
+  // With the nodes' CPU by thread: the profile's shares split the main threads' part (3/4),
+  // and V8's workers and the rest are given as they are.
+  const byThread = costRow(
+    { ...row, node_cpu_cores_by_thread: { main: 0.3, v8_workers: 0.08, other: 0.02 } },
+    FLOORS,
+    { times, files: 2 },
+  );
+  assertEquals(byThread.nodes_cpu_us_per_job, 1600);
+  assertEquals(byThread.components_us_per_job?.aead, 900);
+  assertEquals(byThread.components_us_per_job?.job_store, 300);
+  assertEquals(byThread.threads_us_per_job, { v8_workers: 320, other: 80 });
 
   // Allocations: 2 nodes' samples over the profiled run's 1,000 jobs.
   const sums = emptySums();

@@ -1,0 +1,10 @@
+#!/bin/bash
+# `bench replication` on two trees, alternated. Usage: ab.sh ROUNDS BASE_DIR NEW_DIR OUT
+rounds=$1; base=$2; new=$3; out=$4; mkdir -p $out
+for i in $(seq 1 $rounds); do
+  for arm in base new; do
+    dir=$base; [ $arm = new ] && dir=$new
+    (cd $dir && deno task hookd bench replication --seconds 5 --json) > $out/$arm.$i.json 2> $out/$arm.$i.err
+    echo "$arm $i rc=$?" >> $out/progress
+  done
+done
