@@ -278,7 +278,10 @@ export interface ThreadCpuMs {
    * sweeping, background compilation. A CPU profile of the main thread never sees it.
    */
   v8Workers: number;
-  /** Everything else the process spent: the runtime's I/O threads, threads already gone. */
+  /**
+   * Everything else the process spent: the runtime's I/O threads, threads already gone. In one
+   * reading it may come out a tick below 0 (10-ms ticks); differences are what count.
+   */
   other: number;
 }
 
@@ -292,39 +295,46 @@ const V8_WORKER_THREAD = /^V8 /;
 export async function threadCpuMsOf(pids: readonly number[]): Promise<Map<number, ThreadCpuMs>> {
   const out = new Map<number, ThreadCpuMs>();
   if (pids.length === 0) return out;
-  const totals = await cpuMsOf(pids);
-  // A shell for the glob; `cat` as in `cpuMsOf` (Deno reads another process's /proc only
-  // under -A). Each line starts with the thread's id; the pid is known per glob.
+  // One shell reads each process's total and its threads at one moment (so "other", the
+  // difference, is not skewed by two readings apart). `cat` as in `cpuMsOf`: Deno reads
+  // another process's /proc only under -A. Lines: "T <pid> <stat>" for the process, then
+  // "<pid> <thread's stat>" for each thread.
   const script = pids.map((p) =>
+    `printf 'T ${p} '; cat /proc/${p}/stat; ` +
     `for f in /proc/${p}/task/*/stat; do printf '${p} '; cat "$f"; done`
-  )
-    .join("; ");
+  ).join("; ");
   const result = await new Deno.Command("sh", {
     args: ["-c", script],
     stdout: "piped",
     stderr: "null",
   }).output();
-  const split = new Map<number, { main: number; v8Workers: number }>();
+  const split = new Map<number, { total: number; main: number; v8Workers: number }>();
   for (const line of new TextDecoder().decode(result.stdout).split("\n")) {
     const open = line.indexOf("(");
     const close = line.lastIndexOf(")");
     if (open < 0 || close < open) continue;
-    const [pidText, tidText] = line.slice(0, open).trim().split(" ");
-    const pid = Number(pidText);
-    const tid = Number(tidText);
-    const name = line.slice(open + 1, close);
+    const words = line.slice(0, open).trim().split(" ");
+    const isTotal = words[0] === "T";
+    const pid = Number(isTotal ? words[1] : words[0]);
+    const tid = Number(isTotal ? words[2] : words[1]);
     const fields = line.slice(close + 2).split(" ");
+    // Fields after the name start at field 3 (state); utime and stime are fields 14 and 15.
     const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
     if (!Number.isFinite(ms) || !Number.isFinite(pid)) continue;
-    const entry = split.get(pid) ?? { main: 0, v8Workers: 0 };
-    if (tid === pid) entry.main += ms;
-    else if (V8_WORKER_THREAD.test(name)) entry.v8Workers += ms;
+    const entry = split.get(pid) ?? { total: NaN, main: 0, v8Workers: 0 };
+    if (isTotal) entry.total = ms;
+    else if (tid === pid) entry.main += ms;
+    else if (V8_WORKER_THREAD.test(line.slice(open + 1, close))) entry.v8Workers += ms;
     split.set(pid, entry);
   }
-  for (const [pid, total] of totals) {
-    const entry = split.get(pid);
-    if (entry === undefined) continue;
-    out.set(pid, { ...entry, other: Math.max(0, total - entry.main - entry.v8Workers) });
+  for (const [pid, entry] of split) {
+    if (Number.isNaN(entry.total)) continue;
+    // Unclamped: a reading's "other" is only meaningful as a difference of two (the caller's).
+    out.set(pid, {
+      main: entry.main,
+      v8Workers: entry.v8Workers,
+      other: entry.total - entry.main - entry.v8Workers,
+    });
   }
   return out;
 }
@@ -347,6 +357,9 @@ export function threadCpuBetween(
     sum.v8Workers += b.v8Workers - a.v8Workers;
     sum.other += b.other - a.other;
   }
+  // Threads that ended between the readings took their CPU out of the per-thread sums but not
+  // out of the process's: "other" absorbs it, and is never below 0.
+  sum.other = Math.max(0, sum.other);
   return sum;
 }
 

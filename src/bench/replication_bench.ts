@@ -471,6 +471,8 @@ export function profiledSplit(
         "accepted" | "accepted_by_send_end" | "send_seconds" | "first_ack_seconds"
       >;
       cpuMs: Readonly<Record<string, number>>;
+      /** The nodes' CPU by thread over the phase: the profile samples the main threads only. */
+      nodeThreadCpuMs: ThreadCpuMs;
     };
     times: ComponentTimes;
     files: number;
@@ -481,20 +483,29 @@ export function profiledSplit(
 ): Record<string, unknown> {
   const { phase, times, files } = profiled;
   const nodeCpuMs = nodeIds.reduce((sum, id) => sum + (phase.cpuMs[id] ?? 0), 0);
+  const threads = phase.nodeThreadCpuMs;
+  const threadsMs = threads.main + threads.v8Workers + threads.other;
+  // The profile's shares split the main threads' part of the nodes' CPU; the rest is given as
+  // it is (V8's workers: GC and compilation; the others: the runtime's threads).
+  const partOf = (ms: number) => threadsMs > 0 ? nodeCpuMs * (ms / threadsMs) : NaN;
   const sampledUs = COMPONENTS.reduce((sum, c) => sum + times[c], 0);
   const commits = phase.report.accepted;
+  const perCommitUs = (ms: number) => commits > 0 ? round((ms * 1000) / commits, 1) : null;
   const split: Record<string, number | null> = {};
   for (const c of COMPONENTS) {
-    split[c] = sampledUs > 0 && commits > 0
-      ? round((times[c] / sampledUs) * (nodeCpuMs * 1000) / commits, 1)
-      : 0;
+    split[c] = sampledUs > 0 ? perCommitUs(partOf(threads.main) * (times[c] / sampledUs)) : null;
   }
   return {
     profiles: files,
     acknowledged: commits,
     commits_per_s: closedLoopCommitsPerS(phase.report),
-    node_cpu_us_per_commit: commits > 0 ? round((nodeCpuMs * 1000) / commits, 1) : null,
+    node_cpu_us_per_commit: perCommitUs(nodeCpuMs),
     node_cpu_us_per_commit_by_component: split,
+    node_cpu_us_per_commit_by_thread: {
+      main: perCommitUs(partOf(threads.main)),
+      v8_workers: perCommitUs(partOf(threads.v8Workers)),
+      other: perCommitUs(partOf(threads.other)),
+    },
     ...allocationFields(profiled.allocations),
   };
 }

@@ -171,14 +171,30 @@ export class ByteReader {
   readonly #bytes: Uint8Array;
   readonly #view: DataView;
   #offset: number;
-  /** Where this reader's input ends in `#bytes` (a `lastRead` reader's, before the rest). */
+  /** Where this reader's input starts and ends in `#bytes` (a `lastRead` reader's: a part). */
+  readonly #start: number;
   readonly #end: number;
 
-  /** A reader of `bytes`. (`view`, `start` and `end` are `lastRead`'s, for a part of them.) */
+  /**
+   * A reader of `bytes`. (`view`, `start` and `end` are `lastRead`'s, for a part of them: a
+   * view of all of `bytes`, and bounds within them.)
+   */
   constructor(bytes: Uint8Array, view?: DataView, start = 0, end = bytes.length) {
     this.#bytes = bytes;
-    this.#view = view ?? new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (view === undefined) {
+      this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    } else {
+      if (
+        !(view.buffer === bytes.buffer && view.byteOffset === bytes.byteOffset &&
+          view.byteLength === bytes.byteLength)
+      ) fail("a reader's view is of its bytes");
+      this.#view = view;
+    }
+    if (!(Number.isInteger(start) && 0 <= start && start <= end && end <= bytes.length)) {
+      fail(`a reader's part [${start}, ${end}) is within its ${bytes.length} bytes`);
+    }
     this.#offset = start;
+    this.#start = start;
     this.#end = end;
   }
 
@@ -188,8 +204,8 @@ export class ByteReader {
    * its `offset` counts from the start of this reader's input.
    */
   lastRead(n: number): ByteReader {
-    if (!(Number.isInteger(n) && n >= 0 && n <= this.#offset)) {
-      fail(`lastRead(${n}) past the ${this.#offset} bytes read`);
+    if (!(Number.isInteger(n) && n >= 0 && n <= this.#offset - this.#start)) {
+      fail(`lastRead(${n}) past the ${this.#offset - this.#start} bytes this reader read`);
     }
     return new ByteReader(this.#bytes, this.#view, this.#offset - n, this.#offset);
   }

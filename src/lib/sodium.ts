@@ -75,7 +75,7 @@ let scratch = 0;
 let scratchTextBytes = 0;
 
 function scratchFor(textBytes: number, adBytes: number): number {
-  if (!(adBytes <= AD_BYTES_MAX)) {
+  if (!(Number.isInteger(adBytes) && adBytes <= AD_BYTES_MAX)) {
     fail(`associated data of ${adBytes} bytes exceeds ${AD_BYTES_MAX}`);
   }
   if (textBytes > scratchTextBytes) {

@@ -259,6 +259,8 @@ export class DatagramWriter {
   finish(seal?: (datagram: Uint8Array) => void): Uint8Array {
     // One copy, no view of the buffer: `slice` makes the array the datagram leaves in.
     const out = this.#buf.slice(0, this.#pos + this.tagBytes);
+    // The buffer's capacity reserves the tag: the slice is never short of it.
+    assert(out.length === this.#pos + this.tagBytes, "a datagram's tag fits its buffer");
     out.fill(0, this.#pos);
     if (seal !== undefined) seal(out);
     return out;
@@ -404,7 +406,8 @@ function strictUtf8(source: Uint8Array, start: number, n: number): string {
 /**
  * `decodeDatagram` for a datagram whose outer header `readOuterHeader` read already: the same
  * bytes, as an opened copy of the datagram has (the receiver reads the header before it
- * opens, and does not read it twice).
+ * opens, and does not read it twice). `outer` is trusted to be `datagram`'s: only its counter
+ * is taken from it.
  */
 export function decodeAfterOuterHeader(
   datagram: Uint8Array,
@@ -517,7 +520,9 @@ export function decodeAfterOuterHeader(
     }
   }
   return ok({
-    keyId: outer.keyId,
+    // A view of this datagram's bytes (an opened copy), not of the buffer `outer` was read
+    // from: that one is the receive loop's, refilled by the next datagram.
+    keyId: datagram.subarray(KEY_ID_OFFSET, KEY_ID_OFFSET + KEY_ID_BYTES),
     counter: outer.counter,
     nodeId,
     epoch,

@@ -54,8 +54,8 @@ export interface UdpTransportOptions {
 /** Datagrams handled back to back before the receive loop lets timers run (in a flood). */
 const RECEIVE_BURST_MAX = 256;
 /**
- * Peers whose address string a transport keeps (`#addressOf`): far more than a cluster's
- * nodes and clients; past it, a datagram from a peer not kept formats its address afresh.
+ * Peers whose address string a transport keeps (`#keepAddress`): far more than a cluster's
+ * nodes and clients; past it the kept strings are dropped and kept afresh.
  */
 const HEARD_FROM_MAX = 4096;
 
@@ -87,8 +87,8 @@ export class UdpTransport {
   #sendsInFlight = 0;
   #sendsDrained: (() => void) | undefined;
   /**
-   * The address string of each peer heard, by hostname then port, so a datagram from a known
-   * peer does not format a new one; at most `HEARD_FROM_MAX` of them.
+   * The address string of each peer that authenticated, by hostname then port, so a datagram
+   * from a known peer does not format a new one; at most `HEARD_FROM_MAX` of them.
    */
   readonly #heardFrom = new Map<string, Map<number, string>>();
   #heardFromCount = 0;
@@ -289,12 +289,16 @@ export class UdpTransport {
       // or cryptography, and without a flush or a dispatch (nothing changed).
       if (!this.endpoint.plausible(data)) {
         this.endpoint.receive(0, "", data); // counts it
-      } else if (
+      } else {
+        const kept = this.#keptAddress(from);
+        const address = kept ?? formatAddress(from.hostname, from.port);
         // The endpoint keeps no reference to `data` (messages are views of the opened copy).
-        this.endpoint.receive(this.#runtime.nowMs(), this.#addressOf(from), data)
-      ) {
-        this.#dispatch();
-        this.#scheduleFlush();
+        if (this.endpoint.receive(this.#runtime.nowMs(), address, data)) {
+          // Kept only once a datagram from it authenticated: forged sources cannot fill it.
+          if (kept === undefined) this.#keepAddress(from, address);
+          this.#dispatch();
+          this.#scheduleFlush();
+        }
       }
       // Bounded work per turn: when datagrams keep arriving faster than a burst per
       // RECEIVE_BURST_MS (a flood), give the timers (probes, retransmissions, held-back acks)
@@ -374,21 +378,32 @@ export class UdpTransport {
     this.#conn.send(bytes, to).then(this.#onSent, this.#onSendFailed);
   }
 
-  /** `from` as an address string, the one made before when this peer was heard last. */
-  #addressOf(from: HostPort): string {
-    let ports = this.#heardFrom.get(from.hostname);
-    const known = ports?.get(from.port);
-    if (known !== undefined) return known;
-    const address = formatAddress(from.hostname, from.port);
-    if (this.#heardFromCount < HEARD_FROM_MAX) {
-      if (ports === undefined) {
-        ports = new Map();
-        this.#heardFrom.set(from.hostname, ports);
-      }
-      ports.set(from.port, address);
-      this.#heardFromCount++;
+  /** The address string kept for `from` (a peer that authenticated), if any. */
+  #keptAddress(from: HostPort): string | undefined {
+    return this.#heardFrom.get(from.hostname)?.get(from.port);
+  }
+
+  /**
+   * Keeps `address` as `from`'s string. Past `HEARD_FROM_MAX` peers (clients come and go on
+   * new ports) every kept string is dropped first, and the peers still talking come back.
+   */
+  #keepAddress(from: HostPort, address: string): void {
+    if (this.#heardFromCount >= HEARD_FROM_MAX) {
+      this.#heardFrom.clear();
+      this.#heardFromCount = 0;
     }
-    return address;
+    let ports = this.#heardFrom.get(from.hostname);
+    if (ports === undefined) {
+      ports = new Map();
+      this.#heardFrom.set(from.hostname, ports);
+    }
+    ports.set(from.port, address);
+    this.#heardFromCount++;
+  }
+
+  /** How many peers' address strings are kept (`#keepAddress`): bounded, for tests. */
+  get addressesKept(): number {
+    return this.#heardFromCount;
   }
 
   #sendDone(): void {

@@ -23,7 +23,8 @@ Deno.test("threadCpuMsOf splits a process's CPU into its main thread, V8's worke
   const mine = split.get(Deno.pid);
   assert(mine !== undefined, "this process is read");
   assert(mine.main >= 200, `the busy main thread: ${JSON.stringify(mine)}`);
-  assert(mine.v8Workers >= 0 && mine.other >= 0, JSON.stringify(mine));
+  // One reading's "other" may be a tick or two below 0 (10-ms ticks, threads read one by one).
+  assert(mine.v8Workers >= 0 && mine.other >= -20, JSON.stringify(mine));
   // The parts add up to the process's CPU, read a moment apart in 10-ms ticks.
   const sum = mine.main + mine.v8Workers + mine.other;
   assert(Math.abs(sum - totals.get(Deno.pid)!) <= 50, `${sum} against ${totals.get(Deno.pid)}`);

@@ -13,12 +13,13 @@ import {
 } from "../../src/bench/replication_bench.ts";
 import { COMPONENTS, type ComponentTimes } from "../../src/bench/cpu_profile.ts";
 
-Deno.test("profiledSplit spreads the nodes' measured CPU over the profiles' shares, per commit", () => {
+Deno.test("profiledSplit spreads the nodes' main-thread CPU over the profiles' shares, per commit", () => {
   const times = Object.fromEntries(COMPONENTS.map((c) => [c, 0])) as ComponentTimes;
-  // Sampled: 3 s job store, 1 s transport (the shares); measured: 2,000 ms over two nodes.
+  // Sampled: 3 s job store, 1 s transport (the shares); measured: 2,000 ms over two nodes, of
+  // which by thread 3/4 main, 1/5 V8's workers and 1/20 the rest.
   times.job_store = 3_000_000;
   times.transport = 1_000_000;
-  const split = profiledSplit({
+  const profiled = {
     phase: {
       report: {
         accepted: 1_000,
@@ -28,17 +29,29 @@ Deno.test("profiledSplit spreads the nodes' measured CPU over the profiles' shar
       },
       // The generator's CPU is not the nodes'.
       cpuMs: { generator: 5_000, n1: 1_200, n2: 800 },
+      nodeThreadCpuMs: { main: 1_500, v8Workers: 400, other: 100 },
     },
     times,
     files: 2,
-  }, ["n1", "n2"]);
+  };
+  const split = profiledSplit(profiled, ["n1", "n2"]);
   assertEquals(split.profiles, 2);
   assertEquals(split.node_cpu_us_per_commit, 2_000);
   assertEquals(split.commits_per_s, 1_000);
   const byComponent = split.node_cpu_us_per_commit_by_component as Record<string, number>;
-  assertEquals(byComponent.job_store, 1_500);
-  assertEquals(byComponent.transport, 500);
+  // Only the main threads' 1,500 µs a commit is the profile's to split: no worker time in it.
+  assertEquals(byComponent.job_store, 1_125);
+  assertEquals(byComponent.transport, 375);
   assertEquals(byComponent.gc, 0);
+  assertEquals(split.node_cpu_us_per_commit_by_thread, {
+    main: 1_500,
+    v8_workers: 400,
+    other: 100,
+  });
+  // Without samples there is no split, not a split of zeros.
+  const empty = Object.fromEntries(COMPONENTS.map((c) => [c, 0])) as ComponentTimes;
+  const none = profiledSplit({ ...profiled, times: empty }, ["n1", "n2"]);
+  assertEquals((none.node_cpu_us_per_commit_by_component as Record<string, null>).job_store, null);
 });
 
 Deno.test("bench replication --profiles-out refuses a directory that already holds profiles", async () => {

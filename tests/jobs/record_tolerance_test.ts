@@ -110,3 +110,21 @@ Deno.test("catch-up pages and handoffs with an undecodable record decode the res
   assertEquals(handoff.value.records.length, 0);
   assertEquals(handoff.value.undecodable?.count, 1);
 });
+
+Deno.test("a replication message whose records all decode says nothing of undecodable ones", () => {
+  const message = encodeMessage({
+    kind: "repl",
+    from: VOTERS[0]!,
+    records: [encodeRecord(submit(SEQ, "job_a"))],
+  });
+  const decoded = decodeMessage(message);
+  assert(decoded.ok && decoded.value.kind === "repl", "decodes");
+  assert(!("undecodable" in decoded.value), JSON.stringify(Object.keys(decoded.value)));
+  // And its receiver counts and logs nothing.
+  const cluster = new ReviewCluster();
+  cluster.startAll();
+  cluster.cores[1]!.receive(cluster.nowMs, cluster.wallMs, VOTERS[0]!, message);
+  cluster.collect();
+  assertEquals(undecodableCount(cluster, 1), 0);
+  assertEquals(cluster.logs.filter((l) => l.event === "records-undecodable").length, 0);
+});

@@ -116,4 +116,16 @@ Deno.test("ByteReader.lastRead reads the part just read, and nothing past it", (
   assertEquals(second.u32(), 9);
   r.end();
   assertThrows(() => r.lastRead(r.offset + 1), AssertionError);
+  // A part's own part: never before where the part starts (the bytes before are not its).
+  const outer = new ByteReader(w.finish());
+  outer.bytes(100);
+  const part = outer.lastRead(outer.bytes(100).length);
+  assertEquals(part.u32(), 9);
+  assertThrows(() => part.lastRead(part.offset), AssertionError);
+  assertEquals(part.lastRead(4).u32(), 9, "the part's own last 4 bytes");
+  // Bounds and a view given by hand are checked, not trusted.
+  const five = new Uint8Array(5);
+  assertThrows(() => new ByteReader(five, undefined, 0, 8), AssertionError);
+  assertThrows(() => new ByteReader(five, undefined, 3, 2), AssertionError);
+  assertThrows(() => new ByteReader(five, new DataView(new ArrayBuffer(5))), AssertionError);
 });

@@ -475,3 +475,32 @@ Deno.test("Endpoint drops a late datagram from a dead incarnation addressed to a
   settle(2, a2, b2);
   deepStrictEqual(b2.takeMessages().filter((m) => m.reliable).map(text), ["to the living"]);
 });
+
+Deno.test("Endpoint tells apart senders whose key ids differ only in their last byte", () => {
+  // A key id belongs to the address it first authenticated from: all 16 bytes name it, so two
+  // processes whose ids share 15 bytes are two peers, not one seen from two addresses.
+  const keyId = (last: number) => {
+    const id = keyIdOf(7);
+    id[15] = last;
+    return id;
+  };
+  const sender = (nodeId: string, last: number) =>
+    new Endpoint({
+      nodeId,
+      epoch: 3 + last,
+      clusterKey: KEY,
+      keyId: keyId(last),
+      rng: new Sfc32(last),
+    });
+  const s1 = sender("s1", 1);
+  const s2 = sender("s2", 2);
+  const r = endpoint("r", 9);
+  const S1 = "10.0.0.11:7000";
+  const S2 = "10.0.0.12:7000";
+  for (const [s, address] of [[s1, S1], [s2, S2]] as const) {
+    s.sendUnreliable(0, B, 0, new TextEncoder().encode(address));
+    deliver(0, s, address, r);
+  }
+  deepStrictEqual(r.takeMessages().map((m) => [m.fromAddress, text(m)]), [[S1, S1], [S2, S2]]);
+  equal(r.metrics.snapshot()["hookd_transport_address_mismatches_total"], 0);
+});

@@ -1,6 +1,7 @@
 import { deepStrictEqual, equal, ok } from "node:assert/strict";
 import fc from "fast-check";
 import {
+  DatagramWriter,
   decodeDatagram,
   encodeDatagram,
   type Frame,
@@ -232,4 +233,19 @@ Deno.test("decodeDatagram reads each node id afresh from its bytes, and refuses 
   const result = decodeDatagram(bad, 0);
   equal(result.ok, false);
   if (!result.ok) equal(result.reason, "node id is not UTF-8");
+});
+
+Deno.test("DatagramWriter.finish without a seal ends in zeros where the tag goes, whatever came before", () => {
+  // One writer for every datagram, as a session has: a long datagram first leaves its bytes
+  // in the writer's buffer, a short one follows.
+  const w = new DatagramWriter(400, 16);
+  const nodeId = new TextEncoder().encode("n1");
+  w.begin(nodeId, 5, 0, 1);
+  w.writeUnreliable(1, new Uint8Array(300).fill(0xee));
+  w.finish();
+  w.begin(nodeId, 5, 0, 2);
+  w.writeUnreliable(1, new Uint8Array(3));
+  const short = w.finish();
+  deepStrictEqual(short.subarray(short.length - 16), new Uint8Array(16));
+  ok(decodeDatagram(short, 16).ok);
 });

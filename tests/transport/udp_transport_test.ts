@@ -219,3 +219,59 @@ Deno.test("UdpTransport tells apart peers on one port of different hosts, each m
     await second.close();
   }
 });
+
+Deno.test("UdpTransport keeps the address strings of peers that authenticated, not of forged sources", async () => {
+  // Datagrams that pass the cheap checks but not authentication, each from another source: a
+  // flood of forged sources must not fill what the transport keeps per peer.
+  const queue: Array<[Uint8Array, { hostname: string; port: number }]> = [];
+  let wake: (() => void) | undefined;
+  let closed = false;
+  const socket = {
+    localAddress: { hostname: "127.0.0.1", port: 7999 },
+    receive: async (): Promise<[Uint8Array, { hostname: string; port: number }]> => {
+      while (queue.length === 0) {
+        if (closed) throw new Error("closed");
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+      return queue.shift()!;
+    },
+    send: () => Promise.resolve(),
+    close: () => {
+      closed = true;
+      wake?.();
+    },
+  };
+  const sender = UdpTransport.start({ nodeId: "s", clusterKey: KEY });
+  const receiver = UdpTransport.start({ nodeId: "r", clusterKey: KEY, socket });
+  const tap = Deno.listenDatagram({ transport: "udp", hostname: "127.0.0.1", port: 0 });
+  try {
+    // A real sealed datagram from `sender`, caught on a plain socket on its way.
+    const tapPort = (tap.addr as Deno.NetAddr).port;
+    equal(sender.send(`127.0.0.1:${tapPort}`, 1, new TextEncoder().encode("hello")).accepted, true);
+    const [caught] = await tap.receive();
+    const datagram = caught.slice();
+    const forged = datagram.slice();
+    forged[forged.length - 1]! ^= 1; // the tag: it no longer authenticates
+    const got: DeliveredMessage[] = [];
+    receiver.onMessage((m) => got.push(m));
+    for (let i = 0; i < 300; i++) queue.push([forged, { hostname: "10.9.8.7", port: 10_000 + i }]);
+    wake?.();
+    await waitFor("the forged datagrams taken", () => queue.length === 0);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    equal(got.length, 0);
+    equal(receiver.addressesKept, 0, "no forged source is kept");
+    // The real one authenticates (a first datagram, addressed to no epoch of the receiver's
+    // yet, so not delivered): its sender's address is kept, once.
+    const senderPort = Number(sender.address.split(":")[1]);
+    queue.push([datagram, { hostname: "127.0.0.1", port: senderPort }]);
+    queue.push([datagram.slice(), { hostname: "127.0.0.1", port: senderPort }]);
+    wake?.();
+    await waitFor("the real datagram's sender kept", () => receiver.addressesKept === 1);
+    await waitFor("the replay taken", () => queue.length === 0);
+    equal(receiver.addressesKept, 1);
+  } finally {
+    tap.close();
+    await receiver.close();
+    await sender.close();
+  }
+});
