@@ -3,7 +3,7 @@
 // (`total_allocated_bytes`), the same from run to run once the code is optimized; the time is the
 // best of 5 rounds. One process:
 // deno run -A --config deno.json bench/results/session30/micro/alloc_per_op.ts
-import v8 from "node:v8";
+import { measureAlloc } from "./measure_alloc.ts";
 import { decodeRecord, encodeRecord } from "../../../../src/jobs/job_codec.ts";
 import { decodeMessage, encodeMessage } from "../../../../src/jobs/job_messages.ts";
 import type { JobRecord } from "../../../../src/jobs/job_model.ts";
@@ -57,31 +57,11 @@ const done: JobRecord = {
 const message = encodeMessage({ kind: "repl", from: origin, records: [encodeRecord(submit)] });
 const doneBytes = encodeRecord(done);
 
-// Deno's node:v8 reports V8's count, which its types leave out.
-const allocated = () =>
-  (v8.getHeapStatistics() as unknown as { total_allocated_bytes: number }).total_allocated_bytes;
-let sink: unknown;
-
-function measure(name: string, f: () => unknown): void {
-  const n = 200_000;
-  let bestNs = Infinity;
-  let bytes = 0;
-  for (let round = 0; round < 5; round++) {
-    const a0 = allocated();
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) sink = f();
-    bestNs = Math.min(bestNs, (performance.now() - t0) * 1e6 / n);
-    bytes = (allocated() - a0) / n;
-  }
-  console.log(`${name}: ${bytes.toFixed(0)} bytes, ${bestNs.toFixed(0)} ns (last round's bytes, best ns)`);
-}
-
-measure("repl message with a SUBMIT", () => decodeMessage(message));
-measure("DONE record with an attempt", () => decodeRecord(doneBytes));
+measureAlloc("repl message with a SUBMIT", 200_000, () => decodeMessage(message));
+measureAlloc("DONE record with an attempt", 200_000, () => decodeRecord(doneBytes));
 // A minting try: an id drawn, then hashed for its owner (`ownerOf` reads every character,
 // which flattens a concatenated string).
 const rng = new Sfc32(1);
 const lastChar = (id: string) => id.charCodeAt(id.length - 1);
-measure("job id, hex pairs concatenated", () => lastChar("job_" + concatenatedHex(rng, 16)));
-measure("job id, randomId", () => lastChar(randomId("job_", rng, 16)));
-if (sink === undefined) console.log("");
+measureAlloc("job id, hex pairs concatenated", 200_000, () => lastChar("job_" + concatenatedHex(rng, 16)));
+measureAlloc("job id, randomId", 200_000, () => lastChar(randomId("job_", rng, 16)));

@@ -4,12 +4,10 @@
 // own count (`total_allocated_bytes`); best of 5 rounds. Run from a tree's root, this file
 // copied into it for the tree before:
 // deno run -A --config deno.json bench/results/session30/micro/endpoint_alloc.ts
-import v8 from "node:v8";
+import { allocatedBytes as allocated } from "./measure_alloc.ts";
 import { Endpoint } from "../../../../src/transport/mod.ts";
 import { Sfc32 } from "../../../../src/lib/rng.ts";
 
-const allocated = () =>
-  (v8.getHeapStatistics() as unknown as { total_allocated_bytes: number }).total_allocated_bytes;
 const A = "127.0.0.1:7001";
 const B = "127.0.0.1:7002";
 const endpoint = (nodeId: string, epoch: number) =>

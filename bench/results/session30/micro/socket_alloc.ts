@@ -2,7 +2,7 @@
 // `bindUdpSocket` (src/transport/datagram_socket.ts), against the wrapper it replaced (copied
 // below): V8's own count (`total_allocated_bytes`), Deno's allocations included, best ns.
 // deno run -A --config deno.json bench/results/session30/micro/socket_alloc.ts
-import v8 from "node:v8";
+import { allocatedBytes as allocated } from "./measure_alloc.ts";
 import { bindUdpSocket, type DatagramSocket } from "../../../../src/transport/datagram_socket.ts";
 import type { HostPort } from "../../../../src/transport/address.ts";
 
@@ -33,8 +33,6 @@ function bindBefore(listen: HostPort): DatagramSocket {
   };
 }
 
-const allocated = () =>
-  (v8.getHeapStatistics() as unknown as { total_allocated_bytes: number }).total_allocated_bytes;
 
 async function measure(name: string, bind: (l: HostPort) => DatagramSocket): Promise<void> {
   const a = bind({ hostname: "127.0.0.1", port: 0 });
