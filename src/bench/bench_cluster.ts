@@ -254,19 +254,27 @@ export async function cpuMsOf(pids: readonly number[]): Promise<Map<number, numb
     stderr: "null",
   }).output();
   for (const line of new TextDecoder().decode(result.stdout).split("\n")) {
-    // The command name is in parentheses and may hold spaces: split after the last ")".
-    const close = line.lastIndexOf(")");
-    if (close < 0) continue;
-    const pid = Number(line.slice(0, line.indexOf(" ")));
-    const fields = line.slice(close + 2).split(" ");
-    // Fields after the name start at field 3 (state); utime and stime are fields 14 and 15.
-    const utime = Number(fields[11]);
-    const stime = Number(fields[12]);
-    if (Number.isFinite(utime) && Number.isFinite(stime)) {
-      out.set(pid, ((utime + stime) * 1000) / CLOCK_TICKS_PER_S);
-    }
+    const stat = parseStat(line);
+    if (stat !== undefined) out.set(Number(stat.prefix), stat.cpuMs);
   }
   return out;
+}
+
+/**
+ * A /proc `stat` line (a process's or a thread's): the words before its name (the pid, and
+ * whatever a caller printed first), the name, and its user + system CPU in ms; undefined for a
+ * line that is not one.
+ */
+function parseStat(line: string): { prefix: string; name: string; cpuMs: number } | undefined {
+  // The name is in parentheses and may hold spaces: split after the last ")".
+  const open = line.indexOf("(");
+  const close = line.lastIndexOf(")");
+  if (open < 0 || close < open) return undefined;
+  const fields = line.slice(close + 2).split(" ");
+  // Fields after the name start at field 3 (state); utime and stime are fields 14 and 15.
+  const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+  if (!Number.isFinite(cpuMs)) return undefined;
+  return { prefix: line.slice(0, open).trim(), name: line.slice(open + 1, close), cpuMs };
 }
 
 /** CPU ms of a process by thread: its JavaScript thread, V8's worker pool, and the rest. */
@@ -310,21 +318,17 @@ export async function threadCpuMsOf(pids: readonly number[]): Promise<Map<number
   }).output();
   const split = new Map<number, { total: number; main: number; v8Workers: number }>();
   for (const line of new TextDecoder().decode(result.stdout).split("\n")) {
-    const open = line.indexOf("(");
-    const close = line.lastIndexOf(")");
-    if (open < 0 || close < open) continue;
-    const words = line.slice(0, open).trim().split(" ");
+    const stat = parseStat(line);
+    if (stat === undefined) continue;
+    const words = stat.prefix.split(" ");
     const isTotal = words[0] === "T";
     const pid = Number(isTotal ? words[1] : words[0]);
     const tid = Number(isTotal ? words[2] : words[1]);
-    const fields = line.slice(close + 2).split(" ");
-    // Fields after the name start at field 3 (state); utime and stime are fields 14 and 15.
-    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
-    if (!Number.isFinite(ms) || !Number.isFinite(pid)) continue;
+    if (!Number.isFinite(pid)) continue;
     const entry = split.get(pid) ?? { total: NaN, main: 0, v8Workers: 0 };
-    if (isTotal) entry.total = ms;
-    else if (tid === pid) entry.main += ms;
-    else if (V8_WORKER_THREAD.test(line.slice(open + 1, close))) entry.v8Workers += ms;
+    if (isTotal) entry.total = stat.cpuMs;
+    else if (tid === pid) entry.main += stat.cpuMs;
+    else if (V8_WORKER_THREAD.test(stat.name)) entry.v8Workers += stat.cpuMs;
     split.set(pid, entry);
   }
   for (const [pid, entry] of split) {

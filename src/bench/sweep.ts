@@ -78,16 +78,6 @@ import {
 } from "./fanout_endpoints.ts";
 import { SINK_JOB_PATH } from "../process/sink.ts";
 
-/** The nodes' pids by id, for `toggleProfiles`. */
-function nodePidsById(nodes: SweepNodes): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const id of nodes.ids) {
-    const pid = nodes.cluster.pid(id);
-    if (pid !== undefined) out.set(id, pid);
-  }
-  return out;
-}
-
 /**
  * Every fresh cluster first takes this many seconds of jobs at `WARMUP_RATE`, drained and not
  * counted: a first step that pays for JIT compilation, cold keep-alive connections and the
@@ -496,6 +486,9 @@ async function runCluster(
     );
     const pids: Record<string, number> = { generator: generator.pid, sink: sink.pid };
     for (const id of nodes.ids) pids[id] = nodes.cluster.pid(id)!;
+    // The node processes alone: profiles, main-thread wake-ups and CPU by thread are theirs.
+    const nodePidsById = new Map(nodes.ids.map((id) => [id, pids[id]!] as const));
+    const nodePids = [...nodePidsById.values()];
 
     const steps: StepRecord[] = [];
     const rows: SweepRow[] = [];
@@ -535,10 +528,10 @@ async function runCluster(
       const scrape0 = await scrapeAll(nodes.httpUrls);
       const profiling = options.cpuProfileDir !== undefined ||
         options.allocProfileDir !== undefined;
-      if (profiling) toggleProfiles(nodePidsById(nodes), log);
+      if (profiling) toggleProfiles(nodePidsById, log);
       const cpu0 = await cpuMsOf(Object.values(pids));
-      const wakeups0 = await mainThreadWakeupsOf(nodePids(pids));
-      const threads0 = await threadCpuMsOf(nodePids(pids));
+      const wakeups0 = await mainThreadWakeupsOf(nodePids);
+      const threads0 = await threadCpuMsOf(nodePids);
       const startMs = wallNow();
       const report = await generator.run(
         { op: "open", step, rate, seconds: options.durationS },
@@ -570,10 +563,10 @@ async function runCluster(
       const scrape1 = await scrapeAll(nodes.httpUrls);
       const { counters, silent } = windowCounters(scrape0, scrape1, nodes.ids);
       const cpu1 = await cpuMsOf(Object.values(pids));
-      const wakeups1 = await mainThreadWakeupsOf(nodePids(pids));
-      const threads1 = await threadCpuMsOf(nodePids(pids));
+      const wakeups1 = await mainThreadWakeupsOf(nodePids);
+      const threads1 = await threadCpuMsOf(nodePids);
       if (profiling) {
-        toggleProfiles(nodePidsById(nodes), log);
+        toggleProfiles(nodePidsById, log);
         const count = nodes.ids.length * (index + 1);
         if (options.cpuProfileDir !== undefined) {
           await waitForProfiles(options.cpuProfileDir, ".cpuprofile", count, log);
@@ -600,7 +593,7 @@ async function runCluster(
         cpuMs,
         nodeWakeups: wakeupsBetween(wakeups0, wakeups1),
         nodeThreadCpuMs: threads0.size > 0 && threads1.size > 0
-          ? threadCpuBetween(threads0, threads1, nodePids(pids))
+          ? threadCpuBetween(threads0, threads1, nodePids)
           : null,
         undrained,
         drainS: (windowEndMs - drainStart) / 1000,
@@ -774,11 +767,6 @@ export async function machineDescription(): Promise<Record<string, string | numb
     os: `${Deno.build.os} ${Deno.osRelease()}`,
     deno: Deno.version.deno,
   };
-}
-
-/** The node processes' pids (n1…n5), without the sink's and the generator's. */
-function nodePids(pids: Record<string, number>): number[] {
-  return Object.entries(pids).filter(([name]) => /^n\d+$/.test(name)).map(([, pid]) => pid);
 }
 
 /** Wake-ups summed over the processes read both times; null when none was. */

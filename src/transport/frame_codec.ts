@@ -357,9 +357,8 @@ export function readOuterHeader(datagram: Uint8Array, tagBytes: number): Result<
   if ((datagram[0]! | (datagram[1]! << 8)) !== MAGIC) return err("bad magic");
   if (datagram[2] !== VERSION) return err(`unsupported version ${datagram[2]}`);
   if (datagram[3] !== 0) return err("reserved flags set");
-  const hi = u32At(datagram, 24);
-  if (hi > U53_HIGH_MAX) return err("counter out of range");
-  const counter = hi * TWO_32 + u32At(datagram, 20);
+  const counter = u53At(datagram, 20);
+  if (counter === undefined) return err("counter out of range");
   return ok({
     keyId: datagram.subarray(KEY_ID_OFFSET, KEY_ID_OFFSET + KEY_ID_BYTES),
     counter,
@@ -416,14 +415,14 @@ export function decodeAfterOuterHeader(
 ): Result<DecodedDatagram> {
   if (datagram.length < HEADER_FIXED_BYTES + 1 + tagBytes) return err("short datagram");
   const end = datagram.length - tagBytes;
-  // Read byte by byte, with no view of its own: every datagram received goes through here.
-  const v = datagram;
-  const epoch = u32At(v, 28);
+  // Read byte by byte (`u32At`, `u53At`), with no view of its own: every datagram received
+  // goes through here.
+  const epoch = u32At(datagram, 28);
   if (epoch === 0) return err("epoch 0");
-  const dstEpoch = u32At(v, 32);
-  const packetNumber = u53At(v, 36);
+  const dstEpoch = u32At(datagram, 32);
+  const packetNumber = u53At(datagram, 36);
   if (packetNumber === undefined) return err("packet number out of range");
-  const idLen = v[44]!;
+  const idLen = datagram[44]!;
   if (idLen === 0 || idLen > NODE_ID_BYTES_MAX) return err("bad node id length");
   if (HEADER_FIXED_BYTES + idLen > end) return err("node id truncated");
   let nodeId: string;
@@ -435,25 +434,25 @@ export function decodeAfterOuterHeader(
   const frames: Frame[] = [];
   let p = HEADER_FIXED_BYTES + idLen;
   while (p < end) {
-    const type = v[p]!;
+    const type = datagram[p]!;
     switch (type) {
       case FRAME_ACK: {
         if (p + ACK_FRAME_BASE_BYTES > end) return err("ack frame truncated");
-        const ackEpoch = u32At(v, p + 1);
-        const ackDelayUs = u32At(v, p + 5);
-        const count = v[p + 9]!;
+        const ackEpoch = u32At(datagram, p + 1);
+        const ackDelayUs = u32At(datagram, p + 5);
+        const count = datagram[p + 9]!;
         if (count === 0) return err("ack frame without ranges");
-        const largest = u53At(v, p + 10);
+        const largest = u53At(datagram, p + 10);
         if (largest === undefined) return err("ack largest out of range");
-        const firstLen = u32At(v, p + 18);
+        const firstLen = u32At(datagram, p + 18);
         if (firstLen > largest) return err("ack range below zero");
         if (p + ackFrameBytes(count) > end) return err("ack ranges truncated");
         const ranges: PacketRange[] = [{ lo: largest - firstLen, hi: largest }];
         let q = p + ACK_FRAME_BASE_BYTES;
         let prevLo = largest - firstLen;
         for (let i = 1; i < count; i++) {
-          const gap = u32At(v, q);
-          const len = u32At(v, q + 4);
+          const gap = u32At(datagram, q);
+          const len = u32At(datagram, q + 4);
           const hi = prevLo - gap - 2;
           const lo = hi - len;
           if (lo < 0) return err("ack range below zero");
@@ -467,10 +466,10 @@ export function decodeAfterOuterHeader(
       }
       case FRAME_MSG: {
         if (p + MSG_FRAME_OVERHEAD_BYTES > end) return err("message frame truncated");
-        const channel = v[p + 1]!;
-        const msgId = u53At(v, p + 2);
+        const channel = datagram[p + 1]!;
+        const msgId = u53At(datagram, p + 2);
         if (msgId === undefined) return err("message id out of range");
-        const len = u16At(v, p + 10);
+        const len = u16At(datagram, p + 10);
         const start = p + MSG_FRAME_OVERHEAD_BYTES;
         if (start + len > end) return err("message payload truncated");
         frames.push({
@@ -484,12 +483,12 @@ export function decodeAfterOuterHeader(
       }
       case FRAME_FRAG: {
         if (p + FRAG_FRAME_OVERHEAD_BYTES > end) return err("fragment frame truncated");
-        const channel = v[p + 1]!;
-        const msgId = u53At(v, p + 2);
+        const channel = datagram[p + 1]!;
+        const msgId = u53At(datagram, p + 2);
         if (msgId === undefined) return err("message id out of range");
-        const totalBytes = u32At(v, p + 10);
-        const offset = u32At(v, p + 14);
-        const len = u16At(v, p + 18);
+        const totalBytes = u32At(datagram, p + 10);
+        const offset = u32At(datagram, p + 14);
+        const len = u16At(datagram, p + 18);
         if (len === 0) return err("empty fragment");
         if (offset + len > totalBytes) return err("fragment beyond message end");
         const start = p + FRAG_FRAME_OVERHEAD_BYTES;
@@ -507,8 +506,8 @@ export function decodeAfterOuterHeader(
       }
       case FRAME_UNRELIABLE: {
         if (p + UNRELIABLE_FRAME_OVERHEAD_BYTES > end) return err("unreliable frame truncated");
-        const channel = v[p + 1]!;
-        const len = u16At(v, p + 2);
+        const channel = datagram[p + 1]!;
+        const len = u16At(datagram, p + 2);
         const start = p + UNRELIABLE_FRAME_OVERHEAD_BYTES;
         if (start + len > end) return err("unreliable payload truncated");
         frames.push({ type: "unreliable", channel, bytes: datagram.subarray(start, start + len) });

@@ -7,7 +7,7 @@ mkdir -p "$out"
 for i in $(seq 1 "$rounds"); do
   for tree in base new; do
     dir=$base; [ $tree = new ] && dir=$new
-    prof=$(mktemp -d /tmp/s30prof.XXXXXX)
+    prof=$(mktemp -d)  # the nodes' profiles, read by bench cost and removed after the run
     (cd $dir && timeout 900 deno task hookd bench cost --rates "$rate" --duration 10 --idle 0 --floor-ops 100 --profiles-out "$prof" --json > "$out/cost_${rate}_${tree}_$i.json" 2> "$out/cost_${rate}_${tree}_$i.err")
     rm -rf "$prof"
     python3 - "$out/cost_${rate}_${tree}_$i.json" "$tree" "$i" <<'PY'
