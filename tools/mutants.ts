@@ -1473,6 +1473,22 @@ const MUTANTS: Mutant[] = [
     to: "",
     tests: ["tests/transport/frame_codec_test.ts"],
   },
+  {
+    name: "bench-sent-time-is-schedule",
+    breaks: "the ids file logs the submit's real send, so the generator's lateness shows apart",
+    file: "src/bench/load_generator.ts",
+    from: "[scheduledMs, nowMs, sentMs]",
+    to: "[scheduledMs, nowMs, scheduledMs]",
+    tests: ["tests/bench/load_generator_test.ts"],
+  },
+  {
+    name: "latency-tsv-node-off-by-one",
+    breaks: "each latency line names the node that took the submit",
+    file: "src/bench/sweep.ts",
+    from: "const node = targets[target];",
+    to: "const node = targets[target + 1] ?? targets[0];",
+    tests: ["tests/bench/sweep_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -18,7 +18,8 @@
  * - `{"op":"exit"}`.
  *
  * After a step every submit has its answer (or timed out), its accepted ids go to
- * `<ids-dir>/<step>.tsv` (`id`, scheduled and acknowledged wall-clock ms), and one
+ * `<ids-dir>/<step>.tsv` (`id`; scheduled, acknowledged and sent wall-clock ms; the target's
+ * index: generator_protocol.ts's `AcceptedSubmit`), and one
  * `{"op":"done",…}` line reports the counts and the submit→ack latency. Every second of a
  * step a `{"op":"progress",…}` line reports counts so far. Times are wall-clock epoch ms from
  * `performance.timeOrigin + performance.now()`, the clock the sink stamps receipts with
@@ -283,13 +284,15 @@ export async function runStep(
       const nowMs = wallNow();
       lastAnswerMs = nowMs;
       switch (result.kind) {
-        case "accepted":
+        case "accepted": {
           acceptedCount++;
           jobsMade += result.jobs ?? 1;
           ack.record(nowMs - scheduledMs);
           ackTimesMs.push(nowMs);
-          accepted.push(`${result.id}\t${scheduledMs.toFixed(3)}\t${nowMs.toFixed(3)}`);
+          const times = [scheduledMs, nowMs, sentMs].map((ms) => ms.toFixed(3)).join("\t");
+          accepted.push(`${result.id}\t${times}\t${index}`);
           break;
+        }
         case "rejected":
           rejected++;
           refusal.record(nowMs - sentMs);

@@ -58,7 +58,11 @@ import {
   windowCounters,
 } from "./bench_cluster.ts";
 import { startSkeletonNodes } from "./skeleton_cluster.ts";
-import { GeneratorProcess, readIdsFile } from "../process/generator_protocol.ts";
+import {
+  type AcceptedSubmit,
+  GeneratorProcess,
+  readIdsFile,
+} from "../process/generator_protocol.ts";
 import { RECEIPT_IDS_PER_REQUEST_MAX, type SinkReceipt, type SinkStats } from "../process/sink.ts";
 import { generatorRuntime } from "./load_generator.ts";
 import type { Runtime } from "../lib/runtime.ts";
@@ -135,7 +139,7 @@ const spec: CommandSpec = {
     "latencies-out": {
       type: "string",
       help:
-        "Write one line per accepted job to this TSV, started afresh (step, rate, loss, id, scheduled, acknowledged and received epoch ms; received empty if never): where a step's tail comes from",
+        "Write one line per accepted job to this TSV, started afresh (step, rate, loss, id, scheduled, acknowledged and received epoch ms, received empty if never; sent epoch ms, later than scheduled when the generator was late; the node that took the submit): where a step's tail comes from",
       valueName: "FILE",
     },
     out: {
@@ -495,7 +499,7 @@ async function runCluster(
     /** Jobs of the accepted submits so far that the sink has not received yet. */
     let pending: JobKey[] = [];
     const receiptsOf = (keys: readonly JobKey[]) => sink.receipts(keys);
-    const jobsOf = (ids: ReadonlyArray<[string, number, number]>) =>
+    const jobsOf = (ids: ReadonlyArray<AcceptedSubmit>) =>
       ids.flatMap(([id]) => jobKeysOf(id, paths));
     const unit = options.fanout === undefined ? "jobs/s" : "events/s";
     if (options.warmupS > 0) {
@@ -630,7 +634,7 @@ async function runCluster(
         ),
       );
       if (options.latenciesOut !== undefined) {
-        const text = latencyLines(s, mine, paths.length, loss).join("");
+        const text = latencyLines(s, mine, paths.length, loss, nodes.ids).join("");
         await Deno.writeTextFile(options.latenciesOut, text, { append: true });
       }
     }
@@ -643,25 +647,32 @@ async function runCluster(
 }
 
 /** The header of `--latencies-out`'s TSV (`runSweep` writes it first, truncating the file). */
-export const LATENCY_TSV_HEADER = "step\trate\tloss\tid\tscheduled_ms\tacked_ms\treceived_ms\n";
+export const LATENCY_TSV_HEADER =
+  "step\trate\tloss\tid\tscheduled_ms\tacked_ms\treceived_ms\tsent_ms\tnode\n";
 
 /**
  * One TSV line per job of a step's accepted submits (an event's jobs one each): the raw
- * times a row's percentiles summarize, so a tail can be placed in time. `receipts` as
- * `sweepRow` takes them.
+ * times a row's percentiles summarize, so a tail can be placed in time, told apart from the
+ * generator's own lateness (`sent_ms` after `scheduled_ms`) and laid at the node that took the
+ * submit (`targets`: node ids in the generator's `--targets` order). `receipts` as `sweepRow`
+ * takes them.
  */
 export function latencyLines(
   s: Pick<StepRecord, "step" | "rate" | "ids">,
   receipts: ReadonlyArray<SinkReceipt | null>,
   fanout: number,
   loss: number,
+  targets: readonly string[],
 ): string[] {
   const lines: string[] = [];
-  s.ids.forEach(([id, scheduledMs, ackedMs], i) => {
+  s.ids.forEach(([id, scheduledMs, ackedMs, sentMs, target], i) => {
+    const node = targets[target];
+    if (node === undefined) throw new Error(`latencyLines: ${id} went to target ${target}`);
     for (let k = 0; k < fanout; k++) {
       const r = receipts[jobReceiptIndex(i, k, fanout)];
       lines.push(
-        `${s.step}\t${s.rate}\t${loss}\t${id}\t${scheduledMs}\t${ackedMs}\t${r?.at ?? ""}\n`,
+        `${s.step}\t${s.rate}\t${loss}\t${id}\t${scheduledMs}\t${ackedMs}\t${r?.at ?? ""}` +
+          `\t${sentMs}\t${node}\n`,
       );
     }
   });

@@ -25,7 +25,7 @@ import {
   threadCores,
   type ThreadCpuMs,
 } from "./bench_cluster.ts";
-import type { GeneratorProcess } from "../process/generator_protocol.ts";
+import type { AcceptedSubmit, GeneratorProcess } from "../process/generator_protocol.ts";
 import type { SinkReceipt } from "../process/sink.ts";
 
 /** One step of a sweep, as `--json` prints it and the CSV holds it. */
@@ -181,7 +181,7 @@ export interface StepRecord {
   drainS: number;
   /** Nodes whose /metrics did not answer at the start or the end of the window (left out). */
   silent: string[];
-  ids: Array<[string, number, number]>;
+  ids: AcceptedSubmit[];
   /** The nodes' mean memory once the step drained; null: the nodes do not report it. */
   memory: NodeMemory | null;
 }

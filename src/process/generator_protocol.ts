@@ -153,14 +153,31 @@ export class GeneratorProcess {
   }
 }
 
-/** Reads a generator ids file: accepted id → [scheduled, acknowledged] wall ms. */
-export async function readIdsFile(path: string): Promise<Array<[string, number, number]>> {
+/**
+ * One accepted submit as the generator logged it: its id; the wall-clock ms it was scheduled
+ * for, acknowledged at, and actually sent at (later than scheduled when the generator itself
+ * was late: on a loaded machine it shares the CPUs with what it measures); and the index, in
+ * `--targets` order, of the node it went to.
+ */
+export type AcceptedSubmit = [
+  id: string,
+  scheduledMs: number,
+  ackedMs: number,
+  sentMs: number,
+  target: number,
+];
+
+/** Reads a generator ids file (one `AcceptedSubmit` a line, tab-separated). */
+export async function readIdsFile(path: string): Promise<AcceptedSubmit[]> {
   const text = await Deno.readTextFile(path);
-  const out: Array<[string, number, number]> = [];
+  const out: AcceptedSubmit[] = [];
   for (const line of text.split("\n")) {
     if (line === "") continue;
-    const [id, scheduled, acked] = line.split("\t");
-    out.push([id!, Number(scheduled), Number(acked)]);
+    const [id, scheduled, acked, sent, target, ...rest] = line.split("\t");
+    if (target === undefined || rest.length > 0) {
+      throw new Error(`${path}: not an ids line (want 5 tab-separated fields): ${line}`);
+    }
+    out.push([id!, Number(scheduled), Number(acked), Number(sent), Number(target)]);
   }
   return out;
 }

@@ -15,6 +15,7 @@ import {
   type Submitter,
 } from "../../src/bench/load_generator.ts";
 import {
+  type AcceptedSubmit,
   type GeneratorCommand,
   readIdsFile,
   type StepReport,
@@ -27,14 +28,17 @@ function fakeSubmitter(
   runtime: Runtime,
   latencyMs: (n: number) => number,
   outcome: (n: number) => SubmitResult = (n) => ({ kind: "accepted", id: `job-${n}` }),
-): Submitter & { sentAtMs: number[] } {
+): Submitter & { sentAtMs: number[]; sentTo: number[] } {
   const sentAtMs: number[] = [];
+  const sentTo: number[] = [];
   return {
     targets: 3,
     sentAtMs,
-    submit() {
+    sentTo,
+    submit(index) {
       const n = sentAtMs.length;
       sentAtMs.push(runtime.nowMs());
+      sentTo.push(index);
       return new Promise((resolve) => runtime.setTimer(latencyMs(n), () => resolve(outcome(n))));
     },
     close: () => Promise.resolve(),
@@ -46,7 +50,7 @@ async function step(
   submitter: Submitter,
   command: Exclude<GeneratorCommand, { op: "exit" }>,
   inFlightMax: number,
-): Promise<{ report: StepReport; ids: Array<[string, number, number]> }> {
+): Promise<{ report: StepReport; ids: AcceptedSubmit[] }> {
   const idsDir = await Deno.makeTempDir({ prefix: "hookd-generator-test-" });
   try {
     const report = await runtime.run(
@@ -87,11 +91,14 @@ Deno.test("runStep measures latency from each submit's scheduled time, also whil
   assertEquals(ids.length, report.accepted);
   assertEquals(report.sent_late, report.offered - 1);
   let latencyMaxMs = 0;
-  ids.forEach(([id, scheduledMs, ackMs], i) => {
+  ids.forEach(([id, scheduledMs, ackMs, sentMs, target], i) => {
     assertEquals(id, `job-${i}`);
     // Scheduled on the clock's grid, whatever the bound did to the real send.
     assertEquals(scheduledMs, startMs + i * 10, `submit ${i} scheduled`);
     assertEquals(ackMs, submitter.sentAtMs[i]! + 25, `submit ${i} acknowledged`);
+    // The real send is logged beside it, and the target it went to (round robin).
+    assertEquals(sentMs, submitter.sentAtMs[i]!, `submit ${i} sent`);
+    assertEquals([target, submitter.sentTo[i]], [i % 3, i % 3], `submit ${i} target`);
     latencyMaxMs = Math.max(latencyMaxMs, ackMs - scheduledMs);
   });
   // The last submit waited far longer than its 25 ms answer: that wait is latency.

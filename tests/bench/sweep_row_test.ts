@@ -10,7 +10,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { type SweepOptions, waitForReceipts } from "../../src/bench/sweep.ts";
 import { backlogIn, type StepRecord, sweepRow } from "../../src/bench/sweep_row.ts";
 import type { SinkReceipt } from "../../src/process/sink.ts";
-import type { StepReport } from "../../src/process/generator_protocol.ts";
+import type { AcceptedSubmit, StepReport } from "../../src/process/generator_protocol.ts";
 import { VirtualRuntime } from "./virtual_runtime.ts";
 
 const T0 = 1_700_000_000_000;
@@ -33,9 +33,9 @@ const VARIANT = { via: "http", walSync: "batched", loss: 0 } as const;
 
 /** A step of `n` accepted jobs scheduled every 10 ms from T0 (100/s for 10 s asked). */
 function record(n: number, fields: Partial<StepReport> = {}): StepRecord {
-  const ids: Array<[string, number, number]> = Array.from(
+  const ids: AcceptedSubmit[] = Array.from(
     { length: n },
-    (_, i) => [`j${i}`, T0 + i * 10, T0 + i * 10 + 3],
+    (_, i) => [`j${i}`, T0 + i * 10, T0 + i * 10 + 3, T0 + i * 10, i % 5],
   );
   const report: StepReport = {
     op: "done",
