@@ -86,8 +86,17 @@ import { SINK_JOB_PATH } from "../process/sink.ts";
  * Every fresh cluster first takes this many seconds of jobs at `WARMUP_RATE`, drained and not
  * counted: a first step that pays for JIT compilation, cold keep-alive connections and the
  * first transport sessions measures the start, not the steady state.
+ *
+ * 30 s, 3,000 submits: 600 through each node's HTTP path, as many as a single-process peer
+ * sees in a few seconds. V8 tiers a function up by its own call count (Maglev at 400), and
+ * the five nodes share the submits, so with 5 s (100 a node) every node's per-submit code
+ * tiered up inside the first measured step, all five at the same job count: some 120 Maglev
+ * compilations a node within half a second at job ~2,500, V8's workers at up to 0.9 of the two
+ * cores, and that second's p99 at 90–118 ms. Alternated at 200/s, 5 s against 30 s: p99 of
+ * the step's first two seconds 61–148 ms against 16–29, of the step 60–90 against 28–73
+ * (bench/results/session31/jit_wave, warmup_ab).
  */
-export const WARMUP_S_DEFAULT = 5;
+export const WARMUP_S_DEFAULT = 30;
 /** Jobs/s of the warm-up: low enough that no machine this runs on is loaded by it. */
 export const WARMUP_RATE = 100;
 
