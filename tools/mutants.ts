@@ -1477,8 +1477,8 @@ const MUTANTS: Mutant[] = [
     name: "bench-sent-time-is-schedule",
     breaks: "the ids file logs the submit's real send, so the generator's lateness shows apart",
     file: "src/bench/load_generator.ts",
-    from: "[scheduledMs, nowMs, sentMs]",
-    to: "[scheduledMs, nowMs, scheduledMs]",
+    from: "[result.id, scheduledMs, nowMs, sentMs, index]",
+    to: "[result.id, scheduledMs, nowMs, scheduledMs, index]",
     tests: ["tests/bench/load_generator_test.ts"],
   },
   {
@@ -1487,7 +1487,23 @@ const MUTANTS: Mutant[] = [
     file: "src/bench/sweep.ts",
     from: "const node = targets[target];",
     to: "const node = targets[target + 1] ?? targets[0];",
-    tests: ["tests/bench/sweep_test.ts"],
+    tests: ["tests/bench/latency_lines_test.ts"],
+  },
+  {
+    name: "ids-line-logs-next-target",
+    breaks: "the ids file names the node a submit went to, not the next one in the round",
+    file: "src/bench/load_generator.ts",
+    from: "[result.id, scheduledMs, nowMs, sentMs, index]",
+    to: "[result.id, scheduledMs, nowMs, sentMs, target]",
+    tests: ["tests/bench/load_generator_test.ts"],
+  },
+  {
+    name: "ids-line-target-unchecked",
+    breaks: "an ids line whose target is not a whole number is refused, not read as a node",
+    file: "src/process/generator_protocol.ts",
+    from: "  if (!/^\\d+$/.test(target)) return undefined;\n",
+    to: "",
+    tests: ["tests/process/ids_file_test.ts"],
   },
 ];
 

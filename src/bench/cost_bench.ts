@@ -31,7 +31,13 @@ import { type Floor, measureFloors } from "./cost_floors.ts";
 import { perfTaskClockMs } from "./perf_task_clock.ts";
 import { COMPONENTS, type ComponentTimes, profileDirTimes } from "./cpu_profile.ts";
 import { allocationDirSums, type AllocationSums, topSites } from "./alloc_profile.ts";
-import { machineDescription, runSweep, sweepOptionsFromFlags } from "./sweep.ts";
+import {
+  machineDescription,
+  runSweep,
+  sweepOptionsFromFlags,
+  WARMUP_RATE,
+  WARMUP_S_DEFAULT,
+} from "./sweep.ts";
 import type { SweepRow } from "./sweep_row.ts";
 import {
   type BenchNodes,
@@ -141,6 +147,8 @@ export interface CostReport {
   machine: Record<string, string | number>;
   load_before: number[];
   load_after: number[];
+  /** Seconds of warm-up each rate's fresh clusters had before they were measured. */
+  warmup_s: number;
   floors: Floor[];
   idle: IdleCost | null;
   rows: CostRow[];
@@ -246,6 +254,13 @@ const spec: CommandSpec = {
       default: "200,1600",
     },
     duration: { type: "string", valueName: "S", help: "Seconds of each rate", default: "10" },
+    warmup: {
+      type: "string",
+      valueName: "S",
+      help: `Seconds of ${WARMUP_RATE} jobs/s on each fresh cluster before it is measured, not ` +
+        "counted (the sweep's --warmup)",
+      default: String(WARMUP_S_DEFAULT),
+    },
     "floor-ops": {
       type: "string",
       valueName: "N",
@@ -476,6 +491,7 @@ export const costBenchCommand: LeafCommand = {
       return x;
     });
     const durationS = numberFlag(v, "duration", 10, { min: 1, max: 600 });
+    const warmupS = numberFlag(v, "warmup", WARMUP_S_DEFAULT, { min: 0, max: 600 });
     const floorOps = numberFlag(v, "floor-ops", 20_000, {
       min: 100,
       max: 10_000_000,
@@ -521,6 +537,7 @@ export const costBenchCommand: LeafCommand = {
         const sweepOptions = sweepOptionsFromFlags({
           rates: String(rate),
           duration: String(durationS),
+          warmup: String(warmupS),
         });
         const sweepAt = (profileDir: string | undefined) =>
           runSweep({
@@ -558,6 +575,7 @@ export const costBenchCommand: LeafCommand = {
         machine: await machineDescription(),
         load_before: loadBefore,
         load_after: await loadAverage(),
+        warmup_s: warmupS,
         floors,
         idle,
         rows,

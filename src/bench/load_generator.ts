@@ -34,7 +34,12 @@ import { setImmediate } from "node:timers";
 import { type CommandSpec, listFlag, numberFlag, stringFlag, UsageError } from "../process/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
 import { readLines } from "../lib/lines.ts";
-import type { GeneratorCommand, ProgressLine, StepReport } from "../process/generator_protocol.ts";
+import {
+  formatIdsLine,
+  type GeneratorCommand,
+  type ProgressLine,
+  type StepReport,
+} from "../process/generator_protocol.ts";
 import { round } from "../lib/round.ts";
 import { Histogram } from "../metrics/histogram.ts";
 import { UdpJobsClient } from "../jobs/udp_client.ts";
@@ -284,15 +289,13 @@ export async function runStep(
       const nowMs = wallNow();
       lastAnswerMs = nowMs;
       switch (result.kind) {
-        case "accepted": {
+        case "accepted":
           acceptedCount++;
           jobsMade += result.jobs ?? 1;
           ack.record(nowMs - scheduledMs);
           ackTimesMs.push(nowMs);
-          const times = [scheduledMs, nowMs, sentMs].map((ms) => ms.toFixed(3)).join("\t");
-          accepted.push(`${result.id}\t${times}\t${index}`);
+          accepted.push(formatIdsLine([result.id, scheduledMs, nowMs, sentMs, index]));
           break;
-        }
         case "rejected":
           rejected++;
           refusal.record(nowMs - sentMs);

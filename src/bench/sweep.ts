@@ -87,14 +87,15 @@ import { SINK_JOB_PATH } from "../process/sink.ts";
  * counted: a first step that pays for JIT compilation, cold keep-alive connections and the
  * first transport sessions measures the start, not the steady state.
  *
- * 30 s, 3,000 submits: 600 through each node's HTTP path, as many as a single-process peer
- * sees in a few seconds. V8 tiers a function up by its own call count (Maglev at 400), and
- * the five nodes share the submits, so with 5 s (100 a node) every node's per-submit code
- * tiered up inside the first measured step, all five at the same job count: some 120 Maglev
- * compilations a node within half a second at job ~2,500, V8's workers at up to 0.9 of the two
- * cores, and that second's p99 at 90–118 ms. Alternated at 200/s, 5 s against 30 s: p99 of
- * the step's first two seconds 61–148 ms against 16–29, of the step 60–90 against 28–73
- * (bench/results/session31/jit_wave, warmup_ab).
+ * 30 s, 3,000 submits: with five nodes and plain jobs, 600 through each node's HTTP path, as
+ * many as a single-process peer sees in a few seconds (more nodes, or events to K endpoints at
+ * 100/K a second, give each node fewer: raise `--warmup` to match). V8 tiers a function up by
+ * its own call count (Maglev at 400), and the nodes share the submits, so with 5 s (100 a
+ * node) every node's per-submit code tiered up inside the first measured step, all five at the
+ * same job count: some 120 Maglev compilations a node within half a second at job ~2,500, V8's
+ * workers at up to 0.9 of the two cores, and that second's p99 at 90–118 ms. Alternated at
+ * 200/s, 5 s against 30 s: p99 of the step's first two seconds 29–148 ms against 16–29, of the
+ * step 60–90 against 28–73 (bench/results/session31/jit_wave, warmup_ab).
  */
 export const WARMUP_S_DEFAULT = 30;
 /** Jobs/s of the warm-up: low enough that no machine this runs on is loaded by it. */
@@ -561,6 +562,15 @@ async function runCluster(
       const stepEndMs = startMs + options.durationS * 1000;
       const graceEndMs = stepEndMs + options.graceS * 1000;
       const ids = await readIdsFile(report.ids_file);
+      // Checked now, not when the latency lines are written after the whole run has drained.
+      const nodeCount = nodes.ids.length;
+      const strayTarget = ids.find(([, , , , target]) => target >= nodeCount);
+      if (strayTarget !== undefined) {
+        throw new Error(
+          `the generator logged ${strayTarget[0]} as sent to target ${strayTarget[4]} of ` +
+            `${nodeCount}`,
+        );
+      }
       // The grace, then the drain: every job accepted so far reaches the sink (bounded). By
       // id: the sink's count of ids would also count jobs the generator never saw accepted.
       const graceLeft = graceEndMs - wallNow();

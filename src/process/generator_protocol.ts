@@ -167,17 +167,36 @@ export type AcceptedSubmit = [
   target: number,
 ];
 
-/** Reads a generator ids file (one `AcceptedSubmit` a line, tab-separated). */
+/** One ids-file line (tab-separated, no newline): the format `parseIdsLine` reads back. */
+export function formatIdsLine([id, scheduledMs, ackedMs, sentMs, target]: AcceptedSubmit): string {
+  const times = [scheduledMs, ackedMs, sentMs].map((ms) => ms.toFixed(3)).join("\t");
+  return `${id}\t${times}\t${target}`;
+}
+
+/** Parses one ids-file line; undefined when it is not one (a field missing, extra or not a number). */
+export function parseIdsLine(line: string): AcceptedSubmit | undefined {
+  const fields = line.split("\t");
+  if (fields.length !== 5 || fields[0] === "") return undefined;
+  const [id, scheduled, acked, sent, target] = fields as [string, string, string, string, string];
+  const times = [scheduled, acked, sent].map((f) => (f.trim() === "" ? NaN : Number(f)));
+  if (!times.every(Number.isFinite)) return undefined;
+  if (!/^\d+$/.test(target)) return undefined;
+  return [id, times[0]!, times[1]!, times[2]!, Number(target)];
+}
+
+/** Reads a generator ids file (one `AcceptedSubmit` a line); throws at the first bad line. */
 export async function readIdsFile(path: string): Promise<AcceptedSubmit[]> {
   const text = await Deno.readTextFile(path);
   const out: AcceptedSubmit[] = [];
   for (const line of text.split("\n")) {
     if (line === "") continue;
-    const [id, scheduled, acked, sent, target, ...rest] = line.split("\t");
-    if (target === undefined || rest.length > 0) {
-      throw new Error(`${path}: not an ids line (want 5 tab-separated fields): ${line}`);
+    const entry = parseIdsLine(line);
+    if (entry === undefined) {
+      throw new Error(
+        `${path}: not an ids line (id, three times in ms and a target index, tab-separated): ${line}`,
+      );
     }
-    out.push([id!, Number(scheduled), Number(acked), Number(sent), Number(target)]);
+    out.push(entry);
   }
   return out;
 }
