@@ -169,8 +169,7 @@ export type AcceptedSubmit = [
 
 /** One ids-file line (tab-separated, no newline): the format `parseIdsLine` reads back. */
 export function formatIdsLine([id, scheduledMs, ackedMs, sentMs, target]: AcceptedSubmit): string {
-  const times = [scheduledMs, ackedMs, sentMs].map((ms) => ms.toFixed(3)).join("\t");
-  return `${id}\t${times}\t${target}`;
+  return `${id}\t${scheduledMs.toFixed(3)}\t${ackedMs.toFixed(3)}\t${sentMs.toFixed(3)}\t${target}`;
 }
 
 /** Parses one ids-file line; undefined when it is not one (a field missing, extra or not a number). */
