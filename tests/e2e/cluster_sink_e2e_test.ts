@@ -81,11 +81,15 @@ Deno.test({
       assertEquals(ready.data_kept, false);
       secret = /--secret (whsec_[A-Za-z0-9+/=]+)/.exec(submit)?.[1] ?? "";
       assert(secret !== "", `the printed command signs with the sink's secret: ${submit}`);
-      // What a person reads on the terminal: each node's API and the same command.
+      // What a person reads on the terminal: each node's API and the same command. stderr is a
+      // pipe of its own, read apart from stdout's events: its text may arrive after the event.
+      const apis = Object.values(ready.api as Record<string, string>);
+      await pollUntil(
+        () => stderr.includes(submit) && apis.every((url) => stderr.includes(url)),
+        10_000,
+      );
       assert(stderr.includes(submit), `the printed command is on stderr:\n${stderr}`);
-      for (const url of Object.values(ready.api as Record<string, string>)) {
-        assert(stderr.includes(url), `${url} is printed`);
-      }
+      for (const url of apis) assert(stderr.includes(url), `${url} is printed`);
 
       const out = await runPrinted(submit);
       assert(/^job_[0-9a-z]+$/.test(out[0]!), `the job id first: ${out[0]}`);
