@@ -1,14 +1,11 @@
-import json,sys,collections,glob
-# self time of JS frames whose url contains sys.argv[2], plus native children attributed to nearest such ancestor
+# Self time of the frames whose URL contains PAT (argv 2), by function, over every profile matched
+# by GLOB (argv 1); per job assumes the 2,000 jobs of a 10-s step at 200/s.
+# Usage: python3 bycomp.py 'DIR/*.cpuprofile' /src/jobs/ [N]
+import sys,collections
+from cpuprof import samples
 pat=sys.argv[2]
 agg=collections.Counter(); tot=0
-for f in glob.glob(sys.argv[1]):
-    p=json.load(open(f)); nodes={n['id']:n for n in p['nodes']}
-    parent={}
-    for n in p['nodes']:
-        for c in n.get('children',[]): parent[c]=n['id']
-    dt=collections.defaultdict(float)
-    for s,d in zip(p['samples'],p['timeDeltas']): dt[s]+=d
+for nodes,parent,dt in samples(sys.argv[1]):
     for nid,t in dt.items():
         cf=nodes[nid]['callFrame']
         if pat in cf['url']:

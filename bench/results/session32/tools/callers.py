@@ -1,21 +1,13 @@
-import json,sys,collections,glob
+# Time spent inside any frame named NAME (argv 2), by its DEPTH callers, over every profile
+# matched by GLOB (argv 1). Usage: python3 callers.py 'DIR/*.cpuprofile' setTimeout [DEPTH]
+import sys,collections
+from cpuprof import samples
 name=sys.argv[2]; depth=int(sys.argv[3]) if len(sys.argv)>3 else 4
 agg=collections.Counter(); tot=0
-for f in glob.glob(sys.argv[1]):
-    p=json.load(open(f))
-    nodes={n['id']:n for n in p['nodes']}
-    parent={}
-    for n in p['nodes']:
-        for c in n.get('children',[]): parent[c]=n['id']
-    dt=collections.defaultdict(float)
-    for s,d in zip(p['samples'],p['timeDeltas']): dt[s]+=d
+for nodes,parent,dt in samples(sys.argv[1]):
     for nid,t in dt.items():
-        # inclusive: any ancestor (or self) named name
-        a=nid; 
-        while a is not None:
-            cf=nodes[a]['callFrame']
-            if cf['functionName']==name: break
-            a=parent.get(a)
+        a=nid
+        while a is not None and nodes[a]['callFrame']['functionName']!=name: a=parent.get(a)
         if a is None: continue
         chain=[]; b=parent.get(a)
         while b is not None and len(chain)<depth:

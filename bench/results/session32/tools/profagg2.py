@@ -1,26 +1,21 @@
-import json,sys,collections,glob
+# Self time by function over every profile matched by GLOB (argv 1), idle left out, and the self
+# time under the nearest frame whose URL contains TARGET (argv 2, default ext:deno_net/).
+# Usage: python3 profagg2.py 'DIR/*.cpuprofile' [TARGET] [N]
+import sys,collections
+from cpuprof import samples
 byfn=collections.Counter(); tot=0; under=collections.Counter()
 target=sys.argv[2] if len(sys.argv)>2 else 'ext:deno_net/'
-for f in glob.glob(sys.argv[1]):
-    p=json.load(open(f))
-    nodes={n['id']:n for n in p['nodes']}
-    parent={}
-    for n in p['nodes']:
-        for c in n.get('children',[]): parent[c]=n['id']
-    dt=collections.defaultdict(float)
-    for s,d in zip(p['samples'],p['timeDeltas']): dt[s]+=d
+for nodes,parent,dt in samples(sys.argv[1]):
     for nid,t in dt.items():
         cf=nodes[nid]['callFrame']
-        if cf['functionName'] in ('(idle)',): continue
+        if cf['functionName']=='(idle)': continue
         tot+=t
         url=cf['url'].split('/')[-1] if cf['url'] else '(native)'
         byfn[(cf['functionName'] or '(anon)')+' '+url+':'+str(cf['lineNumber']+1)]+=t
-        # find nearest ancestor frame in target
-        a=nid; chain=[]
+        a=nid
         while a is not None:
             c=nodes[a]['callFrame']
             if target in c['url']:
-                # record which self function under which target fn
                 under[(c['functionName'] or '(anon)')+' | self='+(cf['functionName'] or '(anon)')]+=t
                 break
             a=parent.get(a)
