@@ -30,21 +30,8 @@ export const HOOKD_PERMISSIONS = [
  * count. At 16 MiB: half the scavenges, half the old-generation growth and major GCs
  * (bench/results/session27/semi_space/), and a lower worst latency in 8 of 9 paired 200/s runs
  * (session27/ and session28/semi_space/), for about 30 MB more resident memory a node.
- *
- * `--initial-old-space-size=256` (MB): V8's first limit for the old generation, which it keeps as
- * the least limit after every mark-compact. At 200 jobs/s a node makes about 1 MB a second of
- * old-generation garbage, spread over some fifty allocation sites
- * (bench/results/session32/old_gen/), and with the limits V8 sets from a young node's small heap it
- * ran a mark-compact every 11–100 s, pausing 3–70 ms, often on several nodes at once since their
- * heaps grow alike; 29 % of the jobs slower than 30 ms met one. With 256 MB the five nodes ran none
- * in 270 s at 200/s (p99 23 against 31 ms, worst job 78 against 219), and the worst job of a warm
- * 20-s step was lower in 7 of 10 alternated steps (session32/old_space/), for about 40 MB more
- * resident memory a node. It postpones mark-compacts rather than removing them: once a node holds
- * more than about 100 MB that lives (an hour of delivered jobs at 690 bytes each above ~40 jobs/s),
- * V8's own limit is the higher and this one changes nothing. An idle node makes next to no garbage
- * and stays small.
  */
-export const HOOKD_V8_FLAGS = ["--min-semi-space-size=16", "--initial-old-space-size=256"] as const;
+export const HOOKD_V8_FLAGS = ["--min-semi-space-size=16"] as const;
 
 const projectRoot = new URL("../../", import.meta.url);
 

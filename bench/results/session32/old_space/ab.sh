@@ -1,6 +1,6 @@
 #!/bin/bash
 cd /tmp/m
-for r in 3 4 5; do
+for r in 1 2 3 4 5; do
   for arm in default initial-old-space-size=256; do
     extra="--trace-gc-nvp"; [ $arm != default ] && extra="$extra,--$arm"
     bash /work/main/bench/results/session31/tools/hostspeed.sh > /tmp/s32/oldsp/$arm.$r.host
