@@ -106,8 +106,10 @@ Deno.test({
       // signed under the sink's secret, with the event's id as its webhook-id.
       const endpointAdd = String(ready.endpoint_add_command);
       const send = String(ready.send_command);
-      await pollUntil(() => stderr.includes(endpointAdd) && stderr.includes(send), 10_000);
-      assert(stderr.includes(endpointAdd) && stderr.includes(send), stderr);
+      assert(
+        await pollUntil(() => stderr.includes(endpointAdd) && stderr.includes(send), 10_000),
+        stderr,
+      );
       const added = await runPrinted(endpointAdd);
       assert(/^id: +ep_[0-9a-f]{24}$/.test(added[0]!), `the endpoint first: ${added.join("\n")}`);
       const sent = await runPrinted(send);

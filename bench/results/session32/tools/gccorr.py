@@ -1,8 +1,11 @@
-import re,json,sys,collections
+# Each node's --trace-gc-nvp events (sweep stderr, plain or .gz, with the time-origin lines of
+# tools/probe.patch) put on a --latencies-out TSV's clock: how many slow jobs overlap a GC, and
+# the bursts of slow jobs with the GCs near them. Usage: python3 gccorr.py ERR TSV
+import re,json,sys,collections,gzip
 err,lat=sys.argv[1],sys.argv[2]
 origin={}
 gcs=[]  # (node, start_epoch, end_epoch, kind, pause)
-lines=open(err,errors='replace').read().splitlines()
+lines=(gzip.open if err.endswith('.gz') else open)(err,'rt',errors='replace').read().splitlines()
 for line in lines:
     m=re.search(r'\[(n\d)\] time-origin (\d+) ([\d.]+)',line)
     if m: origin[m.group(1)]=float(m.group(3))
