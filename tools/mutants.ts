@@ -943,6 +943,22 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/catchup_log_test.ts"],
   },
   {
+    name: "catchup-log-grow-ignores-head",
+    breaks: "a growing ring copies its records from the head on, wherever the head has wrapped to",
+    file: "src/jobs/catchup_log.ts",
+    from: "      const from = (this.#head + i) & this.#mask;",
+    to: "      const from = i;",
+    tests: ["tests/jobs/catchup_log_test.ts"],
+  },
+  {
+    name: "catchup-log-keeps-dead-slabs",
+    breaks: "the catch-up log drops a slab once every record in it was evicted",
+    file: "src/jobs/catchup_log.ts",
+    from: "    while (this.#slabBase < oldestKept) {",
+    to: "    while (this.#slabBase < oldestKept && this.#slabs.length > 1e9) {",
+    tests: ["tests/jobs/catchup_log_test.ts"],
+  },
+  {
     name: "catchup-log-drops-live-slab",
     breaks: "the catch-up log drops a slab only once no record kept is in it",
     file: "src/jobs/catchup_log.ts",

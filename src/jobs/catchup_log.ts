@@ -44,7 +44,8 @@ export class CatchupLog {
   // across these arrays per record kept. Its capacity is a power of two (`#mask` + 1).
   #ringOrigin = new Int32Array(RING_SLOTS_MIN);
   #ringSeq = new Float64Array(RING_SLOTS_MIN);
-  #ringSlab = new Int32Array(RING_SLOTS_MIN);
+  /** Slab ids count up for ever: doubles, where an `Int32Array` would wrap after 2^31 slabs. */
+  #ringSlab = new Float64Array(RING_SLOTS_MIN);
   #ringOffset = new Int32Array(RING_SLOTS_MIN);
   #ringLength = new Int32Array(RING_SLOTS_MIN);
   #mask = RING_SLOTS_MIN - 1;
@@ -77,6 +78,17 @@ export class CatchupLog {
 
   get records(): number {
     return this.#count;
+  }
+
+  /**
+   * Bytes of the slabs still held: what the records cost the process, which is more than
+   * `bytes` by the evicted records and unused tails of the slabs from the oldest record kept
+   * to the one being filled.
+   */
+  get slabBytes(): number {
+    let n = 0;
+    for (const slab of this.#slabs) n += slab.length;
+    return n;
   }
 
   /** Keeps a copy of `bytes` as (origin, seq); a repeat is ignored. */
@@ -133,7 +145,7 @@ export class CatchupLog {
     const capacity = (this.#mask + 1) * 2;
     const origin = new Int32Array(capacity);
     const seq = new Float64Array(capacity);
-    const slab = new Int32Array(capacity);
+    const slab = new Float64Array(capacity);
     const offset = new Int32Array(capacity);
     const length = new Int32Array(capacity);
     for (let i = 0; i < this.#count; i++) {

@@ -4,9 +4,10 @@
  *
  * Owns the table only. It stores slots, not seqs: a key is read back from the ring's seq array,
  * which the caller passes on every call (the ring replaces that array when it grows, and then
- * re-indexes). Kept in a typed array because a `Map<number, number>` per origin was most of
- * the 82 bytes of JavaScript heap the log held a record, traced by every mark-compact, and
- * churned once the log was at its bound (bench/results/session32/micro/):
+ * re-indexes). Kept in a typed array because the `Map<number, number>` per origin it replaces
+ * was more than half of the index's JavaScript heap (0.28 of 0.50 KB a job on a loaded node,
+ * bench/results/session32/README.md, old_gen), traced by every mark-compact, and churned once
+ * the log was at its bound (bench/results/session32/micro/):
  * the GC does not trace a typed array's contents, and this table allocates only when it
  * grows or shrinks.
  */
@@ -33,8 +34,9 @@ export class SeqSlotIndex {
   }
 
   /**
-   * Fibonacci hashing: consecutive seqs, the common case, land spread across the table rather
-   * than in one run (a run would make every probe walk it). `Math.imul` takes the seq mod 2^32.
+   * Fibonacci hashing: consecutive seqs, the common case, spread evenly over the table, and
+   * seqs that share their low bits (a stride of a power of two) do not all share a home cell
+   * as they would under `seq & mask`. `Math.imul` takes the seq mod 2^32.
    */
   #home(seq: number): number {
     return Math.imul(seq, 0x9e3779b1) >>> this.#shift;

@@ -43,7 +43,8 @@ Deno.test("CatchupLog keeps, evicts and serves records exactly as a map and a qu
           fc.integer({ min: 1, max: 60 }),
           fc.integer({ min: 0, max: 3_000 }),
         ),
-        { maxLength: 120 },
+        // `size: "max"`: fast-check would otherwise draw at most ten adds.
+        { maxLength: 120, size: "max" },
       ),
       (bytesMax, adds) => {
         const log = new CatchupLog(bytesMax);
@@ -76,24 +77,31 @@ Deno.test("CatchupLog keeps, evicts and serves records exactly as a map and a qu
 });
 
 Deno.test("CatchupLog matches the model across its ring's growth, wrap-around and wide seqs", () => {
-  // Many small records: the ring doubles several times and wraps, and every doubling moves the
-  // records and re-indexes them. Seqs come in runs, with gaps, and past 2^32.
-  const seqArb = fc.oneof(
-    fc.integer({ min: 1, max: 300 }),
-    fc.integer({ min: 2 ** 32 - 50, max: 2 ** 32 + 50 }),
-    fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
-  );
+  // Many small records: the ring doubles several times, also once it has started evicting (its
+  // head is then not slot 0) and wrapped, and every doubling moves the records and re-indexes
+  // them. Each origin's seqs run forward from a base (1, or near 2^32 or 2^53) by steps that
+  // repeat, go back or leave gaps, as replication and catch-up deliver them.
   fc.assert(
     fc.property(
       fc.integer({ min: 1, max: 3_000 }),
+      fc.constantFrom(1, 2 ** 32 - 200, Number.MAX_SAFE_INTEGER - 20_000),
       fc.array(
-        fc.tuple(fc.constantFrom("a", "b", "c"), seqArb, fc.integer({ min: 0, max: 12 })),
+        fc.tuple(
+          fc.constantFrom("a", "b", "c"),
+          fc.integer({ min: -3, max: 20 }),
+          fc.integer({ min: 0, max: 12 }),
+        ),
         { maxLength: 600, size: "max" },
       ),
-      (bytesMax, adds) => {
+      (bytesMax, base, adds) => {
         const log = new CatchupLog(bytesMax);
         const model = new ModelLog(bytesMax);
-        for (const [i, [origin, seq, size]] of adds.entries()) {
+        const last = new Map<string, number>();
+        const added: Array<[string, number]> = [];
+        for (const [i, [origin, step, size]] of adds.entries()) {
+          const seq = Math.max(1, (last.get(origin) ?? base) + step);
+          last.set(origin, seq);
+          added.push([origin, seq]);
           const bytes = new Uint8Array(size).fill(i & 0xff);
           log.add(origin, seq, bytes);
           model.add(origin, seq, bytes);
@@ -101,7 +109,7 @@ Deno.test("CatchupLog matches the model across its ring's growth, wrap-around an
         assertEquals(log.bytes, model.bytes);
         assertEquals(log.evicted, model.evicted);
         assertEquals(log.records, model.records.size);
-        for (const [origin, seq] of adds) {
+        for (const [origin, seq] of added) {
           assertEquals(log.get(origin, seq), model.records.get(`${origin}/${seq}`));
           assertEquals(log.floor(origin), model.floors.get(origin) ?? 0);
         }
@@ -118,6 +126,21 @@ Deno.test("CatchupLog matches the model across its ring's growth, wrap-around an
     // failure as found.
     { numRuns: 100, endOnFailure: true },
   );
+});
+
+Deno.test("CatchupLog grows its ring after it wrapped, keeping every record where it finds it", () => {
+  // 64 slots at first. 60 records of 10 bytes fill 600 bytes; 10 more evict the first 10, so
+  // the head is slot 10 and the ring has wrapped; 10 empty records then make it double.
+  const log = new CatchupLog(600);
+  const record = (seq: number) => new Uint8Array(seq === 0 ? 0 : 10).fill(seq & 0xff);
+  for (let seq = 1; seq <= 70; seq++) log.add("a", seq, record(seq));
+  assertEquals(log.evicted, 10);
+  for (let seq = 71; seq <= 80; seq++) log.add("b", seq, new Uint8Array(0));
+  assertEquals(log.records, 70);
+  for (let seq = 11; seq <= 70; seq++) assertEquals(log.get("a", seq), record(seq), `seq ${seq}`);
+  for (let seq = 71; seq <= 80; seq++) assertEquals(log.get("b", seq), new Uint8Array(0));
+  assertEquals(log.get("a", 10), undefined);
+  assertEquals(log.collectSorted("a", 1, 100).map(([seq]) => seq)[0], 11);
 });
 
 Deno.test("CatchupLog copies a record out of its datagram, so it keeps no datagram alive", () => {
@@ -156,6 +179,8 @@ Deno.test("CatchupLog still finds its records after its ring grew and wrapped", 
   }
   assertEquals(log.records, 100);
   assertEquals(log.bytes, 1000);
+  // 1,000 bytes of records span at most two 4-KiB slabs: the older ones were dropped.
+  assert(log.slabBytes <= 2 * 4096, `${log.slabBytes} bytes of slabs held for 1,000 of records`);
   assertEquals(log.evicted, 19_900);
   assertEquals(log.floor("a"), 19_900);
   assertEquals(log.floor("b"), 19_899);

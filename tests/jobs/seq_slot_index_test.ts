@@ -35,7 +35,8 @@ Deno.test("SeqSlotIndex finds, inserts and removes exactly as a Map would", () =
           // Half the removes take a seq held, so tables shrink as well as grow.
           const held = [...model.keys()];
           const seq = op === "remove-held" && held.length > 0 ? held[pick % held.length]! : drawn;
-          if (op === "insert" && !model.has(seq)) {
+          if (op === "insert") {
+            if (model.has(seq)) continue; // the log never indexes a seq it holds twice
             const slot = nextSlot++;
             seqs[slot] = seq;
             index.insert(seq, slot, seqs);
@@ -46,7 +47,7 @@ Deno.test("SeqSlotIndex finds, inserts and removes exactly as a Map would", () =
           assertEquals(index.size, model.size);
           assert(index.size * 2 <= index.capacity, "the table is more than half full");
           assert(
-            index.capacity <= 8 || index.size * 8 >= index.capacity / 2,
+            index.capacity <= 8 || index.size * 8 >= index.capacity,
             `a table of ${index.capacity} cells for ${index.size} entries did not shrink`,
           );
         }
