@@ -8,56 +8,51 @@
  * the last checkpoint, and the floor is the checkpoint's coverage.
  *
  * The bytes are copied into slabs (large buffers filled in order, dropped once every record in
- * them was evicted), and the order of eviction is a ring of typed arrays, indexed per origin by
- * a typed hash table (seq_slot_index.ts): no object per record, and nothing per record the GC
- * traces. Kept as objects — a view per record, an entry object per record — every record of
+ * them was evicted), and the order of eviction is kept in arrays of numbers: no object per
+ * record. Kept as objects — a view per record, an entry object per record — every record of
  * the last 64 MiB survived the young generation and had to be marked and moved by the major GCs,
  * which at 200 jobs/s came every few seconds, on all five nodes at the same job count (their heaps
  * grow alike: bench/results/session26/). A record received was also a view into its datagram, so
- * it kept the whole datagram alive: the bound counted the record, not the memory. Kept as arrays
- * of numbers and a `Map` per origin, the index was still 82 bytes a record of JavaScript heap
- * (a third of what a job left alive on a loaded node: bench/results/session32/old_gen/), and its
- * `Map` churned at the bound (bench/results/session32/micro/).
+ * it kept the whole datagram alive: the bound counted the record, not the memory.
+ *
+ * Why the index is still a `Map` and arrays of numbers (82 bytes of JavaScript heap a record):
+ * a ring of typed arrays with an open-addressing index in an `Int32Array` held none of it on
+ * the heap and added in half the time, but the nodes then ran more mark-compacts, not fewer
+ * (297 against 205 over ten paired runs at 200/s), and no latency figure improved. A smaller
+ * live heap gives V8 smaller limits, and with 16-MiB semi-spaces it starts marking once about
+ * 35 MB remain below the limit (bench/results/session33/, commits f56e009 and fc4f172).
  */
 
-import { assert, fail } from "../lib/assert.ts";
-import { SeqSlotIndex } from "./seq_slot_index.ts";
+import { assert } from "../lib/assert.ts";
 
 /** Bytes of a slab (a record larger than the bound's slab gets one of its own size). */
 export const CATCHUP_SLAB_BYTES_MAX = 1 << 20;
 /** Smallest slab: a tiny bound (tests, `catchupLogBytesMax: 1`) still copies into one. */
 const CATCHUP_SLAB_BYTES_MIN = 4096;
-/** Slots of the ring at first; it doubles when full and never shrinks (the bound keeps it). */
-const RING_SLOTS_MIN = 64;
+/** Evicted entries at the head of the eviction order before the arrays are compacted. */
+const FIFO_COMPACT_MIN = 4096;
+
+const NO_SLAB = new Uint8Array(0);
 
 export class CatchupLog {
   readonly #bytesMax: number;
   readonly #slabBytes: number;
-  /** Origins by the small number the ring stores, and their indexes (seq → ring slot). */
-  readonly #originNumber = new Map<string, number>();
-  readonly #originNames: string[] = [];
-  readonly #indexes: SeqSlotIndex[] = [];
+  /** Per origin: seq → the record's position in the eviction order (see `#fifoBase`). */
+  readonly #byOrigin = new Map<string, Map<number, number>>();
   readonly #floor = new Map<string, number>();
   /** Highest seq ever kept per origin (kept past eviction: the floor covers what went). */
   readonly #max = new Map<string, number>();
-  // The eviction order, oldest first: a ring of `#count` records from slot `#head`, one slot
-  // across these arrays per record kept. Its capacity is a power of two (`#mask` + 1).
-  #ringOrigin = new Int32Array(RING_SLOTS_MIN);
-  #ringSeq = new Float64Array(RING_SLOTS_MIN);
-  /** Slab ids count up for ever: doubles, where an `Int32Array` would wrap after 2^31 slabs. */
-  #ringSlab = new Float64Array(RING_SLOTS_MIN);
-  #ringOffset = new Int32Array(RING_SLOTS_MIN);
-  #ringLength = new Int32Array(RING_SLOTS_MIN);
-  #mask = RING_SLOTS_MIN - 1;
-  #head = 0;
-  #count = 0;
-  /**
-   * The slabs still referred to, oldest first: `#slabs[i]` has id `#slabBase + i`, and the last
-   * is the one being filled (`#slabUsed` bytes of it). A slab is dropped once the oldest record
-   * kept, or the slab being filled, has a later id.
-   */
-  readonly #slabs: Uint8Array[] = [];
-  #slabBase = 0;
+  // The eviction order, oldest first: one index across these arrays per record kept. An entry
+  // at index i has position `#fifoBase + i`; the entries before `#fifoHead` were evicted.
+  #fifoOrigin: string[] = [];
+  #fifoSeq: number[] = [];
+  #fifoSlab: Uint8Array[] = [];
+  #fifoOffset: number[] = [];
+  #fifoLength: number[] = [];
+  #fifoHead = 0;
+  #fifoBase = 0;
+  /** The slab being filled, and how much of it is. */
+  #slab: Uint8Array = NO_SLAB;
   #slabUsed = 0;
   #bytes = 0;
   evicted = 0;
@@ -77,112 +72,89 @@ export class CatchupLog {
   }
 
   get records(): number {
-    return this.#count;
-  }
-
-  /**
-   * Bytes of the slabs still held: what the records cost the process, which is more than
-   * `bytes` by the evicted records and unused tails of the slabs from the oldest record kept
-   * to the one being filled.
-   */
-  get slabBytes(): number {
     let n = 0;
-    for (const slab of this.#slabs) n += slab.length;
+    for (const m of this.#byOrigin.values()) n += m.size;
     return n;
   }
 
   /** Keeps a copy of `bytes` as (origin, seq); a repeat is ignored. */
   add(origin: string, seq: number, bytes: Uint8Array): void {
-    if (seq <= (this.#floor.get(origin) ?? 0)) return;
-    const number = this.#numberOf(origin);
-    const index = this.#indexes[number]!;
-    if (index.find(seq, this.#ringSeq) >= 0) return;
+    let m = this.#byOrigin.get(origin);
+    if (m === undefined) {
+      m = new Map();
+      this.#byOrigin.set(origin, m);
+    }
+    if (m.has(seq) || seq <= (this.#floor.get(origin) ?? 0)) return;
     const offset = this.#place(bytes);
-    if (this.#count > this.#mask) this.#grow();
-    const slot = (this.#head + this.#count) & this.#mask;
-    this.#count++;
-    this.#ringOrigin[slot] = number;
-    this.#ringSeq[slot] = seq;
-    this.#ringSlab[slot] = this.#slabBase + this.#slabs.length - 1;
-    this.#ringOffset[slot] = offset;
-    this.#ringLength[slot] = bytes.length;
-    index.insert(seq, slot, this.#ringSeq);
+    m.set(seq, this.#fifoBase + this.#fifoSeq.length);
+    this.#fifoOrigin.push(origin);
+    this.#fifoSeq.push(seq);
+    this.#fifoSlab.push(this.#slab);
+    this.#fifoOffset.push(offset);
+    this.#fifoLength.push(bytes.length);
     if (seq > (this.#max.get(origin) ?? 0)) this.#max.set(origin, seq);
     this.#bytes += bytes.length;
-    while (this.#bytes > this.#bytesMax && this.#count > 0) this.#evictOne();
-  }
-
-  #numberOf(origin: string): number {
-    let number = this.#originNumber.get(origin);
-    if (number === undefined) {
-      number = this.#originNames.length;
-      this.#originNumber.set(origin, number);
-      this.#originNames.push(origin);
-      this.#indexes.push(new SeqSlotIndex());
+    while (this.#bytes > this.#bytesMax && this.#fifoHead < this.#fifoSeq.length) {
+      this.#evictOne();
     }
-    return number;
+    if (this.#fifoHead > FIFO_COMPACT_MIN && this.#fifoHead * 2 > this.#fifoSeq.length) {
+      const head = this.#fifoHead;
+      this.#fifoOrigin = this.#fifoOrigin.slice(head);
+      this.#fifoSeq = this.#fifoSeq.slice(head);
+      this.#fifoSlab = this.#fifoSlab.slice(head);
+      this.#fifoOffset = this.#fifoOffset.slice(head);
+      this.#fifoLength = this.#fifoLength.slice(head);
+      this.#fifoBase += head;
+      this.#fifoHead = 0;
+    }
   }
 
   /**
    * Copies `bytes` into the slab being filled (a new one when it does not fit) and returns its
-   * offset there: the last of `#slabs` is then the slab that holds it.
+   * offset there: `#slab` is then the slab that holds it.
    */
   #place(bytes: Uint8Array): number {
-    let slab = this.#slabs[this.#slabs.length - 1];
-    if (slab === undefined || this.#slabUsed + bytes.length > slab.length) {
-      slab = new Uint8Array(Math.max(this.#slabBytes, bytes.length));
-      this.#slabs.push(slab);
+    if (this.#slabUsed + bytes.length > this.#slab.length) {
+      this.#slab = new Uint8Array(Math.max(this.#slabBytes, bytes.length));
       this.#slabUsed = 0;
     }
     const offset = this.#slabUsed;
-    slab.set(bytes, offset);
+    this.#slab.set(bytes, offset);
     this.#slabUsed += bytes.length;
     return offset;
   }
 
-  /** Doubles the ring, moving its records to slots 0… in order, and re-indexes them. */
-  #grow(): void {
-    const capacity = (this.#mask + 1) * 2;
-    const origin = new Int32Array(capacity);
-    const seq = new Float64Array(capacity);
-    const slab = new Float64Array(capacity);
-    const offset = new Int32Array(capacity);
-    const length = new Int32Array(capacity);
-    for (let i = 0; i < this.#count; i++) {
-      const from = (this.#head + i) & this.#mask;
-      origin[i] = this.#ringOrigin[from]!;
-      seq[i] = this.#ringSeq[from]!;
-      slab[i] = this.#ringSlab[from]!;
-      offset[i] = this.#ringOffset[from]!;
-      length[i] = this.#ringLength[from]!;
-    }
-    this.#ringOrigin = origin;
-    this.#ringSeq = seq;
-    this.#ringSlab = slab;
-    this.#ringOffset = offset;
-    this.#ringLength = length;
-    this.#mask = capacity - 1;
-    this.#head = 0;
-    for (const index of this.#indexes) index.clear();
-    for (let slot = 0; slot < this.#count; slot++) {
-      this.#indexes[origin[slot]!]!.insert(seq[slot]!, slot, seq);
-    }
-  }
-
-  /** The record in ring slot `slot`, as a view into its slab. */
-  #view(slot: number): Uint8Array {
-    const slab = this.#slabs[this.#ringSlab[slot]! - this.#slabBase];
-    if (slab === undefined) fail(`catch-up log: slot ${slot} refers to a dropped slab`);
-    const offset = this.#ringOffset[slot]!;
-    return slab.subarray(offset, offset + this.#ringLength[slot]!);
+  /** The record at position `position` of the eviction order, as a view into its slab. */
+  #view(position: number): Uint8Array {
+    const i = position - this.#fifoBase;
+    assert(i >= this.#fifoHead && i < this.#fifoSeq.length, "catch-up log: stale position");
+    const offset = this.#fifoOffset[i]!;
+    return this.#fifoSlab[i]!.subarray(offset, offset + this.#fifoLength[i]!);
   }
 
   /** The record (a view: it stays valid, and keeps its slab alive while it is referenced). */
   get(origin: string, seq: number): Uint8Array | undefined {
-    const number = this.#originNumber.get(origin);
-    if (number === undefined) return undefined;
-    const slot = this.#indexes[number]!.find(seq, this.#ringSeq);
-    return slot < 0 ? undefined : this.#view(slot);
+    const position = this.#byOrigin.get(origin)?.get(seq);
+    return position === undefined ? undefined : this.#view(position);
+  }
+
+  /**
+   * Appends to `out` the records of `origin` with a seq in [from, to], in no set order. Costs
+   * the smaller of the span and the records held: a span may be a restart's voided seqs.
+   */
+  collect(origin: string, from: number, to: number, out: Uint8Array[]): void {
+    const m = this.#byOrigin.get(origin);
+    if (m === undefined || to < from) return;
+    if (to - from < m.size) {
+      for (let seq = from; seq <= to; seq++) {
+        const position = m.get(seq);
+        if (position !== undefined) out.push(this.#view(position));
+      }
+      return;
+    }
+    for (const [seq, position] of m) {
+      if (seq >= from && seq <= to) out.push(this.#view(position));
+    }
   }
 
   /**
@@ -191,22 +163,19 @@ export class CatchupLog {
    */
   collectSorted(origin: string, from: number, to: number): Array<[number, Uint8Array]> {
     const out: Array<[number, Uint8Array]> = [];
-    const number = this.#originNumber.get(origin);
-    if (number === undefined || to < from) return out;
-    const index = this.#indexes[number]!;
-    const seqs = this.#ringSeq;
-    if (to - from < index.size) {
+    const m = this.#byOrigin.get(origin);
+    if (m === undefined || to < from) return out;
+    if (to - from < m.size) {
       for (let seq = from; seq <= to; seq++) {
-        const slot = index.find(seq, seqs);
-        if (slot >= 0) out.push([seq, this.#view(slot)]);
+        const position = m.get(seq);
+        if (position !== undefined) out.push([seq, this.#view(position)]);
       }
       return out;
     }
-    index.forEach((slot) => {
-      const seq = seqs[slot]!;
-      if (seq >= from && seq <= to) out.push([seq, this.#view(slot)]);
-    });
-    return out.sort((x, y) => x[0] - y[0]);
+    for (const [seq, position] of m) {
+      if (seq >= from && seq <= to) out.push([seq, this.#view(position)]);
+    }
+    return out.sort((a, b) => a[0] - b[0]);
   }
 
   /** Highest seq of `origin` this log has kept (0: none), durable here or still on its way. */
@@ -230,23 +199,16 @@ export class CatchupLog {
   }
 
   #evictOne(): void {
-    const slot = this.#head;
-    const number = this.#ringOrigin[slot]!;
-    const seq = this.#ringSeq[slot]!;
-    const removed = this.#indexes[number]!.remove(seq, this.#ringSeq);
-    assert(removed, "catch-up log: the oldest record was not indexed");
-    this.#head = (slot + 1) & this.#mask;
-    this.#count--;
-    this.#bytes -= this.#ringLength[slot]!;
-    this.evicted++;
-    this.raiseFloor(this.#originNames[number]!, seq);
-    // A slab goes once neither the oldest record kept nor the slab being filled is in it.
-    const oldestKept = this.#count > 0
-      ? this.#ringSlab[this.#head]!
-      : this.#slabBase + this.#slabs.length - 1;
-    while (this.#slabBase < oldestKept) {
-      this.#slabs.shift();
-      this.#slabBase++;
+    const i = this.#fifoHead++;
+    const origin = this.#fifoOrigin[i]!;
+    const seq = this.#fifoSeq[i]!;
+    // The slab goes once no entry refers to it (and it is not the one being filled).
+    this.#fifoSlab[i] = NO_SLAB;
+    const m = this.#byOrigin.get(origin);
+    if (m?.delete(seq)) {
+      this.#bytes -= this.#fifoLength[i]!;
+      this.evicted++;
+      this.raiseFloor(origin, seq);
     }
   }
 }

@@ -76,73 +76,6 @@ Deno.test("CatchupLog keeps, evicts and serves records exactly as a map and a qu
   );
 });
 
-Deno.test("CatchupLog matches the model across its ring's growth, wrap-around and wide seqs", () => {
-  // Many small records: the ring doubles several times, also once it has started evicting (its
-  // head is then not slot 0) and wrapped, and every doubling moves the records and re-indexes
-  // them. Each origin's seqs run forward from a base (1, or near 2^32 or 2^53) by steps that
-  // repeat, go back or leave gaps, as replication and catch-up deliver them.
-  fc.assert(
-    fc.property(
-      fc.integer({ min: 1, max: 3_000 }),
-      fc.constantFrom(1, 2 ** 32 - 200, Number.MAX_SAFE_INTEGER - 20_000),
-      fc.array(
-        fc.tuple(
-          fc.constantFrom("a", "b", "c"),
-          fc.integer({ min: -3, max: 20 }),
-          fc.integer({ min: 0, max: 12 }),
-        ),
-        { maxLength: 600, size: "max" },
-      ),
-      (bytesMax, base, adds) => {
-        const log = new CatchupLog(bytesMax);
-        const model = new ModelLog(bytesMax);
-        const last = new Map<string, number>();
-        const added: Array<[string, number]> = [];
-        for (const [i, [origin, step, size]] of adds.entries()) {
-          const seq = Math.max(1, (last.get(origin) ?? base) + step);
-          last.set(origin, seq);
-          added.push([origin, seq]);
-          const bytes = new Uint8Array(size).fill(i & 0xff);
-          log.add(origin, seq, bytes);
-          model.add(origin, seq, bytes);
-        }
-        assertEquals(log.bytes, model.bytes);
-        assertEquals(log.evicted, model.evicted);
-        assertEquals(log.records, model.records.size);
-        for (const [origin, seq] of added) {
-          assertEquals(log.get(origin, seq), model.records.get(`${origin}/${seq}`));
-          assertEquals(log.floor(origin), model.floors.get(origin) ?? 0);
-        }
-        for (const origin of ["a", "b", "c"]) {
-          const expected = [...model.records]
-            .filter(([k]) => k.startsWith(`${origin}/`))
-            .map(([k, v]) => [Number(k.split("/")[1]), v] as [number, Uint8Array])
-            .sort((x, y) => x[0] - y[0]);
-          assertEquals(log.collectSorted(origin, 1, Number.MAX_SAFE_INTEGER), expected);
-        }
-      },
-    ),
-    // Shrinking hundreds of adds took minutes; the seed and path fast-check prints replay the
-    // failure as found.
-    { numRuns: 100, endOnFailure: true },
-  );
-});
-
-Deno.test("CatchupLog grows its ring after it wrapped, keeping every record where it finds it", () => {
-  // 64 slots at first. 60 records of 10 bytes fill 600 bytes; 10 more evict the first 10, so
-  // the head is slot 10 and the ring has wrapped; 10 empty records then make it double.
-  const log = new CatchupLog(600);
-  const record = (seq: number) => new Uint8Array(seq === 0 ? 0 : 10).fill(seq & 0xff);
-  for (let seq = 1; seq <= 70; seq++) log.add("a", seq, record(seq));
-  assertEquals(log.evicted, 10);
-  for (let seq = 71; seq <= 80; seq++) log.add("b", seq, new Uint8Array(0));
-  assertEquals(log.records, 70);
-  for (let seq = 11; seq <= 70; seq++) assertEquals(log.get("a", seq), record(seq), `seq ${seq}`);
-  for (let seq = 71; seq <= 80; seq++) assertEquals(log.get("b", seq), new Uint8Array(0));
-  assertEquals(log.get("a", 10), undefined);
-  assertEquals(log.collectSorted("a", 1, 100).map(([seq]) => seq)[0], 11);
-});
-
 Deno.test("CatchupLog copies a record out of its datagram, so it keeps no datagram alive", () => {
   const datagram = new Uint8Array(1400).fill(7);
   const record = datagram.subarray(100, 160);
@@ -167,11 +100,11 @@ Deno.test("CatchupLog gives a record larger than a slab a slab of its own", () =
   assertEquals(log.get("a", 3), new Uint8Array([9]));
 });
 
-Deno.test("CatchupLog still finds its records after its ring grew and wrapped", () => {
+Deno.test("CatchupLog still finds its records after the eviction order was compacted", () => {
   const log = new CatchupLog(1000);
   for (let seq = 1; seq <= 20_000; seq++) {
     log.add(seq % 2 === 0 ? "a" : "b", seq, new Uint8Array(10).fill(seq & 0xff));
-    // A record added before the ring last grew or wrapped is still found (here: 99 adds ago).
+    // A record added before the last compaction is still found (here: 99 adds ago).
     if (seq > 99) {
       const old = seq - 99;
       assertEquals(log.get(old % 2 === 0 ? "a" : "b", old), new Uint8Array(10).fill(old & 0xff));
@@ -179,8 +112,6 @@ Deno.test("CatchupLog still finds its records after its ring grew and wrapped", 
   }
   assertEquals(log.records, 100);
   assertEquals(log.bytes, 1000);
-  // 1,000 bytes of records span at most two 4-KiB slabs: the older ones were dropped.
-  assert(log.slabBytes <= 2 * 4096, `${log.slabBytes} bytes of slabs held for 1,000 of records`);
   assertEquals(log.evicted, 19_900);
   assertEquals(log.floor("a"), 19_900);
   assertEquals(log.floor("b"), 19_899);
@@ -189,5 +120,7 @@ Deno.test("CatchupLog still finds its records after its ring grew and wrapped", 
     assertEquals(log.get(origin, seq), new Uint8Array(10).fill(seq & 0xff), `seq ${seq}`);
   }
   assertEquals(log.get("a", 19_900), undefined);
-  assertEquals(log.collectSorted("a", 1, 20_000).length, 50);
+  const out: Uint8Array[] = [];
+  log.collect("a", 1, 20_000, out);
+  assertEquals(out.length, 50);
 });
