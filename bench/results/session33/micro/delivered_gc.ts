@@ -3,11 +3,14 @@
 // (session 27's table_mem.ts), then times full, non-incremental GCs (`gc()`): the whole marking
 // work of a mark-compact in one pause, an upper bound on what a node's incremental and
 // concurrent marking spreads out. At 200 jobs/s an hour is 720,000 jobs.
+// Then, for the table as filled last: the bytes each delivered job would take encoded as the
+// `state` record a snapshot carries (what a store outside the JS heap would keep), and the time
+// to decode one back (what a query or a late record for it would pay).
 // `deno run -A --v8-flags=--expose-gc --config deno.json bench/results/session33/micro/delivered_gc.ts 0 100000 300000 720000`
 import { JobTable } from "../../../../src/jobs/job_table.ts";
 import { decodeRecord, encodeRecord } from "../../../../src/jobs/job_codec.ts";
 import { jobsDefaults } from "../../../../src/config/jobs.ts";
-import type { JobRecord } from "../../../../src/jobs/job_model.ts";
+import { type JobRecord, snapshotOf } from "../../../../src/jobs/job_model.ts";
 
 const gc = (globalThis as unknown as { gc: () => void }).gc;
 const origins = [7001, 7002, 7003, 7004, 7005].map((p) => `127.0.0.1:${p}`);
@@ -80,3 +83,16 @@ for (const n of Deno.args.map(Number)) {
       ` a full GC ${ms[2]!.toFixed(1)} ms (median of 5; ${ms[0]!.toFixed(1)}–${ms[4]!.toFixed(1)})`,
   );
 }
+
+const encoded: Uint8Array[] = [];
+for (const entry of table.entries()) {
+  encoded.push(encodeRecord({ type: "state", state: snapshotOf(entry) }));
+}
+const bytes = encoded.reduce((n, b) => n + b.length, 0);
+const t = performance.now();
+for (const b of encoded) if (!decodeRecord(b).ok) throw new Error("state record did not decode");
+const decodeUs = ((performance.now() - t) * 1000) / encoded.length;
+console.log(
+  `encoded as state records: ${(bytes / encoded.length).toFixed(0)} bytes a delivered job ` +
+    `(${(bytes / 1e6).toFixed(0)} MB for ${encoded.length}); decoding one back ${decodeUs.toFixed(2)} µs`,
+);
