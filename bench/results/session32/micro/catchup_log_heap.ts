@@ -1,6 +1,10 @@
 // One process: the JavaScript heap a CatchupLog holds per record, at its default 64-MiB bound
 // (200-byte records of five origins, as at 200/s: the bytes themselves sit in slabs, off the
 // heap), and what an add allocates once the log is at its bound and evicting.
+// Session 33 added what the log holds outside the JavaScript heap (`external` counts ArrayBuffers:
+// the slabs, and in session 33's typed-array layout the ring and its indexes), less the record
+// bytes themselves, so two layouts compare on all the memory they keep per record; session 32's
+// output predates that line. Session 33's figures: bench/results/session33/micro/.
 // `deno run -A --v8-flags=--expose-gc --config deno.json bench/results/session32/micro/catchup_log_heap.ts`
 import { getHeapStatistics } from "node:v8";
 import { CatchupLog } from "../../../../src/jobs/catchup_log.ts";
@@ -10,6 +14,11 @@ const heapUsed = () => {
   gc();
   gc();
   return getHeapStatistics().used_heap_size;
+};
+const external = () => {
+  gc();
+  gc();
+  return Deno.memoryUsage().external;
 };
 const allocated = () =>
   (getHeapStatistics() as unknown as { total_allocated_bytes: number }).total_allocated_bytes;
@@ -21,13 +30,16 @@ const add = (log: CatchupLog, n: number) => {
 };
 
 const before = heapUsed();
+const externalBefore = external();
 const log = new CatchupLog(64 * 1024 * 1024);
 add(log, 300_000);
 const held = log.records;
 const after = heapUsed();
+const outside = external() - externalBefore - log.bytes;
 console.log(
   `${held} records held: ${((after - before) / held).toFixed(1)} bytes of JS heap a record ` +
-    `(${((after - before) / 1e6).toFixed(1)} MB)`,
+    `(${((after - before) / 1e6).toFixed(1)} MB); outside the heap, besides the records' ` +
+    `${(log.bytes / 1e6).toFixed(1)} MB: ${(outside / held).toFixed(1)} bytes a record`,
 );
 add(log, 400_000); // past the bound: evicting from here on
 const n = 1_000_000;
