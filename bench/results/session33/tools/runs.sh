@@ -37,3 +37,6 @@ done
 # aged/: the 200/s step on nodes already holding ~160,000 delivered jobs (product code: old).
 run aged old 1 "$nvp" --rates 1200,200 --duration 150
 run aged old 2 "$nvp" --rates 800,200 --duration 200
+# aged/ run 3, on 15a14b3 (the product as at the session's end, probe patch only): the table
+# filled at 400/s, a rate this host carries, then 300 s at 200/s.
+run aged old 3 "$nvp" --rates 400,200 --duration 300
