@@ -19,8 +19,8 @@
  * a ring of typed arrays with an open-addressing index in an `Int32Array` held none of it on
  * the heap and added in half the time, but the nodes then ran more mark-compacts, not fewer
  * (297 against 205 over ten paired runs at 200/s), and no latency figure improved. A smaller
- * live heap gives V8 smaller limits, and with 16-MiB semi-spaces it starts marking once about
- * 35 MB remain below the limit (bench/results/session33/, commits f56e009 and fc4f172).
+ * live heap gives V8 lower limits, and V8 mostly started marking with some 35 MB still left
+ * below them (bench/results/session33/, commits f56e009 and fc4f172).
  */
 
 import { assert } from "../lib/assert.ts";
