@@ -30,7 +30,8 @@ for arm in old new; do run long $arm 1 "$nvp" --rates 200 --duration 240; done
 for r in 1 2; do for arm in old new; do
   run bound $arm $r "PROBE_CATCHUP_BYTES=8388608 $nvp" --rates 200,200,200,200 --duration 30
 done; done
-# im/: when V8 starts incremental marking (the committed runs carry no TSV).
+# im/: when V8 starts incremental marking. These two runs were made without --latencies-out
+# (run() now adds it); a first attempt passed the two flags space-separated and V8 refused them.
 for arm in old new; do
   run im $arm 1 "NODE_V8_EXTRA=--trace-gc-nvp,--trace-incremental-marking" $steps
 done
@@ -40,3 +41,5 @@ run aged old 2 "$nvp" --rates 800,200 --duration 200
 # aged/ run 3, on 15a14b3 (the product as at the session's end, probe patch only): the table
 # filled at 400/s, a rate this host carries, then 300 s at 200/s.
 run aged old 3 "$nvp" --rates 400,200 --duration 300
+# sweep/: the short sweep on 2bb5ccc and on b76edfd, plain `deno task hookd bench --rates
+# 200,1600,3200 --duration 10 --json` in each tree (no probe patch); see sweep/README.md.
