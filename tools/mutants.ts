@@ -331,8 +331,16 @@ const MUTANTS: Mutant[] = [
     name: "idem-key-kept-for-unacknowledged",
     breaks: "only an acknowledged keyed job leaves a kept key behind",
     file: "src/jobs/job_table.ts",
-    from: 'const acknowledged = entry.committed || entry.phase !== "pending";',
-    to: "const acknowledged = true;",
+    from: "if (keepKey && entry.committed && spec?.idempotencyKey !== undefined) {",
+    to: "if (keepKey && spec?.idempotencyKey !== undefined) {",
+    tests: ["tests/jobs/job_table_test.ts"],
+  },
+  {
+    name: "idem-unsettled-keyed-compacted",
+    breaks: "a keyed job finished before its COMMIT came waits for it before it is compacted",
+    file: "src/jobs/job_table.ts",
+    from: "        if (isUnsettledKeyed(entry)) continue;\n",
+    to: "",
     tests: ["tests/jobs/job_table_test.ts"],
   },
   {

@@ -144,6 +144,14 @@ class ExpiryQueue {
   }
 }
 
+/**
+ * A keyed job held here whose body is not known to be the committed one: finished (a DONE or
+ * DEAD of its id) but never committed here, so what it holds may be a losing submit's body.
+ */
+function isUnsettledKeyed(entry: JobEntry): boolean {
+  return !entry.committed && entry.spec?.idempotencyKey !== undefined;
+}
+
 /** An incarnation of an idempotency key held here (a job, or the key its compacted job left). */
 export interface Incarnation {
   readonly jobId: string;
@@ -734,6 +742,12 @@ export class JobTable {
         // SUBMIT arriving a moment later would bring the job back pending, for ever (sim seed
         // 101). Once the SUBMIT merges, the job is queued here again (`apply`).
         if (isStub(entry)) continue;
+        // Likewise a keyed job finished but not committed here (its DONE or DEAD came before
+        // its COMMIT): the body held may be a submit that lost to the committed one (progress
+        // records name the id, not the body), and its kept key would answer for that body (sim
+        // seed 233). It waits for the COMMIT, which carries the committed spec and queues the
+        // job here again (`apply`).
+        if (isUnsettledKeyed(entry)) continue;
         if (entry.finishedAtMs + retentionMs > nowWallMs) {
           // Its time moved later since it was queued: wait for that (at the back, where the
           // walk stops).
@@ -754,7 +768,10 @@ export class JobTable {
       this.#deliveredExpiry.size - this.#options.finishedJobsMax,
       (jobId) => {
         const entry = this.#entries.get(jobId);
-        if (entry === undefined || entry.phase !== "delivered" || isStub(entry)) {
+        if (
+          entry === undefined || entry.phase !== "delivered" || isStub(entry) ||
+          isUnsettledKeyed(entry)
+        ) {
           this.#deliveredExpiry.delete(jobId);
           return;
         }
@@ -841,10 +858,11 @@ export class JobTable {
     this.#dead.delete(entry.jobId);
     this.compacted++;
     assert(this.#counts[entry.phase] >= 0, "job counts never go negative");
-    // A kept key says the key's job was acknowledged (a retry is answered with it): a copy
-    // still pending and uncommitted here may be a submit the replicas refused (sim seed 319).
-    const acknowledged = entry.committed || entry.phase !== "pending";
-    if (keepKey && acknowledged && spec?.idempotencyKey !== undefined) {
+    // A kept key says the key's job was acknowledged with this body (a retry is answered
+    // with it, and so is a peer's SUBMIT): only a committed copy knows its body is the one.
+    // A copy pending and uncommitted may be a submit the replicas refused (sim seed 319); one
+    // finished but uncommitted only knows that some body of the id was (sim seed 233).
+    if (keepKey && entry.committed && spec?.idempotencyKey !== undefined) {
       const expiresAtMs = spec.submittedAtMs + this.#options.idempotencyWindowMs;
       if (this.#keyKeptUntil(expiresAtMs) > entry.finishedAtMs) {
         this.#keys.set(entry.jobId, {

@@ -3,6 +3,7 @@ import { JobTable } from "../../src/jobs/job_table.ts";
 import type { JobRecord, JobSpec } from "../../src/jobs/job_model.ts";
 import { decodeRecord, encodeRecord } from "../../src/jobs/job_codec.ts";
 import { tableTestOptions } from "./arbitraries.ts";
+import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
 
 const HOUR = 3_600_000;
 const T0 = 1_800_000_000_000;
@@ -33,6 +34,7 @@ Deno.test("JobTable keeps delivered jobs for their retention, then drops them, k
   const t = table();
   t.apply({ type: "submit", stamp: stamp(), spec: spec("a") }, T0);
   t.apply({ type: "submit", stamp: stamp(), spec: spec("k", "order-1") }, T0);
+  t.apply({ type: "commit", stamp: stamp(), jobId: "k", bodyHash: "h" }, T0);
   for (const id of ["a", "k"]) {
     t.apply({ type: "done", stamp: stamp(), jobId: id, gen: 0, finishedAtMs: T0 + 10 }, T0);
   }
@@ -124,6 +126,46 @@ Deno.test("a keyed copy that was never acknowledged leaves no key when a checkpo
   t.apply({ type: "commit", stamp: stamp(), jobId: "job_kB", bodyHash: "h" }, T0);
   t.apply({ type: "gone", gone: { jobId: "job_kB", gen: 0, expiresAtMs: T0 + HOUR } }, T0);
   assertEquals(t.keyTombstone("job_kB")?.key, "order-8", "an acknowledged one keeps its key");
+});
+
+Deno.test("a keyed copy finished before its COMMIT came keeps no key for its own body: it waits for the committed one", () => {
+  // Sim seed 233: a node cut off by a partition took a keyed submit (body L) for a key the
+  // majority had acknowledged with body W; its L was never acknowledged. After the heal it got
+  // the job's DONE (same id, no body) before W's COMMIT, and the finished retention compacted
+  // its copy at once, keeping a key that named L. A retry with L was then answered `existing`
+  // from that key, with no round (L on 2 disks), and a retry with W refused as a conflict.
+  // Mutations: compact uncommitted keyed copies (drop the `isUnsettledKeyed` skip in `expire`),
+  // or keep a key for a finished uncommitted copy in `#remove` (the dead-letter bound below
+  // still evicts one), and this fails.
+  const t = table();
+  const id = keyedJobId("order-5", keyEpoch(T0, tableTestOptions().idempotencyWindowMs));
+  const loser: JobSpec = { ...spec(id, "order-5"), bodyHash: "L", payload: "l" };
+  const winner: JobSpec = { ...spec(id, "order-5"), bodyHash: "W", payload: "w" };
+  t.apply({ type: "submit", stamp: stamp(), spec: loser }, T0 + 10);
+  t.apply({ type: "done", stamp: stamp(), jobId: id, gen: 0, finishedAtMs: T0 }, T0 + 20);
+  assertEquals(t.expire(T0 + HOUR + 1), [], "the uncommitted copy waits for its COMMIT");
+  assertEquals(t.keyTombstone(id), undefined, "no key names the unacknowledged body");
+  assertEquals(t.get(id)?.bodyHash, "L");
+  // The COMMIT carries the committed spec: it replaces the loser, and the job then leaves
+  // with its retention, its key naming the committed body.
+  t.apply(
+    { type: "commit", stamp: stamp(), jobId: id, bodyHash: "W", spec: winner },
+    T0 + HOUR + 2,
+  );
+  assertEquals(t.expire(T0 + HOUR + 3), [id]);
+  assertEquals(t.keyTombstone(id)?.bodyHash, "W");
+  assertEquals(t.liveIncarnation("order-5", T0 + HOUR + 3)?.bodyHash, "W");
+  // A bound that evicts such a copy anyway (deadLettersMax: 3) leaves no key for its body.
+  const d = table();
+  d.apply({ type: "submit", stamp: stamp(), spec: loser }, T0);
+  const dead = { gen: 0, attemptsMade: 3, finishedAtMs: T0, reason: "x" };
+  d.apply({ type: "dead", stamp: stamp(), jobId: id, ...dead }, T0);
+  for (const other of ["d1", "d2", "d3"]) {
+    d.apply({ type: "submit", stamp: stamp(), spec: spec(other) }, T0);
+    d.apply({ type: "dead", stamp: stamp(), jobId: other, ...dead }, T0);
+  }
+  assertEquals(d.expire(T0 + 1), [id], "the oldest dead letter goes past deadLettersMax");
+  assertEquals(d.keyTombstone(id), undefined, "and names no body it never saw committed");
 });
 
 Deno.test("JobTable keeps a finished stub until its SUBMIT comes, so a late SUBMIT cannot revive the job", () => {
@@ -221,6 +263,7 @@ Deno.test("finished-job tombstones are bounded, go to checkpoints and snapshots,
     t.apply({ type: "done", stamp: stamp(), jobId: s.id, gen: 0, finishedAtMs: T0 }, T0);
   }
   t.apply({ type: "submit", stamp: stamp(), spec: spec("job_k1", "order-1") }, T0);
+  t.apply({ type: "commit", stamp: stamp(), jobId: "job_k1", bodyHash: "h" }, T0);
   t.apply({ type: "done", stamp: stamp(), jobId: "job_k1", gen: 0, finishedAtMs: T0 }, T0);
   t.expire(T0 + HOUR + 1);
   assertEquals(t.size, 0);
