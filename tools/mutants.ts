@@ -1336,6 +1336,110 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/wal/sync_pace_test.ts"],
   },
   {
+    name: "wal-checkpoint-blocks-appends",
+    breaks: "appends after a checkpoint's cut are written while its snapshot is, not behind it",
+    file: "src/wal/wal.ts",
+    from: "          await this.#startCheckpoint(first);\n",
+    to: "          await this.#startCheckpoint(first);\n          await this.#checkpointTask;\n",
+    tests: ["tests/wal/wal_checkpoint_test.ts"],
+  },
+  {
+    name: "wal-checkpoint-no-yield",
+    breaks: "a checkpoint's snapshot yields a macrotask between slices",
+    file: "src/wal/wal.ts",
+    from:
+      "        if (!done) await new Promise<void>((resolve) => this.#clock.setTimer(0, resolve));\n",
+    to: "",
+    tests: ["tests/wal/wal_checkpoint_test.ts"],
+  },
+  {
+    name: "wal-checkpoint-no-periodic-sync",
+    breaks: "a checkpoint's segment is synced every checkpointSyncBytes while it is written",
+    file: "src/wal/wal.ts",
+    from: "if (!done && unsyncedBytes >= this.#config.checkpointSyncBytes) {",
+    to: "if (!done && unsyncedBytes < 0) {",
+    tests: ["tests/wal/wal_checkpoint_test.ts"],
+  },
+  {
+    name: "wal-checkpoint-reclaims-before-sync",
+    breaks: "a checkpoint is durable in full before the segments it makes obsolete are removed",
+    file: "src/wal/wal.ts",
+    from:
+      "      // would block it for as long as the disk takes.\n      await target.file.syncData(true);\n",
+    to: "      // would block it for as long as the disk takes.\n",
+    tests: ["tests/wal/wal_checkpoint_test.ts"],
+  },
+  {
+    name: "wal-checkpoint-caller-failure-fails-wal",
+    breaks: "a snapshot the caller cannot produce fails that checkpoint only, not the WAL",
+    file: "src/wal/wal.ts",
+    from: "      if (ioFailure || error === this.#failure) {",
+    to: "      if (ioFailure || error === this.#failure || error instanceof Error) {",
+    tests: ["tests/wal/wal_checkpoint_test.ts"],
+  },
+  {
+    name: "wal-checkpoint-void-segment-removed",
+    breaks:
+      "a checkpoint its caller failed keeps its segment: removing it leaves a gap before the data segment made at its cut",
+    file: "src/wal/wal.ts",
+    from: "      // segment. The next checkpoint reclaims it with the segments before it.\n",
+    to: "      // segment. The next checkpoint reclaims it with the segments before it.\n" +
+      "      await this.#fs.remove(joinPath(this.#dir, segmentFileName(target.index)));\n" +
+      "      await this.#fs.syncDir(this.#dir);\n",
+    tests: ["tests/wal/wal_checkpoint_test.ts"],
+  },
+  {
+    name: "wal-checkpoint-void-segment-unlisted",
+    breaks:
+      "a checkpoint's segment is listed from its cut on, so the next checkpoint reclaims it even if it fails",
+    file: "src/wal/wal.ts",
+    from: "    this.#segments.push({ index, name: segmentFileName(index) });\n    try {",
+    to: "    try {",
+    tests: ["tests/wal/wal_checkpoint_test.ts"],
+  },
+  {
+    name: "wal-checkpoint-close-early",
+    breaks: "close() waits for the checkpoint being written beside the appends",
+    file: "src/wal/wal.ts",
+    from: "      await this.#checkpointTask;\n      this.#file.close();",
+    to: "      this.#file.close();",
+    tests: ["tests/wal/wal_checkpoint_test.ts"],
+  },
+  {
+    name: "wal-checkpoint-torn-middle-removed",
+    breaks:
+      "recovery keeps a torn checkpoint with data segments after it (removing it leaves a gap)",
+    file: "src/wal/recovery.ts",
+    from: "    if (segment.index !== segments.at(-1)!.index) continue;\n",
+    to: "    if (segment.index !== segments.at(-1)!.index) {\n" +
+      "      await dropSegment(fs, dir, report, {\n" +
+      "        segment: segment.name,\n" +
+      "        offset: 0,\n" +
+      "        droppedBytes: sizeBytes,\n" +
+      '        reason: "torn checkpoint",\n' +
+      "      });\n" +
+      "      continue;\n" +
+      "    }\n",
+    tests: ["tests/wal/wal_checkpoint_test.ts"],
+  },
+  {
+    name: "wal-checkpoint-torn-never-reclaimed",
+    breaks: "a torn checkpoint kept by recovery is listed for the next checkpoint to reclaim",
+    file: "src/wal/recovery.ts",
+    from: "    segments: segments.slice(start)\n" +
+      "      .filter((s) => !tornIsNewest || s !== segments.at(-1))\n",
+    to: "    segments: live\n",
+    tests: ["tests/wal/wal_checkpoint_test.ts"],
+  },
+  {
+    name: "wal-checkpoint-torn-any-first-lsn",
+    breaks: "an incomplete checkpoint counts as torn only before the data segment made at its cut",
+    file: "src/wal/recovery.ts",
+    from: " ||\n        after.header!.firstLsn !== segment.header!.firstLsn)",
+    to: ")",
+    tests: ["tests/wal/wal_checkpoint_test.ts"],
+  },
+  {
     name: "utf8-fatal-decode-strips-bom",
     breaks: "a string beginning with U+FEFF and holding a U+FFFD reads back whole",
     file: "src/lib/bytes.ts",

@@ -93,6 +93,31 @@ export interface WalConfig {
    * @default 1
    */
   syncPaceMsMax: number;
+  /**
+   * A checkpoint's snapshot is encoded and written in slices between event-loop turns, while
+   * appends go on into the next segment: a slice ends once it has framed this many bytes, or
+   * run `checkpointSliceMs`. At 143,000 delivered jobs (35 MB) one synchronous step froze every
+   * node for 4-6 s and held every append behind it (bench/results/session33/aged/; one process:
+   * bench/results/session34/micro/). 64 KiB stays a synchronous page-cache write
+   * (wal_fs.ts) and about 250 delivered jobs.
+   * @default 64 KiB
+   */
+  checkpointSliceBytes: number;
+  /**
+   * Most time one slice of a checkpoint may run before it yields to the event loop (timers,
+   * datagrams, HTTP), read on the WAL's clock. The simulator's clock stands still inside a
+   * slice, so there only `checkpointSliceBytes` ends one.
+   * @default 2
+   */
+  checkpointSliceMs: number;
+  /**
+   * A checkpoint's segment is synced (off the event-loop thread) each time this many bytes of
+   * it were written: an append's fsync on the same disk has to write out the file system's
+   * dirty data with its own, and a whole unsynced snapshot made it wait as long as the disk
+   * took for that.
+   * @default 1 MiB
+   */
+  checkpointSyncBytes: number;
 }
 
 export const walDefaults: Readonly<WalConfig> = Object.freeze({
@@ -105,6 +130,9 @@ export const walDefaults: Readonly<WalConfig> = Object.freeze({
   recordBytesMax: 2 * 1024 * 1024,
   inlineSyncMsMax: 2,
   syncPaceMsMax: 1,
+  checkpointSliceBytes: 64 * 1024,
+  checkpointSliceMs: 2,
+  checkpointSyncBytes: 1024 * 1024,
 });
 
 export function validateWalConfig(config: WalConfig): WalConfig {
@@ -116,6 +144,9 @@ export function validateWalConfig(config: WalConfig): WalConfig {
   positiveInteger("wal.recordBytesMax", config.recordBytesMax);
   nonNegative("wal.batchWaitMs", config.batchWaitMs);
   nonNegative("wal.syncPaceMsMax", config.syncPaceMsMax);
+  positiveInteger("wal.checkpointSliceBytes", config.checkpointSliceBytes);
+  nonNegative("wal.checkpointSliceMs", config.checkpointSliceMs);
+  positiveInteger("wal.checkpointSyncBytes", config.checkpointSyncBytes);
   if (config.syncMode !== "batched" && config.syncMode !== "per-append") {
     throw new RangeError(`wal.syncMode must be "batched" or "per-append", got ${config.syncMode}`);
   }

@@ -49,6 +49,8 @@ export class Recovery {
   #appendedBytesSinceCheckpoint = 0;
   #lastSnapshotBytes = 0;
   #checkpointRequested = false;
+  /** What the requested checkpoint covers, given back if it fails. */
+  #bytesBeforeCut = 0;
 
   constructor(options: RecoveryOptions) {
     this.#self = options.self;
@@ -117,23 +119,40 @@ export class Recovery {
     }
   }
 
-  /** The records a checkpoint writes: the live table, kept keys, and replication bookkeeping. */
-  *snapshotRecords(): Generator<Uint8Array> {
-    for (const r of this.#table.snapshotRecords()) yield encodeSingle(r);
-    yield encodeSingle({
+  /**
+   * The records a checkpoint writes: the live table, kept keys, and replication bookkeeping.
+   * Called at the WAL's cut; the WAL draws the records a slice at a time while the table moves
+   * on, so a job may be written as it stood after the cut (recovery replays the records from
+   * the cut on over it, and applying a record again changes nothing). The held seqs and the
+   * next own seq are taken now, at the cut: a seq held only after it is in the data records
+   * replayed after the snapshot, and claiming it here would also raise the catch-up log's
+   * floor past records that log could still serve.
+   */
+  snapshotRecords(): Iterable<Uint8Array> {
+    const meta = encodeSingle({
       type: "meta",
       nextOwnSeq: this.#host.nextOwnSeq(),
       held: this.#tracker.summary(1 << 16),
     });
+    const table = this.#table;
+    return (function* () {
+      for (const r of table.snapshotRecords()) yield encodeSingle(r);
+      yield meta;
+    })();
+  }
+
+  /** A checkpoint was asked for and has not finished: its snapshot may still be drawn. */
+  get checkpointPending(): boolean {
+    return this.#checkpointRequested;
   }
 
   /** A checkpoint finished (or failed: `snapshotBytes` undefined). */
   checkpointDone(snapshotBytes: number | undefined): void {
     this.#checkpointRequested = false;
-    if (snapshotBytes !== undefined) {
-      this.#appendedBytesSinceCheckpoint = 0;
-      this.#lastSnapshotBytes = snapshotBytes;
-    }
+    if (snapshotBytes !== undefined) this.#lastSnapshotBytes = snapshotBytes;
+    // A failed one covered nothing: what it would have covered still counts.
+    else this.#appendedBytesSinceCheckpoint += this.#bytesBeforeCut;
+    this.#bytesBeforeCut = 0;
   }
 
   /**
@@ -175,6 +194,11 @@ export class Recovery {
         Math.max(this.#config.checkpointBytes, 2 * this.#lastSnapshotBytes)
     ) {
       this.#checkpointRequested = true;
+      // Appends asked for from now on are queued behind the checkpoint, after its cut: they
+      // are replayed after its snapshot, so they count toward the next one (a checkpoint
+      // written in slices takes seconds, and a stream of appends goes on meanwhile).
+      this.#bytesBeforeCut = this.#appendedBytesSinceCheckpoint;
+      this.#appendedBytesSinceCheckpoint = 0;
       return true;
     }
     return false;

@@ -933,33 +933,42 @@ export class ReplicationCore {
     this.#syncServer.expire(nowMs);
     if (this.#phase === "catching_up") this.#catchup.catchupTick(nowMs);
     if (this.#phase === "ready") this.#catchup.antiEntropy(nowMs);
+    // Not while a checkpoint's snapshot is being drawn (the next round is then an interval
+    // later): it walks the live table, and a key or a tombstone expired before the walk reached
+    // it would be missing from the snapshot while a late record it had blocked, appended after
+    // the cut, is replayed over it on recovery.
     if (nowMs >= this.#expireAtMs) {
       this.#expireAtMs = nowMs + this.config.expireIntervalMs;
-      for (const jobId of this.table.expire(wallMs)) this.#duties.cancel(jobId);
-      for (const entry of this.table.dueUncommitted(wallMs)) {
-        // An event's jobs go together: kept while this node owns any of them (it confirms the
-        // whole event), else dropped with their event, so no part of an event is left here.
-        const eventId = entry.spec?.webhookId;
-        const event = eventId !== undefined ? this.table.event(eventId) : undefined;
-        const ids = event !== undefined ? eventJobIds(event.body!) : [entry.jobId];
-        if (
-          ids.some((id) => this.ownerOfJob(id) === this.self) ||
-          this.#proposals.hasJob(eventId ?? entry.jobId)
-        ) {
-          this.table.recheckUncommitted(entry.jobId, wallMs + this.config.uncommittedRetentionMs);
-        } else if (event !== undefined) {
-          for (const jobId of this.table.dropUncommittedEvent(event.id)) {
-            this.#duties.removed(nowMs, jobId);
-          }
-        } else {
-          this.table.dropUncommitted(entry.jobId);
-        }
-      }
+      if (!this.#recovery.checkpointPending) this.#expire(nowMs, wallMs);
     }
     this.#outbox.tick(nowMs);
     this.#appends.tick(nowMs);
     this.#duties.retryDeferred(nowMs);
     this.#updateGauges();
+  }
+
+  /** Retention: what `JobTable.expire` drops, and uncommitted jobs past their time. */
+  #expire(nowMs: number, wallMs: number): void {
+    for (const jobId of this.table.expire(wallMs)) this.#duties.cancel(jobId);
+    for (const entry of this.table.dueUncommitted(wallMs)) {
+      // An event's jobs go together: kept while this node owns any of them (it confirms the
+      // whole event), else dropped with their event, so no part of an event is left here.
+      const eventId = entry.spec?.webhookId;
+      const event = eventId !== undefined ? this.table.event(eventId) : undefined;
+      const ids = event !== undefined ? eventJobIds(event.body!) : [entry.jobId];
+      if (
+        ids.some((id) => this.ownerOfJob(id) === this.self) ||
+        this.#proposals.hasJob(eventId ?? entry.jobId)
+      ) {
+        this.table.recheckUncommitted(entry.jobId, wallMs + this.config.uncommittedRetentionMs);
+      } else if (event !== undefined) {
+        for (const jobId of this.table.dropUncommittedEvent(event.id)) {
+          this.#duties.removed(nowMs, jobId);
+        }
+      } else {
+        this.table.dropUncommitted(entry.jobId);
+      }
+    }
   }
 
   nextWakeMs(): number {
@@ -1001,10 +1010,6 @@ export class ReplicationCore {
    * Hands the batch being built to the WAL; at `nowMs`, one nobody waits on may stay until
    * `lazyAppendMs` later. Without `nowMs` (the batch is full) it goes now.
    */
-  /**
-   * Hands the batch being built to the WAL; at `nowMs`, one nobody waits on may stay until
-   * `lazyAppendMs` later. Without `nowMs` (the batch is full) it goes now.
-   */
   #emitAppend(nowMs?: number): void {
     const taken = this.#appends.take(nowMs);
     if (taken === undefined) return;
@@ -1013,8 +1018,11 @@ export class ReplicationCore {
     if (this.#recovery.appended(payload.length)) this.#outputs.push({ type: "checkpoint" });
   }
 
-  /** The records a checkpoint writes: the live table, kept keys, and replication bookkeeping. */
-  snapshotRecords(): Generator<Uint8Array> {
+  /**
+   * The records a checkpoint writes: the live table, kept keys, and replication bookkeeping.
+   * Call at the WAL's cut; the records may be drawn later (Recovery.snapshotRecords).
+   */
+  snapshotRecords(): Iterable<Uint8Array> {
     return this.#recovery.snapshotRecords();
   }
 

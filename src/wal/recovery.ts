@@ -154,17 +154,19 @@ export async function recoverWal(
     }
   }
 
-  // Start from the newest segment that opens with a complete checkpoint. A checkpoint is
-  // written in one batch right after a rotation, so an incomplete one can only be the newest
-  // segment, torn by a crash before its fsync returned: the checkpoint never completed, the
-  // log before it still holds the state, and the segment is dropped whole. (Keeping it and
-  // appending after its header would leave a checkpoint-flagged segment without a checkpoint,
-  // which the next recovery could not tell from corruption once a later segment followed it.)
+  // Start from the newest segment that opens with a complete checkpoint. A checkpoint gets a
+  // segment of its own at its cut, and appends go on in the next segment while it is filled,
+  // so an incomplete one is either the newest segment (torn before the data segment after it
+  // was made) or followed by a data segment that starts at its cut (torn while appends went
+  // on). Either way the checkpoint never completed, the log before it still holds the state,
+  // and its segment is dropped whole. (Keeping it would leave a checkpoint-flagged segment
+  // without a checkpoint, which the next recovery could not tell from corruption.) Anything
+  // else is damage to a sealed segment. Logs written before checkpoints had segments of their
+  // own (a checkpoint then data in one segment) read the same way.
   let start = 0;
   let startsAtCheckpoint = false;
-  let tornCheckpoint: { segment: SegmentFile; sizeBytes: number } | undefined;
-  const newest = segments.length - 1;
-  for (let i = newest; i >= 0; i--) {
+  const torn: Array<{ segment: SegmentFile; sizeBytes: number }> = [];
+  for (let i = segments.length - 1; i >= 0; i--) {
     const segment = segments[i]!;
     if ((segment.header!.flags & SEGMENT_FLAG_CHECKPOINT) === 0) continue;
     const bytes = await read(segment);
@@ -174,7 +176,13 @@ export async function recoverWal(
       startsAtCheckpoint = true;
       break;
     }
-    if (i !== newest) {
+    const after = segments[i + 1];
+    if (
+      after !== undefined &&
+      (after.index !== segment.index + 1 ||
+        (after.header!.flags & SEGMENT_FLAG_CHECKPOINT) !== 0 ||
+        after.header!.firstLsn !== segment.header!.firstLsn)
+    ) {
       throw new WalCorruptionError(
         segment.name,
         SEGMENT_HEADER_BYTES,
@@ -189,14 +197,16 @@ export async function recoverWal(
         `checkpoint is damaged but a later batch at offset ${later} is intact`,
       );
     }
-    tornCheckpoint = { segment, sizeBytes: bytes.length };
-    segments.pop();
+    torn.push({ segment, sizeBytes: bytes.length });
   }
-  const live = segments.slice(start);
+  const tornIndexes = new Set(torn.map((t) => t.segment.index));
+  const tornIsNewest = tornIndexes.has(segments.at(-1)?.index ?? -1);
+  const live = segments.slice(start).filter((s) => !tornIndexes.has(s.index));
   // Reclamation removes only segments older than a complete checkpoint, so the log starts at
-  // one or at LSN 0, and rotation numbers segments consecutively: anything else means a
-  // segment was lost (one holding no records would slip past the LSN check below). Segments
-  // before the checkpoint are not checked: a crash may have removed any subset of them.
+  // one or at LSN 0, and rotation numbers segments consecutively (a torn checkpoint's number
+  // aside): anything else means a segment was lost (one holding no records would slip past
+  // the LSN check below). Segments before the checkpoint are not checked: a crash may have
+  // removed any subset of them.
   const first = live[0];
   if (first !== undefined && !startsAtCheckpoint && first.header!.firstLsn !== 0) {
     throw new WalCorruptionError(
@@ -207,11 +217,13 @@ export async function recoverWal(
     );
   }
   for (let i = 1; i < live.length; i++) {
-    if (live[i]!.index !== live[i - 1]!.index + 1) {
+    const expected = live[i - 1]!.index + 1;
+    const index = live[i]!.index;
+    if (index !== expected && !(index === expected + 1 && tornIndexes.has(expected))) {
       throw new WalCorruptionError(
         live[i]!.name,
         0,
-        `segment ${live[i - 1]!.index + 1} is missing before this one`,
+        `segment ${expected} is missing before this one`,
       );
     }
   }
@@ -220,9 +232,9 @@ export async function recoverWal(
   let lastSize = 0;
   for (let s = 0; s < live.length; s++) {
     const segment = live[s]!;
-    // Before a torn checkpoint every segment was sealed: the checkpoint rotated only after
-    // the last batch's fsync returned, so no tail may be cut there.
-    const isLast = s === live.length - 1 && tornCheckpoint === undefined;
+    // Before a torn checkpoint that is the newest segment every segment was sealed: the
+    // checkpoint was made only after the last batch's fsync returned, so no tail may be cut.
+    const isLast = s === live.length - 1 && !tornIsNewest;
     const header = segment.header!;
     if (header.firstLsn !== nextLsn) {
       throw new WalCorruptionError(
@@ -340,10 +352,17 @@ export async function recoverWal(
     lastSize = goodEnd;
   }
 
-  if (tornCheckpoint !== undefined) {
-    const { segment, sizeBytes } = tornCheckpoint;
+  for (const { segment, sizeBytes } of torn) {
+    // A torn checkpoint with data segments after it stays on disk: the data segment after it
+    // names its cut, so every recovery tells it apart as this one did, and removing it would
+    // leave a gap in the segment numbers that the next recovery could not tell from a lost
+    // segment. The next checkpoint reclaims it with the segments before it.
+    if (segment.index !== segments.at(-1)!.index) continue;
+    // The newest segment: nothing was appended after it, so the log before it must end at its
+    // cut, and it is dropped (the writer will create a segment of that number again).
     const cutLsn = segment.header!.firstLsn;
-    if (live.length === 0 || nextLsn !== cutLsn || live.at(-1)!.index + 1 !== segment.index) {
+    const before = live.at(-1);
+    if (before === undefined || nextLsn !== cutLsn || before.index + 1 !== segment.index) {
       throw new WalCorruptionError(
         segment.name,
         16,
@@ -371,7 +390,10 @@ export async function recoverWal(
     lastSegment: tail === undefined
       ? undefined
       : { index: tail.index, name: tail.name, sizeBytes: lastSize, header: tail.header! },
-    segments: live.map(({ index, name }) => ({ index, name })),
+    // Torn checkpoints kept between data segments are listed for the next reclamation.
+    segments: segments.slice(start)
+      .filter((s) => !tornIsNewest || s !== segments.at(-1))
+      .map(({ index, name }) => ({ index, name })),
     nextLsn,
     report,
   };

@@ -164,6 +164,8 @@ export class Wal {
   #failure: WalFailedError | undefined;
   #closing: Promise<void> | undefined;
   #idle: Array<() => void> = [];
+  /** The checkpoint being written beside the appends, if any (`#writeSnapshot`). */
+  #checkpointTask: Promise<void> | undefined;
   readonly #clock: Pick<Runtime, "nowMs" | "setTimer">;
 
   private constructor(
@@ -287,9 +289,10 @@ export class Wal {
   /**
    * Writes a checkpoint and reclaims the segments it makes obsolete. `takeSnapshot` is called
    * by the writer at the cut: after every append made before this call is durable, and before
-   * any later append is written. The records it returns must stand for the whole state up to
-   * the cut; data records appended after this call are replayed after the snapshot on
-   * recovery.
+   * any later append is written. The records its iterable yields must stand for the whole
+   * state up to the cut; they are drawn a slice at a time while appends go on, so they may
+   * also hold what came after it. On recovery every data record from the cut on is replayed
+   * after the snapshot: applying a record twice must be harmless.
    */
   checkpoint(takeSnapshot: () => Iterable<Uint8Array>): Promise<CheckpointResult> {
     const refusal = this.#refusal();
@@ -309,6 +312,7 @@ export class Wal {
       if (this.#writing || this.#head < this.#queue.length) {
         await new Promise<void>((resolve) => this.#idle.push(resolve));
       }
+      await this.#checkpointTask;
       this.#file.close();
     })();
     return this.#closing;
@@ -344,7 +348,13 @@ export class Wal {
           // What follows a checkpoint is judged afresh (it may fail before any write).
           this.#queuedDuringSync = false;
           this.#head++;
-          await this.#writeCheckpoint(first);
+          // One checkpoint at a time (the job store asks for the next only once one is done).
+          if (this.#checkpointTask !== undefined) await this.#checkpointTask;
+          if (this.#failure !== undefined) {
+            first.reject(this.#failure);
+            break;
+          }
+          await this.#startCheckpoint(first);
           continue;
         }
         if (this.#queue.length - this.#head < this.#config.batchRecordsMax) {
@@ -431,58 +441,167 @@ export class Wal {
     for (const item of batch) item.resolve(item.lsn);
   }
 
-  async #writeCheckpoint(waiter: CheckpointWaiter): Promise<void> {
-    // Building the snapshot touches no file: a caller's callback that throws, or a record
-    // over the limit, fails this checkpoint only, not the WAL.
-    let records: Uint8Array[];
-    let bytes = frameBytes(0) * 2 + BATCH_END_BYTES;
+  /**
+   * The cut: every append before it is durable and none after it is written. The checkpoint
+   * gets a segment of its own, and appends go on at once in the segment after it, while
+   * `#writeSnapshot` fills the checkpoint's segment in slices (so a large table no longer
+   * stalls the event loop and every append for seconds: session 33's freeze).
+   */
+  async #startCheckpoint(waiter: CheckpointWaiter): Promise<void> {
+    // Taking the snapshot touches no file: a caller's callback that throws fails this
+    // checkpoint only, not the WAL.
+    let records: Iterator<Uint8Array>;
     try {
-      records = [...waiter.takeSnapshot()];
-      for (const record of records) {
-        if (record.length > this.#config.recordBytesMax) {
-          throw new RangeError(
-            `snapshot record of ${record.length} bytes exceeds recordBytesMax ${this.#config.recordBytesMax}`,
-          );
-        }
-        bytes += frameBytes(record.length);
-      }
+      records = waiter.takeSnapshot()[Symbol.iterator]();
     } catch (error) {
       waiter.reject(error instanceof Error ? error : new Error(String(error)));
       return;
     }
-    const result: CheckpointResult = {
-      snapshotRecords: records.length,
-      snapshotBytes: bytes,
-      removedSegments: [],
-    };
+    // Every append before the cut is durable (the writer is FIFO), so the next data LSN is the
+    // first LSN not yet written; the checkpoint's segment and the data segment after it both
+    // start there, and recovery replays that data segment after the snapshot.
+    const cutLsn = this.#firstUnwrittenLsn();
+    const index = this.#segmentIndex + 1;
+    let target: OpenSegment;
     try {
-      // Every append before the cut is durable (the writer is FIFO), so the next data LSN is
-      // the first LSN not yet written.
-      const cutLsn = this.#firstUnwrittenLsn();
-      await this.#rotate(SEGMENT_FLAG_CHECKPOINT, cutLsn);
-      const salt = this.#salt;
-      const buffer = new Uint8Array(bytes);
-      let offset = encodeRecordInto(buffer, 0, RecordType.SnapshotBegin, EMPTY, salt);
-      for (const record of records) {
-        offset = encodeRecordInto(buffer, offset, RecordType.Snapshot, record, salt);
-      }
-      offset = encodeRecordInto(buffer, offset, RecordType.SnapshotEnd, EMPTY, salt);
-      encodeRecordInto(buffer, offset, RecordType.BatchEnd, EMPTY, salt);
-      await this.#writeAndSync(buffer);
+      target = await createSegment(
+        this.#fs,
+        this.#dir,
+        index,
+        SEGMENT_FLAG_CHECKPOINT,
+        cutLsn,
+        newSalt(this.#rng),
+      );
+      this.metrics.fsyncs.inc(2);
     } catch (error) {
       waiter.reject(this.#fail(error));
       return;
     }
+    // Listed from now on, complete or not: a torn one is reclaimed by the next checkpoint.
+    this.#segments.push({ index, name: segmentFileName(index) });
+    try {
+      this.#segmentIndex = index;
+      await this.#rotate(0, cutLsn);
+    } catch (error) {
+      target.file.close();
+      waiter.reject(this.#fail(error));
+      return;
+    }
+    this.#checkpointTask = this.#writeSnapshot(waiter, target, records).finally(() => {
+      this.#checkpointTask = undefined;
+    });
+  }
+
+  /**
+   * Writes the snapshot into the checkpoint's segment, a slice per event-loop turn, then
+   * syncs it and reclaims the segments before it. What the records say may be newer than the
+   * cut (the caller's state moves on between slices): recovery replays every append from the
+   * cut on after the snapshot, so the caller's records must be idempotent, as they are for a
+   * rejected append's unknown outcome.
+   */
+  async #writeSnapshot(
+    waiter: CheckpointWaiter,
+    target: OpenSegment,
+    records: Iterator<Uint8Array>,
+  ): Promise<void> {
+    const salt = target.salt;
+    const sliceBytes = this.#config.checkpointSliceBytes;
+    const result: CheckpointResult = {
+      snapshotRecords: 0,
+      snapshotBytes: frameBytes(0) * 2 + BATCH_END_BYTES,
+      removedSegments: [],
+    };
+    let chunk = new Uint8Array(sliceBytes + 3 * frameBytes(0));
+    let offset = encodeRecordInto(chunk, 0, RecordType.SnapshotBegin, EMPTY, salt);
+    let ioFailure = false;
+    let unsyncedBytes = 0;
+    const flush = async () => {
+      ioFailure = true;
+      await target.file.writeAll(chunk.subarray(0, offset));
+      ioFailure = false;
+      this.metrics.bytesWritten.inc(offset);
+      unsyncedBytes += offset;
+      offset = 0;
+    };
+    try {
+      for (let done = false; !done;) {
+        if (this.#failure !== undefined) throw this.#failure;
+        const sliceStartMs = this.#clock.nowMs();
+        // Producing the records is the caller's code: an error there, or a record over the
+        // limit, fails this checkpoint only (below).
+        for (let framedBytes = 0; framedBytes < sliceBytes;) {
+          const next = records.next();
+          if (next.done === true) {
+            done = true;
+            break;
+          }
+          const record = next.value;
+          if (record.length > this.#config.recordBytesMax) {
+            throw new RangeError(
+              `snapshot record of ${record.length} bytes exceeds recordBytesMax ${this.#config.recordBytesMax}`,
+            );
+          }
+          const size = frameBytes(record.length);
+          if (offset + size > chunk.length) {
+            await flush();
+            if (size + 2 * frameBytes(0) > chunk.length) {
+              chunk = new Uint8Array(size + 2 * frameBytes(0));
+            }
+          }
+          offset = encodeRecordInto(chunk, offset, RecordType.Snapshot, record, salt);
+          framedBytes += size;
+          result.snapshotRecords++;
+          result.snapshotBytes += size;
+          if (this.#clock.nowMs() - sliceStartMs >= this.#config.checkpointSliceMs) break;
+        }
+        if (done) {
+          if (offset + 2 * frameBytes(0) > chunk.length) await flush();
+          offset = encodeRecordInto(chunk, offset, RecordType.SnapshotEnd, EMPTY, salt);
+          offset = encodeRecordInto(chunk, offset, RecordType.BatchEnd, EMPTY, salt);
+        }
+        await flush();
+        if (!done && unsyncedBytes >= this.#config.checkpointSyncBytes) {
+          // Off-thread, and awaited: the appends' fsyncs on the same disk then never have
+          // more than this much of the checkpoint's dirty data to write ahead of their own.
+          unsyncedBytes = 0;
+          ioFailure = true;
+          await target.file.syncData(true);
+          ioFailure = false;
+          this.metrics.fsyncs.inc();
+        }
+        // A macrotask, not a microtask: timers, datagrams and HTTP run between slices.
+        if (!done) await new Promise<void>((resolve) => this.#clock.setTimer(0, resolve));
+      }
+      ioFailure = true;
+      if (this.#failure !== undefined) throw this.#failure;
+      // Off the event-loop thread whatever the inline policy says: tens of MB of dirty pages
+      // would block it for as long as the disk takes.
+      await target.file.syncData(true);
+      this.metrics.fsyncs.inc();
+    } catch (error) {
+      target.file.close();
+      if (ioFailure || error === this.#failure) {
+        waiter.reject(this.#fail(error));
+        return;
+      }
+      // The caller's failure: the WAL is sound, only this checkpoint is void. Its segment
+      // stays: appends went on in the next one, and recovery knows a torn checkpoint there by
+      // that segment starting at its cut, while a missing number would read as a lost
+      // segment. The next checkpoint reclaims it with the segments before it.
+      waiter.reject(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    target.file.close();
     // The checkpoint is durable; the segments before it are now garbage. A crash during the
     // removals is finished by recovery, which starts at the newest complete checkpoint.
+    const obsolete = this.#segments.filter((s) => s.index < target.index);
+    this.#segments = this.#segments.filter((s) => s.index >= target.index);
+    this.metrics.segments.set(this.#segments.length);
     try {
-      const obsolete = this.#segments.filter((s) => s.index < this.#segmentIndex);
       for (const segment of obsolete) {
         await this.#fs.remove(joinPath(this.#dir, segment.name));
         result.removedSegments.push(segment.name);
       }
-      this.#segments = this.#segments.filter((s) => s.index >= this.#segmentIndex);
-      this.metrics.segments.set(this.#segments.length);
       if (obsolete.length > 0) {
         await this.#fs.syncDir(this.#dir);
         this.metrics.fsyncs.inc();

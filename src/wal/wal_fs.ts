@@ -11,8 +11,11 @@ import { walDefaults } from "../config/wal.ts";
 export interface WalFile {
   /** Appends all of `bytes` at the end of the file. */
   writeAll(bytes: Uint8Array): Promise<void>;
-  /** Makes every byte written so far durable (fdatasync). */
-  syncData(): Promise<void>;
+  /**
+   * Makes every byte written so far durable (fdatasync). `offThread`: never on the event-loop
+   * thread, and not counted by the inline policy (a checkpoint's tens of MB).
+   */
+  syncData(offThread?: boolean): Promise<void>;
   close(): void;
 }
 
@@ -98,9 +101,9 @@ class DenoWalFile implements WalFile {
     }
   }
 
-  syncData(): Promise<void> {
+  syncData(offThread = false): Promise<void> {
     const policy = this.#policy;
-    if (policy === undefined) return this.#file.syncData();
+    if (policy === undefined || offThread) return this.#file.syncData();
     if (policy.inline()) {
       try {
         this.#beforeInlineSync();
