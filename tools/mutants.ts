@@ -1617,6 +1617,111 @@ const MUTANTS: Mutant[] = [
     to: "",
     tests: ["tests/process/ids_file_test.ts"],
   },
+  {
+    name: "checkpoint-expire-during-walk",
+    breaks:
+      "retention waits while a checkpoint's snapshot is drawn (a key or tombstone expired before the walk reached it is missing from the snapshot while a late record it blocked is replayed over it)",
+    file: "src/jobs/replication_core.ts",
+    from: "      if (!this.#recovery.checkpointPending) this.#expire(nowMs, wallMs);",
+    to: "      this.#expire(nowMs, wallMs);",
+    tests: ["tests/jobs/checkpoint_core_test.ts"],
+  },
+  {
+    name: "checkpoint-expire-spins",
+    breaks:
+      "retention held by a pending checkpoint still moves its next round an interval on (else the core asks to be woken now, over and over)",
+    file: "src/jobs/replication_core.ts",
+    from: "    if (nowMs >= this.#expireAtMs) {\n" +
+      "      this.#expireAtMs = nowMs + this.config.expireIntervalMs;\n" +
+      "      if (!this.#recovery.checkpointPending) this.#expire(nowMs, wallMs);\n",
+    to: "    if (nowMs >= this.#expireAtMs && !this.#recovery.checkpointPending) {\n" +
+      "      this.#expireAtMs = nowMs + this.config.expireIntervalMs;\n" +
+      "      this.#expire(nowMs, wallMs);\n",
+    tests: ["tests/jobs/checkpoint_core_test.ts"],
+  },
+  {
+    name: "checkpoint-bytes-forgotten",
+    breaks:
+      "bytes appended while a checkpoint is pending (after its cut) count toward the next one, not forgotten when it is done",
+    file: "src/jobs/recovery.ts",
+    from: "    if (snapshotBytes !== undefined) this.#lastSnapshotBytes = snapshotBytes;\n",
+    to: "    if (snapshotBytes !== undefined) {\n" +
+      "      this.#lastSnapshotBytes = snapshotBytes;\n" +
+      "      this.#appendedBytesSinceCheckpoint = 0;\n" +
+      "    }\n",
+    tests: ["tests/jobs/checkpoint_core_test.ts"],
+  },
+  {
+    name: "checkpoint-bytes-before-cut-counted",
+    breaks: "the bytes a checkpoint covers (before its cut) do not count toward the next one",
+    file: "src/jobs/recovery.ts",
+    from: "      this.#bytesBeforeCut = this.#appendedBytesSinceCheckpoint;\n" +
+      "      this.#appendedBytesSinceCheckpoint = 0;\n",
+    to: "      this.#bytesBeforeCut = this.#appendedBytesSinceCheckpoint;\n",
+    tests: ["tests/jobs/checkpoint_core_test.ts"],
+  },
+  {
+    name: "checkpoint-failed-bytes-lost",
+    breaks: "a failed checkpoint gives back the bytes before its cut: they still want a checkpoint",
+    file: "src/jobs/recovery.ts",
+    from: "    else this.#appendedBytesSinceCheckpoint += this.#bytesBeforeCut;\n",
+    to: "",
+    tests: ["tests/jobs/checkpoint_core_test.ts"],
+  },
+  {
+    name: "checkpoint-meta-at-drain",
+    breaks:
+      "a checkpoint's meta (held seqs, next own seq) is taken at the cut, not once the walk of the table is over",
+    file: "src/jobs/recovery.ts",
+    from: "    const meta = encodeSingle({\n" +
+      '      type: "meta",\n' +
+      "      nextOwnSeq: this.#host.nextOwnSeq(),\n" +
+      "      held: this.#tracker.summary(1 << 16),\n" +
+      "    });\n" +
+      "    const table = this.#table;\n",
+    to: "    const host = this.#host;\n" +
+      "    const tracker = this.#tracker;\n" +
+      "    const inner = this.#table;\n" +
+      "    let meta: Uint8Array = new Uint8Array(0);\n" +
+      "    const table = {\n" +
+      "      *snapshotRecords() {\n" +
+      "        yield* inner.snapshotRecords();\n" +
+      "        meta = encodeSingle({\n" +
+      '          type: "meta",\n' +
+      "          nextOwnSeq: host.nextOwnSeq(),\n" +
+      "          held: tracker.summary(1 << 16),\n" +
+      "        });\n" +
+      "      },\n" +
+      "    };\n",
+    tests: ["tests/jobs/checkpoint_core_test.ts"],
+  },
+  {
+    name: "checkpoint-table-drawn-at-cut",
+    breaks:
+      "a checkpoint's table records are drawn as the WAL writes them, a slice at a time, not all at the cut",
+    file: "src/jobs/recovery.ts",
+    from: "    const table = this.#table;\n    return (function* () {\n",
+    to: "    const records = [...this.#table.snapshotRecords()];\n" +
+      "    const table = { snapshotRecords: () => records };\n" +
+      "    return (function* () {\n",
+    tests: ["tests/jobs/checkpoint_core_test.ts"],
+  },
+  {
+    name: "codec-wal-single-stale-length",
+    breaks: "a checkpoint's record written into a reused writer carries its own length",
+    file: "src/jobs/job_codec.ts",
+    from: "  w.setU32(start - 4, recordBytes);\n",
+    to: "",
+    tests: ["tests/jobs/job_codec_test.ts"],
+  },
+  {
+    name: "codec-wal-single-no-reset",
+    breaks: "a reused writer starts each checkpoint record afresh, not after the last one",
+    file: "src/jobs/job_codec.ts",
+    from: "w.reset().u8(WAL_BATCH_MAGIC)",
+    to: "w.u8(WAL_BATCH_MAGIC)",
+    tests: ["tests/jobs/job_codec_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -13,7 +13,8 @@ import type { JobsConfig } from "../config/jobs.ts";
 import type { AppendBatcher } from "./append_batcher.ts";
 import type { CatchupLog } from "./catchup_log.ts";
 import type { CoreMetrics } from "./core_metrics.ts";
-import { decodeWalBatch, encodeRecord, encodeWalBatch } from "./job_codec.ts";
+import { ByteWriter } from "../lib/bytes.ts";
+import { decodeWalBatch, encodeRecord, encodeWalBatch, encodeWalSingleInto } from "./job_codec.ts";
 import type { JobRecord } from "./job_model.ts";
 import type { JobTable } from "./job_table.ts";
 import { type SeqTracker, subtractSeqs } from "./seq_tracker.ts";
@@ -121,6 +122,8 @@ export class Recovery {
 
   /**
    * The records a checkpoint writes: the live table, kept keys, and replication bookkeeping.
+   * Each record but the last is a view of one reused buffer, valid until the next is drawn: a
+   * caller that keeps them copies each as it comes (`Array.from(records, (b) => b.slice())`).
    * Called at the WAL's cut; the WAL draws the records a slice at a time while the table moves
    * on, so a job may be written as it stood after the cut (recovery replays the records from
    * the cut on over it, and applying a record again changes nothing). The held seqs and the
@@ -136,7 +139,10 @@ export class Recovery {
     });
     const table = this.#table;
     return (function* () {
-      for (const r of table.snapshotRecords()) yield encodeSingle(r);
+      // One buffer for every record: each is copied into the checkpoint before the next is
+      // drawn (Wal.checkpoint), so no job costs a buffer of its own.
+      const writer = new ByteWriter(1024);
+      for (const r of table.snapshotRecords()) yield encodeWalSingleInto(writer, r);
       yield meta;
     })();
   }

@@ -158,6 +158,32 @@ export class ByteWriter {
   }
 
   /**
+   * Starts over at offset 0, keeping the buffer: a writer reused for many short-lived encodings
+   * (a checkpoint's records, drawn and copied one at a time) allocates nothing per encoding.
+   */
+  reset(): this {
+    this.#offset = 0;
+    return this;
+  }
+
+  /** Overwrites the u32 at `at` (a length written before what it measures was known). */
+  setU32(at: number, v: number): this {
+    if (!(Number.isInteger(at) && at >= 0 && at + 4 <= this.#offset)) {
+      fail(`setU32 at ${at} outside the ${this.#offset} bytes written`);
+    }
+    this.#view.setUint32(at, v, false);
+    return this;
+  }
+
+  /**
+   * The bytes written so far as a view of the writer's buffer, never a copy: valid until the
+   * next write or `reset`.
+   */
+  view(): Uint8Array {
+    return this.#bytes.subarray(0, this.#offset);
+  }
+
+  /**
    * The bytes written so far. A view when the buffer is at most a quarter larger (no copy);
    * otherwise a copy sized exactly, so a kept result never pins much spare memory.
    */

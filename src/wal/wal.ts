@@ -292,7 +292,8 @@ export class Wal {
    * any later append is written. The records its iterable yields must stand for the whole
    * state up to the cut; they are drawn a slice at a time while appends go on, so they may
    * also hold what came after it. On recovery every data record from the cut on is replayed
-   * after the snapshot: applying a record twice must be harmless.
+   * after the snapshot: applying a record twice must be harmless. The WAL copies each record
+   * before it draws the next, so the iterable may yield views of one buffer it reuses.
    */
   checkpoint(takeSnapshot: () => Iterable<Uint8Array>): Promise<CheckpointResult> {
     const refusal = this.#refusal();

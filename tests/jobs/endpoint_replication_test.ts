@@ -115,7 +115,7 @@ Deno.test("a checkpoint carries the endpoints, tombstones included", () => {
   const second = written(c, 1, { kind: "create", fields: FIELDS });
   written(c, 1, { kind: "delete", id: second.id });
   // What core 3 would write as its checkpoint, replayed alone into a fresh core.
-  const checkpoint = [...c.cores[3]!.snapshotRecords()];
+  const checkpoint = Array.from(c.cores[3]!.snapshotRecords(), (b) => b.slice());
   const fresh = new ReviewCluster().cores[3]!;
   for (const bytes of checkpoint) {
     assertEquals(fresh.replay("snapshot", bytes, c.wallMs), undefined);

@@ -209,7 +209,7 @@ Deno.test("an event survives a restart and a checkpoint whole", () => {
   assertWhole(restarted, "replayed");
   assertEquals(restarted.table.event(answer.id)?.committed, true);
   // What core 3 would write as its checkpoint, replayed alone into a fresh core.
-  const checkpoint = [...c.cores[3]!.snapshotRecords()];
+  const checkpoint = Array.from(c.cores[3]!.snapshotRecords(), (b) => b.slice());
   const fresh = new ReviewCluster().cores[3]!;
   for (const bytes of checkpoint) {
     assertEquals(fresh.replay("snapshot", bytes, c.wallMs), undefined);

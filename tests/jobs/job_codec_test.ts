@@ -5,7 +5,9 @@ import {
   decodeWalBatch,
   encodeRecord,
   encodeWalBatch,
+  encodeWalSingleInto,
 } from "../../src/jobs/job_codec.ts";
+import { ByteWriter } from "../../src/lib/bytes.ts";
 import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import { anyRecordArb, endpointStateArb, jobRecordArb, ORIGINS, stampArb } from "./arbitraries.ts";
 import type { AttemptEntry, JobRecord } from "../../src/jobs/job_model.ts";
@@ -31,6 +33,24 @@ Deno.test("WAL batches round-trip and keep each record's exact bytes", () => {
       assertEquals(decoded.value.map((d) => d.bytes), bytes);
     }),
     { numRuns: 200 },
+  );
+});
+
+Deno.test("a checkpoint's record written into a reused writer is the one-record WAL batch, byte for byte", () => {
+  fc.assert(
+    fc.property(fc.array(anyRecordArb, { minLength: 1, maxLength: 20 }), (records) => {
+      // One writer for the whole list, as a checkpoint uses it: a long record then a short one
+      // must not leave the long one's tail, nor a stale length, in the short one's bytes.
+      const writer = new ByteWriter(16);
+      for (const record of records) {
+        const view = encodeWalSingleInto(writer, record);
+        assertEquals([...view], [...encodeWalBatch([encodeRecord(record)])]);
+        const decoded = decodeWalBatch(view);
+        assert(decoded.ok, decoded.ok ? "" : decoded.reason);
+        assertEquals(decoded.value.map((d) => d.record), [record]);
+      }
+    }),
+    { numRuns: 300 },
   );
 });
 
