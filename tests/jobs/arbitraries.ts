@@ -22,6 +22,25 @@ import {
   type EndpointVersion,
 } from "../../src/jobs/endpoint_model.ts";
 
+/**
+ * A small job spec for table and core tests, submitted at `submittedAtMs`; keyed (body hash "h")
+ * when `key` is given.
+ */
+export function plainSpec(id: string, submittedAtMs: number, key?: string): JobSpec {
+  return {
+    id,
+    url: "http://a.test/",
+    payload: "p",
+    headers: {},
+    secrets: [],
+    timeoutMs: 0,
+    maxAttempts: 3,
+    submittedAtMs,
+    bodyHash: key === undefined ? "" : "h",
+    ...(key !== undefined ? { idempotencyKey: key } : {}),
+  };
+}
+
 /** A job table's options for table tests: short retention, few dead letters, a day's window. */
 export function tableTestOptions(): JobTableOptions {
   const hourMs = 3_600_000;

@@ -14,7 +14,7 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { ReviewCluster } from "./review_harness.ts";
-import { tableTestOptions } from "./arbitraries.ts";
+import { plainSpec, tableTestOptions } from "./arbitraries.ts";
 import type { ReplicationCore } from "../../src/jobs/replication_core.ts";
 import type { SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
 import { Recovery } from "../../src/jobs/recovery.ts";
@@ -282,17 +282,7 @@ Deno.test("the next checkpoint waits for twice the last snapshot's size, and a f
 });
 
 function spec(id: string): JobSpec {
-  return {
-    id,
-    url: "http://a.test/",
-    payload: "p",
-    headers: {},
-    secrets: [],
-    timeoutMs: 0,
-    maxAttempts: 3,
-    submittedAtMs: T0,
-    bodyHash: "",
-  };
+  return plainSpec(id, T0);
 }
 
 function decoded(bytes: Uint8Array): JobRecord {

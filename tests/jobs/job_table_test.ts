@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
 import type { JobRecord, JobSpec } from "../../src/jobs/job_model.ts";
 import { decodeRecord, encodeRecord } from "../../src/jobs/job_codec.ts";
-import { tableTestOptions } from "./arbitraries.ts";
+import { plainSpec, tableTestOptions } from "./arbitraries.ts";
 import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
 
 const HOUR = 3_600_000;
@@ -13,18 +13,7 @@ function table(): JobTable {
 }
 
 function spec(id: string, key?: string): JobSpec {
-  return {
-    id,
-    url: "http://a.test/",
-    payload: "p",
-    headers: {},
-    secrets: [],
-    timeoutMs: 0,
-    maxAttempts: 3,
-    submittedAtMs: T0,
-    bodyHash: key === undefined ? "" : "h",
-    ...(key !== undefined ? { idempotencyKey: key } : {}),
-  };
+  return plainSpec(id, T0, key);
 }
 
 let seq = 1;

@@ -20,6 +20,7 @@ import { SimDisk } from "../../src/sim/disk.ts";
 import { SimRuntime } from "../../src/sim/sim_runtime.ts";
 import { SimScheduler } from "../../src/sim/scheduler.ts";
 import { preferenceList } from "../../src/jobs/preference.ts";
+import { plainSpec } from "./arbitraries.ts";
 
 const VOTERS = [1, 2, 3, 4, 5].map((i) => `10.0.0.${i}:7000`);
 const WALL = 1_800_000_000_000;
@@ -147,18 +148,7 @@ Deno.test("a keyed job's COMMIT carries its body, so a replica that answered 'co
 });
 
 function spec(id: string, key: string, bodyHash: string): JobSpec {
-  return {
-    id,
-    url: "http://a.test/",
-    payload: "p",
-    headers: {},
-    secrets: [],
-    timeoutMs: 0,
-    maxAttempts: 3,
-    submittedAtMs: WALL,
-    bodyHash,
-    idempotencyKey: key,
-  };
+  return { ...plainSpec(id, WALL, key), bodyHash };
 }
 
 function table(): JobTable {

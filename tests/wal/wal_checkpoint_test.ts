@@ -33,6 +33,7 @@ import {
   type SegmentHeader,
 } from "../../src/wal/record_codec.ts";
 import type { WalConfig } from "../../src/config/wal.ts";
+import { testRecord, testRecordNumber } from "./test_records.ts";
 
 const DIR = "/wal";
 const SLICE_BYTES = 256;
@@ -51,19 +52,10 @@ const CONFIG: Partial<WalConfig> = {
 const SNAPSHOT_BASE = 100_000;
 
 function record(n: number, bytes = RECORD_BYTES): Uint8Array {
-  const out = new Uint8Array(bytes);
-  new DataView(out.buffer).setUint32(0, n, true);
-  for (let i = 4; i < bytes; i++) out[i] = (n + i) & 0xff;
-  return out;
+  return testRecord(n, bytes);
 }
 
-function recordNumber(payload: Uint8Array): number {
-  const n = new DataView(payload.buffer, payload.byteOffset, payload.byteLength).getUint32(0, true);
-  for (let i = 4; i < payload.length; i++) {
-    if (payload[i] !== ((n + i) & 0xff)) throw new Error(`record ${n} is damaged at byte ${i}`);
-  }
-  return n;
-}
+const recordNumber = testRecordNumber;
 
 /**
  * The WAL's clock, standing still; its timers are real `setTimeout`s. `yields` holds, for every
@@ -577,29 +569,29 @@ Deno.test("a checkpoint torn with data after it is kept and skipped on every reo
   }
 });
 
-Deno.test("recovery refuses an incomplete checkpoint followed by a data segment with another first LSN", async () => {
-  const disk = new SimDisk();
-  const { k, cut } = await tornCheckpoint(disk, { seed: 1, appendsBeside: true });
-  // The data segment after it does not start at its cut: not the segment the WAL made there.
-  rewriteHeader(disk, k, { firstLsn: cut + 1 });
+/** Recovery refuses the disk as corrupt, naming checkpoint segment `k` as incomplete. */
+async function assertIncompleteCheckpointRefused(disk: SimDisk, k: number): Promise<void> {
   const error = await assertRejects(
     () => reopen(disk),
     WalCorruptionError,
     "incomplete checkpoint",
   );
   assertEquals(error.segment, segmentFileName(k));
+}
+
+Deno.test("recovery refuses an incomplete checkpoint followed by a data segment with another first LSN", async () => {
+  const disk = new SimDisk();
+  const { k, cut } = await tornCheckpoint(disk, { seed: 1, appendsBeside: true });
+  // The data segment after it does not start at its cut: not the segment the WAL made there.
+  rewriteHeader(disk, k, { firstLsn: cut + 1 });
+  await assertIncompleteCheckpointRefused(disk, k);
 });
 
 Deno.test("recovery refuses an incomplete checkpoint followed by another checkpoint's segment", async () => {
   const disk = new SimDisk();
   const { k } = await tornCheckpoint(disk, { seed: 2, appendsBeside: false });
   rewriteHeader(disk, k + 1, { flags: SEGMENT_FLAG_CHECKPOINT });
-  const error = await assertRejects(
-    () => reopen(disk),
-    WalCorruptionError,
-    "incomplete checkpoint",
-  );
-  assertEquals(error.segment, segmentFileName(k));
+  await assertIncompleteCheckpointRefused(disk, k);
 });
 
 Deno.test("recovery refuses an incomplete checkpoint whose data segment after it is lost", async () => {
@@ -613,10 +605,5 @@ Deno.test("recovery refuses an incomplete checkpoint whose data segment after it
   assert((await disk.list(DIR)).includes(segmentFileName(k + 2)), "the data rotated");
   await disk.remove(segmentPath(k + 1));
   await disk.syncDir(DIR);
-  const error = await assertRejects(
-    () => reopen(disk),
-    WalCorruptionError,
-    "incomplete checkpoint",
-  );
-  assertEquals(error.segment, segmentFileName(k));
+  await assertIncompleteCheckpointRefused(disk, k);
 });

@@ -17,24 +17,15 @@ import {
   segmentFileName,
 } from "../../src/wal/record_codec.ts";
 import type { WalConfig } from "../../src/config/wal.ts";
+import { testRecord, testRecordNumber } from "./test_records.ts";
 
 const DIR = "/wal";
 
 function record(n: number, bytes = 40): Uint8Array {
-  const out = new Uint8Array(bytes);
-  new DataView(out.buffer).setUint32(0, n, true);
-  for (let i = 4; i < bytes; i++) out[i] = (n + i) & 0xff;
-  return out;
+  return testRecord(n, bytes);
 }
 
-/** The record's number, after checking that its body is exactly what `record` wrote. */
-function recordNumber(payload: Uint8Array): number {
-  const n = new DataView(payload.buffer, payload.byteOffset, payload.byteLength).getUint32(0, true);
-  for (let i = 4; i < payload.length; i++) {
-    if (payload[i] !== ((n + i) & 0xff)) throw new Error(`record ${n} is damaged at byte ${i}`);
-  }
-  return n;
-}
+const recordNumber = testRecordNumber;
 
 async function reopen(disk: SimDisk, config: Partial<WalConfig> = {}) {
   const replayed: ReplayedRecord[] = [];
