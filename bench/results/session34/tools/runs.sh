@@ -1,4 +1,17 @@
 #!/bin/bash
+# Session 34's real-process runs (aged/), in the order made. Worktrees: /tmp/head at 71c71c0 (the
+# product as session 33 left it), /tmp/new at the tree named below. Output in /tmp/s34/aged; the
+# committed copies gzip the .err files and leave out the TSVs (windows.txt summarises them).
+#
+# Run 3 came first, on /tmp/new at 0f786e2, with the same command as run 4; a helper was running
+# tests and mutants on the machine during its first ~240 s, so it is kept but not compared:
+#   run new /tmp/new 3 --rates 400,200 --duration 300
+# Runs 4 (below) were made back to back with nothing else running, /tmp/new at f2f99ff.
+#
+# One-process probe (micro/), per tree, alternated new/main twice, then 71c71c0 once:
+#   deno run -A --v8-flags=--expose-gc --config deno.json \
+#     bench/results/session34/micro/checkpoint_cost.ts 143000 300000
+#
 # run ARM DIR ROUND BENCH-ARGS...
 set -u
 run() {
