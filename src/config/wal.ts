@@ -96,10 +96,10 @@ export interface WalConfig {
   /**
    * A checkpoint's snapshot is encoded and written in slices between event-loop turns, while
    * appends go on into the next segment: a slice ends once it has framed this many bytes, or
-   * run `checkpointSliceMs`. At 143,000 delivered jobs (35 MB) one synchronous step froze every
-   * node for 4-6 s and held every append behind it (bench/results/session33/aged/; one process:
-   * bench/results/session34/micro/). 64 KiB stays a synchronous page-cache write
-   * (wal_fs.ts) and about 250 delivered jobs.
+   * run `checkpointSliceMs`. At 143,000 delivered jobs (35 MB) one synchronous step froze five
+   * loaded nodes for 4-6 s with every append behind it (bench/results/session33/aged/), and
+   * stalled one process's event loop for 1.4 s (bench/results/session34/micro/). 64 KiB stays a
+   * synchronous page-cache write (wal_fs.ts) and holds about 270 delivered jobs.
    * @default 64 KiB
    */
   checkpointSliceBytes: number;
