@@ -23,3 +23,6 @@ run() {
 }
 run new /tmp/new 4 --rates 400,200 --duration 300
 run old /tmp/head 4 --rates 400,200 --duration 300
+
+# sweep/ (the final read): the short sweep on 71c71c0, then on 150af16 (/tmp/new).
+#   deno task hookd bench --rates 200,1600,3200 --duration 10 --json > sweep/ARM.json 2> sweep/ARM.err
