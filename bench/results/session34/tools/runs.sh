@@ -26,3 +26,9 @@ run old /tmp/head 4 --rates 400,200 --duration 300
 
 # sweep/ (the final read): the short sweep on 71c71c0, then on 150af16 (/tmp/new).
 #   deno task hookd bench --rates 200,1600,3200 --duration 10 --json > sweep/ARM.json 2> sweep/ARM.err
+
+# gc/: the aged command once more on 5496d0e with session 32's probe patch (/tmp/gc), nodes traced:
+#   NODE_V8_EXTRA=--trace-gc-nvp deno task hookd bench --rates 400,200 --duration 300 --json \
+#     --latencies-out /tmp/s34/gc/new.5.tsv > new.5.json 2> new.5.err
+#   python3 bench/results/session33/tools/gc_table.py bench/results/session34/gc > gc/gc_table.txt
+#   python3 bench/results/session34/tools/long_pauses.py gc/new.5.err.gz
