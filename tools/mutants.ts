@@ -1373,8 +1373,8 @@ const MUTANTS: Mutant[] = [
     name: "wal-checkpoint-caller-failure-fails-wal",
     breaks: "a snapshot the caller cannot produce fails that checkpoint only, not the WAL",
     file: "src/wal/wal.ts",
-    from: "      if (ioFailure || error === this.#failure) {",
-    to: "      if (ioFailure || error === this.#failure || error instanceof Error) {",
+    from: "      if (!(error instanceof SnapshotSourceError)) {",
+    to: "      if (!(error instanceof SnapshotSourceError) || error.cause instanceof Error) {",
     tests: ["tests/wal/wal_checkpoint_test.ts"],
   },
   {
@@ -1410,16 +1410,17 @@ const MUTANTS: Mutant[] = [
     breaks:
       "recovery keeps a torn checkpoint with data segments after it (removing it leaves a gap)",
     file: "src/wal/recovery.ts",
-    from: "    if (segment.index !== segments.at(-1)!.index) continue;\n",
-    to: "    if (segment.index !== segments.at(-1)!.index) {\n" +
-      "      await dropSegment(fs, dir, report, {\n" +
-      "        segment: segment.name,\n" +
-      "        offset: 0,\n" +
-      "        droppedBytes: sizeBytes,\n" +
-      '        reason: "torn checkpoint",\n' +
-      "      });\n" +
-      "      continue;\n" +
-      "    }\n",
+    from: "  if (tornIsNewest) {\n    const { segment, sizeBytes } = torn[0]!;\n",
+    to: "  for (const t of torn) {\n" +
+      "    if (tornIsNewest && t === torn[0]) continue;\n" +
+      "    await dropSegment(fs, dir, report, {\n" +
+      "      segment: t.segment.name,\n" +
+      "      offset: 0,\n" +
+      "      droppedBytes: t.sizeBytes,\n" +
+      '      reason: "torn checkpoint",\n' +
+      "    });\n" +
+      "  }\n" +
+      "  if (tornIsNewest) {\n    const { segment, sizeBytes } = torn[0]!;\n",
     tests: ["tests/wal/wal_checkpoint_test.ts"],
   },
   {
@@ -1673,7 +1674,7 @@ const MUTANTS: Mutant[] = [
     breaks:
       "a checkpoint's meta (held seqs, next own seq) is taken at the cut, not once the walk of the table is over",
     file: "src/jobs/recovery.ts",
-    from: "    const meta = encodeSingle({\n" +
+    from: "    const meta = encodeWalSingleInto(new ByteWriter(), {\n" +
       '      type: "meta",\n' +
       "      nextOwnSeq: this.#host.nextOwnSeq(),\n" +
       "      held: this.#tracker.summary(1 << 16),\n" +
@@ -1686,7 +1687,7 @@ const MUTANTS: Mutant[] = [
       "    const table = {\n" +
       "      *snapshotRecords() {\n" +
       "        yield* inner.snapshotRecords();\n" +
-      "        meta = encodeSingle({\n" +
+      "        meta = encodeWalSingleInto(new ByteWriter(), {\n" +
       '          type: "meta",\n' +
       "          nextOwnSeq: host.nextOwnSeq(),\n" +
       "          held: tracker.summary(1 << 16),\n" +

@@ -14,7 +14,7 @@ import type { AppendBatcher } from "./append_batcher.ts";
 import type { CatchupLog } from "./catchup_log.ts";
 import type { CoreMetrics } from "./core_metrics.ts";
 import { ByteWriter } from "../lib/bytes.ts";
-import { decodeWalBatch, encodeRecord, encodeWalBatch, encodeWalSingleInto } from "./job_codec.ts";
+import { decodeWalBatch, encodeWalSingleInto } from "./job_codec.ts";
 import type { JobRecord } from "./job_model.ts";
 import type { JobTable } from "./job_table.ts";
 import { type SeqTracker, subtractSeqs } from "./seq_tracker.ts";
@@ -132,7 +132,7 @@ export class Recovery {
    * floor past records that log could still serve.
    */
   snapshotRecords(): Iterable<Uint8Array> {
-    const meta = encodeSingle({
+    const meta = encodeWalSingleInto(new ByteWriter(), {
       type: "meta",
       nextOwnSeq: this.#host.nextOwnSeq(),
       held: this.#tracker.summary(1 << 16),
@@ -224,8 +224,4 @@ export function merged(ranges: Array<[number, number]>, below: number): Array<[n
     else out.push([r[0], r[1]]);
   }
   return out;
-}
-
-function encodeSingle(record: JobRecord): Uint8Array {
-  return encodeWalBatch([encodeRecord(record)]);
 }

@@ -158,11 +158,10 @@ export async function recoverWal(
   // segment of its own at its cut, and appends go on in the next segment while it is filled,
   // so an incomplete one is either the newest segment (torn before the data segment after it
   // was made) or followed by a data segment that starts at its cut (torn while appends went
-  // on). Either way the checkpoint never completed, the log before it still holds the state,
-  // and its segment is dropped whole. (Keeping it would leave a checkpoint-flagged segment
-  // without a checkpoint, which the next recovery could not tell from corruption.) Anything
-  // else is damage to a sealed segment. Logs written before checkpoints had segments of their
-  // own (a checkpoint then data in one segment) read the same way.
+  // on). Either way the checkpoint never completed and the log before it still holds the state:
+  // it is skipped (below: dropped when it is the newest segment, kept otherwise). Anything else
+  // is damage to a sealed segment. Logs written before checkpoints had segments of their own (a
+  // checkpoint then data in one segment) read the same way.
   let start = 0;
   let startsAtCheckpoint = false;
   const torn: Array<{ segment: SegmentFile; sizeBytes: number }> = [];
@@ -352,14 +351,16 @@ export async function recoverWal(
     lastSize = goodEnd;
   }
 
-  for (const { segment, sizeBytes } of torn) {
-    // A torn checkpoint with data segments after it stays on disk: the data segment after it
-    // names its cut, so every recovery tells it apart as this one did, and removing it would
-    // leave a gap in the segment numbers that the next recovery could not tell from a lost
-    // segment. The next checkpoint reclaims it with the segments before it.
-    if (segment.index !== segments.at(-1)!.index) continue;
-    // The newest segment: nothing was appended after it, so the log before it must end at its
-    // cut, and it is dropped (the writer will create a segment of that number again).
+  // A torn checkpoint with data segments after it stays on disk: the data segment after it
+  // names its cut, so every recovery tells it apart as this one did, and removing it would
+  // leave a gap in the segment numbers that the next recovery could not tell from a lost
+  // segment. The next checkpoint reclaims it with the segments before it. One that is the
+  // newest segment (the first found) had nothing appended after it, so the log before it must
+  // end at its cut, and it is dropped: the writer will create a segment of that number again,
+  // and keeping a checkpoint-flagged segment without a checkpoint under later data would read
+  // as corruption.
+  if (tornIsNewest) {
+    const { segment, sizeBytes } = torn[0]!;
     const cutLsn = segment.header!.firstLsn;
     const before = live.at(-1);
     if (before === undefined || nextLsn !== cutLsn || before.index + 1 !== segment.index) {

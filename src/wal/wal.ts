@@ -47,6 +47,14 @@ export class WalFailedError extends Error {
   override name = "WalFailedError";
 }
 
+/** What a checkpoint's caller failed to produce (its `cause`): that checkpoint fails, not the WAL. */
+class SnapshotSourceError extends Error {
+  override name = "SnapshotSourceError";
+  constructor(cause: unknown) {
+    super("the checkpoint's snapshot could not be drawn", { cause });
+  }
+}
+
 /** The append queue is full; the caller should shed load (a 503), not wait. */
 export class WalBusyError extends Error {
   override name = "WalBusyError";
@@ -514,12 +522,24 @@ export class Wal {
     };
     let chunk = new Uint8Array(sliceBytes + 3 * frameBytes(0));
     let offset = encodeRecordInto(chunk, 0, RecordType.SnapshotBegin, EMPTY, salt);
-    let ioFailure = false;
     let unsyncedBytes = 0;
+    // Producing the records is the caller's code: an error there, or a record over the limit,
+    // fails this checkpoint only (below); any other error is the disk's and fails the WAL.
+    const draw = (): IteratorResult<Uint8Array> => {
+      try {
+        const next = records.next();
+        if (next.done !== true && next.value.length > this.#config.recordBytesMax) {
+          throw new RangeError(
+            `snapshot record of ${next.value.length} bytes exceeds recordBytesMax ${this.#config.recordBytesMax}`,
+          );
+        }
+        return next;
+      } catch (error) {
+        throw new SnapshotSourceError(error);
+      }
+    };
     const flush = async () => {
-      ioFailure = true;
       await target.file.writeAll(chunk.subarray(0, offset));
-      ioFailure = false;
       this.metrics.bytesWritten.inc(offset);
       unsyncedBytes += offset;
       offset = 0;
@@ -528,20 +548,13 @@ export class Wal {
       for (let done = false; !done;) {
         if (this.#failure !== undefined) throw this.#failure;
         const sliceStartMs = this.#clock.nowMs();
-        // Producing the records is the caller's code: an error there, or a record over the
-        // limit, fails this checkpoint only (below).
         for (let framedBytes = 0; framedBytes < sliceBytes;) {
-          const next = records.next();
+          const next = draw();
           if (next.done === true) {
             done = true;
             break;
           }
           const record = next.value;
-          if (record.length > this.#config.recordBytesMax) {
-            throw new RangeError(
-              `snapshot record of ${record.length} bytes exceeds recordBytesMax ${this.#config.recordBytesMax}`,
-            );
-          }
           const size = frameBytes(record.length);
           if (offset + size > chunk.length) {
             await flush();
@@ -565,15 +578,12 @@ export class Wal {
           // Off-thread, and awaited: the appends' fsyncs on the same disk then never have
           // more than this much of the checkpoint's dirty data to write ahead of their own.
           unsyncedBytes = 0;
-          ioFailure = true;
           await target.file.syncData(true);
-          ioFailure = false;
           this.metrics.fsyncs.inc();
         }
         // A macrotask, not a microtask: timers, datagrams and HTTP run between slices.
         if (!done) await new Promise<void>((resolve) => this.#clock.setTimer(0, resolve));
       }
-      ioFailure = true;
       if (this.#failure !== undefined) throw this.#failure;
       // Off the event-loop thread whatever the inline policy says: tens of MB of dirty pages
       // would block it for as long as the disk takes.
@@ -581,7 +591,7 @@ export class Wal {
       this.metrics.fsyncs.inc();
     } catch (error) {
       target.file.close();
-      if (ioFailure || error === this.#failure) {
+      if (!(error instanceof SnapshotSourceError)) {
         waiter.reject(this.#fail(error));
         return;
       }
@@ -589,7 +599,8 @@ export class Wal {
       // stays: appends went on in the next one, and recovery knows a torn checkpoint there by
       // that segment starting at its cut, while a missing number would read as a lost
       // segment. The next checkpoint reclaims it with the segments before it.
-      waiter.reject(error instanceof Error ? error : new Error(String(error)));
+      const cause = error.cause;
+      waiter.reject(cause instanceof Error ? cause : new Error(String(cause)));
       return;
     }
     target.file.close();
