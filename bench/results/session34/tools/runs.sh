@@ -32,3 +32,4 @@ run old /tmp/head 4 --rates 400,200 --duration 300
 #     --latencies-out /tmp/s34/gc/new.5.tsv > new.5.json 2> new.5.err
 #   python3 bench/results/session33/tools/gc_table.py bench/results/session34/gc > gc/gc_table.txt
 #   python3 bench/results/session34/tools/long_pauses.py gc/new.5.err.gz
+# sweep/ after the final read's mends: final (fbe3f3a, /work/main), before2 (71c71c0), final2 (fbe3f3a).
