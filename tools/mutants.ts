@@ -1184,6 +1184,16 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/e2e/node_signal_e2e_test.ts"],
   },
   {
+    name: "memory-reducer-left-on",
+    breaks:
+      "HOOKD_V8_FLAGS and deno.json's hookd and compile tasks agree: V8's memory reducer is off in both",
+    file: "src/process/self_command.ts",
+    from:
+      'export const HOOKD_V8_FLAGS = ["--min-semi-space-size=16", "--no-memory-reducer"] as const;',
+    to: 'export const HOOKD_V8_FLAGS = ["--min-semi-space-size=16"] as const;',
+    tests: ["tests/process/self_command_test.ts"],
+  },
+  {
     name: "backlog-jobs-ignored",
     breaks: "past backlogJobsMax pending jobs a submit, an event or a revive is refused 503",
     file: "src/jobs/submit_admission.ts",
