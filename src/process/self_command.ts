@@ -34,14 +34,14 @@ export const HOOKD_PERMISSIONS = [
  * `--no-memory-reducer`: V8's memory reducer shrinks the heap of a process it thinks has gone
  * quiet, and its watchdog starts such a GC whenever the last mark-compact is more than 100 s
  * old, whatever the allocation rate, then a second one about half a second later. A node that
- * holds a few hundred thousand delivered jobs and takes 200 jobs/s goes that long between
+ * holds 120,000 or more delivered jobs and takes 200 jobs/s goes that long between
  * mark-compacts, so the watchdog fired there again and again: "(reduce)" GCs with pauses up to
  * 231 ms, each followed by one that freed a few MB. Without it, on such nodes (two alternated
  * pairs, bench/results/session35/aged/), the 200/s step's mark-compacts over five nodes fell
  * from 29 to 10 and their atomic pauses from 1.3-1.5 s to 0.5-0.7 s, its p99 from 43-44 to
  * 34-38 ms. The cost: a node's heap is not shrunk after its load falls, about 90 MB more
  * resident memory a node there, and a rarer mark-compact of a larger heap can be long (279 ms
- * once). A fresh cluster's sweep never met the watchdog (session 32's traces).
+ * once). A fresh cluster's nodes never met the watchdog (session 32's traces, session 35's).
  */
 export const HOOKD_V8_FLAGS = ["--min-semi-space-size=16", "--no-memory-reducer"] as const;
 
