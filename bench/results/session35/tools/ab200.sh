@@ -1,5 +1,7 @@
 #!/bin/bash
 # Fresh-cluster A/B of the flag: --rates 200 --duration 20, before (5229080) / after (3919ff5), alternated.
+# The committed copies in fresh200/ rename each .json to .out (it holds the bench process's own GC
+# lines before its JSON) and gzip the .err files.
 for i in 1 2 3; do
   for arm in before after; do
     wt=/tmp/before; [ $arm = after ] && wt=/work/main

@@ -3,6 +3,7 @@
 # generator too): mark-compacts, reduce-memory ones, atomic pauses, scavenges.
 # Usage: python3 ab_rows.py DIR/ab.ARM.N.out ...  (beside it: .err or .err.gz, .host)
 import json,sys,re,gzip,os
+from rows import describe
 for f in sys.argv[1:]:
     r=[json.loads(l) for l in open(f) if l.startswith('[{')][0][0]
     stem=os.path.splitext(f)[0]; err=stem+'.err'
@@ -17,5 +18,4 @@ for f in sys.argv[1:]:
         else:
             sc+=1; scmax=max(scmax,p)
     host=open(stem+'.host').read().split()[1]
-    print(f.split('/')[-1], 'host',host,'acc',r['accepted'],'rej',r['rejected'],'lost',r['lost'],'p50 %.1f p99 %.1f max %.0f'%(r['p50_ms'],r['p99_ms'],r['max_ms']),
-          'cpu %.2f'%r['cpu_ms_per_job'],'| MC (whole run, all procs)',mc,'reduce',red,'pauses %.0f longest %.0f'%(mcp,longest),'| scav',sc,'max %.0f'%scmax)
+    print(f.split('/')[-1], 'host',host,describe(r),'| MC (whole run, all procs)',mc,'reduce',red,'pauses %.0f longest %.0f'%(mcp,longest),'| scav',sc,'max %.0f'%scmax)
