@@ -1184,6 +1184,24 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/e2e/node_signal_e2e_test.ts"],
   },
   {
+    name: "confirm-from-dropped-payload",
+    breaks:
+      "a keyed retry to a replica whose copy was delivered before its COMMIT is refused, not confirmed from the copy without its payload",
+    file: "src/jobs/submit_path.ts",
+    from: "if (held?.spec !== undefined && held.payloadDropped) {",
+    to: "if (false) {",
+    tests: ["tests/jobs/idempotency_window_test.ts"],
+  },
+  {
+    name: "settled-other-answered-when-closed",
+    breaks:
+      "a submit is not answered with another incarnation the replicas judged live at a first-submit time taken over from an earlier try, once its window has closed",
+    file: "src/jobs/proposal_driver.ts",
+    from: "!isLiveFor(other.submittedAtMs, this.#host.wallMs(), this.#config.idempotencyWindowMs)",
+    to: "false",
+    tests: ["tests/jobs/idempotency_window_test.ts"],
+  },
+  {
     name: "memory-reducer-left-on",
     breaks:
       "HOOKD_V8_FLAGS and deno.json's hookd and compile tasks agree: V8's memory reducer is off in both",

@@ -35,6 +35,7 @@ import type { JobTable } from "./job_table.ts";
 import type { OwnershipView } from "./ownership_view.ts";
 import { isEventKind, type Proposal, type ProposalKind, Proposals } from "./proposals.ts";
 import { eventJobId } from "./event_model.ts";
+import { isLiveFor } from "./keyed_id.ts";
 import type { ReplicationOutbox } from "./repl_outbox.ts";
 import type { SeqTracker } from "./seq_tracker.ts";
 import type { RefusalCode } from "./service.ts";
@@ -77,7 +78,7 @@ export interface ProposalDriverHost {
 }
 
 export interface ProposalDriverOptions extends VoterSet {
-  readonly config: Pick<JobsConfig, "submitTimeoutMs">;
+  readonly config: Pick<JobsConfig, "submitTimeoutMs" | "idempotencyWindowMs">;
   readonly metrics: Pick<CoreMetrics, "quorumWaitMs" | "confirmRounds">;
   readonly table: Pick<JobTable, "get" | "event">;
   readonly tracker: Pick<SeqTracker, "has">;
@@ -136,6 +137,11 @@ export class ProposalDriver {
     return this.#proposals.forJob(jobId);
   }
 
+  /** Whether the proposal of the record stamped `key` is still open (not yet decided). */
+  isOpen(key: string): boolean {
+    return this.#proposals.get(key) !== undefined;
+  }
+
   hasJob(jobId: string): boolean {
     return this.#proposals.hasJob(jobId);
   }
@@ -187,6 +193,19 @@ export class ProposalDriver {
         const other = verdict.other;
         if (isEventKind(p.kind)) this.#host.dropUncommittedEvent(nowMs, p.jobId, undefined);
         else this.#host.dropUncommittedCopy(p.jobId, undefined);
+        if (
+          !isLiveFor(other.submittedAtMs, this.#host.wallMs(), this.#config.idempotencyWindowMs)
+        ) {
+          // The replicas judged the other incarnation live at this proposal's first-submit
+          // time, which a retry takes over from an earlier try (a copy of one that lost, held
+          // or handed over here: sim seed 512, bench/results/session36/). Live then is not live
+          // now: answered with it, a client would get a job whose window had closed. A retry
+          // once the earlier try's window is over makes a new incarnation.
+          const message = "another submit of this idempotency key is being settled; retry";
+          for (const r of p.requests) this.#host.refuse(r.requestId, "not_ready", message, 1);
+          for (const r of p.eventRequests) this.#eventRefused(r.requestId, "not_ready", message, 1);
+          return;
+        }
         for (const r of p.eventRequests) {
           if (other.bodyHash !== p.bodyHash) {
             this.#eventRefused(

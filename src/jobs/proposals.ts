@@ -63,7 +63,12 @@ export interface Proposal {
    * Another incarnation of the key (another id) that a replica holds committed or finished,
    * live for this submit: it stands, and this proposal resolves to it.
    */
-  settledOther?: { readonly jobId: string; readonly bodyHash: string };
+  settledOther?: {
+    readonly jobId: string;
+    readonly bodyHash: string;
+    /** Its first submit's wall time (the start of its window). */
+    readonly submittedAtMs: number;
+  };
   /**
    * An earlier incarnation of the key a replica holds uncommitted, live for this submit: a
    * client's submit moves over to it (a retry whose first try went unacknowledged, in the
@@ -89,7 +94,11 @@ export type Verdict =
    */
   | {
     readonly kind: "settled-other";
-    readonly other: { readonly jobId: string; readonly bodyHash: string };
+    readonly other: {
+      readonly jobId: string;
+      readonly bodyHash: string;
+      readonly submittedAtMs: number;
+    };
   }
   /**
    * A replica holds an earlier incarnation of the key, uncommitted: a client's submit moves
@@ -272,7 +281,11 @@ export class Proposals {
         break;
       case "other_settled":
         if (e.incarnation !== undefined) {
-          p.settledOther = { jobId: e.incarnation.jobId, bodyHash: e.bodyHash };
+          p.settledOther = {
+            jobId: e.incarnation.jobId,
+            bodyHash: e.bodyHash,
+            submittedAtMs: e.incarnation.submittedAtMs,
+          };
         }
         break;
       case "other_live": {

@@ -304,6 +304,18 @@ export class SubmitPath {
           `idempotency key ${JSON.stringify(key)} is being submitted with another body`,
         );
       }
+      if (held?.spec !== undefined && held.payloadDropped) {
+        // Its DONE came here before its COMMIT: our copy lost its payload as delivered, so a
+        // confirm round from it would store its SUBMIT again under the same stamp with an empty
+        // payload (sim seed 319, bench/results/session36/). Nor can it answer: a DONE does not
+        // say which body won the key, only the COMMIT (a keyed one carries its body) does.
+        return this.refuse(
+          requestId,
+          "not_ready",
+          `job ${jobId} was delivered but this node has not learned its commit yet; retry`,
+          1,
+        );
+      }
       if (
         held?.spec !== undefined && held.bodyHash === bodyHash && held.submitStamp !== undefined
       ) {

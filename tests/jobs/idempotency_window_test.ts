@@ -259,3 +259,75 @@ Deno.test("a submit the replicas refused for another live incarnation is not tak
   c.settle();
   assertEquals(ok(c.answers.get(again)), { id, existing: true });
 });
+
+Deno.test("a replica that learned of a keyed job's delivery before its COMMIT refuses a retry of it, and stores no second SUBMIT under its stamp", () => {
+  // Sim seed 319 (found with lazy acknowledgements, bench/results/session36/): the COMMIT to
+  // one replica was lost, the DONE reached it, and its copy's payload was dropped as delivered.
+  // A retry to that replica started a confirm round from that copy, which stored the SUBMIT
+  // again under the job's stamp with an empty payload: one seq naming two records.
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS });
+  c.startAll();
+  const commitTo1 = (m: { to: number; records: readonly string[] }) =>
+    m.to === 1 && m.records.includes("commit");
+  const requestId = c.submit(0, FIRST);
+  c.settle((m) => !commitTo1(m));
+  c.drop(commitTo1);
+  const { id } = ok(c.answers.get(requestId));
+  assertEquals(c.cores[1]!.table.get(id)?.committed, false, "core 1 missed the COMMIT");
+  const owner = ownerOf(c, id);
+  assert(owner !== 1, "core 1 holds a copy and does not deliver it");
+  c.delivered(owner, id);
+  c.tick(50); // the DONE rides lazily
+  c.settle((m) => !commitTo1(m));
+  c.drop(commitTo1);
+  const held = c.cores[1]!.table.get(id);
+  assertEquals([held?.phase, held?.committed, held?.payloadDropped], ["delivered", false, true]);
+  const retry = c.submit(1, FIRST);
+  const answer = c.answers.get(retry);
+  assert(answer?.ok === false && answer.code === "not_ready", JSON.stringify(answer));
+  assert(
+    !c.inflight.some((m) => m.from === 1 && m.records.includes("submit")),
+    "no confirm round from a copy without its payload",
+  );
+});
+
+Deno.test("a retry that takes over a losing try's first-submit time is not answered with an incarnation whose window closed since", () => {
+  // Sim seed 512 (found with lazy acknowledgements, bench/results/session36/): cores 2 and 3
+  // missed the first job; a retry on core 2 inside its window (in the next epoch, so under
+  // another id) lost to it, but core 3 kept its uncommitted copy of that try. Past the first
+  // job's window, a retry on core 3 took that copy over with its first-submit time, at which
+  // the first job was still live: the replicas said so, and the retry was answered with the
+  // first job, 12 s after its first submit with a 10-s window.
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS });
+  c.startAll();
+  // The first submit 2 s before an epoch ends: the retry 5 s later falls in the next one.
+  c.tick((WINDOW_MS - 2_000 - (c.wallOf(0) % WINDOW_MS) + WINDOW_MS) % WINDOW_MS);
+  c.settle();
+  const replication = (m: { kind: string }) => m.kind === "repl" || m.kind === "ack";
+  const first = c.submit(0, FIRST);
+  c.settle(avoiding(2, 3));
+  c.drop((m) => m.to === 2 || m.to === 3 || m.from === 2 || m.from === 3);
+  const firstId = ok(c.answers.get(first)).id;
+  assertEquals(c.cores[3]!.table.get(firstId), undefined, "core 3 missed the first job");
+  c.tick(5_000);
+  c.drop((m) => !replication(m));
+  // Inside the window, on core 2 (which missed it too): the replicas that hold it answer with it.
+  const second = c.submit(2, FIRST);
+  c.settle(replication);
+  const answered = ok(c.answers.get(second));
+  assertEquals([answered.id, answered.existing], [firstId, true]);
+  const lostTry = [...c.cores[3]!.table.entries()].find((e) =>
+    e.spec?.idempotencyKey === FIRST.idempotencyKey && e.jobId !== firstId
+  );
+  assert(lostTry !== undefined && !lostTry.committed, "core 3 kept the losing try, uncommitted");
+  // Past the first job's window, still inside the losing try's.
+  c.tick(7_000);
+  c.drop((m) => !replication(m));
+  const third = c.submit(3, FIRST);
+  c.settle(replication);
+  const outcome = c.answers.get(third);
+  assert(
+    !(outcome?.ok === true && outcome.id === firstId),
+    `answered with the first job 12 s after it: ${JSON.stringify(outcome)}`,
+  );
+});
