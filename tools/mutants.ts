@@ -1184,6 +1184,16 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/e2e/node_signal_e2e_test.ts"],
   },
   {
+    name: "ack-only-counts-data",
+    breaks:
+      "hookd_transport_ack_only_datagrams_total counts only datagrams with nothing but an ack",
+    file: "src/transport/session.ts",
+    from:
+      "if (chunks.length === 0 && unreliable === 0 && !piggybacked) ctx.counters.ackOnly.inc();",
+    to: "if (unreliable === 0) ctx.counters.ackOnly.inc();",
+    tests: ["tests/transport/endpoint_test.ts"],
+  },
+  {
     name: "confirm-from-dropped-payload",
     breaks:
       "a keyed retry to a replica whose copy was delivered before its COMMIT is refused, not confirmed from the copy without its payload",
@@ -1191,6 +1201,16 @@ const MUTANTS: Mutant[] = [
     from: "if (held?.spec !== undefined && held.payloadDropped) {",
     to: "if (false) {",
     tests: ["tests/jobs/idempotency_window_test.ts"],
+  },
+  {
+    name: "decided-proposal-timers-kept",
+    breaks:
+      "deadlines of proposals already decided leave the timer heap's top (no wake-up for them)",
+    file: "src/jobs/replication_core.ts",
+    from:
+      'if (top === undefined || top.kind !== "proposal" || this.#proposals.isOpen(top.key)) return;',
+    to: "return;",
+    tests: ["tests/jobs/lazy_send_test.ts"],
   },
   {
     name: "settled-other-answered-when-closed",

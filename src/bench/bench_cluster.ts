@@ -172,6 +172,8 @@ export interface ClusterCounters {
   walAppends: number;
   datagramsOut: number;
   datagramsIn: number;
+  /** Datagrams out that carried only an acknowledgement. */
+  ackOnlyOut: number;
   retransmits: number;
   dropsInjected: number;
   /** Timer wake-ups the nodes' shells asked for (`hookd_runtime_timers_total{event="fired"}`). */
@@ -184,6 +186,7 @@ export function clusterCounters(scrape: readonly Samples[]): ClusterCounters {
     walAppends: total(scrape, "hookd_wal_appends_total"),
     datagramsOut: total(scrape, "hookd_transport_datagrams_total", { direction: "out" }),
     datagramsIn: total(scrape, "hookd_transport_datagrams_total", { direction: "in" }),
+    ackOnlyOut: total(scrape, "hookd_transport_ack_only_datagrams_total"),
     retransmits: total(scrape, "hookd_transport_retransmits_total"),
     dropsInjected: total(scrape, "hookd_transport_drops_injected_total"),
     timersFired: total(scrape, "hookd_runtime_timers_total", { event: "fired" }),
@@ -215,6 +218,7 @@ export function counterDelta(before: ClusterCounters, after: ClusterCounters): C
     walAppends: after.walAppends - before.walAppends,
     datagramsOut: after.datagramsOut - before.datagramsOut,
     datagramsIn: after.datagramsIn - before.datagramsIn,
+    ackOnlyOut: after.ackOnlyOut - before.ackOnlyOut,
     retransmits: after.retransmits - before.retransmits,
     dropsInjected: after.dropsInjected - before.dropsInjected,
     timersFired: after.timersFired - before.timersFired,

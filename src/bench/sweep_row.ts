@@ -107,6 +107,8 @@ export interface SweepRow {
   /** Cluster-wide over the step's window, per job made (`jobs_made`). */
   fsyncs_per_job: number | null;
   datagrams_per_job: number | null;
+  /** Of those, datagrams that carried only an acknowledgement. */
+  ack_only_datagrams_per_job: number | null;
   /** Timer wake-ups the nodes' shells asked for, cluster-wide, per job made. */
   timer_wakeups_per_job: number | null;
   /**
@@ -326,6 +328,7 @@ export function sweepRow(
     max_ms: has ? round(latency.summary().max, 2) : null,
     fsyncs_per_job: per(s.counters.fsyncs, 3),
     datagrams_per_job: per(s.counters.datagramsOut, 2),
+    ack_only_datagrams_per_job: per(s.counters.ackOnlyOut, 2),
     timer_wakeups_per_job: per(s.counters.timersFired, 2),
     wakeups_per_job: s.nodeWakeups === null ? null : per(s.nodeWakeups, 2) ?? null,
     cpu_ms_per_job: per(cpuTotal, 3),

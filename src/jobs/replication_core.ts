@@ -905,6 +905,20 @@ export class ReplicationCore {
   // Time, flushing, checkpoints
   // -------------------------------------------------------------------------------------------
 
+  /**
+   * Pops, from the top of the timer heap, the deadlines of proposals already decided. Every
+   * submit pushes one (`submitTimeoutMs` ahead) and nearly all are decided within milliseconds:
+   * left in the heap, each woke the node at its old deadline to do nothing, a wake-up per job
+   * at its origin (bench/results/session36/). Lazy deletion: only the top is looked at.
+   */
+  #dropDecidedProposalTimers(): void {
+    for (;;) {
+      const top = this.#timers.peek();
+      if (top === undefined || top.kind !== "proposal" || this.#proposals.isOpen(top.key)) return;
+      this.#timers.pop();
+    }
+  }
+
   tick(nowMs: number, wallMs: number): void {
     this.#wallMs = wallMs;
     for (;;) {
@@ -972,6 +986,7 @@ export class ReplicationCore {
   }
 
   nextWakeMs(): number {
+    this.#dropDecidedProposalTimers();
     let t = Math.min(
       this.#expireAtMs,
       this.#duties.deferredAtMs,

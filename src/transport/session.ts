@@ -373,13 +373,18 @@ export class Session {
     const unreliable = this.#sender.writeUnreliable(w);
     const provider = ctx.piggyback();
     const spare = w.remaining - UNRELIABLE_FRAME_OVERHEAD_BYTES;
+    let piggybacked = false;
     if (provider !== null && spare >= ctx.config.piggybackBytesMin) {
       const extra = provider(this.address, spare);
       if (extra !== null && extra.length > 0 && extra.length <= spare) {
         w.writeUnreliable(PIGGYBACK_CHANNEL, extra);
         ctx.counters.piggybacked.inc();
+        piggybacked = true;
       }
     }
+    // A datagram (and a wake-up of the peer) spent on an acknowledgement alone: what a reply
+    // that could have carried it would save (bench/results/session36/).
+    if (chunks.length === 0 && unreliable === 0 && !piggybacked) ctx.counters.ackOnly.inc();
     const bytes = w.finish(ctx.seal);
     this.#sender.onSent(pn, nowMs, bytes.length, chunks, unreliable);
     ctx.out.datagrams.push({ address: this.address, bytes });

@@ -33,6 +33,7 @@ export interface TransportCounters {
   backpressure: Counter;
   peerRestarts: Counter;
   piggybacked: Counter;
+  ackOnly: Counter;
   rttMs(address: string): Gauge;
 }
 
@@ -109,6 +110,10 @@ export function transportCounters(registry: MetricsRegistry): TransportCounters 
     backpressure: c("backpressure_total", "Reliable sends refused because the queue was full"),
     peerRestarts: c("peer_restarts_total", "Peers seen coming back with a new epoch"),
     piggybacked: c("piggybacked_total", "Datagrams that carried piggybacked bytes"),
+    ackOnly: c(
+      "ack_only_datagrams_total",
+      "Datagrams sent carrying nothing but an acknowledgement (no message, no piggyback)",
+    ),
     rttMs(address: string): Gauge {
       let g = rttGauges.get(address);
       if (g === undefined) {

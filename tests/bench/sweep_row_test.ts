@@ -76,6 +76,7 @@ function record(n: number, fields: Partial<StepReport> = {}): StepRecord {
       walAppends: 900,
       datagramsOut: 4_000,
       datagramsIn: 4_000,
+      ackOnlyOut: 1_500,
       retransmits: 0,
       dropsInjected: 0,
       timersFired: 1_000,
@@ -106,6 +107,7 @@ Deno.test("sweepRow: completed within the grace, lost, duplicates, latency from 
   // The median job (about number 500) arrived 5 + 5 ms after its scheduled time.
   assert(row.p50_ms !== null && row.p50_ms > 9.9 && row.p50_ms < 10.1, `p50 ${row.p50_ms}`);
   assertEquals([row.fsyncs_per_job, row.datagrams_per_job, row.cpu_ms_per_job], [0.5, 4, 1]);
+  assertEquals(row.ack_only_datagrams_per_job, 1.5);
   assertEquals([row.node_rss_mb, row.node_heap_used_mb, row.node_external_mb], [90.5, 31.2, 4.1]);
   assertEquals(row.wakeups_per_job, 7);
   // 4, 1 and 0.5 s of the nodes' threads over the 13-s window.

@@ -208,6 +208,7 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     max_ms: 12,
     fsyncs_per_job: 0.5,
     datagrams_per_job: 3,
+    ack_only_datagrams_per_job: 1,
     timer_wakeups_per_job: 2,
     wakeups_per_job: 9,
     cpu_ms_per_job: 0.3,

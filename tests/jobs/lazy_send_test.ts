@@ -11,6 +11,7 @@ import { ReplicationCore } from "../../src/jobs/replication_core.ts";
 import { decodeMessage } from "../../src/jobs/job_messages.ts";
 import type { SubmitOutcome } from "../../src/jobs/service.ts";
 import { jobsDefaults } from "../../src/config/jobs.ts";
+import { ReviewCluster } from "./review_harness.ts";
 
 const VOTERS = [1, 2, 3].map((i) => `10.0.0.${i}:7000`);
 const WALL = 1_800_000_000_000;
@@ -157,4 +158,27 @@ Deno.test("a keyed COMMIT goes at once: it may carry the body that settles a con
   const unkeyed = net.answers.get(2);
   assert(unkeyed?.ok === true);
   assertEquals(net.cores[1]!.table.get(unkeyed.id)?.committed, false);
+});
+
+Deno.test("a decided submit's deadline does not wake its proposer", () => {
+  // Every submit pushes a deadline `submitTimeoutMs` ahead; nearly all are decided within
+  // milliseconds. Left on the timer heap, each woke the proposer at that deadline to do
+  // nothing: a wake-up per job (bench/results/session36/).
+  const c = new ReviewCluster({ expireIntervalMs: 60_000, antiEntropyIntervalMs: 60_000 });
+  c.startAll();
+  c.tick(10);
+  c.settle();
+  const startedAtMs = c.nowMs;
+  const requestId = c.submit(0, { url: "http://h/x", payload: "{}" });
+  c.settle();
+  assertEquals(c.answers.get(requestId)?.ok, true);
+  c.tick(jobsDefaults.lazySendMs + jobsDefaults.lazyAppendMs);
+  c.settle();
+  const wakeMs = c.cores[0]!.nextWakeMs();
+  assert(
+    wakeMs > startedAtMs + jobsDefaults.submitTimeoutMs,
+    `woken at ${
+      wakeMs - startedAtMs
+    } ms, the decided submit's deadline is ${jobsDefaults.submitTimeoutMs}`,
+  );
 });

@@ -504,3 +504,31 @@ Deno.test("Endpoint tells apart senders whose key ids differ only in their last 
   deepStrictEqual(r.takeMessages().map((m) => [m.fromAddress, text(m)]), [[S1, S1], [S2, S2]]);
   equal(r.metrics.snapshot()["hookd_transport_address_mismatches_total"], 0);
 });
+
+Deno.test("Endpoint counts the datagrams that carry nothing but an acknowledgement", () => {
+  const a = endpoint("a", 1);
+  const b = endpoint("b", 2);
+  handshake(a, b);
+  const ackOnly = (e: Endpoint) =>
+    e.metrics.snapshot()["hookd_transport_ack_only_datagrams_total"] as number;
+  const [aBefore, bBefore] = [ackOnly(a), ackOnly(b)];
+  equal(a.send(1, B, 1, new TextEncoder().encode("hello")).accepted, true);
+  equal(deliver(1, a, A, b), 1);
+  equal(ackOnly(a), aBefore, "a message is not an ack alone");
+  // b has nothing to say: its acknowledgement leaves alone.
+  equal(deliver(1, b, B, a), 1);
+  equal(ackOnly(b), bBefore + 1);
+  ok(a.isIdle(B));
+  // A reply carries the next acknowledgement: not counted.
+  equal(a.send(2, B, 1, new TextEncoder().encode("again")).accepted, true);
+  deliver(2, a, A, b);
+  equal(b.send(2, A, 1, new TextEncoder().encode("reply")).accepted, true);
+  equal(deliver(2, b, B, a), 1);
+  equal(ackOnly(b), bBefore + 1);
+  // A datagram with piggybacked gossip is not an ack alone either.
+  b.setPiggyback(() => new Uint8Array(8));
+  equal(a.send(3, B, 1, new TextEncoder().encode("third")).accepted, true);
+  deliver(3, a, A, b);
+  equal(deliver(3, b, B, a), 1);
+  equal(ackOnly(b), bBefore + 1);
+});
