@@ -135,6 +135,28 @@ export interface TransportConfig {
    * @default 0.5
    */
   ackImmediateAfterMs: number;
+  /**
+   * Longest a receiver holds the acknowledgement of a datagram its sender marked "ack may
+   * wait" (see `lazyAckQuietMs`), so that a datagram it sends that peer anyway carries it. The
+   * job store marks its votes, which the proposer answers with a COMMIT within
+   * `jobs.lazySendMs`, and its messages of lazy records only (COMMITs, DONEs), which the
+   * peer's next vote or SUBMIT answers. Acknowledged at once, each cost a datagram of its own
+   * and a wake-up of the peer that got it (bench/results/session36/). Longer than
+   * `jobs.lazySendMs`, so the COMMIT's timer fires first. A marking sender waits twice this
+   * longer before it probes (timers fire late on a loaded host). A node from before the flag
+   * refuses a marked datagram as malformed; the retransmission, never marked, gets through.
+   * 0: nothing is marked.
+   * @default 100
+   */
+  lazyAckMs: number;
+  /**
+   * A sender marks datagrams "ack may wait" only after this long without a loss on the path
+   * (a packet declared lost by fast retransmit or timeout; a speculative tail-loss probe does
+   * not count): on a lossy path a lost vote would wait `2 × lazyAckMs` for its
+   * retransmission, and a proposal short of its majority with it.
+   * @default 1000
+   */
+  lazyAckQuietMs: number;
   /** Most acknowledgement ranges in one datagram. @default 16 */
   ackRangesMax: number;
   /**
@@ -223,6 +245,8 @@ export const transportDefaults: Readonly<TransportConfig> = Object.freeze({
   maxAckDelayMs: 1,
   ackEveryPackets: 2,
   ackImmediateAfterMs: 0.5,
+  lazyAckMs: 100,
+  lazyAckQuietMs: 1000,
   ackRangesMax: 16,
   receivedRangesMax: 64,
   packetThreshold: 3,
@@ -282,6 +306,8 @@ export function validateTransportConfig(config: TransportConfig): TransportConfi
       "rtoMaxMs",
       "maxAckDelayMs",
       "ackImmediateAfterMs",
+      "lazyAckMs",
+      "lazyAckQuietMs",
       "lossDelayMinMs",
       "tlpMinMs",
       "tlpMax",

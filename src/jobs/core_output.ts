@@ -14,8 +14,16 @@ import type { EventOutcome, RefusalCode, SubmitOutcome } from "./service.ts";
 export type ReplicationOutput =
   /** Append `payload` to the WAL; call `persisted(token)` once it is durable. */
   | { readonly type: "append"; readonly token: number; readonly payload: Uint8Array }
-  /** Send `bytes` reliably on JOBS_CHANNEL to a voter or a client's transport address. */
-  | { readonly type: "send"; readonly to: string; readonly bytes: Uint8Array }
+  /**
+   * Send `bytes` reliably on JOBS_CHANNEL to a voter or a client's transport address.
+   * `ackMayWait`: the receiver may hold the transport's acknowledgement (transport.lazyAckMs).
+   */
+  | {
+    readonly type: "send";
+    readonly to: string;
+    readonly bytes: Uint8Array;
+    readonly ackMayWait?: boolean;
+  }
   | { readonly type: "submit-done"; readonly requestId: number; readonly outcome: SubmitOutcome }
   | {
     readonly type: "revive-done";

@@ -99,7 +99,8 @@ export class JobLogReplayError extends Error {
 
 /** What the store needs from the transport (`UdpTransport` has it). */
 export interface JobsTransport {
-  send(address: string, channel: number, bytes: Uint8Array): SendResult;
+  /** `ackMayWait`: the peer may hold its acknowledgement (transport.lazyAckMs). */
+  send(address: string, channel: number, bytes: Uint8Array, ackMayWait?: boolean): SendResult;
   onMessage(handler: (message: DeliveredMessage) => void): () => void;
   onEvent(handler: (event: TransportEvent) => void): () => void;
   /**
@@ -892,7 +893,12 @@ export class JobStore implements JobService, DeliveryStore {
         return;
       }
       case "send": {
-        const result = this.#transport.send(output.to, JOBS_CHANNEL, output.bytes);
+        const result = this.#transport.send(
+          output.to,
+          JOBS_CHANNEL,
+          output.bytes,
+          output.ackMayWait === true,
+        );
         if (!result.accepted) this.#sendRefused(result.reason);
         return;
       }

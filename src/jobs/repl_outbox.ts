@@ -31,6 +31,12 @@ export class ReplicationOutbox {
   #flushes = 0;
   /** Peers sent a message in flush `#flushes` (since the last one): their lazy records go along. */
   readonly #sentAt = new Map<string, number>();
+  /**
+   * Peers queued a record someone waits for since the last `take` (`#eager`), and as of the
+   * last `take` (`#tookEager`): two sets swapped and cleared, no garbage per flush.
+   */
+  #eager = new Set<string>();
+  #tookEager = new Set<string>();
 
   constructor(lazySendMs: number) {
     this.#lazySendMs = lazySendMs;
@@ -43,6 +49,11 @@ export class ReplicationOutbox {
 
   /** Queues `bytes` for `peer` at this flush. */
   queue(peer: string, bytes: Uint8Array): void {
+    this.#eager.add(peer);
+    this.#push(peer, bytes);
+  }
+
+  #push(peer: string, bytes: Uint8Array): void {
     let list = this.#outbox.get(peer);
     if (list === undefined) {
       list = [];
@@ -77,6 +88,14 @@ export class ReplicationOutbox {
     this.#lazyDue = true;
   }
 
+  /**
+   * Whether the records the last `take` handed back for `peer` were all lazy ones: nobody
+   * waits for them, so the peer's transport may hold its acknowledgement (lazyAckMs).
+   */
+  tookOnlyLazy(peer: string): boolean {
+    return !this.#tookEager.has(peer);
+  }
+
   /** Marks the lazy records due once their deadline has passed. */
   tick(nowMs: number): void {
     if (nowMs >= this.#lazyDueMs) this.#lazyDue = true;
@@ -94,13 +113,17 @@ export class ReplicationOutbox {
         if (
           !this.#lazyDue && !this.#outbox.has(peer) && this.#sentAt.get(peer) !== this.#flushes
         ) continue;
-        for (const bytes of lazy) this.queue(peer, bytes);
+        for (const bytes of lazy) this.#push(peer, bytes);
         this.#lazyCount -= lazy.length;
         lazy.length = 0;
       }
     }
     this.#lazyDue = false;
     this.#flushes++;
+    const tookEager = this.#tookEager;
+    tookEager.clear();
+    this.#tookEager = this.#eager;
+    this.#eager = tookEager;
     if (this.#lazyCount === 0) this.#lazyDueMs = Infinity;
     if (this.#outbox.size === 0) return NOTHING;
     const out = this.#outbox;

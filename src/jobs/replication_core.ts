@@ -1016,6 +1016,9 @@ export class ReplicationCore {
         records,
         (chunk) => ({ kind: "repl", from: this.self, records: chunk }),
         true,
+        // COMMITs and DONEs alone: nobody waits for them, nor for their acknowledgement, which
+        // rides on what the peer sends us next (its votes, its own SUBMITs).
+        this.#outbox.tookOnlyLazy(peer),
       );
     }
     this.#emitAppend(nowMs);
@@ -1049,7 +1052,11 @@ export class ReplicationCore {
   #send(to: string, message: OutgoingMessage): void {
     this.#outbox.sent(to);
     const bytes = encodeMessage(message);
-    this.#outputs.push({ type: "send", to, bytes });
+    // A vote's proposer owes the voter a COMMIT (lazySendMs), which carries the transport's
+    // acknowledgement of the vote: acknowledged at once, each vote cost a datagram of its own
+    // and a wake-up of the voter.
+    if (message.kind === "ack") this.#outputs.push({ type: "send", to, bytes, ackMayWait: true });
+    else this.#outputs.push({ type: "send", to, bytes });
   }
 
   /** Splits `records` over messages of at most `messageBytesMax` (one record may exceed it). */
@@ -1058,6 +1065,7 @@ export class ReplicationCore {
     records: readonly Uint8Array[],
     build: (chunk: Uint8Array[], part: number, parts: number) => OutgoingMessage,
     replication = false,
+    ackMayWait = false,
   ): void {
     // Cut every chunk first: each message says how many parts make the whole, since they may
     // arrive in any order.
@@ -1079,7 +1087,8 @@ export class ReplicationCore {
         this.#metrics.replMessages.inc();
         this.#metrics.replBytes.inc(bytesOut.length);
       }
-      this.#outputs.push({ type: "send", to, bytes: bytesOut });
+      if (ackMayWait) this.#outputs.push({ type: "send", to, bytes: bytesOut, ackMayWait });
+      else this.#outputs.push({ type: "send", to, bytes: bytesOut });
     });
   }
 

@@ -25,6 +25,7 @@ import {
   decodeAfterOuterHeader,
   type DecodedDatagram,
   encodeNodeId,
+  FLAGS_KNOWN,
   FRAG_FRAME_OVERHEAD_BYTES,
   HEADER_FIXED_BYTES,
   KEY_ID_BYTES,
@@ -215,14 +216,20 @@ export class Endpoint {
   }
 
   /** Queues a reliable message for `address`; it leaves at the next `tick`/`flush`. */
-  send(nowMs: number, address: string, channel: number, bytes: Uint8Array): SendResult {
+  send(
+    nowMs: number,
+    address: string,
+    channel: number,
+    bytes: Uint8Array,
+    ackMayWait = false,
+  ): SendResult {
     if (!validChannel(channel)) return { accepted: false, reason: "invalid-channel" };
     if (bytes.length > this.config.messageBytesMax) {
       return { accepted: false, reason: "message-too-large" };
     }
     const session = this.#session(nowMs, address);
     if (session === undefined) return { accepted: false, reason: "peer-limit" };
-    if (!session.enqueue(channel, bytes)) {
+    if (!session.enqueue(channel, bytes, ackMayWait)) {
       this.counters.backpressure.inc();
       return { accepted: false, reason: "backpressure" };
     }
@@ -251,7 +258,7 @@ export class Endpoint {
    */
   plausible(datagram: Uint8Array): boolean {
     return datagram.length >= this.#minDatagramBytes && datagram[0] === MAGIC_LOW &&
-      datagram[1] === MAGIC_HIGH && datagram[2] === VERSION && datagram[3] === 0;
+      datagram[1] === MAGIC_HIGH && datagram[2] === VERSION && (datagram[3]! & ~FLAGS_KNOWN) === 0;
   }
 
   /**

@@ -10,7 +10,9 @@
  * clear: the endpoint opens it first, tests may build one unsealed.
  *
  * All integers little-endian. Outer header (28 bytes, the AEAD's associated data):
- *   0  u16 magic 0x4B48 ("HK")   2 u8 version (3)   3 u8 flags (reserved, 0)
+ *   0  u16 magic 0x4B48 ("HK")   2 u8 version (3)   3 u8 flags: bit 0 "ack may wait" (the
+ *      receiver may hold this datagram's acknowledgement for a while, `lazyAckMs`); the
+ *      other bits reserved, 0
  *   4  16 bytes: the sender's key id, random per process: which derived key sealed this
  *   20 u53 counter (u32 low, u32 high < 2^21): the nonce, never repeated under one key id
  * Inner header (17 bytes + node id), sealed:
@@ -52,6 +54,11 @@ export const UNRELIABLE_FRAME_OVERHEAD_BYTES = 4;
 /** Largest payload one frame's u16 length can carry. */
 export const FRAME_PAYLOAD_BYTES_MAX = 0xffff;
 
+/** Outer-header flag: the receiver may hold this datagram's acknowledgement (`lazyAckMs`). */
+export const FLAG_ACK_MAY_WAIT = 0x01;
+/** Every flag this version knows; a datagram with another bit set is refused. */
+export const FLAGS_KNOWN = FLAG_ACK_MAY_WAIT;
+
 /** The key id of unsealed test datagrams. */
 const ZERO_KEY_ID = new Uint8Array(KEY_ID_BYTES);
 
@@ -91,9 +98,12 @@ export interface DatagramHeader {
   /** The receiver's epoch as known to the sender; 0 when unknown. */
   dstEpoch: number;
   packetNumber: number;
+  /** The sender marked it "ack may wait" (`FLAG_ACK_MAY_WAIT`); a decoded one always says. */
+  ackMayWait?: boolean;
 }
 
 export interface DecodedDatagram extends DatagramHeader {
+  ackMayWait: boolean;
   frames: Frame[];
 }
 
@@ -251,6 +261,11 @@ export class DatagramWriter {
     this.#pos = p + 4 + bytes.length;
   }
 
+  /** Marks the datagram being built "ack may wait" (`FLAG_ACK_MAY_WAIT`); before `finish`. */
+  markAckMayWait(): void {
+    this.#buf[3] = this.#buf[3]! | FLAG_ACK_MAY_WAIT;
+  }
+
   /**
    * The finished datagram. `seal(datagram)` receives a copy laid out in full (outer header,
    * inner part in the clear, `tagBytes` of zeros) and seals it in place; without `seal` the
@@ -304,6 +319,7 @@ export function encodeDatagram(
     header.keyId,
     header.counter,
   );
+  if (header.ackMayWait === true) writer.markAckMayWait();
   for (const f of frames) {
     switch (f.type) {
       case "ack":
@@ -356,7 +372,7 @@ export function readOuterHeader(datagram: Uint8Array, tagBytes: number): Result<
   if (datagram.length < HEADER_FIXED_BYTES + 1 + tagBytes) return err("short datagram");
   if ((datagram[0]! | (datagram[1]! << 8)) !== MAGIC) return err("bad magic");
   if (datagram[2] !== VERSION) return err(`unsupported version ${datagram[2]}`);
-  if (datagram[3] !== 0) return err("reserved flags set");
+  if ((datagram[3]! & ~FLAGS_KNOWN) !== 0) return err("reserved flags set");
   const counter = u53At(datagram, 20);
   if (counter === undefined) return err("counter out of range");
   return ok({
@@ -527,6 +543,7 @@ export function decodeAfterOuterHeader(
     epoch,
     dstEpoch,
     packetNumber,
+    ackMayWait: (datagram[3]! & FLAG_ACK_MAY_WAIT) !== 0,
     frames,
   });
 }

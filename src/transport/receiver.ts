@@ -154,15 +154,20 @@ export class SessionReceiver {
     return { isNew, gap: pn !== previousLargest + 1 && previousLargest >= 0 };
   }
 
-  /** Schedules the acknowledgement of a packet that carried ack-eliciting (reliable) frames. */
-  endPacket(nowMs: number, mark: PacketMark): void {
+  /**
+   * Schedules the acknowledgement of a packet that carried ack-eliciting (reliable) frames.
+   * `ackMayWait`: its sender marked it so (`lazyAckMs`).
+   */
+  endPacket(nowMs: number, mark: PacketMark, ackMayWait = false): void {
     this.#ackPending++;
     // A gap (a loss or reordering) or a repeat (our ack was lost) is news the sender needs
     // now: it drives fast retransmit on the other side.
-    if (
-      !mark.isNew || mark.gap || this.#ackPending >= this.#cfg.ackEveryPackets ||
-      nowMs - this.#lastAckSentMs >= this.#cfg.ackImmediateAfterMs
-    ) this.#ackNow = true;
+    if (!mark.isNew || mark.gap || this.#ackPending >= this.#cfg.ackEveryPackets) {
+      this.#ackNow = true;
+    } else if (ackMayWait && this.#cfg.lazyAckMs > 0) {
+      // Whatever we send this peer before then carries it; only a quiet peer costs a datagram.
+      this.#ackDeadlineMs = Math.min(this.#ackDeadlineMs, nowMs + this.#cfg.lazyAckMs);
+    } else if (nowMs - this.#lastAckSentMs >= this.#cfg.ackImmediateAfterMs) this.#ackNow = true;
     else this.#ackDeadlineMs = Math.min(this.#ackDeadlineMs, nowMs + this.#cfg.maxAckDelayMs);
   }
 

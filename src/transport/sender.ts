@@ -34,6 +34,8 @@ interface OutMessage {
   bytes: Uint8Array;
   /** -1 until the message leaves the queue and gets its id. */
   id: number;
+  /** Its acknowledgement may wait for a datagram the peer sends anyway (`lazyAckMs`). */
+  ackMayWait: boolean;
   chunksUnacked: number;
   /** Cut into fragments (set when it leaves the queue). */
   fragmented: boolean;
@@ -101,6 +103,12 @@ export class SessionSender {
   #largestAckedPn = -1;
   #lossTimeMs = Infinity;
   #lastElicitingSentMs = 0;
+  /** Whether the last ack-eliciting datagram was marked "ack may wait" (probe allowance). */
+  #lastElicitingAckMayWait = false;
+  /** Whether the datagram `writeChunks` last wrote may be marked "ack may wait". */
+  #writtenAckMayWait = false;
+  /** When a packet was last declared lost (not a speculative probe): marking waits for quiet. */
+  #lastLossMs = -Infinity;
   #tlpCount = 0;
   #rtoCount = 0;
   /**
@@ -140,8 +148,12 @@ export class SessionSender {
 
   // ---- application side ------------------------------------------------------------------
 
-  /** Queues a reliable message; false (and remembered, for `writable`) when the queue is full. */
-  enqueue(channel: number, bytes: Uint8Array): boolean {
+  /**
+   * Queues a reliable message; false (and remembered, for `writable`) when the queue is full.
+   * `ackMayWait`: the peer may hold its acknowledgement for up to `lazyAckMs` (see
+   * `writtenAckMayWait`).
+   */
+  enqueue(channel: number, bytes: Uint8Array, ackMayWait = false): boolean {
     if (
       this.#messagesUnacked + 1 > this.#cfg.sendQueueMessagesMax ||
       this.#queuedBytes + bytes.length > this.#cfg.sendQueueBytesMax
@@ -149,7 +161,14 @@ export class SessionSender {
       this.#backpressured = true;
       return false;
     }
-    this.#pending.push({ channel, bytes, id: -1, chunksUnacked: 0, fragmented: false });
+    this.#pending.push({
+      channel,
+      bytes,
+      id: -1,
+      chunksUnacked: 0,
+      fragmented: false,
+      ackMayWait,
+    });
     this.#messagesUnacked++;
     this.#queuedBytes += bytes.length;
     return true;
@@ -205,9 +224,18 @@ export class SessionSender {
       // RFC 8985's 2·SRTT, widened by the variance: event-loop stalls make RTT samples jumpy
       // here, and a probe sent too early is pure overhead.
       const probeMs = Math.max(2 * srtt, srtt + 4 * rttVar) + this.#cfg.maxAckDelayMs;
-      return this.#lastElicitingSentMs + Math.max(probeMs, this.#cfg.tlpMinMs);
+      return this.#lastElicitingSentMs + this.#ackAllowanceMs() +
+        Math.max(probeMs, this.#cfg.tlpMinMs);
     }
-    return this.#lastElicitingSentMs + this.#rtt.rtoMs(this.#rtoCount);
+    return this.#lastElicitingSentMs + this.#ackAllowanceMs() + this.#rtt.rtoMs(this.#rtoCount);
+  }
+
+  /**
+   * How much longer than usual the acknowledgement of the newest ack-eliciting datagram may
+   * take: the peer holds a marked one up to `lazyAckMs`, and its timer may fire late (twice).
+   */
+  #ackAllowanceMs(): number {
+    return this.#lastElicitingAckMayWait ? 2 * this.#cfg.lazyAckMs : 0;
   }
 
   onTimers(nowMs: number): void {
@@ -227,6 +255,7 @@ export class SessionSender {
         // against a 4-datagram window to drain at one per backed-off RTO (2 s each): 27 s
         // without a byte delivered after a 500 ms blackout (tests/transport/congestion_test.ts).
         this.#rtoCount++;
+        this.#lastLossMs = nowMs;
         for (const packet of [...this.#sent.values()]) {
           this.#declareLost(packet, "timeout");
           if (this.#bytesInFlight <= this.#cc.cwndBytes) break;
@@ -235,6 +264,7 @@ export class SessionSender {
       // The probe or retransmission goes out in this flush; time the next one from now even
       // if the window or an empty probe means nothing is sent.
       this.#lastElicitingSentMs = nowMs;
+      this.#lastElicitingAckMayWait = false;
     }
   }
 
@@ -348,6 +378,7 @@ export class SessionSender {
       }
     }
     for (const packet of lost) this.#declareLost(packet, "fast");
+    if (lost.length > 0) this.#lastLossMs = nowMs;
   }
 
   #declareLost(packet: SentPacket, kind: RetransmitKind): void {
@@ -542,21 +573,38 @@ export class SessionSender {
    */
   writeChunks(w: DatagramWriter, nowMs: number): Chunk[] {
     const chunks: Chunk[] = [];
+    this.#writtenAckMayWait = false;
     if (!this.#mayLeave(nowMs)) return chunks;
+    // A retransmission is never marked: its path just lost a packet, and the sooner it is
+    // acknowledged the sooner the rest is sorted out.
+    let mayWait = this.#cfg.lazyAckMs > 0 &&
+      nowMs - this.#lastLossMs >= this.#cfg.lazyAckQuietMs;
     for (let c = this.#peekRetransmit(); c !== undefined; c = this.#peekRetransmit()) {
       if (!writeChunk(w, c)) break;
       this.#retransmitHead++;
       chunks.push(c);
+      mayWait = false;
     }
     if (this.#peekRetransmit() === undefined) {
       for (let c = this.#peekNewChunk(); c !== undefined; c = this.#peekNewChunk()) {
         if (!writeChunk(w, c)) break;
         this.#newChunksHead++;
         chunks.push(c);
+        if (!c.msg.ackMayWait) mayWait = false;
         this.#counters.sent(true).inc();
       }
     }
+    this.#writtenAckMayWait = mayWait && chunks.length > 0;
     return chunks;
+  }
+
+  /**
+   * Whether the datagram `writeChunks` just wrote may be marked "ack may wait": it carries
+   * chunks, every one new and of a message queued with `ackMayWait`, and the path has lost
+   * nothing for `lazyAckQuietMs`.
+   */
+  get writtenAckMayWait(): boolean {
+    return this.#writtenAckMayWait;
   }
 
   /** Writes queued unreliable messages for as long as they fit; returns how many. */
@@ -589,6 +637,7 @@ export class SessionSender {
     this.#sent.push(pn, { pn, sentMs: nowMs, bytes, chunks, rate });
     this.#bytesInFlight += bytes;
     this.#lastElicitingSentMs = nowMs;
+    this.#lastElicitingAckMayWait = this.#writtenAckMayWait;
   }
 
   /**

@@ -137,9 +137,12 @@ export class Session {
 
   // ---- application side ------------------------------------------------------------------
 
-  /** Queues a reliable message; false (and remembered, for `writable`) when the queue is full. */
-  enqueue(channel: number, bytes: Uint8Array): boolean {
-    return this.#sender.enqueue(channel, bytes);
+  /**
+   * Queues a reliable message; false (and remembered, for `writable`) when the queue is full.
+   * `ackMayWait`: see `SessionSender.enqueue`.
+   */
+  enqueue(channel: number, bytes: Uint8Array, ackMayWait = false): boolean {
+    return this.#sender.enqueue(channel, bytes, ackMayWait);
   }
 
   /** Queues an unreliable message; false when its bounded queue is full. */
@@ -230,7 +233,7 @@ export class Session {
           unreachable(frame, "frame");
       }
     }
-    if (eliciting) this.#receiver.endPacket(nowMs, mark);
+    if (eliciting) this.#receiver.endPacket(nowMs, mark, datagram.ackMayWait);
     return true;
   }
 
@@ -370,6 +373,7 @@ export class Session {
       this.#receiver.writeAck(w, this.peerEpoch, nowMs);
     }
     const chunks = this.#sender.writeChunks(w, nowMs);
+    if (this.#sender.writtenAckMayWait) w.markAckMayWait();
     const unreliable = this.#sender.writeUnreliable(w);
     const provider = ctx.piggyback();
     const spare = w.remaining - UNRELIABLE_FRAME_OVERHEAD_BYTES;

@@ -165,11 +165,12 @@ export class UdpTransport {
     return this.endpoint.epoch;
   }
 
-  send(address: string, channel: number, bytes: Uint8Array): SendResult {
+  /** Queues a reliable message; `ackMayWait`: see `SessionSender.enqueue`. */
+  send(address: string, channel: number, bytes: Uint8Array, ackMayWait = false): SendResult {
     const to = this.#canonical(address);
     if (this.#closed) return { accepted: false, reason: "closed" };
     if (to === null) return { accepted: false, reason: "invalid-address" };
-    const result = this.endpoint.send(this.#runtime.nowMs(), to, channel, bytes);
+    const result = this.endpoint.send(this.#runtime.nowMs(), to, channel, bytes, ackMayWait);
     if (result.accepted) this.#scheduleFlush();
     return result;
   }

@@ -20,6 +20,8 @@ interface Sent {
   from: number;
   to: number;
   bytes: Uint8Array;
+  /** The peer's transport may hold its acknowledgement (transport.lazyAckMs). */
+  ackMayWait: boolean;
 }
 
 class Net {
@@ -36,6 +38,8 @@ class Net {
   readonly appends = VOTERS.map(() => [] as number[]);
   readonly answers = new Map<number, SubmitOutcome>();
   sent: Sent[] = [];
+  /** Every message sent, delivered or not. */
+  readonly history: Sent[] = [];
   nowMs = 0;
 
   collect(): void {
@@ -45,7 +49,14 @@ class Net {
         if (out.type === "append") this.appends[i]!.push(out.token);
         else if (out.type === "submit-done") this.answers.set(out.requestId, out.outcome);
         else if (out.type === "send") {
-          this.sent.push({ from: i, to: VOTERS.indexOf(out.to), bytes: out.bytes });
+          const sent = {
+            from: i,
+            to: VOTERS.indexOf(out.to),
+            bytes: out.bytes,
+            ackMayWait: out.ackMayWait === true,
+          };
+          this.sent.push(sent);
+          this.history.push(sent);
         }
       }
     }
@@ -181,4 +192,32 @@ Deno.test("a decided submit's deadline does not wake its proposer", () => {
       wakeMs - startedAtMs
     } ms, the decided submit's deadline is ${jobsDefaults.submitTimeoutMs}`,
   );
+});
+
+Deno.test("votes and messages of lazy records only let the peer hold their transport ack; a SUBMIT does not", () => {
+  const net = started();
+  const from = net.history.length;
+  commitOne(net, 1);
+  net.tick(jobsDefaults.lazySendMs); // the COMMIT leaves alone
+  net.settle();
+  const kinds = net.history.slice(from).map((m) => {
+    const d = decodeMessage(m.bytes);
+    assert(d.ok);
+    const types = d.value.kind === "repl" ? d.value.records.map((r) => r.record.type) : [];
+    return { kind: d.value.kind, types, ackMayWait: m.ackMayWait };
+  });
+  const votes = kinds.filter((k) => k.kind === "ack");
+  const submits = kinds.filter((k) => k.types.includes("submit"));
+  const commitsAlone = kinds.filter((k) =>
+    k.kind === "repl" && k.types.every((t) => t === "commit")
+  );
+  assert(
+    votes.length >= 2 && submits.length >= 2 && commitsAlone.length >= 2,
+    JSON.stringify(kinds),
+  );
+  // The proposer owes each voter a COMMIT, which carries the ack of its vote.
+  assert(votes.every((k) => k.ackMayWait), "votes");
+  // A SUBMIT's ack must come at once: its retransmission is what a lost SUBMIT waits for.
+  assert(submits.every((k) => !k.ackMayWait), "submits");
+  assert(commitsAlone.every((k) => k.ackMayWait), "COMMITs alone");
 });

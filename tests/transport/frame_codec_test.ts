@@ -4,6 +4,7 @@ import {
   DatagramWriter,
   decodeDatagram,
   encodeDatagram,
+  FLAG_ACK_MAY_WAIT,
   type Frame,
   HEADER_FIXED_BYTES,
   type PacketRange,
@@ -160,7 +161,8 @@ Deno.test("decodeDatagram rejects a bad magic, version, flags, counter, packet n
       [0, 0, "bad magic"],
       [1, 0, "bad magic"],
       [2, 1, "unsupported version 1"],
-      [3, 1, "reserved flags set"],
+      [3, 2, "reserved flags set"],
+      [3, 0x81, "reserved flags set"],
       // The top bytes of the u64 counter and packet number: past 2^53 - 1.
       [27, 0xff, "counter out of range"],
       [43, 0xff, "packet number out of range"],
@@ -248,4 +250,22 @@ Deno.test("DatagramWriter.finish without a seal ends in zeros where the tag goes
   const short = w.finish();
   deepStrictEqual(short.subarray(short.length - 16), new Uint8Array(16));
   ok(decodeDatagram(short, 16).ok);
+});
+
+Deno.test("the ack-may-wait flag survives encoding and decoding, and only it is known", () => {
+  const header = {
+    keyId: new Uint8Array(16),
+    counter: 3,
+    nodeId: "n1",
+    epoch: 5,
+    dstEpoch: 0,
+    packetNumber: 1,
+  };
+  for (const ackMayWait of [true, false]) {
+    const bytes = encodeDatagram({ ...header, ackMayWait }, [], 0);
+    equal(bytes[3], ackMayWait ? FLAG_ACK_MAY_WAIT : 0);
+    const decoded = decodeDatagram(bytes, 0);
+    ok(decoded.ok);
+    if (decoded.ok) equal(decoded.value.ackMayWait, ackMayWait);
+  }
 });
