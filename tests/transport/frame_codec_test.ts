@@ -142,16 +142,19 @@ Deno.test("decodeDatagram never throws on valid datagrams with bytes flipped, cu
   );
 });
 
+/** A plain header for datagrams with no frames. */
+const HEADER = {
+  keyId: new Uint8Array(16),
+  counter: 3,
+  nodeId: "n1",
+  epoch: 5,
+  dstEpoch: 0,
+  packetNumber: 1,
+} as const;
+
 Deno.test("decodeDatagram rejects a bad magic, version, flags, counter, packet number, epoch and id length", () => {
   const good = encodeDatagram(
-    {
-      keyId: new Uint8Array(16),
-      counter: 3,
-      nodeId: "n1",
-      epoch: 5,
-      dstEpoch: 0,
-      packetNumber: 1,
-    },
+    HEADER,
     [],
     0,
   );
@@ -253,16 +256,8 @@ Deno.test("DatagramWriter.finish without a seal ends in zeros where the tag goes
 });
 
 Deno.test("the ack-may-wait flag survives encoding and decoding, and only it is known", () => {
-  const header = {
-    keyId: new Uint8Array(16),
-    counter: 3,
-    nodeId: "n1",
-    epoch: 5,
-    dstEpoch: 0,
-    packetNumber: 1,
-  };
   for (const ackMayWait of [true, false]) {
-    const bytes = encodeDatagram({ ...header, ackMayWait }, [], 0);
+    const bytes = encodeDatagram({ ...HEADER, ackMayWait }, [], 0);
     equal(bytes[3], ackMayWait ? FLAG_ACK_MAY_WAIT : 0);
     const decoded = decodeDatagram(bytes, 0);
     ok(decoded.ok);
