@@ -31,12 +31,8 @@ export class ReplicationOutbox {
   #flushes = 0;
   /** Peers sent a message in flush `#flushes` (since the last one): their lazy records go along. */
   readonly #sentAt = new Map<string, number>();
-  /**
-   * Peers queued a record someone waits for since the last `take` (`#eager`), and as of the
-   * last `take` (`#tookEager`): two sets swapped and cleared, no garbage per flush.
-   */
-  #eager = new Set<string>();
-  #tookEager = new Set<string>();
+  /** Peers whose records the last `take` handed back were all lazy (cleared only when used). */
+  readonly #tookOnlyLazy = new Set<string>();
 
   constructor(lazySendMs: number) {
     this.#lazySendMs = lazySendMs;
@@ -49,11 +45,6 @@ export class ReplicationOutbox {
 
   /** Queues `bytes` for `peer` at this flush. */
   queue(peer: string, bytes: Uint8Array): void {
-    this.#eager.add(peer);
-    this.#push(peer, bytes);
-  }
-
-  #push(peer: string, bytes: Uint8Array): void {
     let list = this.#outbox.get(peer);
     if (list === undefined) {
       list = [];
@@ -93,7 +84,7 @@ export class ReplicationOutbox {
    * waits for them, so the peer's transport may hold its acknowledgement (lazyAckMs).
    */
   tookOnlyLazy(peer: string): boolean {
-    return !this.#tookEager.has(peer);
+    return this.#tookOnlyLazy.has(peer);
   }
 
   /** Marks the lazy records due once their deadline has passed. */
@@ -107,23 +98,22 @@ export class ReplicationOutbox {
    * once they are due. The queues start afresh: the map handed back is the caller's.
    */
   take(): ReadonlyMap<string, readonly Uint8Array[]> {
+    if (this.#tookOnlyLazy.size > 0) this.#tookOnlyLazy.clear();
     if (this.#lazyCount > 0) {
       for (const [peer, lazy] of this.#lazy) {
         if (lazy.length === 0) continue;
         if (
           !this.#lazyDue && !this.#outbox.has(peer) && this.#sentAt.get(peer) !== this.#flushes
         ) continue;
-        for (const bytes of lazy) this.#push(peer, bytes);
+        // Only `queue` puts records someone waits for in the outbox before this.
+        if (!this.#outbox.has(peer)) this.#tookOnlyLazy.add(peer);
+        for (const bytes of lazy) this.queue(peer, bytes);
         this.#lazyCount -= lazy.length;
         lazy.length = 0;
       }
     }
     this.#lazyDue = false;
     this.#flushes++;
-    const tookEager = this.#tookEager;
-    tookEager.clear();
-    this.#tookEager = this.#eager;
-    this.#eager = tookEager;
     if (this.#lazyCount === 0) this.#lazyDueMs = Infinity;
     if (this.#outbox.size === 0) return NOTHING;
     const out = this.#outbox;

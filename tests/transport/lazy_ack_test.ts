@@ -51,6 +51,14 @@ function handshake(a: Endpoint, b: Endpoint): void {
   b.takeEvents();
 }
 
+/** Two endpoints, `a` at A and `b` at B, past their handshake. */
+function connected(config: Partial<TransportConfig> = {}): [Endpoint, Endpoint] {
+  const a = endpoint("a", 1, config);
+  const b = endpoint("b", 2, config);
+  handshake(a, b);
+  return [a, b];
+}
+
 const marked = (d: Uint8Array) => (d[3]! & FLAG_ACK_MAY_WAIT) !== 0;
 const counter = (e: Endpoint, name: string) =>
   (e.metrics.snapshot()[name] as number | undefined) ?? 0;
@@ -62,9 +70,7 @@ const retransmits = (e: Endpoint) =>
   );
 
 Deno.test("a marked message's ack waits for the receiver's own next datagram and rides on it", () => {
-  const a = endpoint("a", 1);
-  const b = endpoint("b", 2);
-  handshake(a, b);
+  const [a, b] = connected();
   const acksBefore = ackOnly(b);
   equal(a.send(10, B, 1, new Uint8Array([7]), true).accepted, true);
   const sent = deliver(10, a, A, b);
@@ -83,9 +89,7 @@ Deno.test("a marked message's ack waits for the receiver's own next datagram and
 });
 
 Deno.test("a held ack leaves on its own at lazyAckMs, before the sender probes", () => {
-  const a = endpoint("a", 1);
-  const b = endpoint("b", 2);
-  handshake(a, b);
+  const [a, b] = connected();
   const retransmitted = retransmits(a);
   a.send(10, B, 1, new Uint8Array([7]), true);
   deliver(10, a, A, b);
@@ -99,9 +103,7 @@ Deno.test("a held ack leaves on its own at lazyAckMs, before the sender probes",
 });
 
 Deno.test("an unmarked message is acknowledged at once, and a marked one after a gap too", () => {
-  const a = endpoint("a", 1);
-  const b = endpoint("b", 2);
-  handshake(a, b);
+  const [a, b] = connected();
   a.send(10, B, 1, new Uint8Array([1]));
   deliver(10, a, A, b);
   equal(deliver(10, b, B, a).length, 1, "unmarked: acknowledged at once");
@@ -115,9 +117,7 @@ Deno.test("an unmarked message is acknowledged at once, and a marked one after a
 });
 
 Deno.test("a retransmission is never marked, nor anything for lazyAckQuietMs after a loss", () => {
-  const a = endpoint("a", 1);
-  const b = endpoint("b", 2);
-  handshake(a, b);
+  const [a, b] = connected();
   const retransmitted = retransmits(a);
   a.send(10, B, 1, new Uint8Array([1]), true);
   deliver(10, a, A, b, true); // lost
@@ -159,9 +159,7 @@ Deno.test("a retransmission is never marked, nor anything for lazyAckQuietMs aft
 });
 
 Deno.test("lazyAckMs 0 marks nothing", () => {
-  const a = endpoint("a", 1, { lazyAckMs: 0 });
-  const b = endpoint("b", 2, { lazyAckMs: 0 });
-  handshake(a, b);
+  const [a, b] = connected({ lazyAckMs: 0 });
   a.send(10, B, 1, new Uint8Array([1]), true);
   const sent = deliver(10, a, A, b);
   ok(sent.length === 1 && !marked(sent[0]!));
