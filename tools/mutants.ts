@@ -1820,6 +1820,22 @@ const MUTANTS: Mutant[] = [
     to: "w.u8(WAL_BATCH_MAGIC)",
     tests: ["tests/jobs/job_codec_test.ts"],
   },
+  {
+    name: "sweep-tmpfs-unnoted",
+    breaks: "a sweep row measured with the WALs on tmpfs says so in its note",
+    file: "src/bench/sweep_row.ts",
+    from: "  if (options.walFsWarning !== undefined) notes.push(options.walFsWarning);\n",
+    to: "",
+    tests: ["tests/bench/sweep_row_test.ts"],
+  },
+  {
+    name: "bench-tmpfs-not-refused",
+    breaks: "hookd bench refuses to put the nodes' WALs on tmpfs without --allow-tmpfs",
+    file: "src/bench/sweep.ts",
+    from: "if (placement.memory !== undefined && options.allowTmpfs !== true) {",
+    to: "if (placement.memory !== undefined && options.allowTmpfs === false) {",
+    tests: ["tests/wal/wal_bench_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

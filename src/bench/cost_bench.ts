@@ -39,6 +39,7 @@ import {
   WARMUP_S_DEFAULT,
 } from "./sweep.ts";
 import type { SweepRow } from "./sweep_row.ts";
+import { memoryFilesystemRefusal, probeWalFilesystem } from "./filesystem.ts";
 import {
   type BenchNodes,
   cpuMsOf,
@@ -290,6 +291,11 @@ const spec: CommandSpec = {
       help:
         "Keep the nodes' .cpuprofile and .heapprofile files here, one folder per rate (Chrome DevTools opens them)",
     },
+    "allow-tmpfs": {
+      type: "boolean",
+      help: "Run even when the nodes' WALs would land on a memory filesystem (tmpfs), where " +
+        "fsync is free (the sweeps' rows then say so)",
+    },
     json: { type: "boolean", help: "Print the report as one JSON object on the last stdout line" },
   },
 };
@@ -502,6 +508,15 @@ export const costBenchCommand: LeafCommand = {
     const profile = !booleanFlag(v, "no-profile");
     const profilesOut = stringFlag(v, "profiles-out");
     const json = booleanFlag(v, "json");
+    const allowTmpfs = booleanFlag(v, "allow-tmpfs");
+    // The clusters' data directories go under TMPDIR: refuse before measuring anything.
+    const placement = await probeWalFilesystem();
+    if (placement.memory !== undefined && !allowTmpfs) {
+      log(
+        memoryFilesystemRefusal(placement.memory, "TMPDIR (where the nodes' data directories go)"),
+      );
+      return EXIT_FAILURE;
+    }
     const loadBefore = await loadAverage();
     const scratch = await Deno.makeTempDir({ dir: Deno.cwd(), prefix: ".hookd-cost-" });
     try {
@@ -542,6 +557,7 @@ export const costBenchCommand: LeafCommand = {
         const sweepAt = (profileDir: string | undefined) =>
           runSweep({
             ...sweepOptions,
+            ...(allowTmpfs ? { allowTmpfs } : {}),
             ...(profileDir !== undefined
               ? { cpuProfileDir: profileDir, allocProfileDir: profileDir }
               : {}),

@@ -80,3 +80,71 @@ export async function filesystemOf(dir: string): Promise<FilesystemInfo> {
   if (fromStat.ok) return { known: true, path, via: "stat -f", ...fromStat.value };
   return { known: false, path, reason: `${fromFindmnt.reason}; ${fromStat.reason}` };
 }
+
+/**
+ * Where a bench's WALs live, as its figures must say: an fsync on a memory filesystem returns
+ * at once, so WAL figures measured there (and a cluster's latencies, which wait for fsyncs on a
+ * majority) are not measurements of durable writes.
+ */
+export interface WalFilesystem {
+  /** What the system said. */
+  readonly info: FilesystemInfo;
+  /** The filesystem type (`ext4`, `tmpfs`, …), or "unknown" when nothing could tell. */
+  readonly fsType: string;
+  /** Set on a memory filesystem (`MEMORY_FILESYSTEMS`): the type, for refusals and warnings. */
+  readonly memory: string | undefined;
+  /** Set on a memory filesystem: the warning every figure of the run carries. */
+  readonly warning: string | undefined;
+  /** One line for the bench's log: the filesystem, and where it is mounted. */
+  readonly description: string;
+}
+
+/** What `info` means for WAL figures (pure). */
+export function walFilesystem(info: FilesystemInfo): WalFilesystem {
+  if (!info.known) {
+    return {
+      info,
+      fsType: "unknown",
+      memory: undefined,
+      warning: undefined,
+      description: `WALs in ${info.path}, filesystem unknown (${info.reason})`,
+    };
+  }
+  const where = info.mountPoint === null
+    ? `by ${info.via}`
+    : `${info.source ?? "?"} mounted on ${info.mountPoint}`;
+  const memory = MEMORY_FILESYSTEMS.has(info.fsType) ? info.fsType : undefined;
+  return {
+    info,
+    fsType: info.fsType,
+    memory,
+    warning: memory === undefined
+      ? undefined
+      : `the WALs were on ${memory}, where fsync is free: these figures measure CPU and ` +
+        `latency without durable writes, not a disk`,
+    description: `WALs on ${info.fsType} (${where})`,
+  };
+}
+
+/** Why a bench does not run its WALs on memory filesystem `fsType` without `--allow-tmpfs`. */
+export function memoryFilesystemRefusal(fsType: string, where: string): string {
+  return `refusing to run on ${fsType}: fsync costs nothing there, so nothing measured would ` +
+    `include a durable write. Put ${where} on a disk-backed filesystem, or pass --allow-tmpfs ` +
+    `to run anyway (every figure then says so).`;
+}
+
+/**
+ * The filesystem a bench's WALs would land on: a scratch directory made (and removed) in
+ * `parent`, or in the system's temp directory (`TMPDIR`) where the benches make theirs.
+ */
+export async function probeWalFilesystem(parent?: string): Promise<WalFilesystem> {
+  const probe = await Deno.makeTempDir({
+    prefix: "hookd-bench-fs-probe-",
+    ...(parent !== undefined ? { dir: parent } : {}),
+  });
+  try {
+    return walFilesystem(await filesystemOf(probe));
+  } finally {
+    await Deno.remove(probe);
+  }
+}

@@ -22,6 +22,7 @@
 
 import { booleanFlag, type CommandSpec, numberFlag } from "../process/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
+import { memoryFilesystemRefusal, probeWalFilesystem } from "./filesystem.ts";
 import { round } from "../lib/round.ts";
 import {
   type BenchNodes,
@@ -99,6 +100,11 @@ const spec: CommandSpec = {
         "not counted in commits_per_s: the nodes' CPU and allocations per commit, by component " +
         "(max_rate_profiled); the profiles are left in DIR",
     },
+    "allow-tmpfs": {
+      type: "boolean",
+      help: "Run even when the nodes' WALs would land on a memory filesystem (tmpfs), where " +
+        "fsync is free; the JSON then carries a warning",
+    },
     json: { type: "boolean", help: "Print one JSON object as the last stdout line" },
   },
 };
@@ -126,6 +132,16 @@ export const replicationBenchCommand: LeafCommand = {
     const walSync = String(args.values["wal-sync"] ?? "batched");
     const json = booleanFlag(args.values, "json");
     const profilesOut = args.values["profiles-out"];
+    // The nodes' data directories go under the system's temp directory (`TMPDIR`).
+    const placement = await probeWalFilesystem();
+    log(placement.description);
+    if (placement.memory !== undefined && !booleanFlag(args.values, "allow-tmpfs")) {
+      log(
+        memoryFilesystemRefusal(placement.memory, "TMPDIR (where the nodes' data directories go)"),
+      );
+      return EXIT_FAILURE;
+    }
+    if (placement.warning !== undefined) log(`WARNING: ${placement.warning}`);
     const result = await runReplicationBench({
       seconds,
       loss,
@@ -137,7 +153,11 @@ export const replicationBenchCommand: LeafCommand = {
       ...(typeof datagramFlag === "string" ? { datagramBytes: Number(datagramFlag) } : {}),
       ...(typeof profilesOut === "string" ? { profileDir: profilesOut } : {}),
     });
+    result.wal_filesystem = placement.fsType;
+    if (placement.warning !== undefined) result.warning = placement.warning;
     console.log(json ? JSON.stringify(result) : JSON.stringify(result, null, 2));
+    // Said again last: the figures above are what a reader copies.
+    if (placement.warning !== undefined) log(`WARNING: ${placement.warning}`);
     return result.problems.length === 0 ? EXIT_OK : EXIT_FAILURE;
   },
 };

@@ -67,12 +67,14 @@ import { RECEIPT_IDS_PER_REQUEST_MAX, type SinkReceipt, type SinkStats } from ".
 import { generatorRuntime } from "./load_generator.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import { writeSweepReports } from "./sweep_report.ts";
+import { memoryFilesystemRefusal, probeWalFilesystem } from "./filesystem.ts";
 import {
   backlogIn,
   jobReceiptIndex,
   type StepRecord,
   type SweepRow,
   sweepRow,
+  type SweepRowOptions,
 } from "./sweep_row.ts";
 import {
   createFanoutEndpoints,
@@ -192,6 +194,11 @@ const spec: CommandSpec = {
         "work and nothing else (hookd bench skeleton-node), the runtime's floor for the same " +
         "path; HTTP submits at loss 0 only",
     },
+    "allow-tmpfs": {
+      type: "boolean",
+      help: "Run even when the nodes' WALs would land on a memory filesystem (tmpfs), where " +
+        "fsync is free; every row's note then says so",
+    },
     json: { type: "boolean", help: "Print every row as one JSON array on the last stdout line" },
   },
 };
@@ -277,6 +284,16 @@ export interface SweepOptions {
   skeleton?: boolean;
   /** Write each accepted job's times here as TSV (`latencyLines`), for tail analysis. */
   latenciesOut?: string;
+  /**
+   * Run even when the nodes' WALs would be on a memory filesystem (`--allow-tmpfs`); without
+   * it `runSweep` refuses (`MemoryFilesystemRefused`), as `hookd bench wal` does.
+   */
+  allowTmpfs?: boolean;
+}
+
+/** `runSweep` would put the nodes' WALs on a memory filesystem without `allowTmpfs`. */
+export class MemoryFilesystemRefused extends Error {
+  override name = "MemoryFilesystemRefused";
 }
 
 export const sweepCommand: LeafCommand = {
@@ -291,7 +308,11 @@ export const sweepCommand: LeafCommand = {
     try {
       rows = await runSweep(options);
     } catch (error) {
-      log(`failed: ${error instanceof Error ? error.stack : String(error)}`);
+      log(
+        error instanceof MemoryFilesystemRefused
+          ? error.message
+          : `failed: ${error instanceof Error ? error.stack : String(error)}`,
+      );
       return EXIT_FAILURE;
     }
     const loadAfter = await loadAverage();
@@ -386,11 +407,26 @@ export function sweepOptionsFromFlags(values: Record<string, unknown>): SweepOpt
       : {}),
     ...(skeleton ? { skeleton } : {}),
     ...(latenciesOut !== undefined ? { latenciesOut } : {}),
+    ...(booleanFlag(v, "allow-tmpfs") ? { allowTmpfs: true } : {}),
   };
 }
 
 /** Runs every variant (submit path × WAL mode) of the sweep; returns every row. */
 export async function runSweep(options: SweepOptions): Promise<SweepRow[]> {
+  // Each cluster's WALs go under the system's temp directory (`TMPDIR`): ask what it is first.
+  const placement = await probeWalFilesystem();
+  log(placement.description);
+  if (placement.memory !== undefined && options.allowTmpfs !== true) {
+    throw new MemoryFilesystemRefused(
+      memoryFilesystemRefusal(placement.memory, "TMPDIR (where the nodes' data directories go)"),
+    );
+  }
+  if (placement.warning !== undefined) log(`WARNING: ${placement.warning}`);
+  const clusterOptions: ClusterOptions = {
+    ...options,
+    walFs: placement.fsType,
+    ...(placement.warning !== undefined ? { walFsWarning: placement.warning } : {}),
+  };
   if (options.latenciesOut !== undefined) {
     await Deno.writeTextFile(options.latenciesOut, LATENCY_TSV_HEADER);
   }
@@ -400,10 +436,12 @@ export async function runSweep(options: SweepOptions): Promise<SweepRow[]> {
     for (const walSync of options.walModes) {
       for (const via of options.via) {
         if (options.sweep === "rate") {
-          rows.push(...await runCluster(options, sink, via, walSync, 0, options.rates));
+          rows.push(...await runCluster(clusterOptions, sink, via, walSync, 0, options.rates));
         } else {
           for (const loss of options.losses) {
-            rows.push(...await runCluster(options, sink, via, walSync, loss, options.rates));
+            rows.push(
+              ...await runCluster(clusterOptions, sink, via, walSync, loss, options.rates),
+            );
           }
         }
       }
@@ -414,9 +452,12 @@ export async function runSweep(options: SweepOptions): Promise<SweepRow[]> {
   return rows;
 }
 
+/** A sweep's options with what `runSweep` learned of where the WALs go. */
+type ClusterOptions = SweepOptions & Pick<SweepRowOptions, "walFs" | "walFsWarning">;
+
 /** One cluster, its generator, and its steps (every rate at one loss). */
 async function runCluster(
-  options: SweepOptions,
+  options: ClusterOptions,
   sink: SinkProcess,
   via: "http" | "udp",
   walSync: "batched" | "per-append",

@@ -63,6 +63,7 @@ const CSV_COLUMNS: ReadonlyArray<keyof SweepRow> = [
   "node_rss_mb",
   "node_heap_used_mb",
   "node_external_mb",
+  "wal_fs",
   "note",
 ];
 

@@ -139,6 +139,8 @@ export interface SweepRow {
   node_rss_mb: number | null;
   node_heap_used_mb: number | null;
   node_external_mb: number | null;
+  /** The filesystem the nodes' WALs were on (`tmpfs` makes every fsync free); "unknown". */
+  wal_fs: string;
   /** Why the row is not a clean measurement (empty when it is). */
   note: string;
 }
@@ -160,6 +162,10 @@ export interface SweepRowOptions {
   inFlight: number;
   /** The nodes were the skeleton cluster's (`--skeleton`). */
   skeleton?: boolean;
+  /** The filesystem the nodes' WALs were on (`probeWalFilesystem`); absent: not known. */
+  walFs?: string;
+  /** Set when that filesystem is a memory one: every row's note carries it. */
+  walFsWarning?: string;
 }
 
 /** What the harness gathered about one step: the input of `sweepRow`. */
@@ -262,6 +268,7 @@ export function sweepRow(
   const sendS = s.report.send_seconds;
   const offeredPerS = round(s.report.offered / Math.max(options.durationS, sendS), 1)!;
   const notes: string[] = [];
+  if (options.walFsWarning !== undefined) notes.push(options.walFsWarning);
   if (s.report.offered < s.report.asked * OFFERED_SHARE_MIN) {
     notes.push(
       `offered only ${s.report.offered} of ${s.report.asked}: the generator could not send at ` +
@@ -344,6 +351,7 @@ export function sweepRow(
     node_rss_mb: s.memory?.rss_mb ?? null,
     node_heap_used_mb: s.memory?.heap_used_mb ?? null,
     node_external_mb: s.memory?.external_mb ?? null,
+    wal_fs: options.walFs ?? "unknown",
     note: notes.join("; "),
   };
 }

@@ -18,7 +18,7 @@ import type { WalSyncMode } from "../config/wal.ts";
 import { Histogram } from "../metrics/histogram.ts";
 import { round } from "../lib/round.ts";
 import { Wal } from "../wal/mod.ts";
-import { type FilesystemInfo, filesystemOf, MEMORY_FILESYSTEMS } from "./filesystem.ts";
+import { memoryFilesystemRefusal, probeWalFilesystem } from "./filesystem.ts";
 
 export interface WalModeResult {
   mode: WalSyncMode;
@@ -113,31 +113,15 @@ export const walBench: LeafCommand = {
       integer: true,
     });
     const parent = stringFlag(args.values, "dir");
-    const probe = await Deno.makeTempDir({
-      prefix: "hookd-bench-wal-probe-",
-      ...(parent ? { dir: parent } : {}),
-    });
-    let filesystem: FilesystemInfo;
-    try {
-      filesystem = await filesystemOf(probe);
-    } finally {
-      await Deno.remove(probe);
-    }
-    const memoryFsType = filesystem.known && MEMORY_FILESYSTEMS.has(filesystem.fsType)
-      ? filesystem.fsType
-      : undefined;
-    console.error(`wal bench: ${describe(filesystem)}`);
-    if (memoryFsType !== undefined && !booleanFlag(args.values, "allow-tmpfs")) {
-      console.error(
-        `wal bench: refusing to run on ${memoryFsType}: fsync costs nothing there, so ` +
-          `neither mode measures durability. Pass --dir on a disk-backed filesystem, or ` +
-          `--allow-tmpfs to run anyway.`,
-      );
+    const placement = await probeWalFilesystem(parent);
+    console.error(`wal bench: ${placement.description}`);
+    if (placement.memory !== undefined && !booleanFlag(args.values, "allow-tmpfs")) {
+      console.error(`wal bench: ${memoryFilesystemRefusal(placement.memory, "--dir")}`);
       return EXIT_FAILURE;
     }
-    const tmpfsWarning = memoryFsType !== undefined
-      ? `WARNING: the log ran on ${memoryFsType}, where fsync is free: ` +
-        `these figures measure CPU, not durability`
+    const filesystem = placement.info;
+    const tmpfsWarning = placement.warning !== undefined
+      ? `WARNING: ${placement.warning}`
       : undefined;
     if (tmpfsWarning !== undefined) console.error(`wal bench: ${tmpfsWarning}`);
     const results: WalModeResult[] = [];
@@ -175,7 +159,7 @@ export const walBench: LeafCommand = {
       p99_append_ms_unbatched: round(unbatched.p99AppendMs, 3),
       concurrency,
       record_bytes: recordBytes,
-      filesystem: filesystem.known ? filesystem.fsType : "unknown",
+      filesystem: placement.fsType,
       filesystem_mount_point: filesystem.known ? filesystem.mountPoint : null,
       filesystem_source: filesystem.known ? filesystem.source : null,
       filesystem_via: filesystem.known ? filesystem.via : null,
@@ -188,13 +172,3 @@ export const walBench: LeafCommand = {
     return EXIT_OK;
   },
 };
-
-function describe(filesystem: FilesystemInfo): string {
-  if (!filesystem.known) {
-    return `filesystem of ${filesystem.path} unknown (${filesystem.reason})`;
-  }
-  const where = filesystem.mountPoint === null
-    ? `by ${filesystem.via}`
-    : `${filesystem.source ?? "?"} mounted on ${filesystem.mountPoint}`;
-  return `log on ${filesystem.fsType} (${where})`;
-}

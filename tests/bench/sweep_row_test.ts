@@ -9,6 +9,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { type SweepOptions, waitForReceipts } from "../../src/bench/sweep.ts";
 import { backlogIn, type StepRecord, sweepRow } from "../../src/bench/sweep_row.ts";
+import { walFilesystem } from "../../src/bench/filesystem.ts";
 import type { SinkReceipt } from "../../src/process/sink.ts";
 import type { AcceptedSubmit, StepReport } from "../../src/process/generator_protocol.ts";
 import { VirtualRuntime } from "./virtual_runtime.ts";
@@ -137,6 +138,32 @@ Deno.test("sweepRow: a generator that sent everything, but late, did not offer t
   // On time: no note, and the rate it was asked for.
   const onTime = sweepRow(OPTIONS, VARIANT, record(1000), receipts, 0);
   assertEquals([onTime.offered_per_s, onTime.note], [100, ""]);
+});
+
+Deno.test("sweepRow: the WALs' filesystem is in every row, and a memory one is in its note", () => {
+  const s = record(1000);
+  const receipts = s.ids.map(([, scheduledMs]) => ({ at: scheduledMs + 5, duplicates: 0 }));
+  const onDisk = sweepRow({ ...OPTIONS, walFs: "ext4" }, VARIANT, s, receipts, 0);
+  assertEquals([onDisk.wal_fs, onDisk.note], ["ext4", ""]);
+  const warning = walFilesystem({
+    known: true,
+    path: "/mnt/x/hookd-sweep-1",
+    via: "findmnt",
+    fsType: "tmpfs",
+    mountPoint: "/mnt/x",
+    source: "tmpfs",
+  }).warning;
+  assert(warning !== undefined);
+  const inMemory = sweepRow(
+    { ...OPTIONS, walFs: "tmpfs", walFsWarning: warning },
+    VARIANT,
+    s,
+    receipts,
+    0,
+  );
+  assertEquals(inMemory.wal_fs, "tmpfs");
+  assert(inMemory.note.includes("fsync is free"), inMemory.note);
+  assertEquals(sweepRow(OPTIONS, VARIANT, s, receipts, 0).wal_fs, "unknown");
 });
 
 Deno.test("sweepRow --fanout: events offered and accepted, jobs made, delivered, lost and duplicated, latency per job", () => {

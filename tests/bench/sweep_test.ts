@@ -29,6 +29,7 @@ const ROW_KEYS = [
   "fsyncs_per_job",
   "datagrams_per_job",
   "cpu_ms_per_job",
+  "wal_fs",
   "note",
 ];
 
@@ -220,6 +221,7 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     node_rss_mb: null,
     node_heap_used_mb: null,
     node_external_mb: null,
+    wal_fs: "ext4",
     note: "",
     ...fields,
   };

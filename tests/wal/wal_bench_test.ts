@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../assert.ts";
 import { HOOKD_PERMISSIONS, hookdArgv, hookdCommand } from "../../src/process/self_command.ts";
-import { parseFindmntJson, parseStatType } from "../../src/bench/filesystem.ts";
+import { parseFindmntJson, parseStatType, walFilesystem } from "../../src/bench/filesystem.ts";
 
 const FINDMNT_STACKED = JSON.stringify({
   filesystems: [
@@ -49,6 +49,36 @@ Deno.test("parseStatType reads one type name", () => {
   assertEquals(parseStatType("stat: cannot read file system information\n").ok, false);
 });
 
+Deno.test("walFilesystem: a memory filesystem gets a warning, a disk and an unknown one none", () => {
+  const onTmpfs = walFilesystem({
+    known: true,
+    path: "/dev/shm/x",
+    via: "findmnt",
+    fsType: "tmpfs",
+    mountPoint: "/dev/shm",
+    source: "shm",
+  });
+  assertEquals([onTmpfs.fsType, onTmpfs.memory], ["tmpfs", "tmpfs"]);
+  assert(onTmpfs.warning?.includes("fsync is free"), onTmpfs.warning);
+  assertEquals(onTmpfs.description, "WALs on tmpfs (shm mounted on /dev/shm)");
+  const onDisk = walFilesystem({
+    known: true,
+    path: "/tmp/x",
+    via: "stat -f",
+    fsType: "ext2/ext3",
+    mountPoint: null,
+    source: null,
+  });
+  assertEquals([onDisk.fsType, onDisk.memory, onDisk.warning], ["ext2/ext3", undefined, undefined]);
+  assertEquals(onDisk.description, "WALs on ext2/ext3 (by stat -f)");
+  const unknown = walFilesystem({ known: false, path: "/x", reason: "no findmnt; no stat" });
+  assertEquals([unknown.fsType, unknown.memory, unknown.warning], [
+    "unknown",
+    undefined,
+    undefined,
+  ]);
+});
+
 const decoder = new TextDecoder();
 
 /** The filesystem type of `dir` as `df` reads it, or undefined where there is no GNU df. */
@@ -64,6 +94,22 @@ async function dfType(dir: string): Promise<string | undefined> {
 
 function lastJson(stdout: Uint8Array): Record<string, unknown> {
   return JSON.parse(decoder.decode(stdout).trim().split("\n").pop()!);
+}
+
+/**
+ * Runs hookd with `--allow-all` in place of its own permissions: Deno asks for it to touch
+ * /dev (the tmpfs at /dev/shm).
+ */
+function runWithAllowAll(args: string[], env?: Record<string, string>) {
+  const argv = hookdArgv(args);
+  const rest = argv.args.filter((a) => !(HOOKD_PERMISSIONS as readonly string[]).includes(a));
+  return new Deno.Command(argv.program, {
+    args: [rest[0]!, "--allow-all", ...rest.slice(1)],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    ...(env !== undefined ? { env } : {}),
+  }).output();
 }
 
 const QUICK = ["bench", "wal", "--seconds", "0.1", "--concurrency", "4", "--json"];
@@ -83,7 +129,7 @@ Deno.test("hookd bench wal names the filesystem it ran on, as df does", async ()
     const result = lastJson(output.stdout);
     if (expected !== undefined) assertEquals(result.filesystem, expected);
     assert(typeof result.filesystem_mount_point === "string", stderr);
-    assert(stderr.includes(`log on ${result.filesystem}`), stderr);
+    assert(stderr.includes(`WALs on ${result.filesystem}`), stderr);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -94,17 +140,7 @@ Deno.test("hookd bench wal refuses tmpfs, and with --allow-tmpfs runs and warns"
     t.step("skipped: no tmpfs at /dev/shm", () => {});
     return;
   }
-  // Deno asks for --allow-all to touch /dev, so this child gets it instead of hookd's own set.
-  const run = (args: string[]) => {
-    const argv = hookdArgv(args);
-    const rest = argv.args.filter((a) => !(HOOKD_PERMISSIONS as readonly string[]).includes(a));
-    return new Deno.Command(argv.program, {
-      args: [rest[0]!, "--allow-all", ...rest.slice(1)],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-  };
+  const run = (args: string[]) => runWithAllowAll(args);
   const refused = await run([...QUICK, "--dir", "/dev/shm"]);
   const refusal = decoder.decode(refused.stderr);
   assertEquals(refused.code, 1, refusal);
@@ -119,4 +155,25 @@ Deno.test("hookd bench wal refuses tmpfs, and with --allow-tmpfs runs and warns"
   assertEquals(result.filesystem_mount_point, "/dev/shm");
   assert(String(result.warning).includes("fsync is free"), JSON.stringify(result));
   assert(warned.trim().split("\n").pop()!.includes("WARNING"), "the warning comes last");
+});
+
+Deno.test("hookd bench and bench replication refuse to put the nodes' WALs on tmpfs", async (t) => {
+  if (await dfType("/dev/shm") !== "tmpfs") {
+    t.step("skipped: no tmpfs at /dev/shm", () => {});
+    return;
+  }
+  // The nodes' data directories go under TMPDIR: both refuse before starting any process.
+  for (
+    const args of [
+      ["bench", "--rates", "10", "--duration", "1", "--json"],
+      ["bench", "replication", "--seconds", "0.5", "--json"],
+    ]
+  ) {
+    const refused = await runWithAllowAll(args, { TMPDIR: "/dev/shm" });
+    const stderr = decoder.decode(refused.stderr);
+    assertEquals(refused.code, 1, stderr);
+    assert(stderr.includes("refusing to run on tmpfs"), stderr);
+    assert(stderr.includes("--allow-tmpfs"), stderr);
+    assertEquals(decoder.decode(refused.stdout).trim(), "", `no figures: ${args.join(" ")}`);
+  }
 });
