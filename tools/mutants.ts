@@ -1836,6 +1836,14 @@ const MUTANTS: Mutant[] = [
     to: "if (placement.memory !== undefined && options.allowTmpfs === false) {",
     tests: ["tests/wal/wal_bench_test.ts"],
   },
+  {
+    name: "cost-tmpfs-not-refused",
+    breaks: "hookd bench cost refuses to put the nodes' WALs on tmpfs without --allow-tmpfs",
+    file: "src/bench/cost_bench.ts",
+    from: "if (where.memory !== undefined && !allowTmpfs) {",
+    to: "if (where.memory !== undefined && allowTmpfs) {",
+    tests: ["tests/wal/wal_bench_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -39,7 +39,7 @@ import {
   WARMUP_S_DEFAULT,
 } from "./sweep.ts";
 import type { SweepRow } from "./sweep_row.ts";
-import { memoryFilesystemRefusal, probeWalFilesystem } from "./filesystem.ts";
+import { memoryFilesystemRefusal, probeWalFilesystem, SET_TMPDIR } from "./filesystem.ts";
 import {
   type BenchNodes,
   cpuMsOf,
@@ -153,6 +153,12 @@ export interface CostReport {
   floors: Floor[];
   idle: IdleCost | null;
   rows: CostRow[];
+  /** The filesystem the clusters' WALs were on (`tmpfs` makes their fsyncs free). */
+  wal_filesystem: string;
+  /** The filesystem the fsync floor was measured on (the current directory's). */
+  fsync_floor_filesystem: string;
+  /** Set when either was a memory filesystem (`--allow-tmpfs`): what every figure carries. */
+  warning?: string;
 }
 
 /**
@@ -435,6 +441,7 @@ export function allocationFields(
 /** The report as a markdown table, for the README and bench/results/. */
 export function costMarkdown(report: CostReport): string {
   const lines = [
+    ...(report.warning !== undefined ? [`WARNING: ${report.warning}`, ""] : []),
     "| primitive | what | CPU µs | wall µs |",
     "|---|---|---|---|",
     ...report.floors.map((f) => `| ${f.name} | ${f.what} | ${f.cpuUs} | ${f.wallUs} |`),
@@ -509,14 +516,26 @@ export const costBenchCommand: LeafCommand = {
     const profilesOut = stringFlag(v, "profiles-out");
     const json = booleanFlag(v, "json");
     const allowTmpfs = booleanFlag(v, "allow-tmpfs");
-    // The clusters' data directories go under TMPDIR: refuse before measuring anything.
+    // The clusters' data directories go under TMPDIR, the fsync floor's file under the
+    // current directory: both are asked about, and refused on a memory filesystem, before
+    // anything is measured.
     const placement = await probeWalFilesystem();
-    if (placement.memory !== undefined && !allowTmpfs) {
-      log(
-        memoryFilesystemRefusal(placement.memory, "TMPDIR (where the nodes' data directories go)"),
-      );
-      return EXIT_FAILURE;
+    const floorPlacement = await probeWalFilesystem(Deno.cwd());
+    log(`clusters: ${placement.description}`);
+    log(`fsync floor: ${floorPlacement.description}`);
+    for (
+      const [where, fix] of [
+        [placement, SET_TMPDIR],
+        [floorPlacement, "Run it from a directory on a disk-backed filesystem"],
+      ] as const
+    ) {
+      if (where.memory !== undefined && !allowTmpfs) {
+        log(memoryFilesystemRefusal(where, fix));
+        return EXIT_FAILURE;
+      }
     }
+    const warning = placement.warning ?? floorPlacement.warning;
+    if (warning !== undefined) log(`WARNING: ${warning}`);
     const loadBefore = await loadAverage();
     const scratch = await Deno.makeTempDir({ dir: Deno.cwd(), prefix: ".hookd-cost-" });
     try {
@@ -595,9 +614,14 @@ export const costBenchCommand: LeafCommand = {
         floors,
         idle,
         rows,
+        wal_filesystem: placement.fsType,
+        fsync_floor_filesystem: floorPlacement.fsType,
+        ...(warning !== undefined ? { warning } : {}),
       };
       console.error(costMarkdown(report));
       if (json) console.log(JSON.stringify(report));
+      // Said again last: the figures above are what a reader copies.
+      if (warning !== undefined) log(`WARNING: ${warning}`);
       return rows.every((r) => r.accepted > 0) ? EXIT_OK : EXIT_FAILURE;
     } catch (error) {
       log(`failed: ${error instanceof Error ? error.stack : String(error)}`);

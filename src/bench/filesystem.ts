@@ -99,15 +99,18 @@ export interface WalFilesystem {
   readonly description: string;
 }
 
-/** What `info` means for WAL figures (pure). */
-export function walFilesystem(info: FilesystemInfo): WalFilesystem {
+/**
+ * What `info` means for WAL figures (pure). `dir` names where the WALs go (the directory a
+ * probe was made in; `info.path` by default).
+ */
+export function walFilesystem(info: FilesystemInfo, dir: string = info.path): WalFilesystem {
   if (!info.known) {
     return {
       info,
       fsType: "unknown",
       memory: undefined,
       warning: undefined,
-      description: `WALs in ${info.path}, filesystem unknown (${info.reason})`,
+      description: `WALs in ${dir}, filesystem unknown (${info.reason})`,
     };
   }
   const where = info.mountPoint === null
@@ -122,16 +125,22 @@ export function walFilesystem(info: FilesystemInfo): WalFilesystem {
       ? undefined
       : `the WALs were on ${memory}, where fsync is free: these figures measure CPU and ` +
         `latency without durable writes, not a disk`,
-    description: `WALs on ${info.fsType} (${where})`,
+    description: `WALs in ${dir}, on ${info.fsType} (${where})`,
   };
 }
 
-/** Why a bench does not run its WALs on memory filesystem `fsType` without `--allow-tmpfs`. */
-export function memoryFilesystemRefusal(fsType: string, where: string): string {
-  return `refusing to run on ${fsType}: fsync costs nothing there, so nothing measured would ` +
-    `include a durable write. Put ${where} on a disk-backed filesystem, or pass --allow-tmpfs ` +
-    `to run anyway (every figure then says so).`;
+/**
+ * Why a bench does not put its WALs on memory filesystem `placement` without `--allow-tmpfs`;
+ * `fix` says how to move them (the bench's own flag, or TMPDIR).
+ */
+export function memoryFilesystemRefusal(placement: WalFilesystem, fix: string): string {
+  return `refusing to run on ${placement.fsType} (${placement.description}): fsync costs ` +
+    `nothing there, so nothing measured would include a durable write. ${fix}, or pass ` +
+    `--allow-tmpfs to run anyway (the figures then carry a warning).`;
 }
+
+/** `memoryFilesystemRefusal`'s fix for the benches whose nodes' data directories go to TMPDIR. */
+export const SET_TMPDIR = "Set TMPDIR to a directory on a disk-backed filesystem";
 
 /**
  * The filesystem a bench's WALs would land on: a scratch directory made (and removed) in
@@ -142,8 +151,10 @@ export async function probeWalFilesystem(parent?: string): Promise<WalFilesystem
     prefix: "hookd-bench-fs-probe-",
     ...(parent !== undefined ? { dir: parent } : {}),
   });
+  const lastSlash = probe.lastIndexOf("/");
+  const dir = lastSlash > 0 ? probe.slice(0, lastSlash) : "/";
   try {
-    return walFilesystem(await filesystemOf(probe));
+    return walFilesystem(await filesystemOf(probe), dir);
   } finally {
     await Deno.remove(probe);
   }

@@ -22,7 +22,7 @@
 
 import { booleanFlag, type CommandSpec, numberFlag } from "../process/args.ts";
 import { EXIT_FAILURE, EXIT_OK, type LeafCommand } from "../process/command.ts";
-import { memoryFilesystemRefusal, probeWalFilesystem } from "./filesystem.ts";
+import { memoryFilesystemRefusal, probeWalFilesystem, SET_TMPDIR } from "./filesystem.ts";
 import { round } from "../lib/round.ts";
 import {
   type BenchNodes,
@@ -137,7 +137,7 @@ export const replicationBenchCommand: LeafCommand = {
     log(placement.description);
     if (placement.memory !== undefined && !booleanFlag(args.values, "allow-tmpfs")) {
       log(
-        memoryFilesystemRefusal(placement.memory, "TMPDIR (where the nodes' data directories go)"),
+        memoryFilesystemRefusal(placement, SET_TMPDIR),
       );
       return EXIT_FAILURE;
     }

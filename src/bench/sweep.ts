@@ -67,7 +67,7 @@ import { RECEIPT_IDS_PER_REQUEST_MAX, type SinkReceipt, type SinkStats } from ".
 import { generatorRuntime } from "./load_generator.ts";
 import type { Runtime } from "../lib/runtime.ts";
 import { writeSweepReports } from "./sweep_report.ts";
-import { memoryFilesystemRefusal, probeWalFilesystem } from "./filesystem.ts";
+import { memoryFilesystemRefusal, probeWalFilesystem, SET_TMPDIR } from "./filesystem.ts";
 import {
   backlogIn,
   jobReceiptIndex,
@@ -418,7 +418,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepRow[]> {
   log(placement.description);
   if (placement.memory !== undefined && options.allowTmpfs !== true) {
     throw new MemoryFilesystemRefused(
-      memoryFilesystemRefusal(placement.memory, "TMPDIR (where the nodes' data directories go)"),
+      memoryFilesystemRefusal(placement, SET_TMPDIR),
     );
   }
   if (placement.warning !== undefined) log(`WARNING: ${placement.warning}`);

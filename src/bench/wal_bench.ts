@@ -116,7 +116,11 @@ export const walBench: LeafCommand = {
     const placement = await probeWalFilesystem(parent);
     console.error(`wal bench: ${placement.description}`);
     if (placement.memory !== undefined && !booleanFlag(args.values, "allow-tmpfs")) {
-      console.error(`wal bench: ${memoryFilesystemRefusal(placement.memory, "--dir")}`);
+      console.error(
+        `wal bench: ${
+          memoryFilesystemRefusal(placement, "Give --dir a directory on a disk-backed filesystem")
+        }`,
+      );
       return EXIT_FAILURE;
     }
     const filesystem = placement.info;

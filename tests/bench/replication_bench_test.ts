@@ -106,16 +106,25 @@ Deno.test("hookd bench replication --json prints the result object, and nothing 
     "--outstanding",
     "200",
     "--json",
+    // Correctness, not figures: runs where /tmp is a tmpfs too (the JSON then says so).
+    "--allow-tmpfs",
   ]).output();
   const stderr = new TextDecoder().decode(output.stderr);
   const last = new TextDecoder().decode(output.stdout).trim().split("\n").pop()!;
   const result = JSON.parse(last);
   assertEquals(output.code, 0, `${stderr}\n${last}`);
   for (
-    const key of ["commits_per_s", "p50_ms", "p99_ms", "fsyncs_per_commit", "datagrams_per_commit"]
+    const key of [
+      "commits_per_s",
+      "p50_ms",
+      "p99_ms",
+      "fsyncs_per_commit",
+      "datagrams_per_commit",
+    ]
   ) {
     assert(typeof result[key] === "number" && result[key] > 0, `${key}: ${result[key]}`);
   }
+  assert(typeof result.wal_filesystem === "string", `wal_filesystem: ${result.wal_filesystem}`);
   assertEquals(result.lost, 0);
   assertEquals(result.loss, 0);
   assertEquals(result.seconds, 1);

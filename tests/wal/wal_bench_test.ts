@@ -60,7 +60,7 @@ Deno.test("walFilesystem: a memory filesystem gets a warning, a disk and an unkn
   });
   assertEquals([onTmpfs.fsType, onTmpfs.memory], ["tmpfs", "tmpfs"]);
   assert(onTmpfs.warning?.includes("fsync is free"), onTmpfs.warning);
-  assertEquals(onTmpfs.description, "WALs on tmpfs (shm mounted on /dev/shm)");
+  assertEquals(onTmpfs.description, "WALs in /dev/shm/x, on tmpfs (shm mounted on /dev/shm)");
   const onDisk = walFilesystem({
     known: true,
     path: "/tmp/x",
@@ -70,7 +70,10 @@ Deno.test("walFilesystem: a memory filesystem gets a warning, a disk and an unkn
     source: null,
   });
   assertEquals([onDisk.fsType, onDisk.memory, onDisk.warning], ["ext2/ext3", undefined, undefined]);
-  assertEquals(onDisk.description, "WALs on ext2/ext3 (by stat -f)");
+  assertEquals(
+    walFilesystem(onDisk.info, "/tmp").description,
+    "WALs in /tmp, on ext2/ext3 (by stat -f)",
+  );
   const unknown = walFilesystem({ known: false, path: "/x", reason: "no findmnt; no stat" });
   assertEquals([unknown.fsType, unknown.memory, unknown.warning], [
     "unknown",
@@ -100,7 +103,7 @@ function lastJson(stdout: Uint8Array): Record<string, unknown> {
  * Runs hookd with `--allow-all` in place of its own permissions: Deno asks for it to touch
  * /dev (the tmpfs at /dev/shm).
  */
-function runWithAllowAll(args: string[], env?: Record<string, string>) {
+function runWithAllowAll(args: string[], env?: Record<string, string>, cwd?: string) {
   const argv = hookdArgv(args);
   const rest = argv.args.filter((a) => !(HOOKD_PERMISSIONS as readonly string[]).includes(a));
   return new Deno.Command(argv.program, {
@@ -109,6 +112,7 @@ function runWithAllowAll(args: string[], env?: Record<string, string>) {
     stdout: "piped",
     stderr: "piped",
     ...(env !== undefined ? { env } : {}),
+    ...(cwd !== undefined ? { cwd } : {}),
   }).output();
 }
 
@@ -129,7 +133,7 @@ Deno.test("hookd bench wal names the filesystem it ran on, as df does", async ()
     const result = lastJson(output.stdout);
     if (expected !== undefined) assertEquals(result.filesystem, expected);
     assert(typeof result.filesystem_mount_point === "string", stderr);
-    assert(stderr.includes(`WALs on ${result.filesystem}`), stderr);
+    assert(stderr.includes(`WALs in ${dir}, on ${result.filesystem}`), stderr);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -157,7 +161,7 @@ Deno.test("hookd bench wal refuses tmpfs, and with --allow-tmpfs runs and warns"
   assert(warned.trim().split("\n").pop()!.includes("WARNING"), "the warning comes last");
 });
 
-Deno.test("hookd bench and bench replication refuse to put the nodes' WALs on tmpfs", async (t) => {
+Deno.test("hookd bench, bench replication and bench cost refuse to put the nodes' WALs on tmpfs", async (t) => {
   if (await dfType("/dev/shm") !== "tmpfs") {
     t.step("skipped: no tmpfs at /dev/shm", () => {});
     return;
@@ -165,8 +169,9 @@ Deno.test("hookd bench and bench replication refuse to put the nodes' WALs on tm
   // The nodes' data directories go under TMPDIR: both refuse before starting any process.
   for (
     const args of [
-      ["bench", "--rates", "10", "--duration", "1", "--json"],
+      ["bench", "--rates", "10", "--duration", "1", "--warmup", "0", "--json"],
       ["bench", "replication", "--seconds", "0.5", "--json"],
+      ["bench", "cost", "--rates", "10", "--duration", "1", "--idle", "0", "--json"],
     ]
   ) {
     const refused = await runWithAllowAll(args, { TMPDIR: "/dev/shm" });
@@ -176,4 +181,19 @@ Deno.test("hookd bench and bench replication refuse to put the nodes' WALs on tm
     assert(stderr.includes("--allow-tmpfs"), stderr);
     assertEquals(decoder.decode(refused.stdout).trim(), "", `no figures: ${args.join(" ")}`);
   }
+  // bench cost measures its fsync floor under the current directory: asked about too.
+  const floorRefused = await runWithAllowAll(
+    [
+      "bench",
+      "cost",
+      ...["--rates", "10", "--duration", "1", "--warmup", "0", "--idle", "0"],
+      ...["--no-profile", "--floor-ops", "100", "--json"],
+    ],
+    undefined,
+    "/dev/shm",
+  );
+  const floorStderr = decoder.decode(floorRefused.stderr);
+  assertEquals(floorRefused.code, 1, floorStderr);
+  assert(floorStderr.includes("refusing to run on tmpfs (WALs in /dev/shm"), floorStderr);
+  assertEquals(decoder.decode(floorRefused.stdout).trim(), "", "no figures from bench cost");
 });
