@@ -1257,8 +1257,8 @@ const MUTANTS: Mutant[] = [
     name: "vote-ack-prompt",
     breaks: "votes are sent ack-may-wait: the COMMIT the proposer owes carries their ack",
     file: "src/jobs/replication_core.ts",
-    from: 'if (message.kind === "ack") this.#outputs.push',
-    to: 'if (message.kind === ("none" as string)) this.#outputs.push',
+    from: 'ackMayWait: message.kind === "ack" }',
+    to: 'ackMayWait: message.kind === ("none" as string) }',
     tests: ["tests/jobs/lazy_send_test.ts"],
   },
   {

@@ -136,9 +136,7 @@ export const replicationBenchCommand: LeafCommand = {
     const placement = await probeWalFilesystem();
     log(placement.description);
     if (placement.memory !== undefined && !booleanFlag(args.values, "allow-tmpfs")) {
-      log(
-        memoryFilesystemRefusal(placement, SET_TMPDIR),
-      );
+      log(memoryFilesystemRefusal(placement, SET_TMPDIR));
       return EXIT_FAILURE;
     }
     if (placement.warning !== undefined) log(`WARNING: ${placement.warning}`);

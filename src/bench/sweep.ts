@@ -417,9 +417,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepRow[]> {
   const placement = await probeWalFilesystem();
   log(placement.description);
   if (placement.memory !== undefined && options.allowTmpfs !== true) {
-    throw new MemoryFilesystemRefused(
-      memoryFilesystemRefusal(placement, SET_TMPDIR),
-    );
+    throw new MemoryFilesystemRefused(memoryFilesystemRefusal(placement, SET_TMPDIR));
   }
   if (placement.warning !== undefined) log(`WARNING: ${placement.warning}`);
   const clusterOptions: ClusterOptions = {

@@ -22,7 +22,7 @@ export type ReplicationOutput =
     readonly type: "send";
     readonly to: string;
     readonly bytes: Uint8Array;
-    readonly ackMayWait?: boolean;
+    readonly ackMayWait: boolean;
   }
   | { readonly type: "submit-done"; readonly requestId: number; readonly outcome: SubmitOutcome }
   | {

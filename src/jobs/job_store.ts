@@ -897,7 +897,7 @@ export class JobStore implements JobService, DeliveryStore {
           output.to,
           JOBS_CHANNEL,
           output.bytes,
-          output.ackMayWait === true,
+          output.ackMayWait,
         );
         if (!result.accepted) this.#sendRefused(result.reason);
         return;

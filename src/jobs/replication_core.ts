@@ -1055,8 +1055,7 @@ export class ReplicationCore {
     // A vote's proposer owes the voter a COMMIT (lazySendMs), which carries the transport's
     // acknowledgement of the vote: acknowledged at once, each vote cost a datagram of its own
     // and a wake-up of the voter.
-    if (message.kind === "ack") this.#outputs.push({ type: "send", to, bytes, ackMayWait: true });
-    else this.#outputs.push({ type: "send", to, bytes });
+    this.#outputs.push({ type: "send", to, bytes, ackMayWait: message.kind === "ack" });
   }
 
   /** Splits `records` over messages of at most `messageBytesMax` (one record may exceed it). */
@@ -1087,8 +1086,7 @@ export class ReplicationCore {
         this.#metrics.replMessages.inc();
         this.#metrics.replBytes.inc(bytesOut.length);
       }
-      if (ackMayWait) this.#outputs.push({ type: "send", to, bytes: bytesOut, ackMayWait });
-      else this.#outputs.push({ type: "send", to, bytes: bytesOut });
+      this.#outputs.push({ type: "send", to, bytes: bytesOut, ackMayWait });
     });
   }
 
