@@ -331,3 +331,41 @@ Deno.test("a retry that takes over a losing try's first-submit time is not answe
     `answered with the first job 12 s after it: ${JSON.stringify(outcome)}`,
   );
 });
+
+Deno.test("a keyed copy finished here whose COMMIT never comes is dropped, keyless, after uncommittedRetentionMs", () => {
+  // Session 38: such a copy waits for its COMMIT before retention may take it (sim seed 233,
+  // job_table.ts's `expire`), and it waited for ever if none came: a job held in memory with
+  // no bound on a node that missed the COMMIT for good. It now leaves `uncommittedRetentionMs`
+  // after its submit, like every uncommitted copy, and names no body with a key.
+  // Mutation: keep only pending copies in `dueUncommitted`, and it is still held.
+  const HOUR = 3_600_000;
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS, finishedRetentionMs: 2_000 });
+  c.startAll();
+  const commitTo1 = (m: { to: number; records: readonly string[] }) =>
+    m.to === 1 && m.records.includes("commit");
+  const requestId = c.submit(0, FIRST);
+  c.settle((m) => !commitTo1(m));
+  c.drop(commitTo1);
+  const { id } = ok(c.answers.get(requestId));
+  const owner = ownerOf(c, id);
+  assert(owner !== 1, "core 1 holds a copy and does not deliver it");
+  c.delivered(owner, id);
+  c.tick(50); // the DONE rides lazily
+  c.settle((m) => !commitTo1(m));
+  c.drop(commitTo1);
+  const held = () => c.cores[1]!.table.get(id);
+  assertEquals([held()?.phase, held()?.committed], ["delivered", false]);
+  // Nothing reaches core 1 any more: its COMMIT never comes.
+  const cut = (m: { from: number; to: number }) => m.to === 1 || m.from === 1;
+  for (let hour = 1; hour <= 23; hour++) {
+    c.tick(HOUR);
+    c.drop(cut);
+    c.settle((m) => !cut(m));
+  }
+  assertEquals(held()?.phase, "delivered", "kept for its COMMIT within the retention");
+  c.tick(HOUR + 1_000);
+  c.drop(cut);
+  assertEquals(held(), undefined, "dropped once its submit is uncommittedRetentionMs old");
+  assertEquals(c.cores[1]!.table.keyTombstone(id), undefined, "and it names no body");
+  assertEquals(c.cores[1]!.table.uncommitted, 0);
+});
