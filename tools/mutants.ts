@@ -344,31 +344,6 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/job_table_test.ts"],
   },
   {
-    name: "idem-unsettled-keyed-held-forever",
-    breaks:
-      "a keyed copy finished here whose COMMIT never comes leaves after the uncommitted retention",
-    file: "src/jobs/job_table.ts",
-    from: 'if (entry.phase === "pending" || isUnsettledKeyed(entry)) out.push(entry);',
-    to: 'if (entry.phase === "pending") out.push(entry);',
-    tests: ["tests/jobs/job_table_test.ts", "tests/jobs/idempotency_window_test.ts"],
-  },
-  {
-    name: "idem-late-submit-not-queued-uncommitted",
-    breaks: "a stub that gets its SUBMIT uncommitted is queued for the uncommitted retention",
-    file: "src/jobs/job_table.ts",
-    from: "        if (!entry.committed) {\n          this.#uncommittedExpiry.push(",
-    to: "        if (entry.committed) {\n          this.#uncommittedExpiry.push(",
-    tests: ["tests/jobs/job_table_test.ts"],
-  },
-  {
-    name: "idem-unsettled-keyed-kept-by-core",
-    breaks: "the core drops a finished keyed copy whose COMMIT never came",
-    file: "src/jobs/replication_core.ts",
-    from: "        } else if (this.table.dropUncommitted(entry.jobId)) {",
-    to: '        } else if (entry.jobId === "") {',
-    tests: ["tests/jobs/idempotency_window_test.ts"],
-  },
-  {
     name: "jobs-snapshot-finished-as-delivered",
     breaks: "a job a snapshot shows finished elsewhere is compacted, not called delivered",
     file: "src/jobs/catchup_client.ts",

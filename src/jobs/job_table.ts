@@ -604,15 +604,6 @@ export class JobTable {
         this.#stubExpiry.delete(jobId);
         // A finished stub skipped the finished-retention queue; it joins it now.
         if (entry.phase !== "pending") this.#afterPhase(entry, undefined);
-        // A copy's uncommitted time runs from its submit, whichever record came first: a
-        // SUBMIT after a DONE (sim seed 233's order) made a finished keyed copy that waits for
-        // its COMMIT, and without this it would wait for ever if none came.
-        if (!entry.committed) {
-          this.#uncommittedExpiry.push(
-            jobId,
-            entry.spec!.submittedAtMs + this.#options.uncommittedRetentionMs,
-          );
-        }
       }
     }
     return { effect, entry, previousPhase, previousCommitted };
@@ -755,8 +746,7 @@ export class JobTable {
         // its COMMIT): the body held may be a submit that lost to the committed one (progress
         // records name the id, not the body), and its kept key would answer for that body (sim
         // seed 233). It waits for the COMMIT, which carries the committed spec and queues the
-        // job here again (`apply`); if none comes within `uncommittedRetentionMs` of its
-        // submit, `dueUncommitted` hands it to the caller, which drops it without a key.
+        // job here again (`apply`).
         if (isUnsettledKeyed(entry)) continue;
         if (entry.finishedAtMs + retentionMs > nowWallMs) {
           // Its time moved later since it was queued: wait for that (at the back, where the
@@ -1106,16 +1096,14 @@ export class JobTable {
   }
 
   /**
-   * Jobs submitted more than `uncommittedRetentionMs` ago and still uncommitted here: pending
-   * copies, and keyed copies finished here whose COMMIT never came (`expire` keeps those for
-   * it). The caller decides which to `drop` (it keeps the pending ones it owns).
+   * Jobs submitted more than `uncommittedRetentionMs` ago and still uncommitted here: the
+   * caller decides which to `drop` (it keeps the ones it owns).
    */
   dueUncommitted(nowWallMs: number): JobEntry[] {
     const out: JobEntry[] = [];
     for (const jobId of this.#uncommittedExpiry.due(nowWallMs)) {
       const entry = this.#entries.get(jobId);
-      if (entry === undefined || entry.committed) continue;
-      if (entry.phase === "pending" || isUnsettledKeyed(entry)) out.push(entry);
+      if (entry !== undefined && !entry.committed && entry.phase === "pending") out.push(entry);
     }
     return out;
   }

@@ -379,24 +379,3 @@ Deno.test("finished-job tombstones past twice their bound are trimmed at once, a
   const newest = gone[24]!;
   assert(newest.type === "gone" && other.goneTombstone(newest.gone.jobId) !== undefined);
 });
-
-Deno.test("a keyed copy finished before its COMMIT came, in either order of SUBMIT and DONE, comes up after the uncommitted retention", () => {
-  // Session 38: such a copy waits for its COMMIT (above); `dueUncommitted` hands it to the
-  // core past `uncommittedRetentionMs`, which drops it without a key. Sim seed 233's order
-  // (the DONE before the SUBMIT) made a stub first, and a stub that got its SUBMIT later was
-  // never queued for that retention. Mutations: keep only pending copies in `dueUncommitted`,
-  // or queue no stub that gets its SUBMIT uncommitted, and this fails.
-  for (const doneFirst of [false, true]) {
-    const t = table();
-    const id = keyedJobId("order-6", keyEpoch(T0, tableTestOptions().idempotencyWindowMs));
-    const submit: JobRecord = { type: "submit", stamp: stamp(), spec: spec(id, "order-6") };
-    const done: JobRecord = { type: "done", stamp: stamp(), jobId: id, gen: 0, finishedAtMs: T0 };
-    for (const record of doneFirst ? [done, submit] : [submit, done]) t.apply(record, T0 + 10);
-    assertEquals(t.get(id)?.phase, "delivered");
-    assertEquals(t.expire(T0 + HOUR + 1), [], "it waits for its COMMIT");
-    assertEquals(t.dueUncommitted(T0 + 23 * HOUR).length, 0);
-    assertEquals(t.dueUncommitted(T0 + 24 * HOUR + 1).map((e) => e.jobId), [id]);
-    assert(t.dropUncommitted(id));
-    assertEquals([t.size, t.uncommitted, t.keyTombstone(id)], [0, 0, undefined]);
-  }
-});
