@@ -45,6 +45,12 @@ import type { VoterSet } from "./voter_set.ts";
 export interface ProposalRequest {
   requestId: number;
   existing: boolean;
+  /**
+   * When it must be answered at the latest: set on a request moved over from a proposal that
+   * ended undecided (`moved`), which keeps that proposal's deadline in every round it joins.
+   * A client waits `submitTimeoutMs` for its answer in all, not once per round.
+   */
+  answerByMs?: number;
 }
 
 /** What the driver needs of the core: each a narrow door, none the whole core. */
@@ -180,6 +186,19 @@ export class ProposalDriver {
     return proposal;
   }
 
+  /**
+   * Adds a client's request to `p`, which answers it. A moved request (`answerByMs`) brings
+   * `p`'s deadline forward to its own: sim seed 30702's keyed retry was moved over to its key's
+   * first try 992 ms after it came, and then waited a whole second round, 1,992 ms in all.
+   */
+  attach(p: Proposal, request: ProposalRequest, to: "requests" | "eventRequests"): void {
+    p[to].push(request);
+    const byMs = request.answerByMs;
+    if (byMs !== undefined && this.#proposals.tighten(p, byMs)) {
+      this.#host.timer(byMs, "proposal", p.key);
+    }
+  }
+
   /** Resolves a proposal once its outcome is certain (proposals.ts), or leaves it waiting. */
   evaluate(nowMs: number, p: Proposal): void {
     const verdict = this.#proposals.evaluate(p);
@@ -249,14 +268,24 @@ export class ProposalDriver {
         // proposed here).
         this.#host.dropUncommittedCopy(p.jobId, p.stamp);
         for (const r of p.requests) {
-          this.#host.resubmit(nowMs, this.#host.wallMs(), r, verdict.spec);
+          this.#host.resubmit(
+            nowMs,
+            this.#host.wallMs(),
+            { ...r, answerByMs: p.deadlineMs },
+            verdict.spec,
+          );
         }
         return;
       case "moved-event":
         // As `moved`, for a keyed event: its first try in the previous epoch stands for it.
         this.#host.dropUncommittedEvent(nowMs, p.jobId, p.stamp);
         for (const r of p.eventRequests) {
-          this.#host.resubmitEvent(nowMs, this.#host.wallMs(), r, verdict.body);
+          this.#host.resubmitEvent(
+            nowMs,
+            this.#host.wallMs(),
+            { ...r, answerByMs: p.deadlineMs },
+            verdict.body,
+          );
         }
         return;
       case "finished":
@@ -449,7 +478,7 @@ export class ProposalDriver {
   startEventConfirm(
     nowMs: number,
     event: EventEntry,
-    request: { requestId: number; existing: boolean } | undefined,
+    request: ProposalRequest | undefined,
   ): void {
     const { body, stamp } = event;
     assert(body !== undefined && stamp !== undefined, "a confirm needs the event's record");
@@ -465,7 +494,7 @@ export class ProposalDriver {
       undefined,
       body,
     );
-    if (request !== undefined) proposal.eventRequests.push(request);
+    if (request !== undefined) this.attach(proposal, request, "eventRequests");
     this.#storeEverywhere(nowMs, proposal, { type: "event", stamp, body });
   }
 
@@ -473,7 +502,7 @@ export class ProposalDriver {
   startConfirm(
     nowMs: number,
     entry: JobEntry,
-    request: { requestId: number; existing: boolean } | undefined,
+    request: ProposalRequest | undefined,
   ): void {
     const stamp = entry.submitStamp;
     assert(entry.spec !== undefined && stamp !== undefined, "a confirm needs the job's SUBMIT");
@@ -487,7 +516,7 @@ export class ProposalDriver {
       false,
       entry.spec,
     );
-    if (request !== undefined) proposal.requests.push(request);
+    if (request !== undefined) this.attach(proposal, request, "requests");
     this.#storeEverywhere(nowMs, proposal, { type: "submit", stamp, spec: entry.spec });
   }
 

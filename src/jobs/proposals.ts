@@ -43,7 +43,8 @@ export interface Proposal {
   readonly votes: Set<string>;
   readonly conflicts: Map<string, boolean>;
   readonly finished: Set<string>;
-  readonly deadlineMs: number;
+  /** When it closes undecided: `submitTimeoutMs` after it opened, or earlier (`tighten`). */
+  deadlineMs: number;
   readonly startedAtMs: number;
   /** Submit requests answered when it resolves: id → was the job already there. */
   readonly requests: Array<{ requestId: number; existing: boolean }>;
@@ -242,6 +243,13 @@ export class Proposals {
   }
 
   /** Closes and returns the proposal `key` if it is open and past its deadline. */
+  /** Brings `p`'s deadline forward to `deadlineMs` (never back); the caller arms its timer. */
+  tighten(p: Proposal, deadlineMs: number): boolean {
+    if (deadlineMs >= p.deadlineMs) return false;
+    p.deadlineMs = deadlineMs;
+    return true;
+  }
+
   expire(key: string, nowMs: number): Proposal | undefined {
     const p = this.#byKey.get(key);
     if (p === undefined || p.deadlineMs > nowMs) return undefined;

@@ -68,7 +68,7 @@ import { keyedJobId, keyEpoch } from "./keyed_id.ts";
 import type { OwnershipView } from "./ownership_view.ts";
 import { PendingQueries } from "./pending_queries.ts";
 import { ownerOf } from "./preference.ts";
-import type { ProposalDriver } from "./proposal_driver.ts";
+import type { ProposalDriver, ProposalRequest } from "./proposal_driver.ts";
 import { admissionRefusal, type CorePhase } from "./submit_admission.ts";
 import type {
   EventOutcome,
@@ -158,6 +158,7 @@ export interface SubmitPathOptions extends VoterSet {
     | "oldestSubmitStartedAtMs"
     | "forJob"
     | "propose"
+    | "attach"
     | "evaluate"
     | "startConfirm"
     | "startEventConfirm"
@@ -266,7 +267,7 @@ export class SubmitPath {
   submitSpec(
     nowMs: number,
     wallMs: number,
-    request: { requestId: number; existing: boolean },
+    request: ProposalRequest,
     spec: JobSpec,
   ): void {
     const { requestId } = request;
@@ -295,7 +296,7 @@ export class SubmitPath {
       const p = this.#proposals.forJob(jobId);
       if (p !== undefined) {
         if (p.bodyHash === bodyHash) {
-          p.requests.push({ requestId, existing: true });
+          this.#proposals.attach(p, { ...request, existing: true }, "requests");
           return;
         }
         return this.refuse(
@@ -320,7 +321,7 @@ export class SubmitPath {
         held?.spec !== undefined && held.bodyHash === bodyHash && held.submitStamp !== undefined
       ) {
         // Our copy of an earlier submit that never saw its majority: confirm it for this client.
-        this.#proposals.startConfirm(nowMs, held, { requestId, existing: true });
+        this.#proposals.startConfirm(nowMs, held, { ...request, existing: true });
         return;
       }
     }
@@ -348,7 +349,7 @@ export class SubmitPath {
       result.effect === "changed",
       spec,
     );
-    proposal.requests.push(request);
+    this.#proposals.attach(proposal, request, "requests");
     this.#host.originate(record, proposal.localStored ? proposal.key : undefined);
     this.#proposals.evaluate(nowMs, proposal);
   }
@@ -733,7 +734,7 @@ export class SubmitPath {
   submitEventBody(
     nowMs: number,
     wallMs: number,
-    request: { requestId: number; existing: boolean },
+    request: ProposalRequest,
     body: EventBody,
   ): void {
     const { requestId } = request;
@@ -767,13 +768,13 @@ export class SubmitPath {
       const p = this.#proposals.forJob(id);
       if (p !== undefined) {
         if (p.bodyHash !== bodyHash) return conflict();
-        p.eventRequests.push({ requestId, existing: true });
+        this.#proposals.attach(p, { ...request, existing: true }, "eventRequests");
         return;
       }
       if (held !== undefined) {
         if (held.bodyHash !== bodyHash) return conflict();
         // Our copy of an earlier submit that never saw its majority: confirm it for this client.
-        this.#proposals.startEventConfirm(nowMs, held, { requestId, existing: true });
+        this.#proposals.startEventConfirm(nowMs, held, { ...request, existing: true });
         return;
       }
     }
@@ -803,7 +804,7 @@ export class SubmitPath {
       undefined,
       body,
     );
-    proposal.eventRequests.push(request);
+    this.#proposals.attach(proposal, request, "eventRequests");
     this.#host.originate(record, proposal.localStored ? proposal.key : undefined);
     this.#proposals.evaluate(nowMs, proposal);
   }

@@ -99,3 +99,33 @@ Deno.test("a keyed event whose first try saw no majority, in the previous epoch,
   }
   assertNowhere(c, keyedEventId(PAID.idempotencyKey, keyEpoch(WALL, WINDOW_MS) + 1));
 });
+
+Deno.test("a keyed event moved over to its first try late in its round is still answered within submitTimeoutMs of its arrival", () => {
+  // As tests/jobs/idempotency_window_test.ts's late move (sim seed 30702), for events: the
+  // moved request keeps its first round's deadline. Mutation: resubmit moved event requests
+  // without `answerByMs`, and this fails.
+  const c = nearBoundary();
+  const reach = (m: { from: number; to: number }) =>
+    [0, 1].includes(m.from) && [0, 1].includes(m.to);
+  const first = c.submitEvent(0, PAID);
+  c.settle(reach);
+  c.tick(1_001);
+  c.settle(reach);
+  assertEquals(c.eventAnswers.get(first)?.ok, false, "no majority: refused");
+  const firstId = keyedEventId(PAID.idempotencyKey, keyEpoch(WALL, WINDOW_MS));
+  const retry = c.submitEvent(3, PAID);
+  const retryAtMs = c.nowMs;
+  c.tick(900);
+  const with2 = (m: { from: number; to: number }) =>
+    (m.from === 3 && m.to === 1) || (m.from === 1 && m.to === 3);
+  c.pass(with2);
+  c.persist(1);
+  c.pass(with2);
+  assertEquals(c.cores[3]!.table.event(firstId)?.committed, false, "moved over to the first try");
+  assertEquals(c.eventAnswers.get(retry), undefined, "its new round is open");
+  c.drop();
+  c.tick(retryAtMs + 1_000 - c.nowMs);
+  const answer = c.eventAnswers.get(retry);
+  assert(answer !== undefined && !answer.ok, "refused by its first round's deadline");
+  assertEquals(answer.code, "no_quorum");
+});

@@ -331,3 +331,38 @@ Deno.test("a retry that takes over a losing try's first-submit time is not answe
     `answered with the first job 12 s after it: ${JSON.stringify(outcome)}`,
   );
 });
+
+Deno.test("a retry moved over to its key's first try late in its round is still answered within submitTimeoutMs of its arrival", () => {
+  // Sim seed 30702 (session 38): the only ACK naming the earlier incarnation came 992 ms into
+  // the retry's round; the retry was moved over to it and proposed again, with a deadline a
+  // whole second later, so its client waited 1,992 ms for a 503 (the bound is
+  // submitTimeoutMs, 1 s). A moved request now keeps its first round's deadline.
+  // Mutation: resubmit moved requests without `answerByMs`, and this fails.
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS });
+  c.startAll();
+  c.tick(WINDOW_MS - 500 - c.nowMs);
+  const reach = (m: { from: number; to: number }) =>
+    [0, 1].includes(m.from) && [0, 1].includes(m.to);
+  const first = c.submit(0, FIRST);
+  c.settle(reach);
+  c.tick(1_001);
+  c.settle(reach);
+  assertEquals(c.answers.get(first)?.ok, false, "no majority: refused");
+  const firstId = keyedJobId(FIRST.idempotencyKey!, keyEpoch(WALL, WINDOW_MS));
+  // The retry (core 4, the next epoch) hears nothing for 900 ms, then core 2's answer only.
+  const retry = c.submit(3, FIRST);
+  const retryAtMs = c.nowMs;
+  c.tick(900);
+  const with2 = (m: { from: number; to: number }) =>
+    (m.from === 3 && m.to === 1) || (m.from === 1 && m.to === 3);
+  c.pass(with2);
+  c.persist(1);
+  c.pass(with2);
+  assertEquals(c.cores[3]!.table.get(firstId)?.committed, false, "moved over to the first try");
+  assertEquals(c.answers.get(retry), undefined, "its new round is open");
+  c.drop();
+  c.tick(retryAtMs + 1_000 - c.nowMs);
+  const answer = c.answers.get(retry);
+  assert(answer !== undefined && !answer.ok, "refused by its first round's deadline");
+  assertEquals(answer.code, "no_quorum");
+});
