@@ -44,7 +44,6 @@ import {
   type JobOnlyRecord,
   type JobPhase,
   type JobRecord,
-  KEYED_ID_PREFIX,
   type KeyTombstone,
   newEntry,
   snapshotOf,
@@ -604,6 +603,15 @@ export class JobTable {
         this.#stubExpiry.delete(jobId);
         // A finished stub skipped the finished-retention queue; it joins it now.
         if (entry.phase !== "pending") this.#afterPhase(entry, undefined);
+        // A copy's uncommitted time runs from its submit, whichever record came first: a
+        // SUBMIT after a DONE (sim seed 233's order) made a finished keyed copy that waits for
+        // its COMMIT, and without this it would wait for ever if none came.
+        if (!entry.committed) {
+          this.#uncommittedExpiry.push(
+            jobId,
+            entry.spec!.submittedAtMs + this.#options.uncommittedRetentionMs,
+          );
+        }
       }
     }
     return { effect, entry, previousPhase, previousCommitted };
@@ -746,7 +754,8 @@ export class JobTable {
         // its COMMIT): the body held may be a submit that lost to the committed one (progress
         // records name the id, not the body), and its kept key would answer for that body (sim
         // seed 233). It waits for the COMMIT, which carries the committed spec and queues the
-        // job here again (`apply`).
+        // job here again (`apply`); if none comes within `uncommittedRetentionMs` of its
+        // submit, `dueUncommitted` hands it to the caller, which drops it without a key.
         if (isUnsettledKeyed(entry)) continue;
         if (entry.finishedAtMs + retentionMs > nowWallMs) {
           // Its time moved later since it was queued: wait for that (at the back, where the
@@ -862,6 +871,7 @@ export class JobTable {
     // with it, and so is a peer's SUBMIT): only a committed copy knows its body is the one.
     // A copy pending and uncommitted may be a submit the replicas refused (sim seed 319); one
     // finished but uncommitted only knows that some body of the id was (sim seed 233).
+    let keyKept = false;
     if (keepKey && entry.committed && spec?.idempotencyKey !== undefined) {
       const expiresAtMs = spec.submittedAtMs + this.#options.idempotencyWindowMs;
       if (this.#keyKeptUntil(expiresAtMs) > entry.finishedAtMs) {
@@ -872,12 +882,17 @@ export class JobTable {
           expiresAtMs,
         });
         this.#keyExpiry.push(entry.jobId, this.#keyKeptUntil(expiresAtMs));
+        keyKept = true;
       }
     }
-    // A keyed job's guard is its kept key (and no tombstone may outlive the key's window: a
-    // client may then reuse the key, which names the same id, for a new job).
-    const keyed = spec?.idempotencyKey !== undefined || entry.jobId.startsWith(KEYED_ID_PREFIX);
-    if (keepKey && !keyed && entry.phase !== "pending") {
+    // A finished job leaves a guard against its late records: its kept key, else a tombstone.
+    // Keyed jobs too, when they leave no key (a finished stub, a job finished after its key's
+    // window, a copy never committed here): with neither, a late SUBMIT, COMMIT or `state`
+    // made the job anew, pending for ever (session 38's review). A tombstone cannot block a
+    // later incarnation of the key: that one is first submitted a window later, so in another
+    // epoch, under another id (keyed_id.ts). A pending job is not finished: its SUBMIT may
+    // still make it, so it leaves nothing.
+    if (entry.phase !== "pending" && !keyKept) {
       this.#setGone(entry.jobId, entry.gen, this.#nowWallMs + this.#options.finishedTombstoneMs);
     }
   }
@@ -1096,14 +1111,16 @@ export class JobTable {
   }
 
   /**
-   * Jobs submitted more than `uncommittedRetentionMs` ago and still uncommitted here: the
-   * caller decides which to `drop` (it keeps the ones it owns).
+   * Jobs submitted more than `uncommittedRetentionMs` ago and still uncommitted here: pending
+   * copies, and keyed copies finished here whose COMMIT never came (`expire` keeps those for
+   * it). The caller decides which to `drop` (it keeps the pending ones it owns).
    */
   dueUncommitted(nowWallMs: number): JobEntry[] {
     const out: JobEntry[] = [];
     for (const jobId of this.#uncommittedExpiry.due(nowWallMs)) {
       const entry = this.#entries.get(jobId);
-      if (entry !== undefined && !entry.committed && entry.phase === "pending") out.push(entry);
+      if (entry === undefined || entry.committed) continue;
+      if (entry.phase === "pending" || isUnsettledKeyed(entry)) out.push(entry);
     }
     return out;
   }

@@ -965,6 +965,18 @@ export class ReplicationCore {
   #expire(nowMs: number, wallMs: number): void {
     for (const jobId of this.table.expire(wallMs)) this.#duties.cancel(jobId);
     for (const entry of this.table.dueUncommitted(wallMs)) {
+      if (entry.phase !== "pending") {
+        // A keyed copy finished here whose COMMIT never came: nothing is left to confirm or
+        // deliver, and the majority that acknowledged the key holds its committed copy and
+        // key. Dropped without a key, it no longer waits for ever (unless a retry of its key
+        // is being proposed here: that round settles it).
+        if (this.#proposals.hasJob(entry.jobId)) {
+          this.table.recheckUncommitted(entry.jobId, wallMs + this.config.uncommittedRetentionMs);
+        } else if (this.table.dropUncommitted(entry.jobId)) {
+          this.#duties.removed(nowMs, entry.jobId);
+        }
+        continue;
+      }
       // An event's jobs go together: kept while this node owns any of them (it confirms the
       // whole event), else dropped with their event, so no part of an event is left here.
       const eventId = entry.spec?.webhookId;

@@ -366,3 +366,111 @@ Deno.test("a retry moved over to its key's first try late in its round is still 
   assert(answer !== undefined && !answer.ok, "refused by its first round's deadline");
   assertEquals(answer.code, "no_quorum");
 });
+
+Deno.test("a keyed copy finished here whose COMMIT never comes is dropped, with a tombstone and no key, after uncommittedRetentionMs", () => {
+  // Session 38: such a copy waits for its COMMIT before retention may take it (sim seed 233,
+  // job_table.ts's `expire`), and it waited for ever if none came: a job held in memory with
+  // no bound on a node that missed the COMMIT for good. It now leaves `uncommittedRetentionMs`
+  // after its submit, like every uncommitted copy, and names no body with a key.
+  // Mutation: keep only pending copies in `dueUncommitted`, and it is still held.
+  const HOUR = 3_600_000;
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS, finishedRetentionMs: 2_000 });
+  c.startAll();
+  const commitTo1 = (m: { to: number; records: readonly string[] }) =>
+    m.to === 1 && m.records.includes("commit");
+  const requestId = c.submit(0, FIRST);
+  c.settle((m) => !commitTo1(m));
+  c.drop(commitTo1);
+  const { id } = ok(c.answers.get(requestId));
+  const owner = ownerOf(c, id);
+  assert(owner !== 1, "core 1 holds a copy and does not deliver it");
+  c.delivered(owner, id);
+  c.tick(50); // the DONE rides lazily
+  c.settle((m) => !commitTo1(m));
+  c.drop(commitTo1);
+  const held = () => c.cores[1]!.table.get(id);
+  assertEquals([held()?.phase, held()?.committed], ["delivered", false]);
+  // Nothing reaches core 1 any more: its COMMIT never comes.
+  const cut = (m: { from: number; to: number }) => m.to === 1 || m.from === 1;
+  for (let hour = 1; hour <= 23; hour++) {
+    c.tick(HOUR);
+    c.drop(cut);
+    c.settle((m) => !cut(m));
+  }
+  assertEquals(held()?.phase, "delivered", "kept for its COMMIT within the retention");
+  c.tick(HOUR + 1_000);
+  c.drop(cut);
+  assertEquals(held(), undefined, "dropped once its submit is uncommittedRetentionMs old");
+  assertEquals(c.cores[1]!.table.keyTombstone(id), undefined, "and it names no body");
+  assert(c.cores[1]!.table.goneTombstone(id) !== undefined, "a tombstone guards the id");
+  assertEquals(c.cores[1]!.table.uncommitted, 0);
+});
+
+Deno.test("a replica that drops a finished copy it never saw committed keeps the job from coming back when the COMMIT arrives after the drop", () => {
+  // Session 38's review of the drop above, default config: the owner's first submit of a key
+  // saw no majority and its confirm rounds failed for nearly a day; then one succeeded, and
+  // replica x got the job's SUBMIT and DONE but its COMMIT only after x's uncommitted
+  // retention (counted from the first submit) had dropped its copy. With no key and no
+  // tombstone left, the COMMIT (which carries the spec) made the job anew on x, pending and
+  // committed, for ever. Mutation: give keyed ids no tombstone (`jobs-keyed-finished-no-
+  // tombstone`), and x holds it pending at the end.
+  const HOUR = 3_600_000;
+  const DAY = 24 * HOUR;
+  const c = new ReviewCluster();
+  c.startAll();
+  const key = "zk-1";
+  const id = keyedJobId(key, keyEpoch(c.wallMs, DAY));
+  const o = ownerOf(c, id);
+  const x = (o + 1) % 5;
+  const startMs = c.nowMs;
+  const fromOwner = (m: { from: number }) => m.from === o;
+  const first = c.submit(o, { url: "http://a.test/", payload: "body", idempotencyKey: key });
+  for (let i = 0; i < 30; i++) {
+    c.drop(fromOwner);
+    c.settle((m) => !fromOwner(m));
+    c.tick(100);
+  }
+  assertEquals(c.answers.get(first)?.ok, false, "not acknowledged");
+  const healMs = startMs + DAY - 2 * 60_000;
+  while (c.nowMs < healMs) {
+    c.tick(Math.min(HOUR, healMs - c.nowMs));
+    c.drop(fromOwner);
+    c.settle((m) => !fromOwner(m));
+  }
+  // Healed: a confirm round commits it; x alone misses the COMMIT.
+  const commitToX = (m: { to: number; records: readonly string[] }) =>
+    m.to === x && m.records.includes("commit");
+  for (let i = 0; i < 20 && c.cores[o]!.table.get(id)?.committed !== true; i++) {
+    c.tick(1_000);
+    c.drop(commitToX);
+    c.settle((m) => !commitToX(m));
+    c.drop(commitToX);
+  }
+  assertEquals(c.cores[o]!.table.get(id)?.committed, true, "a confirm round committed it");
+  c.delivered(o, id);
+  c.tick(50);
+  c.drop(commitToX);
+  c.settle((m) => !commitToX(m) && !(m.to === x && m.kind !== "repl"));
+  assertEquals(
+    [c.cores[x]!.table.get(id)?.phase, c.cores[x]!.table.get(id)?.committed],
+    ["delivered", false],
+  );
+  // x is cut off until its retention has dropped the copy, then anti-entropy brings the COMMIT.
+  const withX = (m: { from: number; to: number }) => m.to === x || m.from === x;
+  while (c.nowMs < startMs + DAY + 3_000) {
+    c.tick(1_000);
+    c.drop(withX);
+    c.settle((m) => !withX(m));
+  }
+  assertEquals(c.cores[x]!.table.get(id), undefined, "x dropped its copy");
+  for (let i = 0; i < 10; i++) {
+    c.tick(2_500);
+    c.settle();
+  }
+  for (let h = 0; h < 72; h++) {
+    c.tick(HOUR);
+    c.settle();
+  }
+  assertEquals(c.cores[x]!.table.get(id), undefined, "the job did not come back on x");
+  assertEquals(c.cores[x]!.table.counts.pending, 0);
+});

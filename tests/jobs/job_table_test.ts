@@ -379,3 +379,133 @@ Deno.test("finished-job tombstones past twice their bound are trimmed at once, a
   const newest = gone[24]!;
   assert(newest.type === "gone" && other.goneTombstone(newest.gone.jobId) !== undefined);
 });
+
+Deno.test("a keyed copy finished before its COMMIT came, in either order of SUBMIT and DONE, comes up after the uncommitted retention", () => {
+  // Session 38: such a copy waits for its COMMIT (above); `dueUncommitted` hands it to the
+  // core past `uncommittedRetentionMs`, which drops it without a key. Sim seed 233's order
+  // (the DONE before the SUBMIT) made a stub first, and a stub that got its SUBMIT later was
+  // never queued for that retention. Mutations: keep only pending copies in `dueUncommitted`,
+  // or queue no stub that gets its SUBMIT uncommitted, and this fails.
+  for (const doneFirst of [false, true]) {
+    const t = table();
+    const id = keyedJobId("order-6", keyEpoch(T0, tableTestOptions().idempotencyWindowMs));
+    const submit: JobRecord = { type: "submit", stamp: stamp(), spec: spec(id, "order-6") };
+    const done: JobRecord = { type: "done", stamp: stamp(), jobId: id, gen: 0, finishedAtMs: T0 };
+    for (const record of doneFirst ? [done, submit] : [submit, done]) t.apply(record, T0 + 10);
+    assertEquals(t.get(id)?.phase, "delivered");
+    assertEquals(t.expire(T0 + HOUR + 1), [], "it waits for its COMMIT");
+    assertEquals(t.dueUncommitted(T0 + 23 * HOUR).length, 0);
+    assertEquals(t.dueUncommitted(T0 + 24 * HOUR + 1).map((e) => e.jobId), [id]);
+    assert(t.dropUncommitted(id));
+    assertEquals([t.size, t.uncommitted, t.keyTombstone(id)], [0, 0, undefined]);
+  }
+});
+
+// Session 38's review: a keyed job that left no key left no guard at all (a keyed id got no
+// tombstone, its key being taken for its guard), so a late record of it made the job anew,
+// pending and committed, for ever, and delivered again if that node became its owner. An
+// unkeyed job in the same place leaves a tombstone for `finishedTombstoneMs`. Now every
+// finished job leaves its key or a tombstone. Mutation: give keyed ids no tombstone again
+// (`jobs-keyed-finished-no-tombstone`), and each of these fails.
+
+/** A keyed COMMIT (it carries the committed spec) of `s`, from another origin. */
+function keyedCommit(s: JobSpec): JobRecord {
+  return {
+    type: "commit",
+    stamp: { origin: "10.0.0.2:7000", seq: seq++ },
+    jobId: s.id,
+    bodyHash: s.bodyHash,
+    spec: s,
+  };
+}
+
+function keyedSpec(key: string): JobSpec {
+  return spec(keyedJobId(key, keyEpoch(T0, tableTestOptions().idempotencyWindowMs)), key);
+}
+
+Deno.test("a keyed finished stub dropped by the stub retention leaves a tombstone: its late SUBMIT and COMMIT make nothing", () => {
+  for (const keyed of [false, true]) {
+    const t = table();
+    const s = keyed ? keyedSpec("stub-1") : spec("u1");
+    t.apply({ type: "done", stamp: stamp(), jobId: s.id, gen: 0, finishedAtMs: T0 + 5 }, T0 + 10);
+    assertEquals(t.expire(T0 + HOUR + 20), [s.id], "the stub retention takes the stub");
+    t.apply({ type: "submit", stamp: stamp(), spec: s }, T0 + 2 * HOUR);
+    t.apply(keyedCommit(s), T0 + 2 * HOUR);
+    assertEquals([t.get(s.id), t.counts.pending], [undefined, 0], `keyed ${keyed}`);
+  }
+});
+
+Deno.test("a keyed job finished after its key's window leaves a tombstone: a stale pending state of it makes nothing", () => {
+  // Retried for more than the window (the default schedule's 7 attempts take 17.6 h; up to
+  // 100 are allowed), it finishes when its key would no longer be kept.
+  for (const keyed of [false, true]) {
+    const t = table();
+    const s = keyed ? keyedSpec("slow-1") : spec("u2");
+    t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
+    t.apply(keyedCommit(s), T0);
+    const finishedAtMs = T0 + 25 * HOUR;
+    t.apply({ type: "done", stamp: stamp(), jobId: s.id, gen: 0, finishedAtMs }, finishedAtMs);
+    assertEquals(t.expire(T0 + 26 * HOUR + 1), [s.id]);
+    assertEquals(t.keyTombstone(s.id), undefined, "no key: its window is over");
+    // A replica that missed the DONE hands over its pending copy, an hour later.
+    t.apply({
+      type: "state",
+      state: {
+        jobId: s.id,
+        spec: s,
+        bodyHash: s.bodyHash,
+        committed: true,
+        gen: 0,
+        phase: "pending",
+        attemptsMade: 6,
+        nextAttemptAtMs: T0 + 27 * HOUR,
+        finishedAtMs: 0,
+        deadReason: "",
+        history: [],
+      },
+    }, T0 + 27 * HOUR);
+    assertEquals([t.get(s.id), t.counts.pending], [undefined, 0], `keyed ${keyed}`);
+  }
+});
+
+Deno.test("a keyed dead copy never committed here, evicted by deadLettersMax, leaves a tombstone: its late COMMIT makes nothing", () => {
+  const t = table(); // deadLettersMax: 3
+  const s = keyedSpec("dl-1");
+  const dead = { gen: 0, attemptsMade: 3, finishedAtMs: T0 + 1_000, reason: "x" };
+  t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
+  t.apply({ type: "dead", stamp: stamp(), jobId: s.id, ...dead }, T0 + 1_000);
+  for (const id of ["d1", "d2", "d3"]) {
+    t.apply({ type: "submit", stamp: stamp(), spec: spec(id) }, T0 + 1_000);
+    t.apply({ type: "dead", stamp: stamp(), jobId: id, ...dead }, T0 + 1_000);
+  }
+  assertEquals(t.expire(T0 + 2_000), [s.id], "the oldest dead letter goes past deadLettersMax");
+  assertEquals(t.keyTombstone(s.id), undefined, "and names no body it never saw committed");
+  t.apply(keyedCommit(s), T0 + 3_000);
+  assertEquals([t.get(s.id), t.counts.pending], [undefined, 0]);
+});
+
+Deno.test("a keyed copy finished but never committed, dropped past the uncommitted retention, leaves a tombstone: its late COMMIT makes nothing", () => {
+  // The drop's time runs from the job's first submit, which may be nearly a day old when the
+  // copy arrives (a confirm round that succeeds late, a retry that takes over an earlier try):
+  // a COMMIT a few seconds behind the DONE then comes after the drop.
+  for (const doneFirst of [false, true]) {
+    const t = table();
+    const s = keyedSpec("late-1");
+    const arriveMs = T0 + 24 * HOUR - 60_000;
+    const submit: JobRecord = { type: "submit", stamp: stamp(), spec: s };
+    const done: JobRecord = {
+      type: "done",
+      stamp: stamp(),
+      jobId: s.id,
+      gen: 0,
+      finishedAtMs: arriveMs,
+    };
+    for (const r of doneFirst ? [done, submit] : [submit, done]) t.apply(r, arriveMs);
+    const nowMs = T0 + 24 * HOUR + 1_000;
+    t.expire(nowMs);
+    assertEquals(t.dueUncommitted(nowMs).map((e) => e.jobId), [s.id]);
+    assert(t.dropUncommitted(s.id));
+    t.apply(keyedCommit(s), nowMs + 4_000);
+    assertEquals([t.get(s.id), t.counts.pending], [undefined, 0], `DONE first ${doneFirst}`);
+  }
+});
