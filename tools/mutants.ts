@@ -401,6 +401,22 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/job_table_test.ts", "tests/jobs/idempotency_window_test.ts"],
   },
   {
+    name: "jobs-minority-delivers",
+    breaks: "a node that sees no reachable majority delivers nothing (a partition's two sides)",
+    file: "src/jobs/job_duties.ts",
+    from: "        this.#ownership.reachableVoters() >= this.#quorum) &&",
+    to: "        true) &&",
+    tests: ["tests/jobs/minority_delivery_test.ts"],
+  },
+  {
+    name: "jobs-deliver-without-majority-ignored",
+    breaks: "deliverWithoutMajority keeps a node cut off from the majority delivering",
+    file: "src/jobs/job_duties.ts",
+    from: "      (this.#config.deliverWithoutMajority ||",
+    to: "      (false ||",
+    tests: ["tests/jobs/minority_delivery_test.ts"],
+  },
+  {
     name: "jobs-snapshot-finished-as-delivered",
     breaks: "a job a snapshot shows finished elsewhere is compacted, not called delivered",
     file: "src/jobs/catchup_client.ts",

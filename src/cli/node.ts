@@ -81,6 +81,11 @@ export const nodeCommand: LeafCommand = {
         type: "boolean",
         help: "Deliver to loopback and private addresses (off: the SSRF guard refuses them)",
       },
+      "deliver-without-majority": {
+        type: "boolean",
+        help: "Keep delivering while fewer than a majority of the voters are reachable " +
+          "(off: such a node delivers nothing, so a partition's two sides do not both deliver)",
+      },
       retention: {
         type: "string",
         help: "How long delivered jobs stay queryable, seconds",
@@ -373,6 +378,7 @@ function nodeOptionsFromFlags(values: FlagValues): NodeFlagOptions {
       backlogJobsMax,
       backlogBytesMax,
       maxAttemptsDefault,
+      deliverWithoutMajority: booleanFlag(values, "deliver-without-majority"),
     },
     wal: { syncMode: walSync, inlineSyncMsMax, syncPaceMsMax },
     delivery: {

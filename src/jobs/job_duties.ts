@@ -82,6 +82,7 @@ export interface JobDutiesOptions extends VoterSet {
     | "scheduleRetryMs"
     | "submitTimeoutMs"
     | "orderedClockSkewMs"
+    | "deliverWithoutMajority"
   >;
   readonly metrics: Pick<CoreMetrics, "handoffsSent" | "handoffsReceived" | "staleHandoffs">;
   readonly table: Pick<JobTable, "entries" | "get" | "dropUncommitted">;
@@ -258,7 +259,12 @@ export class JobDuties {
     // `ownerKeyOf`: the endpoint of an ordered job (just computed), else the job itself.
     const owned = this.#host.phase() === "ready" &&
       this.#ownership.ownerOf(endpointId ?? entry.jobId) === this.#self;
-    const deliverable = owned && entry.phase === "pending" && entry.spec !== undefined &&
+    // Without a reachable majority this node may be the cut-off side of a partition, whose
+    // jobs the other side takes over: delivering them too sends each twice (config).
+    const deliverable = owned &&
+      (this.#config.deliverWithoutMajority ||
+        this.#ownership.reachableVoters() >= this.#quorum) &&
+      entry.phase === "pending" && entry.spec !== undefined &&
       entry.committed && (endpointId === undefined || this.#isSettledHead(nowMs, entry));
     const scheduledGen = this.#scheduled.get(entry.jobId);
     if (scheduledGen !== undefined && (!deliverable || scheduledGen !== entry.gen)) {
