@@ -417,6 +417,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/minority_delivery_test.ts"],
   },
   {
+    name: "catchup-page-reasked-while-arriving",
+    breaks: "a catch-up page still arriving part by part is not asked for again",
+    file: "src/jobs/catchup_client.ts",
+    from: "    ex.seen.add(m.part);\n    ex.waitFromMs = nowMs;\n",
+    to: "    ex.seen.add(m.part);\n",
+    tests: ["tests/jobs/review_found_test.ts"],
+  },
+  {
     name: "jobs-snapshot-finished-as-delivered",
     breaks: "a job a snapshot shows finished elsewhere is compacted, not called delivered",
     file: "src/jobs/catchup_client.ts",

@@ -370,3 +370,31 @@ Deno.test("a job held only through a handoff's state and compacted is not made a
   assertEquals(back?.phase, undefined, `the job came back ${back?.phase} on node 5`);
   assertEquals(c.scheduled[4]!.includes(id), false);
 });
+
+Deno.test("a catch-up page whose parts arrive more slowly than catchupRetryMs is not asked again while it is still coming", () => {
+  // Sim seed 30109 (`hookd sim --events`, session 38): a snapshot page cut into 183 parts of
+  // 4-KiB messages took 690 ms to arrive, and the requester asked again 500 ms after asking
+  // (`catchupRetryMs`). A page is assembled from the parts of one asking, so the new ask threw
+  // away the parts already in and the server sent every part again, on top of the old ones
+  // still in flight: the restarted node never caught up. Now the wait runs from the last part
+  // that came. Here two parts a round reach the restarted node, 100 ms apart. Mutation: do not
+  // count a part as progress (`catchup-page-reasked-while-arriving`), and it stays catching up.
+  const c = new ReviewCluster({
+    catchupLogBytesMax: 1,
+    messageBytesMax: 4096,
+    syncReplyBytesMax: 64 * 1024,
+  });
+  c.startAll();
+  c.crash(4);
+  for (let n = 0; n < 300; n++) c.submit(n % 4, { url: "http://a.test/", payload: `${n}` });
+  c.settle();
+  const restarted = c.restart(4);
+  for (let round = 0; round < 300 && restarted.phase !== "ready"; round++) {
+    let parts = 0;
+    c.step((m) => m.kind !== "sync-reply" || m.to !== 4 || parts++ < 2);
+    c.persistAll();
+    c.tick(100);
+  }
+  assertEquals(restarted.phase, "ready");
+  assertEquals(restarted.table.size, 300);
+});
