@@ -284,7 +284,7 @@ export interface JobsConfig extends EndpointHealthConfig {
    * delivers nothing until a majority is reachable again. In a partition the majority side
    * takes over the minority's jobs once it holds those nodes dead, about when they hold the
    * majority dead: a minority that kept delivering sent every such job twice, one from each
-   * side (`hookd sim --seeds 1..300`: 6,101 duplicates with it on, 3,218 off). What off costs:
+   * side (`deno task sim --seeds 1..300`: 6,099 duplicates with it on, 3,265 off). What off costs:
    * with a majority of the voters down, the rest deliver nothing until enough come back (they
    * already take no submit). On: deliveries go on from any node that can reach a receiver, with
    * the duplicates of every partition.
