@@ -33,7 +33,15 @@ import type {
 } from "./job_model.ts";
 import type { JobTable } from "./job_table.ts";
 import type { OwnershipView } from "./ownership_view.ts";
-import { isEventKind, type Proposal, type ProposalKind, Proposals } from "./proposals.ts";
+import {
+  isEventKind,
+  type Proposal,
+  type ProposalKind,
+  type ProposalRequest,
+  Proposals,
+} from "./proposals.ts";
+
+export type { ProposalRequest };
 import { eventJobId } from "./event_model.ts";
 import { isLiveFor } from "./keyed_id.ts";
 import type { ReplicationOutbox } from "./repl_outbox.ts";
@@ -41,16 +49,9 @@ import type { SeqTracker } from "./seq_tracker.ts";
 import type { RefusalCode } from "./service.ts";
 import type { VoterSet } from "./voter_set.ts";
 
-/** A client request a proposal answers (`existing`: answered as an earlier submit's job). */
-export interface ProposalRequest {
-  requestId: number;
-  existing: boolean;
-  /**
-   * When it must be answered at the latest: set on a request moved over from a proposal that
-   * ended undecided (`moved`), which keeps that proposal's deadline in every round it joins.
-   * A client waits `submitTimeoutMs` for its answer in all, not once per round.
-   */
-  answerByMs?: number;
+/** The timer key of a request's own deadline in proposal `proposalKey` (`answerByExpired`). */
+function answerByKey(requestId: number, proposalKey: string): string {
+  return `${requestId} ${proposalKey}`;
 }
 
 /** What the driver needs of the core: each a narrow door, none the whole core. */
@@ -71,7 +72,8 @@ export interface ProposalDriverHost {
   dropUncommittedCopy(jobId: string, stamp: Stamp | undefined): void;
   /** As `dropUncommittedCopy`, for a keyed event and all its jobs. */
   dropUncommittedEvent(nowMs: number, eventId: string, stamp: Stamp | undefined): void;
-  timer(atMs: number, kind: "proposal", key: string): void;
+  /** `proposal`: a proposal's deadline; `answer-by`: one moved request's (`attach`). */
+  timer(atMs: number, kind: "proposal" | "answer-by", key: string): void;
   /** Answers a submit: accepted as job `jobId` (submit_path.ts). */
   answer(requestId: number, jobId: string, existing: boolean): void;
   /** Answers a submit: refused (submit_path.ts). */
@@ -187,15 +189,40 @@ export class ProposalDriver {
   }
 
   /**
-   * Adds a client's request to `p`, which answers it. A moved request (`answerByMs`) brings
-   * `p`'s deadline forward to its own: sim seed 30702's keyed retry was moved over to its key's
-   * first try 992 ms after it came, and then waited a whole second round, 1,992 ms in all.
+   * Adds a client's request to `p`, which answers it. A moved request (`answerByMs`) that `p`
+   * might answer later than that gets a timer of its own, which refuses it alone: sim seed
+   * 30702's keyed retry was moved over to its key's first try 992 ms after it came, and then
+   * waited a whole second round, 1,992 ms in all. The proposal's own deadline stays: moving it
+   * forward cut short the round of any other client on it (the review of 934ca03).
    */
   attach(p: Proposal, request: ProposalRequest, to: "requests" | "eventRequests"): void {
     p[to].push(request);
     const byMs = request.answerByMs;
-    if (byMs !== undefined && this.#proposals.tighten(p, byMs)) {
-      this.#host.timer(byMs, "proposal", p.key);
+    if (byMs !== undefined && byMs < p.deadlineMs) {
+      this.#host.timer(byMs, "answer-by", answerByKey(request.requestId, p.key));
+    }
+  }
+
+  /** A moved request's own deadline (`attach`): refused alone if its proposal is still open. */
+  answerByExpired(nowMs: number, key: string): void {
+    const space = key.indexOf(" ");
+    const requestId = Number(key.slice(0, space));
+    const p = this.#proposals.get(key.slice(space + 1));
+    if (p === undefined) return;
+    const message = "no majority of the voters stored it in time: it was moved over to an " +
+      "earlier submit of its idempotency key, whose round did not end within " +
+      `${this.#config.submitTimeoutMs} ms of this request; it was not acknowledged`;
+    const due = (r: ProposalRequest) =>
+      r.requestId === requestId && r.answerByMs !== undefined && r.answerByMs <= nowMs;
+    const i = p.requests.findIndex(due);
+    if (i >= 0) {
+      p.requests.splice(i, 1);
+      this.#host.refuse(requestId, "no_quorum", message, 1);
+    }
+    const j = p.eventRequests.findIndex(due);
+    if (j >= 0) {
+      p.eventRequests.splice(j, 1);
+      this.#eventRefused(requestId, "no_quorum", message, 1);
     }
   }
 
@@ -271,7 +298,7 @@ export class ProposalDriver {
           this.#host.resubmit(
             nowMs,
             this.#host.wallMs(),
-            { ...r, answerByMs: p.deadlineMs },
+            { ...r, answerByMs: Math.min(r.answerByMs ?? Infinity, p.deadlineMs) },
             verdict.spec,
           );
         }
@@ -283,7 +310,7 @@ export class ProposalDriver {
           this.#host.resubmitEvent(
             nowMs,
             this.#host.wallMs(),
-            { ...r, answerByMs: p.deadlineMs },
+            { ...r, answerByMs: Math.min(r.answerByMs ?? Infinity, p.deadlineMs) },
             verdict.body,
           );
         }

@@ -34,6 +34,18 @@ export function isEventKind(kind: ProposalKind): boolean {
   return kind === "event" || kind === "event-confirm";
 }
 
+/** A client request a proposal answers (`existing`: answered as an earlier submit's job). */
+export interface ProposalRequest {
+  requestId: number;
+  existing: boolean;
+  /**
+   * When it must be answered at the latest: set on a request moved over from a proposal that
+   * ended undecided (`moved`), which keeps that proposal's deadline in every round it joins.
+   * A client waits `submitTimeoutMs` for its answer in all, not once per round.
+   */
+  answerByMs?: number;
+}
+
 export interface Proposal {
   readonly key: string;
   readonly kind: ProposalKind;
@@ -43,17 +55,16 @@ export interface Proposal {
   readonly votes: Set<string>;
   readonly conflicts: Map<string, boolean>;
   readonly finished: Set<string>;
-  /** When it closes undecided: `submitTimeoutMs` after it opened, or earlier (`tighten`). */
-  deadlineMs: number;
+  readonly deadlineMs: number;
   readonly startedAtMs: number;
   /** Submit requests answered when it resolves: id → was the job already there. */
-  readonly requests: Array<{ requestId: number; existing: boolean }>;
+  readonly requests: ProposalRequest[];
   readonly reviveRequests: number[];
   /** Endpoint writes answered when it resolves, with `endpoint`, the value written. */
   readonly endpointRequests: number[];
   readonly endpoint: EndpointState | undefined;
   /** Event submits answered when it resolves (`existing`: answered as an earlier one's event). */
-  readonly eventRequests: Array<{ requestId: number; existing: boolean }>;
+  readonly eventRequests: ProposalRequest[];
   /** The event proposed (kind `event`). */
   readonly event: EventBody | undefined;
   /** Whether this node's own copy is stored (it votes once durable). */
@@ -243,13 +254,6 @@ export class Proposals {
   }
 
   /** Closes and returns the proposal `key` if it is open and past its deadline. */
-  /** Brings `p`'s deadline forward to `deadlineMs` (never back); the caller arms its timer. */
-  tighten(p: Proposal, deadlineMs: number): boolean {
-    if (deadlineMs >= p.deadlineMs) return false;
-    p.deadlineMs = deadlineMs;
-    return true;
-  }
-
   expire(key: string, nowMs: number): Proposal | undefined {
     const p = this.#byKey.get(key);
     if (p === undefined || p.deadlineMs > nowMs) return undefined;

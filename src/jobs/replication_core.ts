@@ -117,7 +117,7 @@ export interface ReplicationCoreOptions {
 
 interface TimerItem {
   readonly atMs: number;
-  readonly kind: "confirm" | "proposal" | "query" | "endpoint-read" | "ordered";
+  readonly kind: "confirm" | "proposal" | "answer-by" | "query" | "endpoint-read" | "ordered";
   readonly key: string;
 }
 
@@ -928,6 +928,9 @@ export class ReplicationCore {
       switch (top.kind) {
         case "proposal":
           this.#proposals.expire(nowMs, top.key);
+          break;
+        case "answer-by":
+          this.#proposals.answerByExpired(nowMs, top.key);
           break;
         case "confirm":
           this.#duties.confirmTimer(nowMs, top.key);

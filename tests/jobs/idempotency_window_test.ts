@@ -11,6 +11,7 @@ import { assert, assertEquals, assertNotEquals } from "../assert.ts";
 import { avoiding, ReviewCluster, WALL } from "./review_harness.ts";
 import type { SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
 import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
+import { snapshotOf } from "../../src/jobs/job_model.ts";
 
 const WINDOW_MS = 10_000;
 
@@ -473,4 +474,54 @@ Deno.test("a replica that drops a finished copy it never saw committed keeps the
   }
   assertEquals(c.cores[x]!.table.get(id), undefined, "the job did not come back on x");
   assertEquals(c.cores[x]!.table.counts.pending, 0);
+});
+
+Deno.test("a moved request's deadline refuses it alone: another client's round it joined runs its full time", () => {
+  // The review of 934ca03: a moved request joining a round another client had started moved
+  // that round's deadline forward to its own, so that client was refused 900 ms into its own
+  // second although the vote that would have committed its round came 50 ms later. Now the
+  // moved request has a timer of its own. Mutation: move the shared round's deadline forward
+  // instead (`idem-moved-deadline-shared`), and X is refused.
+  const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS });
+  c.startAll();
+  c.tick(WINDOW_MS - 500 - c.nowMs);
+  const reach = (m: { from: number; to: number }) =>
+    [0, 1].includes(m.from) && [0, 1].includes(m.to);
+  const first = c.submit(0, FIRST);
+  c.settle(reach);
+  c.tick(1_001);
+  c.settle(reach);
+  assertEquals(c.answers.get(first)?.ok, false, "no majority: refused");
+  const firstId = keyedJobId(FIRST.idempotencyKey!, keyEpoch(WALL, WINDOW_MS));
+  c.drop();
+  // Y: a retry on core 4, in the next epoch (core 4 holds nothing of the key).
+  const y = c.submit(3, FIRST);
+  const yAtMs = c.nowMs;
+  c.tick(100);
+  // Core 4 is handed core 2's copy of the first try; X, the same retry, then confirms it.
+  c.handOff(3, 1, snapshotOf(c.cores[1]!.table.get(firstId)!));
+  const x = c.submit(3, FIRST);
+  const xAtMs = c.nowMs;
+  c.persist(3);
+  // 800 ms on, core 2's answers move Y over to the first try, into X's confirm round.
+  c.tick(800);
+  const with2 = (m: { from: number; to: number }) =>
+    (m.from === 3 && m.to === 1) || (m.from === 1 && m.to === 3);
+  c.pass(with2);
+  c.persist(1, 3);
+  c.pass(with2);
+  assertEquals([c.answers.get(x), c.answers.get(y)], [undefined, undefined], "both wait");
+  c.tick(yAtMs + 1_000 - c.nowMs);
+  const answerY = c.answers.get(y);
+  assert(answerY !== undefined && !answerY.ok, "Y is refused by its first round's deadline");
+  assertEquals(c.answers.get(x), undefined, "X's round goes on");
+  // Core 1's vote, 950 ms into X's round, commits it.
+  c.tick(50);
+  const with0 = (m: { from: number; to: number }) =>
+    (m.from === 3 && m.to === 0) || (m.from === 0 && m.to === 3);
+  c.pass(with0);
+  c.persist(0);
+  c.pass(with0);
+  assert(c.nowMs < xAtMs + 1_000);
+  assertEquals(ok(c.answers.get(x)).id, firstId, "X is acknowledged with the first try's job");
 });
