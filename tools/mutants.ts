@@ -435,6 +435,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/review_found_test.ts"],
   },
   {
+    name: "events-record-makes-no-missing-job",
+    breaks: "an event held without its jobs (a broken-off snapshot) gets them from its own record",
+    file: "src/jobs/job_table.ts",
+    from: "        (jobId) => this.#entries.get(jobId)?.spec === undefined,",
+    to: '        (jobId) => jobId === "",',
+    tests: ["tests/jobs/event_table_test.ts"],
+  },
+  {
     name: "jobs-snapshot-finished-as-delivered",
     breaks: "a job a snapshot shows finished elsewhere is compacted, not called delivered",
     file: "src/jobs/catchup_client.ts",

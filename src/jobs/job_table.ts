@@ -47,6 +47,7 @@ import {
   type KeyTombstone,
   newEntry,
   snapshotOf,
+  type Stamp,
 } from "./job_model.ts";
 
 export interface JobTableOptions {
@@ -1009,15 +1010,29 @@ export class JobTable {
       if (record.type === "event" || record.type === "event-commit") {
         // The jobs, all here at once. A job finished and compacted here stays so (its own
         // tombstone drops its SUBMIT).
-        const stamp = held.stamp ?? record.stamp;
-        for (const job of body.jobs) {
-          const r = this.apply(
-            { type: "submit", stamp, spec: eventJobSpec(body.event, job) },
-            nowWallMs,
-          );
-          if (r.entry !== undefined && r.effect === "changed") fanout.push(r.entry);
-        }
+        this.#makeEventJobs(held.stamp ?? record.stamp, body, fanout, () => true, nowWallMs);
       }
+    } else if (
+      (record.type === "event" || record.type === "event-commit") && body !== undefined &&
+      held.body !== undefined && held.bodyHash === bodyHash
+    ) {
+      if (held.stamp === undefined && record.type === "event") held.stamp = record.stamp;
+      // The event came first from a snapshot's `event-state`, which makes no job, and the
+      // snapshot broke off before its jobs' `state` records (sim seed 139 with --events: its
+      // server crashed). The event's own record, here now, makes the jobs missing, as it does
+      // on a node that never held the event: this node's log counts the record as held, and a
+      // snapshot of it would otherwise tell its requester the jobs finished here (`#afterSnapshot`
+      // in catchup_client.ts compacts them there, and the tombstones spread: the acknowledged
+      // event was lost on every node).
+      this.#makeEventJobs(
+        held.stamp ?? record.stamp,
+        body,
+        fanout,
+        (jobId) => this.#entries.get(jobId)?.spec === undefined,
+        nowWallMs,
+      );
+      // Jobs of an event committed here are committed with it (below).
+      if (fanout.length > 0) changed = true;
     } else if (held.stamp === undefined && record.type === "event") {
       held.stamp = record.stamp;
     }
@@ -1042,6 +1057,25 @@ export class JobTable {
       ...(fanout.length > 0 ? { fanout } : {}),
       ...(fanoutRemoved.length > 0 ? { fanoutRemoved } : {}),
     };
+  }
+
+  /**
+   * Applies the SUBMIT of each job of `body` that `wanted` names (stamped `stamp`, the event's),
+   * and adds the jobs that changed to `fanout`.
+   */
+  #makeEventJobs(
+    stamp: Stamp,
+    body: EventBody,
+    fanout: JobEntry[],
+    wanted: (jobId: string) => boolean,
+    nowWallMs: number,
+  ): void {
+    for (const job of body.jobs) {
+      const spec = eventJobSpec(body.event, job);
+      if (!wanted(spec.id)) continue;
+      const r = this.apply({ type: "submit", stamp, spec }, nowWallMs);
+      if (r.entry !== undefined && r.effect === "changed") fanout.push(r.entry);
+    }
   }
 
   /**

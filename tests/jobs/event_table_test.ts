@@ -131,3 +131,41 @@ Deno.test("a keyed event held with another body refuses it, unless the commit ca
   for (const id of eventJobIds(other)) assertEquals(t.get(id)?.spec?.payload, "[]");
   assertEquals(t.get(eventJobIds(other)[0]!)?.committed, true);
 });
+
+Deno.test("an event held from a snapshot's event-state without its jobs gets them from its own record", () => {
+  // Sim seed 139 with --events (session 38): a snapshot broke off (its server crashed) after
+  // the event's `event-state`, which makes no job, and before its jobs' `state` records. The
+  // event's own record came later and made nothing, the event being held; yet the node's log
+  // now counted that record as held, so its next snapshot told a requester the event's jobs
+  // had finished there. The requester compacted its pending copies, the tombstones spread, and
+  // the acknowledged event was lost on every node. Mutation: make no job for an event already
+  // held (`events-record-makes-no-missing-job`), and this fails.
+  for (const committed of [false, true]) {
+    const t = table();
+    const state = { id: "evt_1", body: BODY, stamp: EVENT.stamp, bodyHash: "", committed };
+    t.apply({ type: "event-state", state }, T0);
+    assertEquals(IDS.map((id) => t.get(id)), [undefined, undefined, undefined], "no job yet");
+    const result = t.apply(EVENT, T0);
+    assertEquals(result.fanout?.map((e) => e.jobId).sort(), IDS);
+    for (const id of IDS) {
+      const job = t.get(id);
+      assert(job?.spec !== undefined && job.phase === "pending", `${id} held`);
+      assertEquals(job.committed, committed, `${id} committed as its event is`);
+    }
+  }
+  // A job of it finished and compacted here stays so: its tombstone drops its SUBMIT.
+  const t = table();
+  t.apply(EVENT, T0);
+  t.apply(COMMIT, T0);
+  t.apply({
+    type: "done",
+    stamp: { origin: "n2", seq: 1 },
+    jobId: IDS[0]!,
+    gen: 0,
+    finishedAtMs: T0,
+  }, T0);
+  t.expire(T0 + HOUR + 1);
+  assertEquals(t.get(IDS[0]!), undefined, "compacted");
+  t.apply(EVENT, T0 + HOUR + 2);
+  assertEquals(t.get(IDS[0]!), undefined, "the event's record does not bring it back");
+});
