@@ -9,7 +9,14 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { avoiding, endpoint, type EventDone, ReviewCluster, WALL } from "./review_harness.ts";
+import {
+  among,
+  avoiding,
+  endpoint,
+  type EventDone,
+  ReviewCluster,
+  WALL,
+} from "./review_harness.ts";
 import { keyedEventId } from "../../src/jobs/event_model.ts";
 import { eventJobIds } from "../../src/jobs/event_table.ts";
 import { keyEpoch } from "../../src/jobs/keyed_id.ts";
@@ -33,6 +40,16 @@ function nearBoundary(): ReviewCluster {
   assert(c.nowMs < WINDOW_MS - 500, "the endpoints are made before the boundary");
   c.tick(WINDOW_MS - 500 - c.nowMs);
   return c;
+}
+
+/** Core 1 takes PAID and only core 2 stores it: refused, no majority. Returns its id. */
+function firstTryOnTwo(c: ReviewCluster): string {
+  const first = c.submitEvent(0, PAID);
+  c.settle(among(0, 1));
+  c.tick(1_001);
+  c.settle(among(0, 1));
+  assertEquals(c.eventAnswers.get(first)?.ok, false, "no majority: refused");
+  return keyedEventId(PAID.idempotencyKey, keyEpoch(WALL, WINDOW_MS));
 }
 
 /** No core holds event `id`, nor any job of it. */
@@ -74,14 +91,7 @@ Deno.test("a keyed event whose first try saw no majority, in the previous epoch,
   // core 4 after the epoch boundary, proposes the new epoch's id; cores 1 and 2 answer with
   // the earlier event they hold, and the retry moves over to it.
   const c = nearBoundary();
-  const reach = (m: { from: number; to: number }) =>
-    [0, 1].includes(m.from) && [0, 1].includes(m.to);
-  const first = c.submitEvent(0, PAID);
-  c.settle(reach);
-  c.tick(1_001);
-  c.settle(reach);
-  assertEquals(c.eventAnswers.get(first)?.ok, false, "no majority: refused");
-  const firstId = keyedEventId(PAID.idempotencyKey, keyEpoch(WALL, WINDOW_MS));
+  const firstId = firstTryOnTwo(c);
   assert(c.cores[1]!.table.event(firstId) !== undefined, "core 2 holds the first try");
   const retry = c.submitEvent(3, PAID);
   c.settle();
@@ -105,22 +115,11 @@ Deno.test("a keyed event moved over to its first try late in its round is still 
   // moved request keeps its first round's deadline. Mutation: resubmit moved event requests
   // without `answerByMs`, and this fails.
   const c = nearBoundary();
-  const reach = (m: { from: number; to: number }) =>
-    [0, 1].includes(m.from) && [0, 1].includes(m.to);
-  const first = c.submitEvent(0, PAID);
-  c.settle(reach);
-  c.tick(1_001);
-  c.settle(reach);
-  assertEquals(c.eventAnswers.get(first)?.ok, false, "no majority: refused");
-  const firstId = keyedEventId(PAID.idempotencyKey, keyEpoch(WALL, WINDOW_MS));
+  const firstId = firstTryOnTwo(c);
   const retry = c.submitEvent(3, PAID);
   const retryAtMs = c.nowMs;
   c.tick(900);
-  const with2 = (m: { from: number; to: number }) =>
-    (m.from === 3 && m.to === 1) || (m.from === 1 && m.to === 3);
-  c.pass(with2);
-  c.persist(1);
-  c.pass(with2);
+  c.exchange(among(1, 3), 1);
   assertEquals(c.cores[3]!.table.event(firstId)?.committed, false, "moved over to the first try");
   assertEquals(c.eventAnswers.get(retry), undefined, "its new round is open");
   c.drop();

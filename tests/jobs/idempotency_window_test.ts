@@ -8,7 +8,7 @@
  */
 
 import { assert, assertEquals, assertNotEquals } from "../assert.ts";
-import { avoiding, ReviewCluster, WALL } from "./review_harness.ts";
+import { among, avoiding, ReviewCluster, WALL } from "./review_harness.ts";
 import type { SubmitOutcome, SubmitRequest } from "../../src/jobs/service.ts";
 import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
 import { snapshotOf } from "../../src/jobs/job_model.ts";
@@ -40,6 +40,41 @@ function submitAndDeliver(c: ReviewCluster, at: number, request: SubmitRequest):
 }
 
 const FIRST: SubmitRequest = { url: "http://a.test/", payload: "first", idempotencyKey: "k-17" };
+
+/**
+ * FIRST, acknowledged and delivered by its owner, while core 2 got its SUBMIT and its DONE but
+ * lost its COMMIT: core 2 holds it delivered and uncommitted. Returns its id.
+ */
+function deliveredWithoutCommitOnTwo(c: ReviewCluster): string {
+  const commitTo1 = (m: { to: number; records: readonly string[] }) =>
+    m.to === 1 && m.records.includes("commit");
+  const requestId = c.submit(0, FIRST);
+  c.settle((m) => !commitTo1(m));
+  c.drop(commitTo1);
+  const { id } = ok(c.answers.get(requestId));
+  assertEquals(c.cores[1]!.table.get(id)?.committed, false, "core 2 missed the COMMIT");
+  const owner = ownerOf(c, id);
+  assert(owner !== 1, "core 2 holds a copy and does not deliver it");
+  c.delivered(owner, id);
+  c.tick(50); // the DONE rides lazily
+  c.settle((m) => !commitTo1(m));
+  c.drop(commitTo1);
+  return id;
+}
+
+/**
+ * 0.5 s before an epoch boundary, core 1 takes FIRST and only core 2 stores it: refused, no
+ * majority. Returns the id of that first try (its epoch's).
+ */
+function firstTryOnTwo(c: ReviewCluster): string {
+  c.tick(WINDOW_MS - 500 - c.nowMs);
+  const first = c.submit(0, FIRST);
+  c.settle(among(0, 1));
+  c.tick(1_001);
+  c.settle(among(0, 1));
+  assertEquals(c.answers.get(first)?.ok, false, "no majority: refused");
+  return keyedJobId(FIRST.idempotencyKey!, keyEpoch(WALL, WINDOW_MS));
+}
 const REUSES: Record<string, SubmitRequest> = {
   "the same body": FIRST,
   "another body": { ...FIRST, payload: "second" },
@@ -156,15 +191,7 @@ Deno.test("a retry whose first try saw no majority, in the previous epoch, moves
   // second job of one window.
   const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS });
   c.startAll();
-  c.tick(WINDOW_MS - 500 - c.nowMs);
-  const reach = (m: { from: number; to: number }) =>
-    [0, 1].includes(m.from) && [0, 1].includes(m.to);
-  const first = c.submit(0, FIRST);
-  c.settle(reach);
-  c.tick(1_001);
-  c.settle(reach);
-  assertEquals(c.answers.get(first)?.ok, false, "no majority: refused");
-  const firstId = keyedJobId(FIRST.idempotencyKey!, keyEpoch(WALL, WINDOW_MS));
+  const firstId = firstTryOnTwo(c);
   assertEquals(c.durableHolders(firstId), [0, 1]);
   const retry = c.submit(3, FIRST);
   c.settle();
@@ -268,19 +295,7 @@ Deno.test("a replica that learned of a keyed job's delivery before its COMMIT re
   // again under the job's stamp with an empty payload: one seq naming two records.
   const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS });
   c.startAll();
-  const commitTo1 = (m: { to: number; records: readonly string[] }) =>
-    m.to === 1 && m.records.includes("commit");
-  const requestId = c.submit(0, FIRST);
-  c.settle((m) => !commitTo1(m));
-  c.drop(commitTo1);
-  const { id } = ok(c.answers.get(requestId));
-  assertEquals(c.cores[1]!.table.get(id)?.committed, false, "core 1 missed the COMMIT");
-  const owner = ownerOf(c, id);
-  assert(owner !== 1, "core 1 holds a copy and does not deliver it");
-  c.delivered(owner, id);
-  c.tick(50); // the DONE rides lazily
-  c.settle((m) => !commitTo1(m));
-  c.drop(commitTo1);
+  const id = deliveredWithoutCommitOnTwo(c);
   const held = c.cores[1]!.table.get(id);
   assertEquals([held?.phase, held?.committed, held?.payloadDropped], ["delivered", false, true]);
   const retry = c.submit(1, FIRST);
@@ -341,24 +356,12 @@ Deno.test("a retry moved over to its key's first try late in its round is still 
   // Mutation: resubmit moved requests without `answerByMs`, and this fails.
   const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS });
   c.startAll();
-  c.tick(WINDOW_MS - 500 - c.nowMs);
-  const reach = (m: { from: number; to: number }) =>
-    [0, 1].includes(m.from) && [0, 1].includes(m.to);
-  const first = c.submit(0, FIRST);
-  c.settle(reach);
-  c.tick(1_001);
-  c.settle(reach);
-  assertEquals(c.answers.get(first)?.ok, false, "no majority: refused");
-  const firstId = keyedJobId(FIRST.idempotencyKey!, keyEpoch(WALL, WINDOW_MS));
+  const firstId = firstTryOnTwo(c);
   // The retry (core 4, the next epoch) hears nothing for 900 ms, then core 2's answer only.
   const retry = c.submit(3, FIRST);
   const retryAtMs = c.nowMs;
   c.tick(900);
-  const with2 = (m: { from: number; to: number }) =>
-    (m.from === 3 && m.to === 1) || (m.from === 1 && m.to === 3);
-  c.pass(with2);
-  c.persist(1);
-  c.pass(with2);
+  c.exchange(among(1, 3), 1);
   assertEquals(c.cores[3]!.table.get(firstId)?.committed, false, "moved over to the first try");
   assertEquals(c.answers.get(retry), undefined, "its new round is open");
   c.drop();
@@ -377,18 +380,7 @@ Deno.test("a keyed copy finished here whose COMMIT never comes is dropped, with 
   const HOUR = 3_600_000;
   const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS, finishedRetentionMs: 2_000 });
   c.startAll();
-  const commitTo1 = (m: { to: number; records: readonly string[] }) =>
-    m.to === 1 && m.records.includes("commit");
-  const requestId = c.submit(0, FIRST);
-  c.settle((m) => !commitTo1(m));
-  c.drop(commitTo1);
-  const { id } = ok(c.answers.get(requestId));
-  const owner = ownerOf(c, id);
-  assert(owner !== 1, "core 1 holds a copy and does not deliver it");
-  c.delivered(owner, id);
-  c.tick(50); // the DONE rides lazily
-  c.settle((m) => !commitTo1(m));
-  c.drop(commitTo1);
+  const id = deliveredWithoutCommitOnTwo(c);
   const held = () => c.cores[1]!.table.get(id);
   assertEquals([held()?.phase, held()?.committed], ["delivered", false]);
   // Nothing reaches core 1 any more: its COMMIT never comes.
@@ -484,15 +476,7 @@ Deno.test("a moved request's deadline refuses it alone: another client's round i
   // instead (`idem-moved-deadline-shared`), and X is refused.
   const c = new ReviewCluster({ idempotencyWindowMs: WINDOW_MS });
   c.startAll();
-  c.tick(WINDOW_MS - 500 - c.nowMs);
-  const reach = (m: { from: number; to: number }) =>
-    [0, 1].includes(m.from) && [0, 1].includes(m.to);
-  const first = c.submit(0, FIRST);
-  c.settle(reach);
-  c.tick(1_001);
-  c.settle(reach);
-  assertEquals(c.answers.get(first)?.ok, false, "no majority: refused");
-  const firstId = keyedJobId(FIRST.idempotencyKey!, keyEpoch(WALL, WINDOW_MS));
+  const firstId = firstTryOnTwo(c);
   c.drop();
   // Y: a retry on core 4, in the next epoch (core 4 holds nothing of the key).
   const y = c.submit(3, FIRST);
@@ -505,11 +489,7 @@ Deno.test("a moved request's deadline refuses it alone: another client's round i
   c.persist(3);
   // 800 ms on, core 2's answers move Y over to the first try, into X's confirm round.
   c.tick(800);
-  const with2 = (m: { from: number; to: number }) =>
-    (m.from === 3 && m.to === 1) || (m.from === 1 && m.to === 3);
-  c.pass(with2);
-  c.persist(1, 3);
-  c.pass(with2);
+  c.exchange(among(1, 3), 1, 3);
   assertEquals([c.answers.get(x), c.answers.get(y)], [undefined, undefined], "both wait");
   c.tick(yAtMs + 1_000 - c.nowMs);
   const answerY = c.answers.get(y);
@@ -517,11 +497,7 @@ Deno.test("a moved request's deadline refuses it alone: another client's round i
   assertEquals(c.answers.get(x), undefined, "X's round goes on");
   // Core 1's vote, 950 ms into X's round, commits it.
   c.tick(50);
-  const with0 = (m: { from: number; to: number }) =>
-    (m.from === 3 && m.to === 0) || (m.from === 0 && m.to === 3);
-  c.pass(with0);
-  c.persist(0);
-  c.pass(with0);
+  c.exchange(among(0, 3), 0);
   assert(c.nowMs < xAtMs + 1_000);
   assertEquals(ok(c.answers.get(x)).id, firstId, "X is acknowledged with the first try's job");
 });

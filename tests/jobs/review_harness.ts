@@ -259,6 +259,16 @@ export class ReviewCluster {
     this.persist(...this.cores.map((_, i) => i));
   }
 
+  /**
+   * One exchange among the messages `pick` chooses: lets them through, makes the appends of
+   * cores `persisted` durable, and lets through what that causes (the votes).
+   */
+  exchange(pick: Pick, ...persisted: number[]): void {
+    this.pass(pick);
+    this.persist(...persisted);
+    this.pass(pick);
+  }
+
   /** Delivers everything and persists everything until nothing moves. */
   settle(pick: Pick = () => true): void {
     for (let round = 0; round < 20; round++) {
@@ -440,6 +450,11 @@ export function between(
   const has = (set: number | readonly number[] | undefined, x: number) =>
     set === undefined || (typeof set === "number" ? set === x : set.includes(x));
   return (m) => has(from, m.from) && has(to, m.to) && (kind === undefined || m.kind === kind);
+}
+
+/** Messages between two of `nodes`, either way. */
+export function among(...nodes: number[]): Pick {
+  return (m) => nodes.includes(m.from) && nodes.includes(m.to);
 }
 
 /** Messages that touch none of `nodes`. */
