@@ -701,8 +701,8 @@ const MUTANTS: Mutant[] = [
     name: "events-partial-fanout",
     breaks: "an event record makes all of its jobs on every replica, or none (never part)",
     file: "src/jobs/job_table.ts",
-    from: "        for (const job of body.jobs) {",
-    to: "        for (const job of body.jobs.slice(0, 1)) {",
+    from: "    for (const job of body.jobs) {",
+    to: "    for (const job of body.jobs.slice(0, 1)) {",
     tests: ["tests/jobs/event_replication_test.ts"],
   },
   {
@@ -717,7 +717,7 @@ const MUTANTS: Mutant[] = [
     name: "events-answer-before-majority",
     breaks: "an event is answered 202 only once it and all its jobs are durable on a majority",
     file: "src/jobs/submit_path.ts",
-    from: "    proposal.eventRequests.push(request);\n",
+    from: '    this.#proposals.attach(proposal, request, "eventRequests");\n',
     to:
       "    done({ ok: true, id, type: body.event.type, jobs: body.jobs.length, existing: false });\n",
     tests: ["tests/jobs/event_replication_test.ts"],
@@ -1253,8 +1253,8 @@ const MUTANTS: Mutant[] = [
     name: "finished-jobs-max-evicts-stubs",
     breaks: "the delivered-job bound drops no finished stub (its SUBMIT would make it anew)",
     file: "src/jobs/job_table.ts",
-    from: 'if (entry === undefined || entry.phase !== "delivered" || isStub(entry)) {',
-    to: 'if (entry === undefined || entry.phase !== "delivered") {',
+    from: 'entry === undefined || entry.phase !== "delivered" || isStub(entry) ||',
+    to: 'entry === undefined || entry.phase !== "delivered" ||',
     tests: ["tests/jobs/job_table_test.ts"],
   },
   {
