@@ -756,7 +756,8 @@ export class JobTable {
         // records name the id, not the body), and its kept key would answer for that body (sim
         // seed 233). It waits for the COMMIT, which carries the committed spec and queues the
         // job here again (`apply`); if none comes within `uncommittedRetentionMs` of its
-        // submit, `dueUncommitted` hands it to the caller, which drops it without a key.
+        // submit, `dueUncommitted` hands it to the caller, which drops it with a tombstone and
+        // no key.
         if (isUnsettledKeyed(entry)) continue;
         if (entry.finishedAtMs + retentionMs > nowWallMs) {
           // Its time moved later since it was queued: wait for that (at the back, where the
