@@ -1013,29 +1013,29 @@ export class JobTable {
         // tombstone drops its SUBMIT).
         this.#makeEventJobs(held.stamp ?? record.stamp, body, fanout, () => true, nowWallMs);
       }
-    } else if (
-      (record.type === "event" || record.type === "event-commit") && body !== undefined &&
-      held.body !== undefined && held.bodyHash === bodyHash
-    ) {
+    } else {
       if (held.stamp === undefined && record.type === "event") held.stamp = record.stamp;
-      // The event came first from a snapshot's `event-state`, which makes no job, and the
-      // snapshot broke off before its jobs' `state` records (sim seed 139 with --events: its
-      // server crashed). The event's own record, here now, makes the jobs missing, as it does
-      // on a node that never held the event: this node's log counts the record as held, and a
-      // snapshot of it would otherwise tell its requester the jobs finished here (`#afterSnapshot`
-      // in catchup_client.ts compacts them there, and the tombstones spread: the acknowledged
-      // event was lost on every node).
-      this.#makeEventJobs(
-        held.stamp ?? record.stamp,
-        body,
-        fanout,
-        (jobId) => this.#entries.get(jobId)?.spec === undefined,
-        nowWallMs,
-      );
-      // Jobs of an event committed here are committed with it (below).
-      if (fanout.length > 0) changed = true;
-    } else if (held.stamp === undefined && record.type === "event") {
-      held.stamp = record.stamp;
+      if (
+        (record.type === "event" || record.type === "event-commit") && body !== undefined &&
+        held.body !== undefined && held.bodyHash === bodyHash
+      ) {
+        // The event came first from a snapshot's `event-state`, which makes no job, and the
+        // snapshot broke off before its jobs' `state` records (sim seed 139 with --events: its
+        // server crashed). The event's own record, here now, makes the jobs missing, as it does
+        // on a node that never held the event: this node's log counts the record as held, and a
+        // snapshot of it would otherwise tell its requester the jobs finished here (`#afterSnapshot`
+        // in catchup_client.ts compacts them there, and the tombstones spread: the acknowledged
+        // event was lost on every node).
+        this.#makeEventJobs(
+          held.stamp ?? record.stamp,
+          body,
+          fanout,
+          (jobId) => this.#entries.get(jobId)?.spec === undefined,
+          nowWallMs,
+        );
+        // Jobs of an event committed here are committed with it (below).
+        if (fanout.length > 0) changed = true;
+      }
     }
     if (committed && !held.committed) {
       held.committed = true;

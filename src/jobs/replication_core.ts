@@ -971,8 +971,8 @@ export class ReplicationCore {
       if (entry.phase !== "pending") {
         // A keyed copy finished here whose COMMIT never came: nothing is left to confirm or
         // deliver, and the majority that acknowledged the key holds its committed copy and
-        // key. Dropped without a key, it no longer waits for ever (unless a retry of its key
-        // is being proposed here: that round settles it).
+        // key. Dropped without a key (its tombstone guards the id), it no longer waits for
+        // ever, unless a retry of its key is being proposed here: that round settles it.
         if (this.#proposals.hasJob(entry.jobId)) {
           this.table.recheckUncommitted(entry.jobId, wallMs + this.config.uncommittedRetentionMs);
         } else if (this.table.dropUncommitted(entry.jobId)) {
