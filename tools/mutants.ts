@@ -403,6 +403,22 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/idempotency_window_test.ts"],
   },
   {
+    name: "revive-carries-no-spec",
+    breaks: "a REVIVE carries the committed spec to replicas that compacted the dead letter",
+    file: "src/jobs/submit_path.ts",
+    from: "    if (!entry.committed || entry.spec === undefined) return bare;",
+    to: '    if (entry.jobId !== "") return bare;',
+    tests: ["tests/jobs/review_found_test.ts"],
+  },
+  {
+    name: "revive-spec-ignored",
+    breaks: "a REVIVE's spec fills a copy that has none",
+    file: "src/jobs/job_model.ts",
+    from: "mergeSpec(entry, spec, spec.bodyHash, true, record.submitStamp)",
+    to: "mergeSpec(entry, undefined, spec.bodyHash, true, record.submitStamp)",
+    tests: ["tests/jobs/job_model_test.ts", "tests/jobs/review_found_test.ts"],
+  },
+  {
     name: "jobs-keyed-finished-no-tombstone",
     breaks: "a finished keyed job that leaves no key leaves a tombstone against its late records",
     file: "src/jobs/job_table.ts",

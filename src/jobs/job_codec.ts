@@ -344,6 +344,13 @@ export function writeRecord(w: ByteWriter, record: JobRecord): void {
     case "revive":
       writeStamp(w, record.stamp);
       w.str(record.jobId, CODEC_LIMITS.idBytesMax).u32(record.gen);
+      // Optional trailer, so a revive written before it existed reads the same.
+      if (record.spec !== undefined) {
+        assert(record.spec.id === record.jobId, "a revive's spec is its job's");
+        writeSpec(w, record.spec);
+        w.bool(record.submitStamp !== undefined);
+        if (record.submitStamp !== undefined) writeStamp(w, record.submitStamp);
+      }
       return;
     case "skip":
       writeStamp(w, record.stamp);
@@ -462,7 +469,15 @@ function readRecord(r: ByteReader): JobRecord {
     }
     case RECORD_CODES.revive: {
       const stamp = readStamp(r);
-      return { type: "revive", stamp, jobId: r.str(CODEC_LIMITS.idBytesMax), gen: r.u32() };
+      const jobId = r.str(CODEC_LIMITS.idBytesMax);
+      const gen = r.u32();
+      if (r.remaining === 0) return { type: "revive", stamp, jobId, gen };
+      const spec = readSpec(r);
+      if (spec.id !== jobId) throw new DecodeError("a revive's spec must be its job's");
+      const submitStamp = r.bool() ? readStamp(r) : undefined;
+      return submitStamp !== undefined
+        ? { type: "revive", stamp, jobId, gen, spec, submitStamp }
+        : { type: "revive", stamp, jobId, gen, spec };
     }
     case RECORD_CODES.skip: {
       const stamp = readStamp(r);
@@ -540,6 +555,8 @@ export function encodeRecord(record: JobRecord): Uint8Array {
   const w = new ByteWriter(
     record.type === "submit"
       ? 320 + record.spec.payload.length
+      : record.type === "revive" && record.spec !== undefined
+      ? 400 + record.spec.payload.length
       : record.type === "event"
       ? 320 + record.body.event.payload.length + 256 * record.body.jobs.length
       : 128,

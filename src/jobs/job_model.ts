@@ -130,6 +130,16 @@ export type JobRecord =
     readonly stamp: Stamp;
     readonly jobId: string;
     readonly gen: number;
+    /**
+     * The job's committed spec, which the reviving node held: a replica that compacted the
+     * dead letter (its retention ended first) holds nothing else of the job, and no SUBMIT
+     * comes again (its seq is held), so without it the new generation would be a stub it
+     * never delivers. Absent in records written before it was carried, and when the
+     * reviver's copy is not committed.
+     */
+    readonly spec?: JobSpec;
+    /** The SUBMIT's stamp, when the reviver knew it (with `spec`). */
+    readonly submitStamp?: Stamp;
   }
   | {
     /**
@@ -564,31 +574,19 @@ export function applyRecord(
         ? "changed"
         : "unchanged";
     }
-    case "revive":
-      return mergeProgress(entry, record.gen, "pending", 0, 0, 0, "") ? "changed" : "unchanged";
+    case "revive": {
+      // Its spec is a committed copy's (only such a copy sends one): merged as a `state`'s.
+      const spec = record.spec;
+      let changed = spec !== undefined &&
+        mergeSpec(entry, spec, spec.bodyHash, true, record.submitStamp);
+      if (mergeProgress(entry, record.gen, "pending", 0, 0, 0, "")) changed = true;
+      // This generation was delivered already here (its DONE came first): no payload kept.
+      if (entry.phase === "delivered") dropPayload(entry);
+      return changed ? "changed" : "unchanged";
+    }
     case "state": {
       const s = record.state;
-      let changed = false;
-      if (s.spec !== undefined) {
-        const fills = entry.spec === undefined &&
-          (!entry.committed || entry.bodyHash === s.bodyHash);
-        // A committed body replaces an uncommitted other body (a keyed id's losing submit).
-        const replaces = entry.spec !== undefined && entry.bodyHash !== s.bodyHash &&
-          s.committed && !entry.committed;
-        if (fills || replaces) {
-          entry.spec = s.spec;
-          entry.submitStamp = s.submitStamp;
-          entry.bodyHash = s.bodyHash;
-          // A new spec, with its payload: dropped below if the job is delivered (the flag
-          // said the replaced spec's payload was gone, and kept the new one's for good).
-          entry.payloadDropped = false;
-          changed = true;
-        }
-      }
-      if (s.committed && !entry.committed && entry.bodyHash === s.bodyHash) {
-        entry.committed = true;
-        changed = true;
-      }
+      let changed = mergeSpec(entry, s.spec, s.bodyHash, s.committed, s.submitStamp);
       for (const h of s.history) addHistory(entry, h, historyMax);
       if (
         mergeProgress(
@@ -605,6 +603,41 @@ export function applyRecord(
       return changed ? "changed" : "unchanged";
     }
   }
+}
+
+/**
+ * Merges the spec of a whole copy (a `state`, or the committed spec a REVIVE carries) into
+ * `entry`: it fills a copy without one, unless that copy knows another committed body; a
+ * committed body replaces an uncommitted other one (a keyed id's losing submit); and it
+ * commits a copy of the same body. The caller drops the payload if the job is delivered.
+ */
+function mergeSpec(
+  entry: JobEntry,
+  spec: JobSpec | undefined,
+  bodyHash: string,
+  committed: boolean,
+  submitStamp: Stamp | undefined,
+): boolean {
+  let changed = false;
+  if (spec !== undefined) {
+    const fills = entry.spec === undefined && (!entry.committed || entry.bodyHash === bodyHash);
+    const replaces = entry.spec !== undefined && entry.bodyHash !== bodyHash && committed &&
+      !entry.committed;
+    if (fills || replaces) {
+      entry.spec = spec;
+      entry.submitStamp = submitStamp;
+      entry.bodyHash = bodyHash;
+      // A new spec, with its payload: dropped by the caller if the job is delivered (the flag
+      // said the replaced spec's payload was gone, and kept the new one's for good).
+      entry.payloadDropped = false;
+      changed = true;
+    }
+  }
+  if (committed && !entry.committed && entry.bodyHash === bodyHash) {
+    entry.committed = true;
+    changed = true;
+  }
+  return changed;
 }
 
 function dropPayload(entry: JobEntry): void {

@@ -393,13 +393,34 @@ export class SubmitPath {
       return;
     }
     const stamp = this.#host.ownStamp();
-    const record: ReplicatedRecord = { type: "revive", stamp, jobId, gen: entry.gen + 1 };
+    const record = this.#reviveRecord(stamp, entry);
     this.#table.apply(record, wallMs);
     const proposal = this.#proposals.propose(nowMs, "revive", stamp, jobId, entry.bodyHash, true);
     proposal.reviveRequests.push(requestId);
     this.#host.originate(record, proposal.key);
     this.#host.reconsider(nowMs, entry);
     this.#proposals.evaluate(nowMs, proposal);
+  }
+
+  /**
+   * A REVIVE of dead letter `entry`, carrying its committed spec (and the SUBMIT's stamp) for
+   * the replicas that compacted the dead letter already: their retention may end first (a
+   * clock ahead, `deadLettersMax` reached at another job), and the SUBMIT never comes to
+   * them again, so a bare REVIVE left them a stub, pending for ever and never delivered when
+   * it was the owner's. Revives are rare (a manual retry, an endpoint's recover), so the
+   * record is encoded once more to check that it fits a WAL record; one that does not goes
+   * bare, as before.
+   */
+  #reviveRecord(stamp: Stamp, entry: JobEntry): ReplicatedRecord {
+    const bare = { type: "revive", stamp, jobId: entry.jobId, gen: entry.gen + 1 } as const;
+    if (!entry.committed || entry.spec === undefined) return bare;
+    const full: ReplicatedRecord = {
+      ...bare,
+      spec: entry.spec,
+      ...(entry.submitStamp !== undefined ? { submitStamp: entry.submitStamp } : {}),
+    };
+    const bytes = encodeRecord(full).length;
+    return bytes + WAL_BATCH_SLACK_BYTES <= this.#walRecordBytesMax ? full : bare;
   }
 
   /**

@@ -152,6 +152,17 @@ export function jobRecordArb(
       jobId: fc.constant(jobId),
       gen: fc.integer({ min: 1, max: 4 }),
     }),
+    // With the committed spec a reviver sends (its id is the job's).
+    rec({
+      type: fc.constant("revive" as const),
+      stamp: stampArb,
+      jobId: fc.constant(jobId),
+      gen: fc.integer({ min: 1, max: 4 }),
+      spec: spec.map((s) => ({ ...s, id: jobId })),
+      submitStamp: fc.option(stampArb, { nil: undefined }),
+    }).map(({ submitStamp, ...rest }) =>
+      submitStamp !== undefined ? { ...rest, submitStamp } : rest
+    ),
   );
 }
 

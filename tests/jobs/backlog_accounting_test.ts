@@ -215,7 +215,15 @@ Deno.test("the payload counts equal a recount of the table after any records and
   const op = fc.oneof(
     jobRecordArb(specArb(ids).map(eventShared)).map((record) => ({ record })),
     jobRecordArb(specArb(ids).map(eventShared)).map((record) => ({
-      record: "jobId" in record ? { ...record, jobId: "job_2" } : record,
+      record: "jobId" in record
+        ? {
+          ...record,
+          jobId: "job_2",
+          ...("spec" in record && record.spec !== undefined
+            ? { spec: { ...record.spec, id: "job_2" } }
+            : {}),
+        }
+        : record,
     })),
     eventRecordArb.map((record) => ({ record })),
     fc.tuple(fc.constantFrom("job_1", "job_2"), fc.integer({ min: 0, max: 2 })).map((

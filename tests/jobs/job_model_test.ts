@@ -86,6 +86,15 @@ const recordArb: fc.Arbitrary<JobOnlyRecord> = fc
       jobId: "job_1",
       gen,
     })),
+    // A revive from a node that held the committed dead letter carries its spec.
+    fc.integer({ min: 1, max: 3 }).map((gen) => ({
+      type: "revive" as const,
+      stamp: stamp(80 + gen),
+      jobId: "job_1",
+      gen,
+      spec: SPEC,
+      submitStamp: stamp(0),
+    })),
   );
 
 function finalState(
@@ -267,4 +276,33 @@ Deno.test("numberAttempts counts across manual retries from each round's highest
     total: 4,
   });
   assertEquals(numberAttempts({ gen: 0, attemptsMade: 0, history: [] }), { numbers: [], total: 0 });
+});
+
+Deno.test("a revive that carries the committed spec fills and commits a copy without one", () => {
+  // A replica that compacted the dead letter holds nothing of the job when its REVIVE comes: the
+  // spec in the record is all it will get (no SUBMIT comes again). Mutation: ignore the spec
+  // (`revive-spec-ignored`), and the copy stays a stub.
+  const revive = {
+    type: "revive" as const,
+    stamp: stamp(2),
+    jobId: "job_1",
+    gen: 1,
+    spec: SPEC,
+    submitStamp: stamp(0),
+  };
+  const made = newEntry("job_1");
+  assertEquals(applyRecord(made, revive, HISTORY_MAX), "changed");
+  assertEquals(
+    [made.phase, made.gen, made.spec, made.committed, made.submitStamp],
+    ["pending", 1, SPEC, true, stamp(0)],
+  );
+  // A stub made by the COMMIT of another body keeps waiting for that body's SUBMIT.
+  const other = newEntry("job_1");
+  applyRecord(
+    other,
+    { type: "commit", stamp: stamp(1), jobId: "job_1", bodyHash: "other" },
+    HISTORY_MAX,
+  );
+  applyRecord(other, revive, HISTORY_MAX);
+  assertEquals([other.spec, other.gen], [undefined, 1]);
 });

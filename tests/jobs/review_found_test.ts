@@ -398,3 +398,56 @@ Deno.test("a catch-up page whose parts arrive more slowly than catchupRetryMs is
   assertEquals(restarted.phase, "ready");
   assertEquals(restarted.table.size, 300);
 });
+
+Deno.test("a dead letter retried through a node that still holds it is delivered by an owner that compacted it", () => {
+  // Session 38's review: the owner's clock runs 5 s ahead, so its dead retention ended first and
+  // it compacted the dead letter; the manual retry through node 2, which still held it, was
+  // acknowledged. Its bare REVIVE made the owner a stub of generation 1, and no SUBMIT comes
+  // again (the owner counts its seq as held), so the owner never delivered it. The REVIVE now
+  // carries the committed spec. Mutation: send it bare (`revive-carries-no-spec`), and the
+  // owner holds a stub it never schedules.
+  const c = new ReviewCluster({ deadRetentionMs: 60_000 });
+  c.skewMs = [5_000, 0, 0, 0, 0];
+  c.startAll();
+  const noSync = (m: { kind: string }) => m.kind !== "sync-req" && m.kind !== "sync-reply";
+  const rid = c.submit(0, { url: "http://a.test/", payload: "{}", maxAttempts: 1 });
+  c.settle(noSync);
+  const answer = c.answers.get(rid);
+  assert(answer?.ok === true, JSON.stringify(answer));
+  const id = answer.id;
+  assertEquals(c.cores[0]!.ownerOf(id), c.cores[0]!.self);
+  c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
+    kind: "dead",
+    jobId: id,
+    attempt: {
+      attempt: 1,
+      startedAtMs: c.wallOf(0),
+      latencyMs: 3,
+      outcome: "http_error",
+      status: 500,
+      detail: "HTTP 500",
+    },
+    attemptsMade: 1,
+    reason: "attempts exhausted",
+  });
+  c.collect();
+  c.tick(100);
+  c.settle(noSync);
+  for (const core of c.cores) assertEquals(core.table.get(id)?.phase, "dead");
+  for (let t = 0; t < 62_000; t += 1_000) c.tick(1_000);
+  c.settle(noSync);
+  assertEquals(c.cores[0]!.table.get(id), undefined, "the owner compacted the dead letter");
+  assertEquals(c.cores[1]!.table.get(id)?.phase, "dead", "node 2 still holds it");
+  const before = c.scheduled[0]!.length;
+  c.cores[1]!.revive(c.nowMs, c.wallOf(1), 77, id);
+  c.collect();
+  c.settle(noSync);
+  assertEquals(c.reviveAnswers.get(77)?.ok, true);
+  for (let t = 0; t < 10; t++) {
+    c.tick(1_000);
+    c.settle();
+  }
+  const owners = c.cores[0]!.table.get(id);
+  assertEquals([owners?.phase, owners?.gen, owners?.spec?.payload], ["pending", 1, "{}"]);
+  assert(c.scheduled[0]!.slice(before).includes(id), "the owner schedules the revived job");
+});
