@@ -371,7 +371,10 @@ export class ClusterSim implements SimHistory {
     const stack = new SimNodeStack({
       nodeId: slot.nodeId,
       address: slot.address,
-      seeds: this.#slots.slice(0, 3).map((s) => s.address),
+      // Every other voter, as src/node/node.ts seeds membership: with the first three only, a
+      // node restarted after it left (its WAL failed) while the other two seeds stayed down had
+      // nobody to join through, and the others do not probe a member that left (seed 33531).
+      seeds: this.#slots.filter((s) => s !== slot).map((s) => s.address),
       voters: this.#slots.map((s) => s.address),
       scheduler: this.scheduler,
       network: this.network,
