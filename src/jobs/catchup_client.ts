@@ -491,6 +491,12 @@ export class CatchupClient {
       // server would still keep the key of a finished one, which its snapshot then carries.
       const spec = entry.spec;
       if (spec?.idempotencyKey !== undefined && spec.submittedAtMs + keyKeptMs > wallMs) continue;
+      // A dead letter retried by hand lives on in a later generation, which its SUBMIT's stamp
+      // says nothing of: the server may have compacted the dead letter before the REVIVE
+      // reached it (session 39's review: the acknowledged retry compacted here, then, through
+      // the tombstone, everywhere). A generation that did finish there left a tombstone its
+      // snapshot carries; past that tombstone's life this copy waits, as a stub would.
+      if (entry.gen > 0) continue;
       const stamp = entry.submitStamp;
       if (stamp !== undefined && summaryHas(held, stamp.origin, stamp.seq)) finished.push(entry);
     }

@@ -400,6 +400,8 @@ export function writeRecord(w: ByteWriter, record: JobRecord): void {
     case "key":
       w.str(record.key.key, CODEC_LIMITS.keyBytesMax).str(record.key.jobId, CODEC_LIMITS.idBytesMax)
         .str(record.key.bodyHash, CODEC_LIMITS.hashBytesMax).f64(record.key.expiresAtMs);
+      // Optional trailer, so a key written before it existed (generation 0) reads the same.
+      if ((record.key.gen ?? 0) > 0) w.u32(record.key.gen!);
       return;
     case "gone":
       w.str(record.gone.jobId).u32(record.gone.gen).f64(record.gone.expiresAtMs);
@@ -531,7 +533,12 @@ function readRecord(r: ByteReader): JobRecord {
       const jobId = r.str(CODEC_LIMITS.idBytesMax);
       const bodyHash = r.str(CODEC_LIMITS.hashBytesMax);
       const expiresAtMs = r.f64();
-      const tombstone: KeyTombstone = { key, jobId, bodyHash, expiresAtMs };
+      const trailer = r.remaining > 0;
+      const gen = trailer ? r.u32() : 0;
+      if (trailer && gen === 0) throw new DecodeError("a key's generation 0 is written as none");
+      const tombstone: KeyTombstone = gen > 0
+        ? { key, jobId, bodyHash, expiresAtMs, gen }
+        : { key, jobId, bodyHash, expiresAtMs };
       return { type: "key", key: tombstone };
     }
     case RECORD_CODES.gone: {

@@ -257,6 +257,11 @@ export interface KeyTombstone {
   readonly bodyHash: string;
   /** Wall-clock epoch ms after which the key may be reused. */
   readonly expiresAtMs: number;
+  /**
+   * The generation that finished (absent: 0). A dead letter retried by hand elsewhere lives
+   * on in a later one, whose records the key must not block.
+   */
+  readonly gen?: number;
 }
 
 /**
@@ -493,7 +498,12 @@ export function applyRecord(
     case "submit": {
       const spec = record.spec;
       if (entry.spec !== undefined) {
-        return entry.bodyHash === spec.bodyHash ? "unchanged" : "conflict";
+        if (entry.bodyHash !== spec.bodyHash) return "conflict";
+        // The spec came first without the SUBMIT's stamp (a COMMIT's, or a REVIVE or `state`
+        // from a copy that had it so): the stamp is this record's, whatever the order.
+        if (entry.submitStamp !== undefined) return "unchanged";
+        entry.submitStamp = record.stamp;
+        return "changed";
       }
       // A stub made by a COMMIT knows the committed body: any other body is the loser.
       if (entry.committed && entry.bodyHash !== spec.bodyHash) return "conflict";
@@ -619,10 +629,10 @@ function mergeSpec(
   submitStamp: Stamp | undefined,
 ): boolean {
   let changed = false;
+  const same = sameBody(entry, spec, bodyHash);
   if (spec !== undefined) {
-    const fills = entry.spec === undefined && (!entry.committed || entry.bodyHash === bodyHash);
-    const replaces = entry.spec !== undefined && entry.bodyHash !== bodyHash && committed &&
-      !entry.committed;
+    const fills = entry.spec === undefined && (!entry.committed || same);
+    const replaces = entry.spec !== undefined && !same && committed && !entry.committed;
     if (fills || replaces) {
       entry.spec = spec;
       entry.submitStamp = submitStamp;
@@ -633,11 +643,44 @@ function mergeSpec(
       changed = true;
     }
   }
-  if (committed && !entry.committed && entry.bodyHash === bodyHash) {
+  if (committed && !entry.committed && (same || entry.spec === spec)) {
     entry.committed = true;
     changed = true;
   }
+  // A copy of this body that came without the SUBMIT's stamp learns it, whatever the order.
+  if (
+    submitStamp !== undefined && entry.submitStamp === undefined && entry.spec !== undefined &&
+    (same || entry.spec === spec)
+  ) {
+    entry.submitStamp = submitStamp;
+    changed = true;
+  }
   return changed;
+}
+
+/**
+ * Whether `entry` holds the body `bodyHash` (and `spec`, when both are known) names. An
+ * event's job carries no hash of its own (""): a keyed event's losing body makes a job under
+ * the same id, told apart only by what it sends (session 39's review: a committed spec of the
+ * winner committed the loser's copy, which its owner would have delivered).
+ */
+function sameBody(entry: JobEntry, spec: JobSpec | undefined, bodyHash: string): boolean {
+  if (entry.bodyHash !== bodyHash) return false;
+  const held = entry.spec;
+  if (held === undefined || spec === undefined || held.webhookId === undefined) return true;
+  return held.url === spec.url && held.webhookId === spec.webhookId &&
+    (entry.payloadDropped || held.payload === spec.payload) &&
+    sameHeaders(held.headers, spec.headers);
+}
+
+function sameHeaders(
+  a: Readonly<Record<string, string>>,
+  b: Readonly<Record<string, string>>,
+): boolean {
+  const names = Object.keys(a);
+  if (names.length !== Object.keys(b).length) return false;
+  for (const name of names) if (a[name] !== b[name]) return false;
+  return true;
 }
 
 function dropPayload(entry: JobEntry): void {

@@ -430,7 +430,9 @@ export class JobTable {
    */
   apply(record: JobRecord, nowWallMs: number): ApplyResult {
     this.#nowWallMs = Math.max(this.#nowWallMs, nowWallMs);
-    if (record.type === "state") record = this.#sharingEventPayload(record);
+    if (record.type === "state" || record.type === "revive") {
+      record = this.#sharingEventPayload(record);
+    }
     switch (record.type) {
       case "endpoint":
       case "endpoint-state":
@@ -460,13 +462,28 @@ export class JobTable {
         // this replica still holds under the id is over too: a copy that missed the job's
         // DONE (it would be delivered again, or handed to an owner that would), or a losing
         // body no majority will ever confirm (its owner kept asking for a confirm forever).
-        const removed = this.#entries.get(record.key.jobId);
+        const jobId = record.key.jobId;
+        const removed = this.#entries.get(jobId);
+        if (removed !== undefined && removed.gen > (record.key.gen ?? 0)) {
+          // Retried by hand since the generation the key ended: not the life it speaks of.
+          return {
+            effect: "unchanged",
+            entry: undefined,
+            previousPhase: undefined,
+            previousCommitted: false,
+          };
+        }
         if (removed !== undefined) this.#remove(removed);
         // (The key `#remove` kept names this replica's body, maybe the loser: the incoming wins.)
-        const held = removed !== undefined ? undefined : this.#keys.get(record.key.jobId);
-        if (held === undefined || held.expiresAtMs < record.key.expiresAtMs) {
-          this.#keys.set(record.key.jobId, record.key);
-          this.#keyExpiry.push(record.key.jobId, this.#keyKeptUntil(record.key.expiresAtMs));
+        const held = removed !== undefined ? undefined : this.#keys.get(jobId);
+        const gen = Math.max(held?.gen ?? 0, record.key.gen ?? 0);
+        if (
+          held === undefined || held.expiresAtMs < record.key.expiresAtMs || (held.gen ?? 0) < gen
+        ) {
+          const expiresAtMs = Math.max(held?.expiresAtMs ?? 0, record.key.expiresAtMs);
+          const { gen: _, ...key } = record.key;
+          this.#keys.set(jobId, { ...key, expiresAtMs, ...(gen > 0 ? { gen } : {}) });
+          this.#keyExpiry.push(jobId, this.#keyKeptUntil(expiresAtMs));
         }
         return {
           effect: "changed",
@@ -505,9 +522,15 @@ export class JobTable {
       ? record.state.jobId
       : record.jobId;
     const tombstone = this.#keys.get(jobId);
-    if (tombstone !== undefined && !this.#entries.has(jobId)) {
-      // The key's job finished: no record brings it back (a handoff or a snapshot from a
-      // replica that missed its end would otherwise re-create it pending and deliver it again).
+    if (
+      tombstone !== undefined && !this.#entries.has(jobId) &&
+      recordGen(record) <= (tombstone.gen ?? 0)
+    ) {
+      // The key's job finished: no record of that generation brings it back (a handoff or a
+      // snapshot from a replica that missed its end would otherwise re-create it pending and
+      // deliver it again). A later generation (the dead letter retried by hand through a node
+      // that still held it) is a new life, as past a tombstone below: blocked, an owner that
+      // compacted the dead letter first never delivered an acknowledged retry.
       return {
         effect: record.type === "submit" && tombstone.bodyHash !== record.spec.bodyHash
           ? "conflict"
@@ -569,6 +592,9 @@ export class JobTable {
         return { effect, entry: undefined, previousPhase, previousCommitted };
       }
       this.#entries.set(jobId, entry);
+      // The entry guards its id now; a key its earlier generation left is stale (the new one
+      // leaves its own when it finishes).
+      if (tombstone !== undefined) this.#keys.delete(jobId);
       this.#countPayload(entry, 1);
       this.#counts[entry.phase]++;
       if (!entry.committed) this.#uncommitted++;
@@ -657,18 +683,23 @@ export class JobTable {
   }
 
   /**
-   * A `state` record of an event's job (a checkpoint replayed, a snapshot, a handoff) carries
-   * its own copy of the event's payload, decoded afresh: held as it came, a restart from a
-   * checkpoint made one string per endpoint where the event's jobs had shared one, past what
-   * the backlog count (an event's payload once) says. Its spec takes the held event's string
-   * instead when the two are equal.
+   * A `state` record of an event's job (a checkpoint replayed, a snapshot, a handoff), or a
+   * REVIVE carrying its spec, holds its own copy of the event's payload, decoded afresh: held
+   * as it came, a restart from a checkpoint made one string per endpoint where the event's jobs
+   * had shared one, past what the backlog count (an event's payload once) says. Its spec takes
+   * the held event's string instead when the two are equal.
    */
-  #sharingEventPayload(record: Extract<JobRecord, { type: "state" }>): JobRecord {
-    const spec = record.state.spec;
+  #sharingEventPayload(
+    record: Extract<JobRecord, { type: "state" } | { type: "revive" }>,
+  ): JobRecord {
+    const spec = record.type === "state" ? record.state.spec : record.spec;
     if (spec?.webhookId === undefined || spec.payload === "") return record;
     const payload = this.events.get(spec.webhookId)?.body?.event.payload;
     if (payload === undefined || payload !== spec.payload) return record;
-    return { ...record, state: { ...record.state, spec: { ...spec, payload } } };
+    const shared = { ...spec, payload };
+    return record.type === "state"
+      ? { ...record, state: { ...record.state, spec: shared } }
+      : { ...record, spec: shared };
   }
 
   #afterPhase(entry: JobEntry, previous: JobPhase | undefined): void {
@@ -876,12 +907,15 @@ export class JobTable {
     let keyKept = false;
     if (keepKey && entry.committed && spec?.idempotencyKey !== undefined) {
       const expiresAtMs = spec.submittedAtMs + this.#options.idempotencyWindowMs;
-      if (this.#keyKeptUntil(expiresAtMs) > entry.finishedAtMs) {
+      // Past the key's keeping time already (a dead letter compacted after its window), the
+      // key would be forgotten in this same pass, leaving no guard: a tombstone instead.
+      if (this.#keyKeptUntil(expiresAtMs) > Math.max(entry.finishedAtMs, this.#nowWallMs)) {
         this.#keys.set(entry.jobId, {
           key: spec.idempotencyKey,
           jobId: entry.jobId,
           bodyHash: entry.bodyHash,
           expiresAtMs,
+          ...(entry.gen > 0 ? { gen: entry.gen } : {}),
         });
         this.#keyExpiry.push(entry.jobId, this.#keyKeptUntil(expiresAtMs));
         keyKept = true;

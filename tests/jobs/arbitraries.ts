@@ -295,7 +295,8 @@ export const anyRecordArb: fc.Arbitrary<JobRecord> = fc.oneof(
       jobId: fc.string({ minLength: 1, maxLength: 40 }),
       bodyHash: fc.string({ maxLength: 32 }),
       expiresAtMs: wallArb,
-    }),
+      gen: fc.integer({ min: 0, max: 3 }),
+    }).map(({ gen, ...key }) => gen > 0 ? { ...key, gen } : key),
   }),
   rec({
     type: fc.constant("meta" as const),

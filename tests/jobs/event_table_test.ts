@@ -8,7 +8,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
 import type { EventBody } from "../../src/jobs/event_model.ts";
-import { eventJobIds } from "../../src/jobs/event_table.ts";
+import { eventJobIds, eventJobSpec } from "../../src/jobs/event_table.ts";
 import type { JobRecord } from "../../src/jobs/job_model.ts";
 import { tableTestOptions } from "./arbitraries.ts";
 
@@ -168,4 +168,80 @@ Deno.test("an event held from a snapshot's event-state without its jobs gets the
   assertEquals(t.get(IDS[0]!), undefined, "compacted");
   t.apply(EVENT, T0 + HOUR + 2);
   assertEquals(t.get(IDS[0]!), undefined, "the event's record does not bring it back");
+});
+
+Deno.test("a keyed event's losing job copy is replaced, not committed, by the winner's spec", () => {
+  // Session 39's review: an event's job carries no body hash of its own (""), so a copy of the
+  // losing body of a keyed event, held uncommitted, took the winner's spec (a REVIVE carrying
+  // it, or a committed handoff `state`) for its own body: it was committed with the loser's
+  // payload, which its owner would deliver. Mutation: tell bodies apart by the hash alone
+  // (`event-job-loser-committed`).
+  const body = (payload: string, bodyHash: string): EventBody => ({
+    event: {
+      id: "evt_k1",
+      type: "t",
+      payload,
+      submittedAtMs: T0,
+      idempotencyKey: "key-1",
+      bodyHash,
+    },
+    jobs: [{
+      endpointId: "ep_a",
+      url: "https://a.test/",
+      headers: {},
+      secrets: [],
+      timeoutMs: 0,
+      maxAttempts: 3,
+    }],
+  });
+  const loser = body("LOSER", "hA");
+  const winner = body("WINNER", "hB");
+  const jobId = eventJobIds(winner)[0]!;
+  const spec = eventJobSpec(winner.event, winner.jobs[0]!);
+  const records: JobRecord[] = [
+    {
+      type: "revive",
+      stamp: { origin: "n2", seq: 5 },
+      jobId,
+      gen: 1,
+      spec,
+      submitStamp: { origin: "n1", seq: 1 },
+    },
+    {
+      type: "state",
+      state: {
+        jobId,
+        spec,
+        submitStamp: { origin: "n1", seq: 1 },
+        bodyHash: "",
+        committed: true,
+        gen: 0,
+        phase: "pending",
+        attemptsMade: 0,
+        nextAttemptAtMs: 0,
+        finishedAtMs: 0,
+        deadReason: "",
+        history: [],
+      },
+    },
+  ];
+  for (const record of records) {
+    const t = table();
+    t.apply({ type: "event", stamp: { origin: "n3", seq: 1 }, body: loser }, T0);
+    assertEquals([t.get(jobId)?.spec?.payload, t.get(jobId)?.committed], ["LOSER", false]);
+    t.apply(record, T0 + 1000);
+    assertEquals(
+      [t.get(jobId)?.spec?.payload, t.get(jobId)?.committed],
+      ["WINNER", true],
+      record.type,
+    );
+    t.apply({
+      type: "event-commit",
+      stamp: { origin: "n1", seq: 2 },
+      eventId: "evt_k1",
+      bodyHash: "hB",
+      body: winner,
+    }, T0 + 1000);
+    assertEquals(t.get(jobId)?.spec?.payload, "WINNER", record.type);
+  }
 });

@@ -280,3 +280,40 @@ Deno.test("an attempt's retry round round-trips; a first-round attempt keeps the
   assertEquals(back.value, dead(attempt));
   assertEquals("retry" in (back.value as { attempt: AttemptEntry }).attempt, false);
 });
+
+Deno.test("a bare REVIVE and a key of generation 0 keep the bytes they had before their trailers", () => {
+  // Both fields are trailers, so WALs and checkpoints written before them read the same: the
+  // older bytes are a prefix of the newer ones, and decode to the record without the field.
+  const stamp = { origin: ORIGINS[0]!, seq: 9 };
+  const bare: JobRecord = { type: "revive", stamp, jobId: "job_1", gen: 2 };
+  const spec = {
+    id: "job_1",
+    url: "http://a.test/",
+    payload: "{}",
+    headers: {},
+    secrets: [],
+    timeoutMs: 0,
+    maxAttempts: 3,
+    submittedAtMs: 1_800_000_000_000,
+    bodyHash: "",
+  };
+  const full: JobRecord = { ...bare, spec, submitStamp: { origin: ORIGINS[1]!, seq: 4 } };
+  const bareBytes = encodeRecord(bare);
+  const fullBytes = encodeRecord(full);
+  assertEquals([...fullBytes.subarray(0, bareBytes.length)], [...bareBytes]);
+  const back = decodeRecord(bareBytes);
+  assert(back.ok);
+  assertEquals(back.value, bare);
+
+  const key0: JobRecord = {
+    type: "key",
+    key: { key: "k", jobId: "job_k1", bodyHash: "h", expiresAtMs: 1 },
+  };
+  const key2: JobRecord = { type: "key", key: { ...key0.key, gen: 2 } };
+  const key0Bytes = encodeRecord(key0);
+  const key2Bytes = encodeRecord(key2);
+  assertEquals(key2Bytes.length, key0Bytes.length + 4);
+  const zeroTrailer = new Uint8Array(key2Bytes.length);
+  zeroTrailer.set(key0Bytes);
+  assert(!decodeRecord(zeroTrailer).ok, "generation 0 has one encoding: none");
+});

@@ -86,14 +86,15 @@ const recordArb: fc.Arbitrary<JobOnlyRecord> = fc
       jobId: "job_1",
       gen,
     })),
-    // A revive from a node that held the committed dead letter carries its spec.
-    fc.integer({ min: 1, max: 3 }).map((gen) => ({
+    // A revive from a node that held the committed dead letter carries its spec, and the
+    // SUBMIT's stamp if that node had it (its spec may have come with the COMMIT).
+    fc.tuple(fc.integer({ min: 1, max: 3 }), fc.boolean()).map(([gen, stamped]) => ({
       type: "revive" as const,
       stamp: stamp(80 + gen),
       jobId: "job_1",
       gen,
       spec: SPEC,
-      submitStamp: stamp(0),
+      ...(stamped ? { submitStamp: stamp(0) } : {}),
     })),
   );
 

@@ -509,3 +509,108 @@ Deno.test("a keyed copy finished but never committed, dropped past the uncommitt
     assertEquals([t.get(s.id), t.counts.pending], [undefined, 0], `DONE first ${doneFirst}`);
   }
 });
+
+Deno.test("a keyed dead letter's kept key blocks its own generation's records, not a retry by hand's", () => {
+  // A node that compacted a keyed dead letter keeps its key. The dead letter retried by hand
+  // through a node that still held it is generation 1: its REVIVE must make the job here (an
+  // owner that dropped it never delivered the acknowledged retry), while a late record of the
+  // generation that died stays blocked. Mutation: the key blocks every generation
+  // (`key-blocks-later-generation`).
+  const t = table();
+  // Submitted an hour after T0, so its key outlives the dead letter's 24-h retention.
+  const s = plainSpec("kd", T0 + HOUR, "order-9");
+  t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
+  t.apply({ type: "commit", stamp: stamp(), jobId: "kd", bodyHash: "h" }, T0);
+  const dead = (gen: number): JobRecord => ({
+    type: "dead",
+    stamp: stamp(),
+    jobId: "kd",
+    gen,
+    attemptsMade: 3,
+    finishedAtMs: T0 + 10,
+    reason: "x",
+  });
+  t.apply(dead(0), T0);
+  t.expire(T0 + 24 * HOUR + 11);
+  assertEquals([t.get("kd"), t.keyTombstone("kd")?.key], [undefined, "order-9"]);
+  assertEquals(t.apply(dead(0), T0 + 24 * HOUR + 12).effect, "unchanged", "its own generation");
+  const revive: JobRecord = {
+    type: "revive",
+    stamp: stamp(),
+    jobId: "kd",
+    gen: 1,
+    spec: s,
+  };
+  const made = t.apply(revive, T0 + 24 * HOUR + 12);
+  assertEquals([made.effect, t.get("kd")?.phase, t.get("kd")?.gen], ["changed", "pending", 1]);
+  assertEquals(t.keyTombstone("kd"), undefined, "the entry guards its id now");
+});
+
+Deno.test("a retried keyed job's key remembers its generation, and a peer's older key leaves the retry alone", () => {
+  // Generation 1 of a keyed job delivered and compacted leaves a key of generation 1, so a late
+  // REVIVE of that generation does not make the job anew (mutation `key-forgets-generation`).
+  // And a key a peer sends of generation 0 (it compacted the dead letter before the retry
+  // reached it) does not drop a copy held in generation 1 (mutation
+  // `key-record-drops-later-generation`).
+  const s = spec("kr", "order-10");
+  const revive: JobRecord = { type: "revive", stamp: stamp(), jobId: "kr", gen: 1, spec: s };
+  const t = table();
+  t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
+  t.apply({ type: "commit", stamp: stamp(), jobId: "kr", bodyHash: "h" }, T0);
+  t.apply(revive, T0);
+  const olderKey: JobRecord = {
+    type: "key",
+    key: { key: "order-10", jobId: "kr", bodyHash: "h", expiresAtMs: T0 + 24 * HOUR },
+  };
+  assertEquals(t.apply(olderKey, T0).effect, "unchanged");
+  assertEquals([t.get("kr")?.phase, t.get("kr")?.gen], ["pending", 1]);
+  t.apply({ type: "done", stamp: stamp(), jobId: "kr", gen: 1, finishedAtMs: T0 + 10 }, T0);
+  t.expire(T0 + HOUR + 11);
+  assertEquals([t.get("kr"), t.keyTombstone("kr")?.gen], [undefined, 1]);
+  assertEquals(t.apply(revive, T0 + HOUR + 12).effect, "unchanged", "a late revive of it");
+  assertEquals(t.get("kr"), undefined);
+  // The key survives a checkpoint with its generation.
+  const back = decodeRecord(encodeRecord({ type: "key", key: t.keyTombstone("kr")! }));
+  assert(back.ok && back.value.type === "key");
+  assertEquals(back.value.key.gen, 1);
+});
+
+Deno.test("a keyed job compacted after its key's keeping time leaves a tombstone", () => {
+  // A keyed dead letter outlives its key's window (7 days of dead retention against a day's
+  // window): its key, set at compaction, was forgotten in the same pass, and the job left no
+  // guard at all, so a late pending record made it anew. Mutation: compare the keeping time
+  // with the job's end only (`keyed-compacted-late-no-guard`).
+  const t = table();
+  t.apply({ type: "submit", stamp: stamp(), spec: spec("kl", "order-11") }, T0);
+  t.apply({ type: "commit", stamp: stamp(), jobId: "kl", bodyHash: "h" }, T0);
+  t.apply({
+    type: "dead",
+    stamp: stamp(),
+    jobId: "kl",
+    gen: 0,
+    attemptsMade: 3,
+    finishedAtMs: T0 + 10,
+    reason: "x",
+  }, T0);
+  assertEquals(t.expire(T0 + 24 * HOUR + 11), ["kl"]);
+  assertEquals(t.keyTombstone("kl"), undefined, "past the window");
+  assertEquals(t.goneTombstone("kl")?.gen, 0);
+  const late = t.apply({
+    type: "retry",
+    stamp: stamp(),
+    jobId: "kl",
+    gen: 0,
+    attemptsMade: 1,
+    nextAttemptAtMs: T0 + 5,
+    attempt: {
+      attempt: 1,
+      startedAtMs: T0 + 1,
+      latencyMs: 1,
+      outcome: "http_error",
+      status: 500,
+      detail: "x",
+      node: "10.0.0.1:7000",
+    },
+  }, T0 + 24 * HOUR + 12);
+  assertEquals([late.effect, t.get("kl")], ["unchanged", undefined]);
+});

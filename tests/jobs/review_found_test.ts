@@ -6,7 +6,7 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { avoiding, between, ReviewCluster, WALL } from "./review_harness.ts";
+import { avoiding, between, type InFlight, ReviewCluster, WALL } from "./review_harness.ts";
 import { snapshotOf } from "../../src/jobs/job_model.ts";
 import { submitBodyHash } from "../../src/jobs/replication_core.ts";
 import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
@@ -400,17 +400,34 @@ Deno.test("a catch-up page whose parts arrive more slowly than catchupRetryMs is
 });
 
 Deno.test("a dead letter retried through a node that still holds it is delivered by an owner that compacted it", () => {
-  // Session 38's review: the owner's clock runs 5 s ahead, so its dead retention ended first and
-  // it compacted the dead letter; the manual retry through node 2, which still held it, was
-  // acknowledged. Its bare REVIVE made the owner a stub of generation 1, and no SUBMIT comes
-  // again (the owner counts its seq as held), so the owner never delivered it. The REVIVE now
-  // carries the committed spec. Mutation: send it bare (`revive-carries-no-spec`), and the
-  // owner holds a stub it never schedules.
+  // Session 38's review: the retry was acknowledged, but its bare REVIVE made the owner a stub
+  // of generation 1, and no SUBMIT comes again (the owner counts its seq as held), so the owner
+  // never delivered it. The REVIVE now carries the committed spec. Mutation: send it bare
+  // (`revive-carries-no-spec`), and the owner holds a stub it never schedules.
+  reviveThroughHolder(undefined);
+});
+
+Deno.test("a keyed dead letter retried through a node that still holds it is delivered by an owner that kept only its key", () => {
+  // Found while building the test above: an owner that compacted a keyed dead letter keeps its
+  // key, and the key dropped every later record of the job, the REVIVE of generation 1 too, so
+  // the acknowledged retry was never delivered. A key now blocks only the generation it ended.
+  // Mutation: it blocks every generation (`key-blocks-later-generation`).
+  reviveThroughHolder("k-1");
+});
+
+function reviveThroughHolder(idempotencyKey: string | undefined): void {
+  // The owner's clock runs 5 s ahead, so its dead retention ends first and it compacts the dead
+  // letter; then a manual retry goes through node 2, which still holds it.
   const c = new ReviewCluster({ deadRetentionMs: 60_000 });
   c.skewMs = [5_000, 0, 0, 0, 0];
   c.startAll();
   const noSync = (m: { kind: string }) => m.kind !== "sync-req" && m.kind !== "sync-reply";
-  const rid = c.submit(0, { url: "http://a.test/", payload: "{}", maxAttempts: 1 });
+  const rid = c.submit(0, {
+    url: "http://a.test/",
+    payload: "{}",
+    maxAttempts: 1,
+    ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+  });
   c.settle(noSync);
   const answer = c.answers.get(rid);
   assert(answer?.ok === true, JSON.stringify(answer));
@@ -450,4 +467,75 @@ Deno.test("a dead letter retried through a node that still holds it is delivered
   const owners = c.cores[0]!.table.get(id);
   assertEquals([owners?.phase, owners?.gen, owners?.spec?.payload], ["pending", 1, "{}"]);
   assert(c.scheduled[0]!.slice(before).includes(id), "the owner schedules the revived job");
+}
+
+Deno.test("a snapshot from a replica that compacted a dead letter before its retry does not compact the retry", () => {
+  // Session 39's review: after a snapshot, a pending job whose SUBMIT the server held but which
+  // its table lacks is taken as finished there and compacted here (`finished-elsewhere`). A
+  // dead letter retried by hand is not: the server may have compacted the dead letter before
+  // the REVIVE reached it. Here cores 4 and 5 compact it and are cut off; the retry is
+  // acknowledged by 1-3; the owner (core 1) restarts and core 4 answers its catch-up with a
+  // snapshot. The owner compacted the acknowledged retry, and its tombstone then spread.
+  // Mutation: judge revived jobs too (`snapshot-compacts-revived-job`).
+  const c = new ReviewCluster({ deadRetentionMs: 60_000, catchupLogBytesMax: 1 });
+  c.skewMs = [0, 0, 0, 5_000, 5_000];
+  c.startAll();
+  const noSync = (m: InFlight) => m.kind !== "sync-req" && m.kind !== "sync-reply";
+  const rid = c.submit(0, { url: "http://a.test/", payload: "{}", maxAttempts: 1 });
+  c.settle(noSync);
+  const answer = c.answers.get(rid);
+  assert(answer?.ok === true, JSON.stringify(answer));
+  const id = answer.id;
+  assertEquals(c.cores[0]!.ownerOf(id), c.cores[0]!.self);
+  c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
+    kind: "dead",
+    jobId: id,
+    attempt: {
+      attempt: 1,
+      startedAtMs: c.wallOf(0),
+      latencyMs: 3,
+      outcome: "http_error",
+      status: 500,
+      detail: "HTTP 500",
+    },
+    attemptsMade: 1,
+    reason: "attempts exhausted",
+  });
+  c.collect();
+  c.tick(100);
+  c.settle(noSync);
+  for (const core of c.cores) assertEquals(core.table.get(id)?.phase, "dead");
+  const cut = (m: InFlight) => [3, 4].includes(m.from) || [3, 4].includes(m.to);
+  for (let t = 0; t < 58_000; t += 1_000) c.tick(1_000);
+  c.settle((m) => noSync(m) && !cut(m));
+  c.drop(cut);
+  assertEquals([c.cores[3]!.table.get(id), c.cores[4]!.table.get(id)], [undefined, undefined]);
+  c.cores[1]!.revive(c.nowMs, c.wallOf(1), 77, id);
+  c.collect();
+  c.settle((m) => noSync(m) && !cut(m));
+  c.drop(cut);
+  assertEquals(c.reviveAnswers.get(77)?.ok, true, "acknowledged by cores 1-3");
+  c.crash(0);
+  // A record of core 4's own that the owner lacks, so core 4 answers with a snapshot.
+  c.submit(3, { url: "http://b.test/", payload: "{}" });
+  c.drop((m) => m.to === 0);
+  const restarted = c.restart(0);
+  assertEquals([restarted.table.get(id)?.phase, restarted.table.get(id)?.gen], ["pending", 1]);
+  const cut2 = (m: InFlight) =>
+    ([3, 4].includes(m.from) && [1, 2].includes(m.to)) ||
+    ([3, 4].includes(m.to) && [1, 2].includes(m.from));
+  for (let round = 0; round < 50 && restarted.phase !== "ready"; round++) {
+    c.settle((m) => !cut2(m));
+    c.drop(cut2);
+    c.tick(100);
+  }
+  assertEquals(restarted.phase, "ready");
+  assert(c.syncPages.snapshot > 0, "caught up through a snapshot");
+  for (let t = 0; t < 10; t++) {
+    c.tick(1_000);
+    c.settle((m) => !cut2(m));
+    c.drop(cut2);
+  }
+  assertEquals(restarted.table.get(id)?.phase, "pending", "the owner still holds the retry");
+  assert(c.scheduled[0]!.includes(id), "and delivers it");
 });
