@@ -468,6 +468,22 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/event_table_test.ts"],
   },
   {
+    name: "dead-letters-list-stubs",
+    breaks: "a dead stub (no spec) is left out of the dead-letter list",
+    file: "src/jobs/job_table.ts",
+    from: "      if (entry !== undefined && !isStub(entry)) {\n        items.push(entry);",
+    to: "      if (entry !== undefined) {\n        items.push(entry);",
+    tests: ["tests/jobs/job_table_test.ts"],
+  },
+  {
+    name: "sim-retry-lost-unchecked",
+    breaks: "the simulator's checker fails an acknowledged retry never delivered nor dead again",
+    file: "src/sim/cluster_sim_checker.ts",
+    from: "    if (!deliveredAfter && (finishedGen === undefined || finishedGen <= r.fromGen)) {",
+    to: "    if (!deliveredAfter && finishedGen !== undefined && finishedGen < 0) {",
+    tests: ["tests/jobs/revive_sim_test.ts"],
+  },
+  {
     name: "jobs-keyed-finished-no-tombstone",
     breaks: "a finished keyed job that leaves no key leaves a tombstone against its late records",
     file: "src/jobs/job_table.ts",

@@ -38,6 +38,10 @@ const spec: CommandSpec = {
       type: "boolean",
       help: "The workload also creates endpoints and sends events to them (checked too)",
     },
+    revives: {
+      type: "boolean",
+      help: "The workload also retries dead letters by hand, kept seconds only (checked too)",
+    },
     "chaos-ms": {
       type: "string",
       valueName: "MS",
@@ -78,6 +82,7 @@ export const simCommand: LeafCommand = {
     const drainRaw = stringFlag(args.values, "drain-ms");
     const base: Omit<ClusterSimOptions, "seed"> = {
       ...(booleanFlag(args.values, "events") ? { events: true } : {}),
+      ...(booleanFlag(args.values, "revives") ? { revives: true } : {}),
       ...(chaosRaw !== undefined
         ? { chaosMs: numberFlag(args.values, "chaos-ms", 0, { min: 1_000, integer: true }) }
         : {}),
@@ -101,6 +106,8 @@ export const simCommand: LeafCommand = {
       virtualMs: 0,
       zombies: 0,
       leftoverUncommitted: 0,
+      revives: 0,
+      revivesAcked: 0,
     };
     const started = performance.now();
     for (let seed = first; seed <= last; seed++) {
@@ -119,6 +126,8 @@ export const simCommand: LeafCommand = {
       totals.virtualMs += s.virtualMs;
       totals.zombies += s.zombies;
       totals.leftoverUncommitted += s.leftoverUncommitted;
+      totals.revives += s.revives;
+      totals.revivesAcked += s.revivesAcked;
       for (const [cause, n] of Object.entries(s.duplicates)) {
         duplicates[cause] = (duplicates[cause] ?? 0) + n;
       }
@@ -138,6 +147,7 @@ export const simCommand: LeafCommand = {
           `${s.crashes} crashes, ` +
           (s.zombies > 0 ? `${s.zombies} zombies, ` : "") +
           (s.leftoverUncommitted > 0 ? `${s.leftoverUncommitted} uncommitted leftovers, ` : "") +
+          (s.revives > 0 ? `${s.revivesAcked} of ${s.revives} retries acked, ` : "") +
           `${(s.virtualMs / 1000).toFixed(0)} s simulated in ${
             Math.round(performance.now() - t0)
           } ms, trace ${report.traceHash})`,
@@ -171,6 +181,9 @@ export const simCommand: LeafCommand = {
         duplicates_by_ownership: ownership,
         zombies: totals.zombies,
         leftover_uncommitted: totals.leftoverUncommitted,
+        ...(base.revives === true
+          ? { revives: totals.revives, revives_acked: totals.revivesAcked }
+          : {}),
       });
     }
     return failed.length === 0 ? EXIT_OK : EXIT_FAILURE;

@@ -755,7 +755,9 @@ export class JobTable {
       if (!listed(id)) continue;
       if (items.length >= limit) return { items, more: true, next: last };
       const entry = this.#entries.get(id);
-      if (entry !== undefined) {
+      // A stub (its DEAD came before its SUBMIT) has nothing to show nor retry: listed, it
+      // threw in the job view of every page that held it (`hookd sim --revives`, seed 16).
+      if (entry !== undefined && !isStub(entry)) {
         items.push(entry);
         last = place;
       }

@@ -43,6 +43,7 @@ import {
   type LifeLog,
   type MemberLog,
   type ReadyLog,
+  type ReviveLog,
   type RotationLog,
   type SimEndpoint,
   type SimHistory,
@@ -62,6 +63,7 @@ import {
   orderedFailures,
   SimEventWorkload,
 } from "./sim_events.ts";
+import { doomedUntilRevived, revivesProfile, SimReviveWorkload } from "./sim_revives.ts";
 import { endpointOfJob } from "../jobs/event_model.ts";
 import type { EndpointState } from "../jobs/endpoint_model.ts";
 
@@ -88,6 +90,8 @@ export interface ClusterSimOptions {
   profile?: SimProfile;
   /** The workload also sends events to endpoints (`SimProfile.events`). @default false */
   events?: boolean;
+  /** The workload also retries dead letters by hand (`SimProfile.revives`). @default false */
+  revives?: boolean;
 }
 
 /** What a run counted; the faults' counts are `FaultStats`'s. */
@@ -113,6 +117,9 @@ export interface SimStats extends FaultStats {
   /** Events acknowledged, and the jobs they made (0 unless the run sends events). */
   eventsAcked: number;
   eventJobsAcked: number;
+  /** Dead letters retried by hand, and those retries acknowledged (0 unless asked for). */
+  revives: number;
+  revivesAcked: number;
   virtualMs: number;
   drainMs: number;
   events: number;
@@ -208,6 +215,7 @@ export class ClusterSim implements SimHistory {
   readonly endpoints: SimEndpoint[] = [];
   readonly events: EventLog[] = [];
   readonly rotations: RotationLog[] = [];
+  readonly revives: ReviveLog[] = [];
   readonly lives: LifeLog[] = [];
   readonly stallLog: StallLog[] = [];
   /** Every node's membership events: the views from which the checker derives ownership. */
@@ -228,13 +236,15 @@ export class ClusterSim implements SimHistory {
   readonly #faults: SimFaults;
   readonly #workload: SimWorkload;
   readonly #eventWorkload: SimEventWorkload | undefined;
+  readonly #reviveWorkload: SimReviveWorkload | undefined;
   #drainMs = 0;
   /** Debugging hook: runs after the settle time, before the checks and the shutdown. */
   beforeClose: (() => void) | undefined;
 
   constructor(options: ClusterSimOptions) {
     this.seed = options.seed;
-    const profile = options.profile ?? profileFor(options.seed);
+    const drawn = options.profile ?? profileFor(options.seed);
+    const profile = options.revives === true ? revivesProfile(drawn, options.seed) : drawn;
     this.profile = options.events === true
       ? eventsProfile(profile, options.chaosMs ?? 30_000)
       : profile;
@@ -251,6 +261,22 @@ export class ClusterSim implements SimHistory {
       delayMsMax: this.profile.delayMsMax,
     });
     this.receiver = new SimReceiver({ scheduler: this.scheduler, rng: this.#rng.fork() });
+    // Retries by hand: a generator of its own, as the event workload's below.
+    this.#reviveWorkload = this.profile.revives === true
+      ? new SimReviveWorkload({
+        scheduler: this.scheduler,
+        profile: this.profile,
+        probe: this.probe,
+        rng: new Sfc32(options.seed ^ 0x7e71_0e5d),
+        chaosMs: this.#chaosMs,
+        slots: this.#slots,
+        revives: this.revives,
+        trace: (line) => this.#traceLine(line),
+      })
+      : undefined;
+    if (this.#reviveWorkload !== undefined) {
+      this.receiver.rejectWhen = doomedUntilRevived(this.#reviveWorkload.revived);
+    }
     if (this.profile.events === true) this.receiver.failWhen = orderedFailures;
     this.receiver.onRequest = (r) =>
       this.#traceLine(
@@ -546,7 +572,8 @@ export class ClusterSim implements SimHistory {
     }
     for (const id of this.ackedJobs().keys()) {
       const phases = this.phases(id);
-      const dead = phases.some((p) => isDeadPhase(p.phase));
+      // A dead letter compacted (short retention in runs with retries) counts as dead.
+      const dead = phases.some((p) => isDeadPhase(p.phase) || p.phase === "compacted");
       if (!got2xx.has(id) && !dead) return false;
       const over = phases.some((p) => isFinishedPhase(p.phase)) ||
         !phases.some((p) => p.phase === "pending") || this.compactedAfterDone(id);
@@ -592,11 +619,14 @@ export class ClusterSim implements SimHistory {
     for (const s of this.#slots) {
       const store = s.store;
       if (store === undefined) continue;
-      const entry = store.core.table.get(jobId);
+      const table = store.core.table;
+      const entry = table.get(jobId);
       out.push({
         node: s.nodeId,
         phase: entry === undefined
-          ? "absent"
+          ? (table.goneTombstone(jobId) !== undefined || table.keyTombstone(jobId) !== undefined
+            ? "compacted"
+            : "absent")
           : entry.spec === undefined
           ? `stub:${entry.phase}`
           : !entry.committed
@@ -605,6 +635,22 @@ export class ClusterSim implements SimHistory {
       });
     }
     return out;
+  }
+
+  finishedGen(jobId: string): number | undefined {
+    let gen: number | undefined;
+    const later = (g: number) => gen = Math.max(gen ?? 0, g);
+    for (const s of this.#slots) {
+      const table = s.store?.core.table;
+      if (table === undefined) continue;
+      const entry = table.get(jobId);
+      if (entry !== undefined && entry.phase !== "pending") later(entry.gen);
+      const gone = table.goneTombstone(jobId);
+      if (entry === undefined && gone !== undefined) later(gone.gen);
+      const key = table.keyTombstone(jobId);
+      if (entry === undefined && key !== undefined) later(key.gen ?? 0);
+    }
+    return gen;
   }
 
   async run(): Promise<ClusterSimReport> {
@@ -640,6 +686,7 @@ export class ClusterSim implements SimHistory {
     this.#faults.schedule();
     this.#workload.schedule();
     this.#eventWorkload?.schedule();
+    this.#reviveWorkload?.schedule();
     await this.#runTo(this.#chaosMs);
     this.#faults.heal();
     const healedAtMs = this.scheduler.nowMs;
@@ -727,6 +774,8 @@ export class ClusterSim implements SimHistory {
           (n, e) => n + (e.outcome?.ok === true ? e.jobIds.length : 0),
           0,
         ),
+        revives: this.revives.length,
+        revivesAcked: this.revives.filter((r) => r.outcome?.ok === true).length,
         ...this.#faults.stats,
         virtualMs: Math.round(this.scheduler.nowMs),
         drainMs: Math.round(this.#drainMs),
@@ -770,6 +819,7 @@ export function replayCommand(options: ClusterSimOptions): string {
     options.chaosMs !== undefined ? ` --chaos-ms ${options.chaosMs}` : "",
     options.drainLimitMs !== undefined ? ` --drain-ms ${options.drainLimitMs}` : "",
     options.events === true ? " --events" : "",
+    options.revives === true ? " --revives" : "",
   ].join("");
   return `deno task hookd sim --seed ${options.seed}${extra} --trace`;
 }

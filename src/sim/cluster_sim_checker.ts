@@ -22,6 +22,11 @@
  * 4. A submit is answered within the submit timeout (plus the time its node was stalled).
  * 5. A node whose WAL failed (an injected write, fsync or disk-full fault) acknowledges
  *    nothing afterwards.
+ * Retries by hand (runs with retries): an acknowledged retry's REVIVE was durable on a majority
+ * of the voters' disks at that instant, its node's WAL had not failed, it was answered in time,
+ * and the job was then delivered (a 2xx to an attempt sent after the retry started) or died
+ * again (a node holds a later generation finished). A job dead and compacted everywhere (its
+ * tombstone or kept key left) counts as dead.
  * Seqs: one (origin, seq) names one record on every disk (a restart never reuses a seq).
  * Idempotency: every acknowledgement of one id names one body, and the job is delivered with
  * it; a keyed job's id is one of its key's incarnation ids; an incarnation answers submits for
@@ -86,7 +91,7 @@ export interface CheckResult {
 /** Violations of one kind kept in full; the rest are counted. */
 const PER_KIND_MAX = 5;
 
-class Findings {
+export class Findings {
   readonly #byKind = new Map<string, { items: string[]; more: number }>();
 
   add(kind: string, detail: string): void {
@@ -160,7 +165,9 @@ export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
   for (const [id, bodyId] of acked) {
     const got2xx = (byJob.get(id) ?? []).some(is2xx);
     const phases = sim.phases(id);
-    const dead = phases.some((p) => isDeadPhase(p.phase));
+    // Compacted without a 2xx: it died (dead letters are kept seconds in runs with retries).
+    const compacted = phases.some((p) => p.phase === "compacted");
+    const dead = phases.some((p) => isDeadPhase(p.phase)) || (!got2xx && compacted);
     const finished = phases.some((p) => isFinishedPhase(p.phase));
     const describe = () =>
       `job ${id} (body ${bodyId}): attempts ${(byJob.get(id) ?? []).length}, 2xx ${got2xx}, ` +
@@ -173,7 +180,7 @@ export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
       // Delivered and compacted where it finished, still pending on a replica: a zombie. The
       // finished-job tombstones (job_table.ts) exist so that none happens; it fails the seed.
       // Otherwise the cluster lost track of a job.
-      if (sim.compactedAfterDone(id)) {
+      if (sim.compactedAfterDone(id) || compacted) {
         zombies++;
         f.add("zombie: a finished, compacted job pending again on a live node", describe());
       } else f.add("acknowledged job never finished by the cluster", describe());
@@ -441,6 +448,8 @@ export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
     }
   }
 
+  checkRevives(sim, byJob, quorum, f);
+
   // 4. Submits are answered in time (stalls of their node excepted), never left hanging.
   const bound = sim.submitTimeoutMs + 100;
   for (const s of sim.submits) {
@@ -475,7 +484,55 @@ export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
   };
 }
 
-function stalledDuring(sim: SimHistory, s: SubmitLog, untilMs: number): number {
+/** Retries by hand (runs with retries): see the header. */
+export function checkRevives(
+  sim: SimHistory,
+  byJob: ReadonlyMap<string, readonly ReceivedRequest[]>,
+  quorum: number,
+  f: Findings,
+): void {
+  const bound = sim.submitTimeoutMs + 100;
+  for (const r of sim.revives) {
+    const what = `retry #${r.serial} of ${r.jobId} (g${r.fromGen}) via ${r.node}/${r.life}`;
+    if (r.answeredAtMs === undefined) {
+      const life = sim.lives.find((l) => l.node === r.node && l.life === r.life);
+      if (life?.endMs === undefined) f.add("retry never answered", what);
+      continue;
+    }
+    const tookMs = r.answeredAtMs - r.atMs;
+    const stalledMs = stalledDuring(sim, r, r.answeredAtMs);
+    if (tookMs > bound + stalledMs) {
+      f.add("retry answered too late", `${what} took ${tookMs.toFixed(0)} ms`);
+    }
+    if (r.outcome?.ok !== true) continue;
+    if (r.durableOn.length < quorum) {
+      f.add(
+        "retry not durable on a majority when acknowledged",
+        `${what} was on ${r.durableOn.length} disks [${r.durableOn.join(",")}]`,
+      );
+    }
+    const failure = sim.walFailures.find((w) => w.node === r.node && w.life === r.life);
+    if (failure !== undefined && r.answeredAtMs > failure.atMs) {
+      f.add("retry acknowledged after its WAL failed", what);
+    }
+    const deliveredAfter = (byJob.get(r.jobId) ?? []).some((q) => is2xx(q) && q.sentAtMs >= r.atMs);
+    const finishedGen = sim.finishedGen(r.jobId);
+    if (!deliveredAfter && (finishedGen === undefined || finishedGen <= r.fromGen)) {
+      f.add(
+        "acknowledged retry neither delivered nor dead again",
+        `${what}: latest generation finished ${finishedGen ?? "none"}, phases ${
+          sim.phases(r.jobId).map((p) => `${p.node}=${p.phase}`).join(" ")
+        }`,
+      );
+    }
+  }
+}
+
+function stalledDuring(
+  sim: SimHistory,
+  s: { readonly node: string; readonly atMs: number },
+  untilMs: number,
+): number {
   let ms = 0;
   for (const w of sim.stallLog) {
     if (w.node !== s.node) continue;

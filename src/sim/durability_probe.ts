@@ -81,17 +81,37 @@ export function eventKey(eventId: string): string {
   return `event:${eventId}`;
 }
 
+/**
+ * The key a REVIVE of generation `gen` is held by (`holds(disk, reviveKey(id, gen), "")`): the
+ * record itself, or a checkpoint's or handoff's state of that generation or a later one.
+ */
+export function reviveKey(jobId: string, gen: number): string {
+  return `revive:${jobId}:${gen}`;
+}
+
+/** Every generation a state of generation `gen` proves was started. */
+function reviveKeysUpTo(jobId: string, gen: number): string[] {
+  const keys: string[] = [];
+  for (let g = 1; g <= gen; g++) keys.push(heldKey(reviveKey(jobId, g), ""));
+  return keys;
+}
+
 /** The (id, body) keys a record proves the job is held by (none for most records). */
 export function heldKeysOf(record: JobRecord): string[] {
   switch (record.type) {
+    case "revive":
+      return [heldKey(reviveKey(record.jobId, record.gen), "")];
     case "submit":
       return [heldKey(record.spec.id, record.spec.bodyHash)];
     case "commit":
       return record.spec !== undefined ? [heldKey(record.spec.id, record.spec.bodyHash)] : [];
     case "state":
-      return record.state.spec !== undefined
-        ? [heldKey(record.state.jobId, record.state.spec.bodyHash)]
-        : [];
+      return [
+        ...(record.state.spec !== undefined
+          ? [heldKey(record.state.jobId, record.state.spec.bodyHash)]
+          : []),
+        ...reviveKeysUpTo(record.state.jobId, record.state.gen),
+      ];
     case "key":
       return [heldKey(record.key.jobId, record.key.bodyHash)];
     case "event":

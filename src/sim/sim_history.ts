@@ -21,7 +21,13 @@ import type { SimScheduler } from "./scheduler.ts";
 import type { SimReceiver } from "./sim_receiver.ts";
 import type { SimProfile } from "./sim_profile.ts";
 
-export type SimJobPhase = JobPhase | "absent" | `stub:${JobPhase}` | "uncommitted";
+/** `compacted`: not held, but a tombstone or kept key says it finished here. */
+export type SimJobPhase =
+  | JobPhase
+  | "absent"
+  | `stub:${JobPhase}`
+  | "uncommitted"
+  | "compacted";
 
 /** The node holds the job dead-lettered (a stub too: the DEAD record came, the SUBMIT not). */
 export function isDeadPhase(phase: SimJobPhase): boolean {
@@ -49,6 +55,21 @@ export interface SubmitLog {
   answeredAtMs: number | undefined;
   outcome: SubmitOutcome | undefined;
   /** For acknowledged submits: nodes whose disk held the job at that instant. */
+  durableOn: string[];
+}
+
+/** A dead letter retried by hand (runs with retries), and its answer. */
+export interface ReviveLog {
+  readonly serial: number;
+  readonly jobId: string;
+  /** The generation the node that took the retry held the dead letter in. */
+  readonly fromGen: number;
+  readonly node: string;
+  readonly life: number;
+  readonly atMs: number;
+  answeredAtMs: number | undefined;
+  outcome: { ok: true } | { ok: false; code: string } | undefined;
+  /** For acknowledged retries: nodes whose disk held the REVIVE at that instant. */
   durableOn: string[];
 }
 
@@ -147,6 +168,8 @@ export interface SimHistory {
   readonly endpoints: readonly SimEndpoint[];
   readonly events: readonly EventLog[];
   readonly rotations: readonly RotationLog[];
+  /** Dead letters retried by hand (empty unless the profile asks for retries). */
+  readonly revives: readonly ReviveLog[];
   readonly lives: readonly LifeLog[];
   readonly stallLog: readonly StallLog[];
   /** Every node's membership events: the views from which the checker derives ownership. */
@@ -166,6 +189,11 @@ export interface SimHistory {
   ackedJobs(): Map<string, number>;
   /** Phase of `jobId` on every up node. */
   phases(jobId: string): Array<{ node: string; phase: SimJobPhase }>;
+  /**
+   * The latest generation of `jobId` an up node holds finished (delivered or dead, or
+   * compacted with a tombstone or kept key naming it); undefined if none does.
+   */
+  finishedGen(jobId: string): number | undefined;
   /** A node saw `jobId`'s 2xx longer ago than the retention window (it may have compacted it). */
   compactedAfterDone(jobId: string): boolean;
   /** Nodes that were up at the end (their stores open), with their replication phase. */

@@ -67,6 +67,11 @@ export interface SimProfile {
    * its trace hash.
    */
   events?: boolean;
+  /**
+   * The workload also retries dead letters by hand (`hookd sim --revives`, sim_revives.ts),
+   * with short dead-letter retention. Never drawn from a seed, as `events`.
+   */
+  revives?: boolean;
 }
 
 /** Draws a run's profile from its seed. */

@@ -93,6 +93,13 @@ export class SimReceiver {
    * that sets none draws the numbers it did before.
    */
   failWhen: ((request: ReceivedRequest) => boolean) | undefined;
+  /**
+   * Answers 422 to a request it names that would otherwise get a 2xx: the receiver is up and
+   * refuses the body, which does not count against its host's circuit breaker
+   * (`isOriginFailure`), so a share of jobs can die without slowing the rest of the host's
+   * (sim_revives.ts). Draws nothing, as `failWhen`.
+   */
+  rejectWhen: ((request: ReceivedRequest) => boolean) | undefined;
 
   constructor(options: SimReceiverOptions) {
     this.#scheduler = options.scheduler;
@@ -238,6 +245,7 @@ export class SimReceiver {
         }
         // After every draw, so a run without such URLs draws what it did before.
         if (status !== 0 && this.goneUrls.has(job.url)) status = 410;
+        if (status >= 200 && status < 300 && this.rejectWhen?.(record) === true) status = 422;
         if (mode === "slow" || (mode === "ok" && stray > 1 - this.#straySlow)) {
           processMs = request.timeoutMs * (1.05 + this.#rng.next());
         }

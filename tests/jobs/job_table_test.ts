@@ -614,3 +614,25 @@ Deno.test("a keyed job compacted after its key's keeping time leaves a tombstone
   }, T0 + 24 * HOUR + 12);
   assertEquals([late.effect, t.get("kl")], ["unchanged", undefined]);
 });
+
+Deno.test("a dead stub is not listed among the dead letters", () => {
+  // Its DEAD came before its SUBMIT: no spec to show nor to retry. Listed, the job view of the
+  // page threw, and `GET /v1/dead-letters` failed on that node (`hookd sim --revives`, seed
+  // 16). Mutation: list stubs too (`dead-letters-list-stubs`).
+  const t = table();
+  const dead = (id: string): JobRecord => ({
+    type: "dead",
+    stamp: stamp(),
+    jobId: id,
+    gen: 0,
+    attemptsMade: 3,
+    finishedAtMs: T0,
+    reason: "x",
+  });
+  t.apply({ type: "submit", stamp: stamp(), spec: spec("full") }, T0);
+  t.apply(dead("full"), T0);
+  t.apply(dead("stub"), T0);
+  assertEquals(t.deadLetters(10).items.map((e) => e.jobId), ["full"]);
+  t.apply({ type: "submit", stamp: stamp(), spec: spec("stub") }, T0);
+  assertEquals(t.deadLetters(10).items.map((e) => e.jobId), ["full", "stub"]);
+});
