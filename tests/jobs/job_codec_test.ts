@@ -9,7 +9,14 @@ import {
 } from "../../src/jobs/job_codec.ts";
 import { ByteWriter } from "../../src/lib/bytes.ts";
 import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
-import { anyRecordArb, endpointStateArb, jobRecordArb, ORIGINS, stampArb } from "./arbitraries.ts";
+import {
+  anyRecordArb,
+  endpointStateArb,
+  jobRecordArb,
+  ORIGINS,
+  plainSpec,
+  stampArb,
+} from "./arbitraries.ts";
 import type { AttemptEntry, JobRecord } from "../../src/jobs/job_model.ts";
 
 Deno.test("job records round-trip through the codec", () => {
@@ -286,17 +293,7 @@ Deno.test("a bare REVIVE and a key of generation 0 keep the bytes they had befor
   // older bytes are a prefix of the newer ones, and decode to the record without the field.
   const stamp = { origin: ORIGINS[0]!, seq: 9 };
   const bare: JobRecord = { type: "revive", stamp, jobId: "job_1", gen: 2 };
-  const spec = {
-    id: "job_1",
-    url: "http://a.test/",
-    payload: "{}",
-    headers: {},
-    secrets: [],
-    timeoutMs: 0,
-    maxAttempts: 3,
-    submittedAtMs: 1_800_000_000_000,
-    bodyHash: "",
-  };
+  const spec = plainSpec("job_1", 1_800_000_000_000);
   const full: JobRecord = { ...bare, spec, submitStamp: { origin: ORIGINS[1]!, seq: 4 } };
   const bareBytes = encodeRecord(bare);
   const fullBytes = encodeRecord(full);

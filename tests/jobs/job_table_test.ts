@@ -19,6 +19,11 @@ function spec(id: string, key?: string): JobSpec {
 let seq = 1;
 const stamp = () => ({ origin: "10.0.0.1:7000", seq: seq++ });
 
+/** Job `jobId`'s generation `gen` dead-lettered after three attempts. */
+function deadRecord(jobId: string, gen: number, finishedAtMs: number): JobRecord {
+  return { type: "dead", stamp: stamp(), jobId, gen, attemptsMade: 3, finishedAtMs, reason: "x" };
+}
+
 Deno.test("JobTable keeps delivered jobs for their retention, then drops them, keys outliving them", () => {
   const t = table();
   t.apply({ type: "submit", stamp: stamp(), spec: spec("a") }, T0);
@@ -521,15 +526,7 @@ Deno.test("a keyed dead letter's kept key blocks its own generation's records, n
   const s = plainSpec("kd", T0 + HOUR, "order-9");
   t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
   t.apply({ type: "commit", stamp: stamp(), jobId: "kd", bodyHash: "h" }, T0);
-  const dead = (gen: number): JobRecord => ({
-    type: "dead",
-    stamp: stamp(),
-    jobId: "kd",
-    gen,
-    attemptsMade: 3,
-    finishedAtMs: T0 + 10,
-    reason: "x",
-  });
+  const dead = (gen: number) => deadRecord("kd", gen, T0 + 10);
   t.apply(dead(0), T0);
   t.expire(T0 + 24 * HOUR + 11);
   assertEquals([t.get("kd"), t.keyTombstone("kd")?.key], [undefined, "order-9"]);
@@ -583,15 +580,7 @@ Deno.test("a keyed job compacted after its key's keeping time leaves a tombstone
   const t = table();
   t.apply({ type: "submit", stamp: stamp(), spec: spec("kl", "order-11") }, T0);
   t.apply({ type: "commit", stamp: stamp(), jobId: "kl", bodyHash: "h" }, T0);
-  t.apply({
-    type: "dead",
-    stamp: stamp(),
-    jobId: "kl",
-    gen: 0,
-    attemptsMade: 3,
-    finishedAtMs: T0 + 10,
-    reason: "x",
-  }, T0);
+  t.apply(deadRecord("kl", 0, T0 + 10), T0);
   assertEquals(t.expire(T0 + 24 * HOUR + 11), ["kl"]);
   assertEquals(t.keyTombstone("kl"), undefined, "past the window");
   assertEquals(t.goneTombstone("kl")?.gen, 0);
@@ -620,15 +609,7 @@ Deno.test("a dead stub is not listed among the dead letters", () => {
   // page threw, and `GET /v1/dead-letters` failed on that node (`hookd sim --revives`, seed
   // 16). Mutation: list stubs too (`dead-letters-list-stubs`).
   const t = table();
-  const dead = (id: string): JobRecord => ({
-    type: "dead",
-    stamp: stamp(),
-    jobId: id,
-    gen: 0,
-    attemptsMade: 3,
-    finishedAtMs: T0,
-    reason: "x",
-  });
+  const dead = (id: string) => deadRecord(id, 0, T0);
   t.apply({ type: "submit", stamp: stamp(), spec: spec("full") }, T0);
   t.apply(dead("full"), T0);
   t.apply(dead("stub"), T0);
