@@ -438,8 +438,8 @@ const MUTANTS: Mutant[] = [
     name: "key-forgets-generation",
     breaks: "a kept key remembers the generation that finished",
     file: "src/jobs/job_table.ts",
-    from: "          ...(entry.gen > 0 ? { gen: entry.gen } : {}),",
-    to: "          ...(entry.gen < 0 ? { gen: entry.gen } : {}),",
+    from: "          ...(overGen > 0 ? { gen: overGen } : {}),",
+    to: "          ...(overGen < 0 ? { gen: overGen } : {}),",
     tests: ["tests/jobs/job_table_test.ts"],
   },
   {
@@ -482,6 +482,22 @@ const MUTANTS: Mutant[] = [
     from: "    if (!deliveredAfter && (finishedGen === undefined || finishedGen <= r.fromGen)) {",
     to: "    if (!deliveredAfter && finishedGen !== undefined && finishedGen < 0) {",
     tests: ["tests/jobs/revive_sim_test.ts"],
+  },
+  {
+    name: "delivered-guard-one-generation",
+    breaks: "a delivered job's tombstone or kept key blocks records of every generation",
+    file: "src/jobs/job_table.ts",
+    from: 'const overGen = entry.phase === "delivered" ? ALL_GENERATIONS : entry.gen;',
+    to: 'const overGen = entry.phase === "delivered" ? entry.gen : entry.gen;',
+    tests: ["tests/jobs/job_table_test.ts"],
+  },
+  {
+    name: "gone-keeps-stale-dead-letter",
+    breaks: "a tombstone of a later generation drops a dead letter held of an earlier one",
+    file: "src/jobs/job_table.ts",
+    from: 'held.phase === "dead" && held.gen < gen)',
+    to: 'held.phase === "dead" && held.gen < 0)',
+    tests: ["tests/jobs/job_table_test.ts"],
   },
   {
     name: "jobs-keyed-finished-no-tombstone",

@@ -343,6 +343,15 @@ export function newEntry(jobId: string): JobEntry {
   };
 }
 
+/**
+ * The generation a delivered job's guard (its tombstone or kept key) names: every one. A
+ * delivered job is delivered in every generation (`joinProgress`: a retry by hand of a job
+ * some node delivered changes nothing), so no record of any generation may make it anew
+ * where it was compacted (a REVIVE reaching a node that had delivered and compacted the job
+ * made it pending there for ever: `hookd sim --revives`, seed 154). Fits the codecs' u32.
+ */
+export const ALL_GENERATIONS = 0xffff_ffff;
+
 /** A stub has state but no spec yet: it cannot be delivered until the SUBMIT arrives. */
 export function isStub(entry: JobEntry): boolean {
   return entry.spec === undefined;

@@ -35,6 +35,7 @@ import { EndpointTable } from "./endpoint_table.ts";
 import { type EventEntry, eventJobIds, eventJobSpec, EventTable } from "./event_table.ts";
 import { type EventBody, keyedEventId } from "./event_model.ts";
 import {
+  ALL_GENERATIONS,
   type ApplyEffect,
   applyRecord,
   type EventRecord,
@@ -496,11 +497,15 @@ export class JobTable {
       case "gone": {
         // From a checkpoint, or a snapshot's server: the job finished there and was compacted.
         // A copy this replica still holds pending in that generation missed its DONE or DEAD:
-        // it is over too. A copy held finished stays until its own retention (it guards itself
-        // meanwhile), and one in a later generation (retried by hand since) is not this one.
+        // it is over too. So is a dead letter of an earlier generation: it was retried by hand
+        // since, and that life ended too (kept, it was retried again here, and that life was
+        // pending for ever where the others' tombstones dropped it: `hookd sim --revives`, seed
+        // 240). A copy held finished in that generation stays until its own retention (it
+        // guards itself meanwhile), and one in a later generation is not this one.
         const { jobId, gen } = record.gone;
         const held = this.#entries.get(jobId);
-        const removed = held !== undefined && held.phase === "pending" && held.gen <= gen
+        const removed = held !== undefined &&
+            (held.phase === "pending" ? held.gen <= gen : held.phase === "dead" && held.gen < gen)
           ? held
           : undefined;
         if (removed !== undefined) this.#remove(removed);
@@ -907,6 +912,7 @@ export class JobTable {
     // A copy pending and uncommitted may be a submit the replicas refused (sim seed 319); one
     // finished but uncommitted only knows that some body of the id was (sim seed 233).
     let keyKept = false;
+    const overGen = entry.phase === "delivered" ? ALL_GENERATIONS : entry.gen;
     if (keepKey && entry.committed && spec?.idempotencyKey !== undefined) {
       const expiresAtMs = spec.submittedAtMs + this.#options.idempotencyWindowMs;
       // Past the key's keeping time already (a dead letter compacted after its window), the
@@ -917,7 +923,7 @@ export class JobTable {
           jobId: entry.jobId,
           bodyHash: entry.bodyHash,
           expiresAtMs,
-          ...(entry.gen > 0 ? { gen: entry.gen } : {}),
+          ...(overGen > 0 ? { gen: overGen } : {}),
         });
         this.#keyExpiry.push(entry.jobId, this.#keyKeptUntil(expiresAtMs));
         keyKept = true;
@@ -931,7 +937,7 @@ export class JobTable {
     // epoch, under another id (keyed_id.ts). A pending job is not finished: its SUBMIT may
     // still make it, so it leaves nothing.
     if (entry.phase !== "pending" && !keyKept) {
-      this.#setGone(entry.jobId, entry.gen, this.#nowWallMs + this.#options.finishedTombstoneMs);
+      this.#setGone(entry.jobId, overGen, this.#nowWallMs + this.#options.finishedTombstoneMs);
     }
   }
 

@@ -83,7 +83,10 @@ export function eventKey(eventId: string): string {
 
 /**
  * The key a REVIVE of generation `gen` is held by (`holds(disk, reviveKey(id, gen), "")`): the
- * record itself, or a checkpoint's or handoff's state of that generation or a later one.
+ * record itself, or any record of that generation or a later one (a RETRY, DONE or DEAD, a
+ * checkpoint's or handoff's state), which exists only once the REVIVE was made. A node that
+ * caught up through a snapshot counts the REVIVE's seq as held and votes for it at once, while
+ * its disk may hold only the new generation's DONE (seed 221 with `--revives`).
  */
 export function reviveKey(jobId: string, gen: number): string {
   return `revive:${jobId}:${gen}`;
@@ -101,6 +104,10 @@ export function heldKeysOf(record: JobRecord): string[] {
   switch (record.type) {
     case "revive":
       return [heldKey(reviveKey(record.jobId, record.gen), "")];
+    case "retry":
+    case "done":
+    case "dead":
+      return reviveKeysUpTo(record.jobId, record.gen);
     case "submit":
       return [heldKey(record.spec.id, record.spec.bodyHash)];
     case "commit":

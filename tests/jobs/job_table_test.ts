@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../assert.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
-import type { JobRecord, JobSpec } from "../../src/jobs/job_model.ts";
+import { ALL_GENERATIONS, type JobRecord, type JobSpec } from "../../src/jobs/job_model.ts";
 import { decodeRecord, encodeRecord } from "../../src/jobs/job_codec.ts";
 import { plainSpec, tableTestOptions } from "./arbitraries.ts";
 import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
@@ -190,7 +190,8 @@ Deno.test("a finished, compacted job leaves a tombstone that drops every late re
   t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
   t.apply({ type: "done", stamp: stamp(), jobId: s.id, gen: 0, finishedAtMs: T0 }, T0);
   assertEquals(t.expire(T0 + HOUR + 1), [s.id]);
-  assertEquals(t.goneTombstone(s.id)?.gen, 0);
+  // Delivered: over in every generation.
+  assertEquals(t.goneTombstone(s.id)?.gen, ALL_GENERATIONS);
   const pendingState = {
     jobId: s.id,
     spec: s,
@@ -232,10 +233,6 @@ Deno.test("a finished, compacted job leaves a tombstone that drops every late re
     assertEquals(t.get(s.id), undefined, `a late ${record.type} does not make the job anew`);
   }
   assertEquals(t.lateRecords, late.length);
-  // A manual retry of the dead letter elsewhere (generation 1) is a new life: it is not late.
-  t.apply({ type: "revive", stamp: stamp(), jobId: s.id, gen: 1 }, T0 + 2 * HOUR);
-  t.apply({ type: "submit", stamp: stamp(), spec: s }, T0 + 2 * HOUR);
-  assertEquals([t.get(s.id)?.phase, t.get(s.id)?.gen], ["pending", 1]);
   // Kept for finishedTombstoneMs after the compaction, then forgotten.
   const u = spec("job_0b");
   t.apply({ type: "submit", stamp: stamp(), spec: u }, T0);
@@ -544,32 +541,41 @@ Deno.test("a keyed dead letter's kept key blocks its own generation's records, n
 });
 
 Deno.test("a retried keyed job's key remembers its generation, and a peer's older key leaves the retry alone", () => {
-  // Generation 1 of a keyed job delivered and compacted leaves a key of generation 1, so a late
-  // REVIVE of that generation does not make the job anew (mutation `key-forgets-generation`).
-  // And a key a peer sends of generation 0 (it compacted the dead letter before the retry
-  // reached it) does not drop a copy held in generation 1 (mutation
-  // `key-record-drops-later-generation`).
-  const s = spec("kr", "order-10");
-  const revive: JobRecord = { type: "revive", stamp: stamp(), jobId: "kr", gen: 1, spec: s };
+  // Generation 1 of a keyed job dead again and compacted leaves a key of generation 1, so a
+  // late REVIVE of that generation does not make the job anew while one of generation 2 does
+  // (mutation `key-forgets-generation`). And a key a peer sends of generation 0 (it compacted
+  // the dead letter before the retry reached it) does not drop a copy held in generation 1
+  // (mutation `key-record-drops-later-generation`).
+  // Submitted an hour after T0, so its key outlives the dead letter's 24-h retention.
+  const s = plainSpec("kr", T0 + HOUR, "order-10");
+  const revive = (gen: number): JobRecord => ({
+    type: "revive",
+    stamp: stamp(),
+    jobId: "kr",
+    gen,
+    spec: s,
+  });
   const t = table();
   t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
   t.apply({ type: "commit", stamp: stamp(), jobId: "kr", bodyHash: "h" }, T0);
-  t.apply(revive, T0);
+  t.apply(revive(1), T0);
   const olderKey: JobRecord = {
     type: "key",
-    key: { key: "order-10", jobId: "kr", bodyHash: "h", expiresAtMs: T0 + 24 * HOUR },
+    key: { key: "order-10", jobId: "kr", bodyHash: "h", expiresAtMs: T0 + 25 * HOUR },
   };
   assertEquals(t.apply(olderKey, T0).effect, "unchanged");
   assertEquals([t.get("kr")?.phase, t.get("kr")?.gen], ["pending", 1]);
-  t.apply({ type: "done", stamp: stamp(), jobId: "kr", gen: 1, finishedAtMs: T0 + 10 }, T0);
-  t.expire(T0 + HOUR + 11);
+  t.apply(deadRecord("kr", 1, T0 + 10), T0);
+  t.expire(T0 + 24 * HOUR + 11);
   assertEquals([t.get("kr"), t.keyTombstone("kr")?.gen], [undefined, 1]);
-  assertEquals(t.apply(revive, T0 + HOUR + 12).effect, "unchanged", "a late revive of it");
+  assertEquals(t.apply(revive(1), T0 + 24 * HOUR + 12).effect, "unchanged", "a late revive");
   assertEquals(t.get("kr"), undefined);
   // The key survives a checkpoint with its generation.
   const back = decodeRecord(encodeRecord({ type: "key", key: t.keyTombstone("kr")! }));
   assert(back.ok && back.value.type === "key");
   assertEquals(back.value.key.gen, 1);
+  assertEquals(t.apply(revive(2), T0 + 24 * HOUR + 12).effect, "changed", "a new retry");
+  assertEquals([t.get("kr")?.phase, t.get("kr")?.gen], ["pending", 2]);
 });
 
 Deno.test("a keyed job compacted after its key's keeping time leaves a tombstone", () => {
@@ -616,4 +622,64 @@ Deno.test("a dead stub is not listed among the dead letters", () => {
   assertEquals(t.deadLetters(10).items.map((e) => e.jobId), ["full"]);
   t.apply({ type: "submit", stamp: stamp(), spec: spec("stub") }, T0);
   assertEquals(t.deadLetters(10).items.map((e) => e.jobId), ["full", "stub"]);
+});
+
+Deno.test("a delivered job's guard blocks every generation", () => {
+  // Delivered absorbs every generation (a retry by hand of a job some node delivered changes
+  // nothing there), so a job compacted after its delivery comes back in none: a REVIVE made by
+  // a node that had taken the job for dead (a partition hid the DONE) made it pending here for
+  // ever (`hookd sim --revives`, seed 154). Mutation: the guard names the delivered generation
+  // only (`delivered-guard-one-generation`).
+  for (const key of [undefined, "order-12"]) {
+    const t = table();
+    const s = spec("dv", key);
+    t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
+    t.apply({ type: "commit", stamp: stamp(), jobId: "dv", bodyHash: s.bodyHash }, T0);
+    t.apply({ type: "done", stamp: stamp(), jobId: "dv", gen: 0, finishedAtMs: T0 + 10 }, T0);
+    t.expire(T0 + HOUR + 11);
+    assertEquals(t.get("dv"), undefined);
+    const revive: JobRecord = { type: "revive", stamp: stamp(), jobId: "dv", gen: 1, spec: s };
+    assertEquals(t.apply(revive, T0 + HOUR + 12).effect, "unchanged", `key ${key}`);
+    assertEquals(t.get("dv"), undefined, `key ${key}`);
+  }
+});
+
+Deno.test("a dead letter's tombstone lets a manual retry of it elsewhere through", () => {
+  // Generation 1 is a new life, not a late record of the one that died: its REVIVE makes a stub
+  // and the SUBMIT (or the spec the REVIVE carries) fills it.
+  const t = table();
+  const d = spec("job_0d");
+  t.apply({ type: "submit", stamp: stamp(), spec: d }, T0);
+  t.apply(deadRecord(d.id, 0, T0), T0);
+  t.expire(T0 + 24 * HOUR + 1);
+  assertEquals(t.goneTombstone(d.id)?.gen, 0);
+  t.apply({ type: "revive", stamp: stamp(), jobId: d.id, gen: 1 }, T0 + 25 * HOUR);
+  t.apply({ type: "submit", stamp: stamp(), spec: d }, T0 + 25 * HOUR);
+  assertEquals([t.get(d.id)?.phase, t.get(d.id)?.gen], ["pending", 1]);
+});
+
+Deno.test("a snapshot's tombstone of a later generation drops a stale dead letter", () => {
+  // A node held generation 1 dead while it was down; the job was retried by hand again and
+  // delivered, and compacted everywhere. The snapshot it caught up from carries the tombstone:
+  // its dead letter is stale (kept, it was retried again here, and that life stayed pending
+  // for ever: `hookd sim --revives`, seed 240). A dead letter of the tombstone's own generation
+  // stays until its retention. Mutation: keep every finished copy
+  // (`gone-keeps-stale-dead-letter`).
+  const t = table();
+  const s = spec("sd");
+  t.apply({ type: "submit", stamp: stamp(), spec: s }, T0);
+  t.apply(deadRecord("sd", 0, T0), T0);
+  t.apply({ type: "revive", stamp: stamp(), jobId: "sd", gen: 1 }, T0);
+  t.apply(deadRecord("sd", 1, T0 + 5), T0);
+  const gone = (gen: number): JobRecord => ({
+    type: "gone",
+    gone: { jobId: "sd", gen, expiresAtMs: T0 + 24 * HOUR },
+  });
+  assertEquals(t.apply(gone(1), T0 + 10).effect, "unchanged", "its own generation");
+  assertEquals([t.get("sd")?.phase, t.get("sd")?.gen], ["dead", 1]);
+  assertEquals(t.apply(gone(ALL_GENERATIONS), T0 + 10).effect, "changed");
+  assertEquals(t.get("sd"), undefined);
+  assertEquals(t.deadLetters(10).items, []);
+  const late: JobRecord = { type: "revive", stamp: stamp(), jobId: "sd", gen: 2 };
+  assertEquals(t.apply(late, T0 + 11).effect, "unchanged");
 });
