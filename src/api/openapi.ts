@@ -295,7 +295,9 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       "/v1/jobs/{id}/retry": {
         post: {
           operationId: "retryJob",
-          summary: "Retry a dead letter by hand (attempts start again from 1). No body.",
+          summary: "Retry a dead letter by hand (attempts start again from 1). No body. 503 " +
+            "not_ready when this node does not yet know the job was acknowledged, or another " +
+            "node holds a newer state of it (retried again or delivered since): retry shortly.",
           security: bearer,
           parameters: [id],
           responses: {

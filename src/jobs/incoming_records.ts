@@ -41,7 +41,13 @@ export interface IncomingRecordsOptions {
   readonly metrics: Pick<CoreMetrics, "acksSent">;
   readonly table: Pick<
     JobTable,
-    "get" | "keyTombstone" | "liveIncarnation" | "liveEventIncarnation" | "event" | "events"
+    | "get"
+    | "keyTombstone"
+    | "goneTombstone"
+    | "liveIncarnation"
+    | "liveEventIncarnation"
+    | "event"
+    | "events"
   >;
   readonly tracker: Pick<SeqTracker, "has">;
   readonly catchupLog: Pick<CatchupLog, "add">;
@@ -191,8 +197,32 @@ export class IncomingRecords {
     };
   }
 
+  /**
+   * Whether this node holds job `jobId` past generation `gen`'s start: delivered (in any
+   * generation), finished in `gen`, or in a later one, here or in its tombstone or key. A
+   * REVIVE of `gen` is then stale (its node's copy was a generation behind: a first retry
+   * and its end went by while it was cut off) and changes nothing here: dead beats pending
+   * within a generation. Acknowledged as usual, that retry was never attempted (session 39's
+   * review).
+   */
+  #pastStartOf(jobId: string, gen: number): boolean {
+    const entry = this.#table.get(jobId);
+    if (entry !== undefined) {
+      return entry.phase === "delivered" || entry.gen > gen ||
+        (entry.gen === gen && entry.phase === "dead");
+    }
+    const gone = this.#table.goneTombstone(jobId);
+    const key = this.#table.keyTombstone(jobId);
+    return (gone !== undefined && gone.gen >= gen) ||
+      (key !== undefined && (key.gen ?? 0) >= gen);
+  }
+
   #ackFor(record: ReplicatedRecord, conflicted = false): AckEntry {
     if (record.type === "event") return this.#eventAck(record, conflicted);
+    if (record.type === "revive") {
+      const stale = this.#pastStartOf(record.jobId, record.gen);
+      return { stamp: record.stamp, status: stale ? "finished" : "ok", bodyHash: "" };
+    }
     if (record.type !== "submit") return { stamp: record.stamp, status: "ok", bodyHash: "" };
     const entry = this.#table.get(record.spec.id);
     const key = record.spec.idempotencyKey;

@@ -507,7 +507,10 @@ export function applyRecord(
     case "submit": {
       const spec = record.spec;
       if (entry.spec !== undefined) {
-        if (entry.bodyHash !== spec.bodyHash) return "conflict";
+        if (!sameBody(entry, spec, spec.bodyHash)) {
+          // (An event's job: another body of a keyed event, told apart by what it sends.)
+          return entry.bodyHash === spec.bodyHash ? "unchanged" : "conflict";
+        }
         // The spec came first without the SUBMIT's stamp (a COMMIT's, or a REVIVE or `state`
         // from a copy that had it so): the stamp is this record's, whatever the order.
         if (entry.submitStamp !== undefined) return "unchanged";

@@ -356,8 +356,10 @@ export class JobTable {
   liveIncarnation(key: string, wallMs: number, exceptId?: string): Incarnation | undefined {
     return this.#liveAmong(key, wallMs, exceptId, keyedJobId, (jobId) => {
       const entry = this.#entries.get(jobId);
-      if (entry === undefined) return "absent";
-      if (entry.spec === undefined || entry.spec.idempotencyKey !== key) return undefined;
+      // A stub knows no key: the key an earlier generation left (kept beside a retry's stub)
+      // answers for it.
+      if (entry === undefined || entry.spec === undefined) return "absent";
+      if (entry.spec.idempotencyKey !== key) return undefined;
       return {
         bodyHash: entry.bodyHash,
         submittedAtMs: entry.spec.submittedAtMs,
@@ -598,8 +600,10 @@ export class JobTable {
       }
       this.#entries.set(jobId, entry);
       // The entry guards its id now; a key its earlier generation left is stale (the new one
-      // leaves its own when it finishes).
-      if (tombstone !== undefined) this.#keys.delete(jobId);
+      // leaves its own when it finishes). Not for a stub: its retention may drop it with no
+      // guard left (it is pending, uncommitted), and meanwhile the key still answers for the
+      // key's window, which a stub does not (session 39's review).
+      if (tombstone !== undefined && !isStub(entry)) this.#keys.delete(jobId);
       this.#countPayload(entry, 1);
       this.#counts[entry.phase]++;
       if (!entry.committed) this.#uncommitted++;

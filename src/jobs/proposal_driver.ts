@@ -356,6 +356,24 @@ export class ProposalDriver {
           );
         }
         return;
+      case "stale":
+        // The client retried a dead letter this node holds a generation behind: refused, as
+        // this node learns the job's newer state within seconds (anti-entropy), and a retry
+        // then starts the generation after it, or finds the job delivered.
+        for (const requestId of p.reviveRequests) {
+          this.#host.output({
+            type: "revive-done",
+            requestId,
+            outcome: {
+              ok: false,
+              code: "not_ready",
+              message: "another node holds a newer state of this job (retried again or " +
+                "delivered since this node's copy); this retry changed nothing, try again shortly",
+              retryAfterS: 1,
+            },
+          });
+        }
+        return;
       case "committed":
         this.#commit(nowMs, p);
         return;

@@ -128,6 +128,12 @@ export type Verdict =
   | { readonly kind: "blocked" }
   /** A voter holds the id committed with another body, or too many hold another body. */
   | { readonly kind: "conflict" }
+  /**
+   * A REVIVE's voter holds the job past the generation it starts (delivered, or that
+   * generation over, or a later one): the retry was made from a copy a generation behind and
+   * would change nothing.
+   */
+  | { readonly kind: "stale" }
   /** A majority of the configured voters holds it durably. */
   | { readonly kind: "committed" };
 
@@ -383,7 +389,13 @@ export class Proposals {
       this.close(p);
       return { kind: "conflict" };
     }
-    if (p.votes.size < this.#quorum) return { kind: "pending" };
+    if (p.votes.size < this.#quorum) {
+      if (p.kind === "revive" && p.finished.size > 0) {
+        this.close(p);
+        return { kind: "stale" };
+      }
+      return { kind: "pending" };
+    }
     this.close(p);
     return { kind: "committed" };
   }

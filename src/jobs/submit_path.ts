@@ -392,6 +392,24 @@ export class SubmitPath {
       });
       return;
     }
+    if (!entry.committed) {
+      // Its COMMIT has not reached this node yet (it rides lazily; or this copy is a keyed
+      // id's losing body, which the COMMIT replaces): the body this node would send with the
+      // REVIVE may not be the acknowledged one, and a REVIVE without it leaves a stub, never
+      // delivered, on every node that compacted the dead letter (session 39's review).
+      this.#host.output({
+        type: "revive-done",
+        requestId,
+        outcome: {
+          ok: false,
+          code: "not_ready",
+          message: `this node has not yet learned that job ${JSON.stringify(jobId)} was ` +
+            "acknowledged; try again shortly",
+          retryAfterS: 1,
+        },
+      });
+      return;
+    }
     const stamp = this.#host.ownStamp();
     const record = this.#reviveRecord(stamp, entry);
     this.#table.apply(record, wallMs);
@@ -407,13 +425,13 @@ export class SubmitPath {
    * the replicas that compacted the dead letter already: their retention may end first (a
    * clock ahead, `deadLettersMax` reached at another job), and the SUBMIT never comes to
    * them again, so a bare REVIVE left them a stub, pending for ever and never delivered when
-   * it was the owner's. Revives are rare (a manual retry, an endpoint's recover), so the
-   * record is encoded once more to check that it fits a WAL record; one that does not goes
-   * bare, as before.
+   * it was the owner's. Only a committed copy is retried (`revive`). Revives are rare (a
+   * manual retry, an endpoint's recover), so the record is encoded once more to check that it
+   * fits a WAL record; one that does not goes bare, as before.
    */
   #reviveRecord(stamp: Stamp, entry: JobEntry): ReplicatedRecord {
     const bare = { type: "revive", stamp, jobId: entry.jobId, gen: entry.gen + 1 } as const;
-    if (!entry.committed || entry.spec === undefined) return bare;
+    if (entry.spec === undefined) return bare;
     const full: ReplicatedRecord = {
       ...bare,
       spec: entry.spec,

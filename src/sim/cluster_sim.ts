@@ -216,6 +216,8 @@ export class ClusterSim implements SimHistory {
   readonly events: EventLog[] = [];
   readonly rotations: RotationLog[] = [];
   readonly revives: ReviveLog[] = [];
+  /** When an owner reported each job dead (its `dead-letter` log), virtual ms. */
+  readonly #deadReports = new Map<string, number[]>();
   readonly lives: LifeLog[] = [];
   readonly stallLog: StallLog[] = [];
   /** Every node's membership events: the views from which the checker derives ownership. */
@@ -478,6 +480,11 @@ export class ClusterSim implements SimHistory {
           this.readyLog.push({ node: slot.nodeId, life, atMs: this.scheduler.nowMs });
         }
         if (event === "wal-failed") this.#faults.walFailed(slot, life, stack, fields);
+        if (event === "dead-letter" && typeof fields.job === "string") {
+          const at = this.#deadReports.get(fields.job);
+          if (at === undefined) this.#deadReports.set(fields.job, [this.scheduler.nowMs]);
+          else at.push(this.scheduler.nowMs);
+        }
       },
     });
     opening.then(
@@ -572,8 +579,11 @@ export class ClusterSim implements SimHistory {
     }
     for (const id of this.ackedJobs().keys()) {
       const phases = this.phases(id);
-      // A dead letter compacted (short retention in runs with retries) counts as dead.
-      const dead = phases.some((p) => isDeadPhase(p.phase) || p.phase === "compacted");
+      // A dead letter compacted (short retention in runs with retries) counts as dead, when an
+      // owner reported it so: a tombstone alone may be a loss (a copy compacted as finished
+      // elsewhere, the tombstone spread).
+      const dead = phases.some((p) => isDeadPhase(p.phase)) ||
+        (phases.some((p) => p.phase === "compacted") && this.deadReportsOf(id).length > 0);
       if (!got2xx.has(id) && !dead) return false;
       const over = phases.some((p) => isFinishedPhase(p.phase)) ||
         !phases.some((p) => p.phase === "pending") || this.compactedAfterDone(id);
@@ -637,20 +647,8 @@ export class ClusterSim implements SimHistory {
     return out;
   }
 
-  finishedGen(jobId: string): number | undefined {
-    let gen: number | undefined;
-    const later = (g: number) => gen = Math.max(gen ?? 0, g);
-    for (const s of this.#slots) {
-      const table = s.store?.core.table;
-      if (table === undefined) continue;
-      const entry = table.get(jobId);
-      if (entry !== undefined && entry.phase !== "pending") later(entry.gen);
-      const gone = table.goneTombstone(jobId);
-      if (entry === undefined && gone !== undefined) later(gone.gen);
-      const key = table.keyTombstone(jobId);
-      if (entry === undefined && key !== undefined) later(key.gen ?? 0);
-    }
-    return gen;
+  deadReportsOf(jobId: string): readonly number[] {
+    return this.#deadReports.get(jobId) ?? [];
   }
 
   async run(): Promise<ClusterSimReport> {

@@ -25,8 +25,8 @@
  * Retries by hand (runs with retries): an acknowledged retry's REVIVE was durable on a majority
  * of the voters' disks at that instant, its node's WAL had not failed, it was answered in time,
  * and the job was then delivered (a 2xx to an attempt sent after the retry started) or died
- * again (a node holds a later generation finished). A job dead and compacted everywhere (its
- * tombstone or kept key left) counts as dead.
+ * again (an owner reported it dead after the retry started). A job compacted (a tombstone or
+ * kept key left) and reported dead by an owner counts as dead.
  * Seqs: one (origin, seq) names one record on every disk (a restart never reuses a seq).
  * Idempotency: every acknowledgement of one id names one body, and the job is delivered with
  * it; a keyed job's id is one of its key's incarnation ids; an incarnation answers submits for
@@ -165,9 +165,12 @@ export function checkRun(sim: SimHistory, drained: boolean): CheckResult {
   for (const [id, bodyId] of acked) {
     const got2xx = (byJob.get(id) ?? []).some(is2xx);
     const phases = sim.phases(id);
-    // Compacted without a 2xx: it died (dead letters are kept seconds in runs with retries).
+    // Compacted without a 2xx, and reported dead by an owner: it died (dead letters are kept
+    // seconds in runs with retries). A tombstone alone is no proof: a copy compacted as
+    // finished elsewhere leaves one too, and that may be a loss.
     const compacted = phases.some((p) => p.phase === "compacted");
-    const dead = phases.some((p) => isDeadPhase(p.phase)) || (!got2xx && compacted);
+    const dead = phases.some((p) => isDeadPhase(p.phase)) ||
+      (!got2xx && compacted && sim.deadReportsOf(id).length > 0);
     const finished = phases.some((p) => isFinishedPhase(p.phase));
     const describe = () =>
       `job ${id} (body ${bodyId}): attempts ${(byJob.get(id) ?? []).length}, 2xx ${got2xx}, ` +
@@ -515,14 +518,24 @@ export function checkRevives(
     if (failure !== undefined && r.answeredAtMs > failure.atMs) {
       f.add("retry acknowledged after its WAL failed", what);
     }
-    const deliveredAfter = (byJob.get(r.jobId) ?? []).some((q) => is2xx(q) && q.sentAtMs >= r.atMs);
-    const finishedGen = sim.finishedGen(r.jobId);
-    if (!deliveredAfter && (finishedGen === undefined || finishedGen <= r.fromGen)) {
+    // Its own life, not an earlier one's: a 2xx to an attempt sent after the life began, or an
+    // owner's report of its death after that (a retry absorbed by a newer generation that had
+    // died before it was taken made no attempt at all). Retries of one dead letter from one
+    // generation start the same life, which begins with the first of them (seed 1: two
+    // clients at once, one delivery).
+    const lifeFromMs = Math.min(
+      ...sim.revives.filter((o) => o.jobId === r.jobId && o.fromGen === r.fromGen).map((o) =>
+        o.atMs
+      ),
+    );
+    const deliveredAfter = (byJob.get(r.jobId) ?? []).some((q) =>
+      is2xx(q) && q.sentAtMs >= lifeFromMs
+    );
+    const diedAfter = sim.deadReportsOf(r.jobId).some((atMs) => atMs > lifeFromMs);
+    if (!deliveredAfter && !diedAfter) {
       f.add(
         "acknowledged retry neither delivered nor dead again",
-        `${what}: latest generation finished ${finishedGen ?? "none"}, phases ${
-          sim.phases(r.jobId).map((p) => `${p.node}=${p.phase}`).join(" ")
-        }`,
+        `${what}: phases ${sim.phases(r.jobId).map((p) => `${p.node}=${p.phase}`).join(" ")}`,
       );
     }
   }

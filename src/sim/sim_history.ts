@@ -189,11 +189,8 @@ export interface SimHistory {
   ackedJobs(): Map<string, number>;
   /** Phase of `jobId` on every up node. */
   phases(jobId: string): Array<{ node: string; phase: SimJobPhase }>;
-  /**
-   * The latest generation of `jobId` an up node holds finished (delivered or dead, or
-   * compacted with a tombstone or kept key naming it); undefined if none does.
-   */
-  finishedGen(jobId: string): number | undefined;
+  /** When an owner reported `jobId` dead (its `dead-letter` log line), virtual ms. */
+  deadReportsOf(jobId: string): readonly number[];
   /** A node saw `jobId`'s 2xx longer ago than the retention window (it may have compacted it). */
   compactedAfterDone(jobId: string): boolean;
   /** Nodes that were up at the end (their stores open), with their replication phase. */

@@ -51,7 +51,11 @@ Deno.test("a dead letter is listed, and can be retried, only once its DEAD recor
   const requestId = 9_001;
   c.cores[0]!.revive(c.nowMs, c.wallMs, requestId, id);
   c.collect();
-  assertEquals(c.reviveAnswers.get(requestId), { ok: false }, "not durable: no manual retry");
+  assertEquals(
+    c.reviveAnswers.get(requestId),
+    { ok: false, code: "not_found" },
+    "not durable: no manual retry",
+  );
   c.persist(0);
   assertEquals(listed(c, 0), [id], "durable: listed");
 });

@@ -10,7 +10,7 @@ import { JobTable } from "../../src/jobs/job_table.ts";
 import type { EventBody } from "../../src/jobs/event_model.ts";
 import { eventJobIds, eventJobSpec } from "../../src/jobs/event_table.ts";
 import type { JobRecord } from "../../src/jobs/job_model.ts";
-import { tableTestOptions } from "./arbitraries.ts";
+import { plainSpec, tableTestOptions } from "./arbitraries.ts";
 
 const HOUR = 3_600_000;
 const T0 = 1_800_000_000_000;
@@ -244,4 +244,41 @@ Deno.test("a keyed event's losing job copy is replaced, not committed, by the wi
     }, T0 + 1000);
     assertEquals(t.get(jobId)?.spec?.payload, "WINNER", record.type);
   }
+});
+
+Deno.test("an event job's copy without a stamp does not take a losing body's SUBMIT stamp", () => {
+  // Session 39's review: a copy held without its SUBMIT's stamp learns it from a later SUBMIT of
+  // the same body; an event's jobs all carry bodyHash "", so the losing body of a keyed event
+  // stamped the winner's copy (the stamp is its ordered-queue key and its confirm round's).
+  // Mutation: learn from any SUBMIT of the hash (`stamp-from-losing-body`).
+  const id = "evt_kabc.ep_1";
+  const winner = {
+    ...plainSpec(id, T0),
+    payload: "winner",
+    webhookId: "evt_kabc",
+    ordered: true as const,
+  };
+  const t = table();
+  t.apply({
+    type: "state",
+    state: {
+      jobId: id,
+      spec: winner,
+      bodyHash: "",
+      committed: true,
+      gen: 0,
+      phase: "pending",
+      attemptsMade: 0,
+      nextAttemptAtMs: 0,
+      finishedAtMs: 0,
+      deadReason: "",
+      history: [],
+    },
+  }, T0);
+  const loserStamp = { origin: "10.0.0.9:7000", seq: 42 };
+  t.apply({ type: "submit", stamp: loserStamp, spec: { ...winner, payload: "loser" } }, T0);
+  assertEquals([t.get(id)?.spec?.payload, t.get(id)?.submitStamp], ["winner", undefined]);
+  const winnerStamp = { origin: "10.0.0.8:7000", seq: 7 };
+  t.apply({ type: "submit", stamp: winnerStamp, spec: winner }, T0);
+  assertEquals(t.get(id)?.submitStamp, winnerStamp, "the winner's own SUBMIT stamps it");
 });

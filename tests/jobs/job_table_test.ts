@@ -683,3 +683,30 @@ Deno.test("a snapshot's tombstone of a later generation drops a stale dead lette
   const late: JobRecord = { type: "revive", stamp: stamp(), jobId: "sd", gen: 2 };
   assertEquals(t.apply(late, T0 + 11).effect, "unchanged");
 });
+
+Deno.test("a retry's stub beside a keyed dead letter's key keeps the key and its answer", () => {
+  // Session 39's review: a later generation's record that makes only a stub (a bare REVIVE, or
+  // its RETRY or DEAD before its REVIVE) deleted the key its dead letter left. The key's
+  // incarnation was then unknown here, and if the stub's retention dropped it (pending, no
+  // guard), a late SUBMIT made the job anew. Mutations: delete the key for a stub too
+  // (`stub-deletes-key`); let a stub hide the key (`stub-hides-key`).
+  const t = table();
+  // Submitted ten hours after T0, so its key outlives the dead letter's 24-h retention and
+  // the stub's.
+  const id = keyedJobId("order-13", keyEpoch(T0 + 10 * HOUR, 24 * HOUR));
+  const s = plainSpec(id, T0 + 10 * HOUR, "order-13");
+  const submit: JobRecord = { type: "submit", stamp: stamp(), spec: s };
+  t.apply(submit, T0);
+  t.apply({ type: "commit", stamp: stamp(), jobId: id, bodyHash: "h" }, T0);
+  t.apply(deadRecord(id, 0, T0 + 10), T0);
+  t.expire(T0 + 24 * HOUR + 11);
+  const at = T0 + 24 * HOUR + 12;
+  t.apply({ type: "revive", stamp: stamp(), jobId: id, gen: 1 }, at);
+  assertEquals([t.get(id)?.spec, t.get(id)?.gen], [undefined, 1], "a stub");
+  assertEquals(t.keyTombstone(id)?.key, "order-13", "the key stays beside the stub");
+  assertEquals(t.liveIncarnation("order-13", at)?.jobId, id, "and answers for the key");
+  t.expire(at + 2 * HOUR);
+  assertEquals(t.get(id), undefined, "the stub went");
+  assertEquals(t.apply(submit, at + 2 * HOUR + 1).effect, "unchanged", "the key still guards");
+  assertEquals(t.get(id), undefined);
+});

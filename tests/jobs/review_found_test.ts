@@ -434,6 +434,14 @@ function deadLetterOnEveryCore(c: ReviewCluster, idempotencyKey: string | undefi
   assert(answer?.ok === true, JSON.stringify(answer));
   const id = answer.id;
   assertEquals(c.cores[0]!.ownerOf(id), c.cores[0]!.self);
+  failOnOwner(c, id);
+  c.settle(noSync);
+  for (const core of c.cores) assertEquals(core.table.get(id)?.phase, "dead");
+  return id;
+}
+
+/** Core 1, job `id`'s owner, reports its one allowed attempt failed: the job is dead there. */
+function failOnOwner(c: ReviewCluster, id: string): void {
   c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
     kind: "dead",
     jobId: id,
@@ -450,9 +458,6 @@ function deadLetterOnEveryCore(c: ReviewCluster, idempotencyKey: string | undefi
   });
   c.collect();
   c.tick(100);
-  c.settle(noSync);
-  for (const core of c.cores) assertEquals(core.table.get(id)?.phase, "dead");
-  return id;
 }
 
 function reviveThroughHolder(idempotencyKey: string | undefined): void {
@@ -525,4 +530,96 @@ Deno.test("a snapshot from a replica that compacted a dead letter before its ret
   }
   assertEquals(restarted.table.get(id)?.phase, "pending", "the owner still holds the retry");
   assert(c.scheduled[0]!.includes(id), "and delivers it");
+});
+
+Deno.test("a dead letter held uncommitted is not retried through that node: refused, not lost", () => {
+  // Session 39's review: core 2 missed the COMMIT of a keyed job, so its dead copy stayed
+  // uncommitted (perhaps a losing body, which the COMMIT replaces); every other core compacted
+  // the dead letter. A retry through core 2 sent a REVIVE without the spec (only a committed
+  // body may travel with it), acknowledged, and the owner got a stub it never delivered. Such a
+  // retry is refused now (`not_ready`); a client tries again once the node knows. Mutation: retry
+  // an uncommitted copy (`revive-uncommitted-copy`).
+  const c = new ReviewCluster({ deadRetentionMs: 60_000 });
+  c.startAll();
+  const noCommitTo1 = (m: InFlight) => noSync(m) && !(m.to === 1 && m.records.includes("commit"));
+  const rid = c.submit(0, {
+    url: "http://a.test/",
+    payload: "{}",
+    maxAttempts: 1,
+    idempotencyKey: "k-bare",
+  });
+  const step = () => {
+    c.settle(noCommitTo1);
+    c.drop((m) => !noCommitTo1(m));
+  };
+  step();
+  const answer = c.answers.get(rid);
+  assert(answer?.ok === true, JSON.stringify(answer));
+  const id = answer.id;
+  assertEquals(c.cores[1]!.table.get(id)?.committed, false, "core 2 missed the COMMIT");
+  c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
+    kind: "dead",
+    jobId: id,
+    attemptsMade: 1,
+    reason: "attempts exhausted",
+  });
+  c.collect();
+  c.tick(100);
+  step();
+  for (let t = 0; t < 62_000; t += 1_000) {
+    c.tick(1_000);
+    step();
+  }
+  assertEquals(c.cores[0]!.table.get(id), undefined, "the owner compacted the dead letter");
+  assertEquals(c.cores[1]!.table.get(id)?.phase, "dead", "core 2 still holds it, uncommitted");
+  c.cores[1]!.revive(c.nowMs, c.wallOf(1), 77, id);
+  c.collect();
+  c.settle(noSync);
+  const refused = c.reviveAnswers.get(77);
+  assert(refused?.ok === false && refused.code === "not_ready", JSON.stringify(refused));
+  assertEquals(c.cores[0]!.table.get(id), undefined, "no stub anywhere");
+  assertEquals(c.cores[1]!.table.get(id)?.gen, 0);
+});
+
+Deno.test("a retry through a node a generation behind is refused, and one after it catches up is attempted", () => {
+  // Session 39's review: core 5, cut off, missed a first retry and its death. A client's retry
+  // through it made a REVIVE of the generation that had already died, which every replica
+  // absorbed (dead beats pending within a generation): acknowledged, never attempted. A replica
+  // past the generation a REVIVE starts now answers `finished`, and the retry is refused
+  // (`not_ready`); once core 5 catches up, a retry starts the next generation. Mutation: vote
+  // `ok` for a stale REVIVE (`revive-stale-acknowledged`).
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = deadLetterOnEveryCore(c, undefined);
+  const cut = (m: InFlight) => m.from === 4 || m.to === 4;
+  const stepCut = () => {
+    c.settle((m) => noSync(m) && !cut(m));
+    c.drop(cut);
+  };
+  c.cores[1]!.revive(c.nowMs, c.wallOf(1), 1, id);
+  c.collect();
+  stepCut();
+  assertEquals(c.reviveAnswers.get(1)?.ok, true);
+  failOnOwner(c, id);
+  stepCut();
+  assertEquals([c.cores[0]!.table.get(id)?.phase, c.cores[0]!.table.get(id)?.gen], ["dead", 1]);
+  assertEquals([c.cores[4]!.table.get(id)?.phase, c.cores[4]!.table.get(id)?.gen], ["dead", 0]);
+  c.cores[4]!.revive(c.nowMs, c.wallOf(4), 2, id);
+  c.collect();
+  c.settle(noSync);
+  const refused = c.reviveAnswers.get(2);
+  assert(refused?.ok === false && refused.code === "not_ready", JSON.stringify(refused));
+  // Anti-entropy brings core 5 the first retry and its end; a retry then starts generation 2.
+  for (let t = 0; t < 3 * jobsDefaults.antiEntropyIntervalMs; t += 500) {
+    c.tick(500);
+    c.settle();
+  }
+  assertEquals([c.cores[4]!.table.get(id)?.phase, c.cores[4]!.table.get(id)?.gen], ["dead", 1]);
+  const before = c.scheduled[0]!.length;
+  c.cores[4]!.revive(c.nowMs, c.wallOf(4), 3, id);
+  c.collect();
+  c.settle(noSync);
+  assertEquals(c.reviveAnswers.get(3)?.ok, true);
+  assertEquals(c.cores[0]!.table.get(id)?.gen, 2);
+  assert(c.scheduled[0]!.slice(before).includes(id), "the owner attempts the new retry");
 });

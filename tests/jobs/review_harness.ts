@@ -64,7 +64,7 @@ export class ReviewCluster {
   readonly disk: Uint8Array[][];
   readonly inflight: InFlight[] = [];
   readonly answers = new Map<number, SubmitOutcome>();
-  readonly reviveAnswers = new Map<number, { ok: boolean }>();
+  readonly reviveAnswers = new Map<number, { ok: boolean; code?: string }>();
   readonly endpointAnswers = new Map<number, EndpointDone>();
   /** Answers to `lookupEndpoint`: ok (the core's table holds the majority's newest) or why not. */
   readonly lookupAnswers = new Map<number, { ok: boolean; code?: string }>();
@@ -175,7 +175,10 @@ export class ReviewCluster {
         this.answers.set(out.requestId, out.outcome);
         return;
       case "revive-done":
-        this.reviveAnswers.set(out.requestId, { ok: out.outcome.ok });
+        this.reviveAnswers.set(
+          out.requestId,
+          out.outcome.ok ? { ok: true } : { ok: false, code: out.outcome.code },
+        );
         return;
       case "endpoint-done":
         assert(!this.endpointAnswers.has(out.requestId), `endpoint write answered twice`);

@@ -7,8 +7,9 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { type ClusterSimOptions, replayCommand, runClusterSim } from "../../src/sim/cluster_sim.ts";
-import { checkRevives, Findings } from "../../src/sim/cluster_sim_checker.ts";
-import type { ReviveLog, SimHistory } from "../../src/sim/sim_history.ts";
+import { checkRevives, checkRun, Findings } from "../../src/sim/cluster_sim_checker.ts";
+import type { ReviveLog, SimHistory, SimJobPhase } from "../../src/sim/sim_history.ts";
+import { profileFor } from "../../src/sim/sim_profile.ts";
 import type { ReceivedRequest } from "../../src/sim/sim_receiver.ts";
 
 /** Long enough for jobs to die (a whole retry schedule) and be retried during the faults. */
@@ -31,11 +32,14 @@ Deno.test(`the whole-cluster simulation with retries by hand keeps every invaria
   assert(revivesAcked > 50, `${revivesAcked} retries acknowledged`);
 });
 
-/** One acknowledged retry of job `j` from generation 0 at 100 ms, and what the run left. */
+/**
+ * One acknowledged retry of job `j` from generation 0 at 100 ms, the receiver's requests and
+ * when an owner reported the job dead: what the retry checker finds.
+ */
 function findings(
   patch: Partial<ReviveLog>,
   requests: Partial<ReceivedRequest>[],
-  finishedGen: number | undefined,
+  deadReports: number[],
 ): string[] {
   const log: ReviveLog = {
     serial: 0,
@@ -59,7 +63,7 @@ function findings(
     lives: [{ node: "n1", life: 1, startMs: 0, endMs: undefined }],
     stallLog: [],
     walFailures: [],
-    finishedGen: () => finishedGen,
+    deadReportsOf: () => deadReports,
     phases: () => [{ node: "n1", phase: "pending" }],
   } as unknown as SimHistory;
   const f = new Findings();
@@ -67,24 +71,82 @@ function findings(
   return f.list().map((line) => line.slice(0, line.indexOf(":")));
 }
 
-Deno.test("the retry checker passes a retry delivered after it, or dead again", () => {
-  assertEquals(findings({}, [{}], undefined), []);
-  assertEquals(findings({}, [], 1), []);
+Deno.test("the retry checker passes a retry delivered after it, or dead again after it", () => {
+  assertEquals(findings({}, [{}], []), []);
+  assertEquals(findings({}, [], [300]), []);
   // Refused retries promise nothing.
-  assertEquals(findings({ outcome: { ok: false, code: "no_quorum" } }, [], undefined), []);
+  assertEquals(findings({ outcome: { ok: false, code: "no_quorum" } }, [], []), []);
 });
 
 Deno.test("the retry checker fails a retry never delivered, late, on a minority, or unanswered", () => {
   const lost = "acknowledged retry neither delivered nor dead again";
-  assertEquals(findings({}, [], undefined), [lost]);
-  // A 2xx sent before the retry started was the old generation's; a dead copy of it too.
-  assertEquals(findings({}, [{ sentAtMs: 50 }], 0), [lost]);
-  assertEquals(findings({ durableOn: ["n1", "n2"] }, [{}], undefined), [
+  assertEquals(findings({}, [], []), [lost]);
+  // A 2xx sent before the retry started was an earlier life's; so was a death reported before.
+  assertEquals(findings({}, [{ sentAtMs: 50 }], [60]), [lost]);
+  assertEquals(findings({ durableOn: ["n1", "n2"] }, [{}], []), [
     "retry not durable on a majority when acknowledged",
   ]);
-  assertEquals(findings({ answeredAtMs: 1_300 }, [{}], undefined), ["retry answered too late"]);
+  assertEquals(findings({ answeredAtMs: 1_300 }, [{}], []), ["retry answered too late"]);
   assertEquals(
-    findings({ answeredAtMs: undefined, outcome: undefined }, [], undefined),
+    findings({ answeredAtMs: undefined, outcome: undefined }, [], []),
     ["retry never answered"],
   );
+});
+
+/** A run's record with one acknowledged job, never attempted, held `phase` on three nodes. */
+function oneJobRun(phase: SimJobPhase, deadReports: number[]): SimHistory {
+  const nodes = ["n1", "n2", "n3"];
+  return {
+    voters: nodes,
+    profile: profileFor(1),
+    ackedJobs: () => new Map([["job_x", 0]]),
+    submits: [{
+      serial: 0,
+      bodyId: 0,
+      node: "n1",
+      life: 1,
+      atMs: 10,
+      answeredAtMs: 20,
+      outcome: { ok: true, id: "job_x", existing: false },
+      durableOn: nodes,
+    }],
+    bodies: [{
+      bodyId: 0,
+      request: { url: "http://a.test/", payload: '{"body":0}' },
+      bodyHash: "",
+    }],
+    scheduler: { nowMs: 100_000 },
+    receiver: { requests: [] },
+    phases: () => nodes.map((node) => ({ node, phase })),
+    deadReportsOf: () => deadReports,
+    compactedAfterDone: () => false,
+    upNodes: () => nodes.map((node) => ({ node, phase: "ready" })),
+    expectedUp: () => nodes,
+    endpoints: [],
+    events: [],
+    rotations: [],
+    revives: [],
+    lives: nodes.map((node) => ({ node, life: 1, startMs: 0, endMs: undefined })),
+    nodeIds: () => nodes,
+    readyLog: [],
+    memberLog: [],
+    walFailures: [],
+    submitTimeoutMs: 1_000,
+    stallLog: [],
+    probe: { scan: () => {}, stampConflicts: [], stampConflictsMore: 0 },
+    disk: () => undefined,
+  } as unknown as SimHistory;
+}
+
+Deno.test("a job compacted everywhere counts as dead only when an owner reported it dead", () => {
+  // Session 39's review: a tombstone alone is no proof of death (a copy compacted as finished
+  // elsewhere, the tombstone spread, leaves the same picture, and that is a loss). Mutation:
+  // take any tombstone for a death (`sim-compacted-is-dead`).
+  const lost = "acknowledged job neither delivered nor dead-lettered after the drain";
+  const kinds = (phase: SimJobPhase, reports: number[]) =>
+    checkRun(oneJobRun(phase, reports), true).violations.map((v) => v.slice(0, v.indexOf(":")));
+  assertEquals(kinds("absent", []), [lost]);
+  assertEquals(kinds("compacted", []), [lost]);
+  assertEquals(kinds("compacted", [50]), []);
+  assertEquals(kinds("dead", []), []);
 });
