@@ -479,8 +479,8 @@ const MUTANTS: Mutant[] = [
     name: "sim-retry-lost-unchecked",
     breaks: "the simulator's checker fails an acknowledged retry never delivered nor dead again",
     file: "src/sim/cluster_sim_checker.ts",
-    from: "    if (!deliveredAfter && !diedAfter) {",
-    to: "    if (!deliveredAfter && diedAfter && !diedAfter) {",
+    from: "    if (!delivered && !diedAfter) {",
+    to: "    if (!delivered && diedAfter && !diedAfter) {",
     tests: ["tests/jobs/revive_sim_test.ts"],
   },
   {
