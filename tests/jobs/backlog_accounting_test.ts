@@ -207,6 +207,48 @@ Deno.test("past deadLetterBytesMax the oldest dead letters go at the next expire
   );
 });
 
+/**
+ * One body per event id and hash, as in a cluster: an unkeyed event's id is random, and a keyed
+ * event's bodies differ by hash (its losing and winning bodies may share endpoints, so jobs).
+ * The raw arbitrary also drew two bodies under one id and hash, which no cluster makes, and
+ * failed about one run in sixteen on them.
+ */
+function oneBodyPerHash(record: JobRecord): JobRecord {
+  const job = (endpointId: string) => ({
+    endpointId,
+    url: "http://a.test/hook",
+    headers: {},
+    secrets: [],
+    timeoutMs: 0,
+    maxAttempts: 3,
+  });
+  const canonical = (body: EventBody): EventBody => {
+    const { id, bodyHash } = body.event;
+    return {
+      event: {
+        id,
+        type: "invoice.paid",
+        payload: `${id}/${bodyHash}`,
+        submittedAtMs: T0,
+        bodyHash,
+        // The arbitrary's "keyed-looking" id is the keyed one.
+        ...(id === "evt_kabc" ? { idempotencyKey: "k" } : {}),
+      },
+      jobs: (bodyHash === "" ? ["ep_0", "ep_1"] : ["ep_1", "ep_2"]).map(job),
+    };
+  };
+  switch (record.type) {
+    case "event":
+      return { ...record, body: canonical(record.body) };
+    case "event-commit":
+      return record.body !== undefined ? { ...record, body: canonical(record.body) } : record;
+    case "event-state":
+      return { ...record, state: { ...record.state, body: canonical(record.state.body) } };
+    default:
+      return record;
+  }
+}
+
 Deno.test("the payload counts equal a recount of the table after any records and expires, in any order", () => {
   const ids = fc.constantFrom("job_1", "job_2");
   // An event's jobs share its payload (they are made from its one body): a spec naming an event
@@ -226,7 +268,7 @@ Deno.test("the payload counts equal a recount of the table after any records and
         }
         : record,
     })),
-    eventRecordArb.map((record) => ({ record })),
+    eventRecordArb.map((record) => ({ record: oneBodyPerHash(record) })),
     fc.tuple(fc.constantFrom("job_1", "job_2"), fc.integer({ min: 0, max: 2 })).map((
       [jobId, gen],
     ) => ({
