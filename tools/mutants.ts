@@ -549,6 +549,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/revive_sim_test.ts"],
   },
   {
+    name: "revive-stale-at-first-finished",
+    breaks: "a retry is refused stale only once no majority can vote for it",
+    file: "src/jobs/proposals.ts",
+    from: 'if (p.kind === "revive" && voters - p.finished.size < this.#quorum) {',
+    to: 'if (p.kind === "revive" && p.finished.size > 0) {',
+    tests: ["tests/jobs/proposals_test.ts"],
+  },
+  {
     name: "jobs-keyed-finished-no-tombstone",
     breaks: "a finished keyed job that leaves no key leaves a tombstone against its late records",
     file: "src/jobs/job_table.ts",

@@ -26,6 +26,7 @@ export interface DeliveryReportsHost {
   applyAndReact(nowMs: number, record: JobRecord, wallMs: number): ApplyEffect;
   /** Puts a record of ours on the WAL and the wire; the sends may wait until `lazyAtMs`. */
   originate(record: ReplicatedRecord, voteKey: undefined, lazyAtMs: number): void;
+  log(event: string, fields: Record<string, unknown>): void;
 }
 
 export interface DeliveryReportsOptions {
@@ -70,7 +71,26 @@ export class DeliveryReports {
     wallMs: number,
     report: Extract<DeliveryReport, { kind: "dead" }>,
   ): number | undefined {
-    return this.#report(nowMs, wallMs, report.jobId, (stamp, gen) => ({
+    return this.#report(nowMs, wallMs, report.jobId, (stamp, gen) => {
+      // One line per dead letter recorded (an endpoint's disable too), none when nothing is:
+      // an operator sees each, and the simulator's checker takes it for the job's death.
+      this.#host.log("dead-letter", {
+        job: report.jobId,
+        gen,
+        attempts: report.attemptsMade,
+        reason: report.reason.slice(0, 200),
+      });
+      return this.#deadRecord(stamp, gen, wallMs, report);
+    });
+  }
+
+  #deadRecord(
+    stamp: Stamp,
+    gen: number,
+    wallMs: number,
+    report: Extract<DeliveryReport, { kind: "dead" }>,
+  ): ReplicatedRecord {
+    return {
       type: "dead",
       stamp,
       jobId: report.jobId,
@@ -80,7 +100,7 @@ export class DeliveryReports {
       // Bounded like an attempt's detail: the codec refuses a reason past reasonBytesMax.
       reason: report.reason.length > 2048 ? report.reason.slice(0, 2048) : report.reason,
       ...(report.attempt !== undefined ? { attempt: this.#attempt(report.attempt, gen) } : {}),
-    }));
+    };
   }
 
   delivered(

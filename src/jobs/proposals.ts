@@ -390,7 +390,11 @@ export class Proposals {
       return { kind: "conflict" };
     }
     if (p.votes.size < this.#quorum) {
-      if (p.kind === "revive" && p.finished.size > 0) {
+      // Only once no majority can vote for it: a replica may answer `finished` because this
+      // very retry already ran and ended there (its DEAD outran the REVIVE to that replica),
+      // and refusing it then told the client to retry a retry that took effect (session 39's
+      // review).
+      if (p.kind === "revive" && voters - p.finished.size < this.#quorum) {
         this.close(p);
         return { kind: "stale" };
       }

@@ -824,13 +824,6 @@ export class ReplicationCore {
   ): number | undefined {
     const token = this.#reports.dead(nowMs, wallMs, report);
     this.#health.reported(nowMs, wallMs, report);
-    // One line per dead letter: an operator sees it, and the simulator's checker takes it as
-    // the job's death (`hookd sim --revives` compacts dead letters within seconds).
-    this.#log("dead-letter", {
-      job: report.jobId,
-      attempts: report.attemptsMade,
-      reason: report.reason.slice(0, 200),
-    });
     return token;
   }
 

@@ -37,6 +37,7 @@ import { SimReceiver } from "./sim_receiver.ts";
 import { type CheckResult, checkRun, type OwnershipSplit } from "./cluster_sim_checker.ts";
 import {
   type BodySpec,
+  type DeadReport,
   type EventLog,
   isDeadPhase,
   isFinishedPhase,
@@ -216,8 +217,8 @@ export class ClusterSim implements SimHistory {
   readonly events: EventLog[] = [];
   readonly rotations: RotationLog[] = [];
   readonly revives: ReviveLog[] = [];
-  /** When an owner reported each job dead (its `dead-letter` log), virtual ms. */
-  readonly #deadReports = new Map<string, number[]>();
+  /** When an owner reported each job dead (its `dead-letter` log), and the generation. */
+  readonly #deadReports = new Map<string, DeadReport[]>();
   readonly lives: LifeLog[] = [];
   readonly stallLog: StallLog[] = [];
   /** Every node's membership events: the views from which the checker derives ownership. */
@@ -481,9 +482,13 @@ export class ClusterSim implements SimHistory {
         }
         if (event === "wal-failed") this.#faults.walFailed(slot, life, stack, fields);
         if (event === "dead-letter" && typeof fields.job === "string") {
-          const at = this.#deadReports.get(fields.job);
-          if (at === undefined) this.#deadReports.set(fields.job, [this.scheduler.nowMs]);
-          else at.push(this.scheduler.nowMs);
+          const report = {
+            atMs: this.scheduler.nowMs,
+            gen: typeof fields.gen === "number" ? fields.gen : 0,
+          };
+          const held = this.#deadReports.get(fields.job);
+          if (held === undefined) this.#deadReports.set(fields.job, [report]);
+          else held.push(report);
         }
       },
     });
@@ -598,9 +603,13 @@ export class ClusterSim implements SimHistory {
    */
   compactedAfterDone(jobId: string): boolean {
     const retentionMs = this.profile.jobs.finishedRetentionMs ?? jobsDefaults.finishedRetentionMs;
+    // Only while the life that saw the 2xx runs on: one that crashed may have lost its DONE
+    // before it spread (and a node left down for good never spreads it), so the others hold
+    // the job pending rightly and deliver it again; the drain waits for that (seed 34335).
     return this.receiver.requests.some((r) =>
       r.jobId === jobId && r.status >= 200 && r.status < 300 && r.nodeSaw === "response" &&
-      r.nodeSawAtMs! + retentionMs < this.scheduler.nowMs
+      r.nodeSawAtMs! + retentionMs < this.scheduler.nowMs &&
+      this.#slot(r.node).store !== undefined && this.#slot(r.node).life === r.life
     );
   }
 
@@ -647,7 +656,7 @@ export class ClusterSim implements SimHistory {
     return out;
   }
 
-  deadReportsOf(jobId: string): readonly number[] {
+  deadReportsOf(jobId: string): readonly DeadReport[] {
     return this.#deadReports.get(jobId) ?? [];
   }
 

@@ -24,8 +24,8 @@
  *    nothing afterwards.
  * Retries by hand (runs with retries): an acknowledged retry's REVIVE was durable on a majority
  * of the voters' disks at that instant, its node's WAL had not failed, it was answered in time,
- * and the job was delivered (at any time: delivered absorbs every generation) or died again (an
- * owner reported it dead after the retry started). A job compacted (a tombstone or
+ * and the job was delivered (after the retry's life began, or recorded so by a node at any time:
+ * delivered absorbs every generation) or its generation died after the retry was taken. A job compacted (a tombstone or
  * kept key left) and reported dead by an owner counts as dead.
  * Seqs: one (origin, seq) names one record on every disk (a restart never reuses a seq).
  * Idempotency: every acknowledgement of one id names one body, and the job is delivered with
@@ -518,20 +518,22 @@ export function checkRevives(
     if (failure !== undefined && r.answeredAtMs > failure.atMs) {
       f.add("retry acknowledged after its WAL failed", what);
     }
-    // Delivered, at any time: a job some node delivered is delivered in every generation (the
-    // merge rule), so a retry of it is moot (seeds 506 and 516 with `--revives`: a 2xx the
-    // owner took for a timeout, or whose news a partition held back, then the retry). Else its
-    // own life must have ended, not an earlier one: an owner's report of its death after the
-    // life began (a retry absorbed by a newer generation that had died before it was taken
-    // made no attempt at all). Retries of one dead letter from one generation start the same
-    // life, which begins with the first of them (seed 1: two clients at once).
+    // Delivered: a 2xx to an attempt sent after its life began (retries of one dead letter
+    // from one generation start the same life, with the first of them: seed 1, two clients
+    // at once), or one some node recorded at any time, which makes the job delivered in every
+    // generation (the merge rule: seeds 506 and 516, a 2xx the owner heard late, or whose news
+    // a partition held back, then the retry). Else its own generation died after the retry
+    // was taken: a retry absorbed by one that had died before (its node was a generation
+    // behind) made no attempt at all.
     const lifeFromMs = Math.min(
       ...sim.revives.filter((o) => o.jobId === r.jobId && o.fromGen === r.fromGen).map((o) =>
         o.atMs
       ),
     );
-    const delivered = (byJob.get(r.jobId) ?? []).some(is2xx);
-    const diedAfter = sim.deadReportsOf(r.jobId).some((atMs) => atMs > lifeFromMs);
+    const delivered = (byJob.get(r.jobId) ?? []).some((q) =>
+      is2xx(q) && (q.sentAtMs >= lifeFromMs || q.nodeSaw === "response")
+    );
+    const diedAfter = sim.deadReportsOf(r.jobId).some((d) => d.atMs > r.atMs && d.gen > r.fromGen);
     if (!delivered && !diedAfter) {
       f.add(
         "acknowledged retry neither delivered nor dead again",

@@ -58,6 +58,12 @@ export interface SubmitLog {
   durableOn: string[];
 }
 
+/** An owner recorded a job dead (its `dead-letter` log line). */
+export interface DeadReport {
+  readonly atMs: number;
+  readonly gen: number;
+}
+
 /** A dead letter retried by hand (runs with retries), and its answer. */
 export interface ReviveLog {
   readonly serial: number;
@@ -189,8 +195,8 @@ export interface SimHistory {
   ackedJobs(): Map<string, number>;
   /** Phase of `jobId` on every up node. */
   phases(jobId: string): Array<{ node: string; phase: SimJobPhase }>;
-  /** When an owner reported `jobId` dead (its `dead-letter` log line), virtual ms. */
-  deadReportsOf(jobId: string): readonly number[];
+  /** When an owner reported `jobId` dead (its `dead-letter` log line), and in which generation. */
+  deadReportsOf(jobId: string): readonly DeadReport[];
   /** A node saw `jobId`'s 2xx longer ago than the retention window (it may have compacted it). */
   compactedAfterDone(jobId: string): boolean;
   /** Nodes that were up at the end (their stores open), with their replication phase. */
