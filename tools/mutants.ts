@@ -406,7 +406,7 @@ const MUTANTS: Mutant[] = [
     name: "revive-carries-no-spec",
     breaks: "a REVIVE carries the committed spec to replicas that compacted the dead letter",
     file: "src/jobs/submit_path.ts",
-    from: "    if (!entry.committed || entry.spec === undefined) return bare;",
+    from: "    if (entry.spec === undefined) return bare;",
     to: '    if (entry.jobId !== "") return bare;',
     tests: ["tests/jobs/review_found_test.ts"],
   },

@@ -359,7 +359,9 @@ export class ProposalDriver {
       case "stale":
         // The client retried a dead letter this node holds a generation behind: refused, as
         // this node learns the job's newer state within seconds (anti-entropy), and a retry
-        // then starts the generation after it, or finds the job delivered.
+        // then starts the generation after it, or finds the job delivered. (Applied here, it
+        // may start an attempt if this node owns the job until that news comes: a duplicate at
+        // worst, which is why the message does not say nothing happened.)
         for (const requestId of p.reviveRequests) {
           this.#host.output({
             type: "revive-done",
@@ -367,8 +369,9 @@ export class ProposalDriver {
             outcome: {
               ok: false,
               code: "not_ready",
-              message: "another node holds a newer state of this job (retried again or " +
-                "delivered since this node's copy); this retry changed nothing, try again shortly",
+              message: "other nodes hold a newer state of this job (retried again or " +
+                "delivered since this node's copy); this retry was not acknowledged, try again " +
+                "shortly",
               retryAfterS: 1,
             },
           });

@@ -9,7 +9,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
 import type { EventBody } from "../../src/jobs/event_model.ts";
 import { eventJobIds, eventJobSpec } from "../../src/jobs/event_table.ts";
-import type { JobRecord } from "../../src/jobs/job_model.ts";
+import type { JobRecord, JobSpec, JobStateSnapshot, Stamp } from "../../src/jobs/job_model.ts";
 import { plainSpec, tableTestOptions } from "./arbitraries.ts";
 
 const HOUR = 3_600_000;
@@ -207,23 +207,7 @@ Deno.test("a keyed event's losing job copy is replaced, not committed, by the wi
       spec,
       submitStamp: { origin: "n1", seq: 1 },
     },
-    {
-      type: "state",
-      state: {
-        jobId,
-        spec,
-        submitStamp: { origin: "n1", seq: 1 },
-        bodyHash: "",
-        committed: true,
-        gen: 0,
-        phase: "pending",
-        attemptsMade: 0,
-        nextAttemptAtMs: 0,
-        finishedAtMs: 0,
-        deadReason: "",
-        history: [],
-      },
-    },
+    { type: "state", state: pendingState(spec, { origin: "n1", seq: 1 }) },
   ];
   for (const record of records) {
     const t = table();
@@ -259,22 +243,7 @@ Deno.test("an event job's copy without a stamp does not take a losing body's SUB
     ordered: true as const,
   };
   const t = table();
-  t.apply({
-    type: "state",
-    state: {
-      jobId: id,
-      spec: winner,
-      bodyHash: "",
-      committed: true,
-      gen: 0,
-      phase: "pending",
-      attemptsMade: 0,
-      nextAttemptAtMs: 0,
-      finishedAtMs: 0,
-      deadReason: "",
-      history: [],
-    },
-  }, T0);
+  t.apply({ type: "state", state: pendingState(winner, undefined) }, T0);
   const loserStamp = { origin: "10.0.0.9:7000", seq: 42 };
   t.apply({ type: "submit", stamp: loserStamp, spec: { ...winner, payload: "loser" } }, T0);
   assertEquals([t.get(id)?.spec?.payload, t.get(id)?.submitStamp], ["winner", undefined]);
@@ -282,3 +251,21 @@ Deno.test("an event job's copy without a stamp does not take a losing body's SUB
   t.apply({ type: "submit", stamp: winnerStamp, spec: winner }, T0);
   assertEquals(t.get(id)?.submitStamp, winnerStamp, "the winner's own SUBMIT stamps it");
 });
+
+/** A committed event job's state, pending and never attempted (a handoff's or a snapshot's). */
+function pendingState(spec: JobSpec, submitStamp: Stamp | undefined): JobStateSnapshot {
+  return {
+    jobId: spec.id,
+    spec,
+    ...(submitStamp !== undefined ? { submitStamp } : {}),
+    bodyHash: "",
+    committed: true,
+    gen: 0,
+    phase: "pending",
+    attemptsMade: 0,
+    nextAttemptAtMs: 0,
+    finishedAtMs: 0,
+    deadReason: "",
+    history: [],
+  };
+}
