@@ -406,8 +406,8 @@ const MUTANTS: Mutant[] = [
     name: "revive-carries-no-spec",
     breaks: "a REVIVE carries the committed spec to replicas that compacted the dead letter",
     file: "src/jobs/submit_path.ts",
-    from: "    if (entry.spec === undefined) return bare;",
-    to: '    if (entry.jobId !== "") return bare;',
+    from: "    return bytes + WAL_BATCH_SLACK_BYTES <= this.#walRecordBytesMax ? full : bare;",
+    to: "    return bytes + WAL_BATCH_SLACK_BYTES <= this.#walRecordBytesMax ? bare : bare;",
     tests: ["tests/jobs/review_found_test.ts"],
   },
   {

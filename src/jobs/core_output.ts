@@ -71,3 +71,17 @@ export interface Refusal {
   readonly message: string;
   readonly retryAfterS?: number;
 }
+
+/** A retry by hand refused: its `revive-done` output. */
+export function reviveRefused(
+  requestId: number,
+  code: RefusalCode,
+  message: string,
+  retryAfterS?: number,
+): ReplicationOutput {
+  return {
+    type: "revive-done",
+    requestId,
+    outcome: { ok: false, code, message, ...(retryAfterS !== undefined ? { retryAfterS } : {}) },
+  };
+}

@@ -655,14 +655,16 @@ function mergeSpec(
       changed = true;
     }
   }
-  if (committed && !entry.committed && (same || entry.spec === spec)) {
+  // Holding this body now: it was, or it was just filled or replaced.
+  const holds = same || entry.spec === spec;
+  if (committed && !entry.committed && holds) {
     entry.committed = true;
     changed = true;
   }
   // A copy of this body that came without the SUBMIT's stamp learns it, whatever the order.
   if (
     submitStamp !== undefined && entry.submitStamp === undefined && entry.spec !== undefined &&
-    (same || entry.spec === spec)
+    holds
   ) {
     entry.submitStamp = submitStamp;
     changed = true;

@@ -16,7 +16,7 @@ import type { JobsConfig } from "../config/jobs.ts";
 import { assert, unreachable } from "../lib/assert.ts";
 import type { CatchupLog } from "./catchup_log.ts";
 import type { CoreMetrics } from "./core_metrics.ts";
-import type { ReplicationOutput } from "./core_output.ts";
+import { type ReplicationOutput, reviveRefused } from "./core_output.ts";
 import type { AppendBatch, AppendBatcher } from "./append_batcher.ts";
 import { encodeRecord } from "./job_codec.ts";
 import type { AckEntry } from "./job_messages.ts";
@@ -363,18 +363,13 @@ export class ProposalDriver {
         // may start an attempt if this node owns the job until that news comes: a duplicate at
         // worst, which is why the message does not say nothing happened.)
         for (const requestId of p.reviveRequests) {
-          this.#host.output({
-            type: "revive-done",
+          this.#host.output(reviveRefused(
             requestId,
-            outcome: {
-              ok: false,
-              code: "not_ready",
-              message: "other nodes hold a newer state of this job (retried again or " +
-                "delivered since this node's copy); this retry was not acknowledged, try again " +
-                "shortly",
-              retryAfterS: 1,
-            },
-          });
+            "not_ready",
+            "other nodes hold a newer state of this job (retried again or delivered since " +
+              "this node's copy); this retry was not acknowledged, try again shortly",
+            1,
+          ));
         }
         return;
       case "committed":
@@ -454,11 +449,7 @@ export class ProposalDriver {
       `${reachable} reachable); it was not acknowledged`;
     for (const r of p.requests) this.#host.refuse(r.requestId, "no_quorum", message, 1);
     for (const requestId of p.reviveRequests) {
-      this.#host.output({
-        type: "revive-done",
-        requestId,
-        outcome: { ok: false, code: "no_quorum", message, retryAfterS: 1 },
-      });
+      this.#host.output(reviveRefused(requestId, "no_quorum", message, 1));
     }
     for (const requestId of p.endpointRequests) {
       this.#host.output({
@@ -615,11 +606,7 @@ export class ProposalDriver {
         );
       }
       for (const requestId of p.reviveRequests) {
-        this.#host.output({
-          type: "revive-done",
-          requestId,
-          outcome: { ok: false, code: "storage_failed", message: reason, retryAfterS: 1 },
-        });
+        this.#host.output(reviveRefused(requestId, "storage_failed", reason, 1));
       }
       for (const requestId of p.endpointRequests) {
         this.#host.output({

@@ -51,7 +51,7 @@ import type { Counter, MetricsRegistry } from "../metrics/registry.ts";
 import { type SubmitLimits, validateSubmit } from "../delivery/submit_validation.ts";
 import { ClientBatches } from "./client_batches.ts";
 import type { CoreMetrics } from "./core_metrics.ts";
-import type { Refusal, ReplicationOutput } from "./core_output.ts";
+import { type Refusal, type ReplicationOutput, reviveRefused } from "./core_output.ts";
 import { type AppendBatcher, WAL_BATCH_SLACK_BYTES } from "./append_batcher.ts";
 import { encodeRecord } from "./job_codec.ts";
 import type { JobsMessage, OutgoingMessage } from "./job_messages.ts";
@@ -381,15 +381,9 @@ export class SubmitPath {
       entry === undefined || entry.spec === undefined || entry.phase !== "dead" ||
       this.#appends.deadNotDurable(jobId)
     ) {
-      this.#host.output({
-        type: "revive-done",
-        requestId,
-        outcome: {
-          ok: false,
-          code: "not_found",
-          message: `no dead letter ${JSON.stringify(jobId)}`,
-        },
-      });
+      this.#host.output(
+        reviveRefused(requestId, "not_found", `no dead letter ${JSON.stringify(jobId)}`),
+      );
       return;
     }
     if (!entry.committed) {
@@ -397,21 +391,17 @@ export class SubmitPath {
       // id's losing body, which the COMMIT replaces): the body this node would send with the
       // REVIVE may not be the acknowledged one, and a REVIVE without it leaves a stub, never
       // delivered, on every node that compacted the dead letter (session 39's review).
-      this.#host.output({
-        type: "revive-done",
+      this.#host.output(reviveRefused(
         requestId,
-        outcome: {
-          ok: false,
-          code: "not_ready",
-          message: `this node has not yet learned that job ${JSON.stringify(jobId)} was ` +
-            "acknowledged; try again shortly",
-          retryAfterS: 1,
-        },
-      });
+        "not_ready",
+        `this node has not yet learned that job ${JSON.stringify(jobId)} was acknowledged; ` +
+          "try again shortly",
+        1,
+      ));
       return;
     }
     const stamp = this.#host.ownStamp();
-    const record = this.#reviveRecord(stamp, entry);
+    const record = this.#reviveRecord(stamp, entry, entry.spec);
     this.#table.apply(record, wallMs);
     const proposal = this.#proposals.propose(nowMs, "revive", stamp, jobId, entry.bodyHash, true);
     proposal.reviveRequests.push(requestId);
@@ -429,12 +419,11 @@ export class SubmitPath {
    * manual retry, an endpoint's recover), so the record is encoded once more to check that it
    * fits a WAL record; one that does not goes bare, as before.
    */
-  #reviveRecord(stamp: Stamp, entry: JobEntry): ReplicatedRecord {
+  #reviveRecord(stamp: Stamp, entry: JobEntry, spec: JobSpec): ReplicatedRecord {
     const bare = { type: "revive", stamp, jobId: entry.jobId, gen: entry.gen + 1 } as const;
-    if (entry.spec === undefined) return bare;
     const full: ReplicatedRecord = {
       ...bare,
-      spec: entry.spec,
+      spec,
       ...(entry.submitStamp !== undefined ? { submitStamp: entry.submitStamp } : {}),
     };
     const bytes = encodeRecord(full).length;
