@@ -15,7 +15,7 @@
 import type { CatchupLog } from "./catchup_log.ts";
 import type { CoreMetrics } from "./core_metrics.ts";
 import { type AppendBatcher, WAL_BATCH_SLACK_BYTES } from "./append_batcher.ts";
-import type { Skipped } from "./job_codec.ts";
+import { decodeRecord, type Skipped } from "./job_codec.ts";
 import type { AckEntry, AckStatus, OutgoingMessage } from "./job_messages.ts";
 import type { ApplyEffect, JobRecord, ReplicatedRecord, Stamp } from "./job_model.ts";
 import type { Incarnation, JobTable } from "./job_table.ts";
@@ -32,6 +32,38 @@ export interface IncomingRecordsHost {
   /** Adds a record to the append being built. */
   addToBatch(bytes: Uint8Array, record: JobRecord): void;
   send(to: string, message: OutgoingMessage): void;
+  /**
+   * Sends a record a peer's restart voided again, as a record of this node's own (a new
+   * stamp), once this node knows its own next seq.
+   */
+  respread(record: VoidedRecord): void;
+}
+
+/**
+ * The records a replica sends again when their origin voids their seqs (see
+ * `#respreadVoided`): those that merge whoever states them. Not a SUBMIT, EVENT or ENDPOINT:
+ * their stamp is part of what they are (a confirm round resends the SUBMIT's own stamp; an
+ * endpoint value's version is its record's stamp).
+ */
+export type VoidedRecord = Extract<
+  ReplicatedRecord,
+  { type: "retry" | "done" | "dead" | "revive" | "commit" | "event-commit" | "endpoint-health" }
+>;
+
+/** Whether `record` is one a replica sends again when its seq is voided. */
+function respreads(record: JobRecord): record is VoidedRecord {
+  switch (record.type) {
+    case "retry":
+    case "done":
+    case "dead":
+    case "revive":
+    case "commit":
+    case "event-commit":
+    case "endpoint-health":
+      return true;
+    default:
+      return false;
+  }
 }
 
 export interface IncomingRecordsOptions {
@@ -50,7 +82,7 @@ export interface IncomingRecordsOptions {
     | "events"
   >;
   readonly tracker: Pick<SeqTracker, "has">;
-  readonly catchupLog: Pick<CatchupLog, "add">;
+  readonly catchupLog: Pick<CatchupLog, "add" | "collectSorted">;
   readonly appends: Pick<AppendBatcher, "notDurableToken" | "batchFor" | "nextToken">;
   readonly host: IncomingRecordsHost;
 }
@@ -112,6 +144,7 @@ export class IncomingRecords {
         if (wantsAck) this.#deferAck(pendingToken, from, this.#ackFor(record));
         continue;
       }
+      if (record.type === "skip") this.#respreadVoided(record);
       const effect = record.type === "skip"
         ? "unchanged"
         : this.#host.applyAndReact(nowMs, record, wallMs);
@@ -123,6 +156,28 @@ export class IncomingRecords {
       else immediate.push(entry);
     }
     if (immediate.length > 0) this.sendAcks(from, immediate);
+  }
+
+  /**
+   * A peer's restart voids the seqs of its own it cannot show a majority holds (recovery.ts):
+   * records it sent just before it crashed, still on their way to the replicas' disks, may have
+   * reached some. Once the SKIP is applied every replica counts those seqs as held, so one that
+   * missed such a record never fetches it. A record among them that merges whatever its stamp
+   * (`VoidedRecord`) is sent again by each holder under its own stamp: without it a replica
+   * that missed a DONE kept the job pending, and would deliver it again once it owned it
+   * (`hookd sim --revives --seed 1183`); one that missed a REVIVE kept the dead letter while
+   * the holders delivered the retry. A SUBMIT, EVENT or ENDPOINT held so was never
+   * acknowledged: a copy left uncommitted is confirmed by its owner's round (job_duties.ts) or
+   * dropped after `uncommittedRetentionMs`; an ENDPOINT value a minority holds stays open.
+   */
+  #respreadVoided(skip: Extract<ReplicatedRecord, { type: "skip" }>): void {
+    for (const [from, to] of skip.ranges) {
+      for (const [, bytes] of this.#log.collectSorted(skip.stamp.origin, from, to)) {
+        const decoded = decodeRecord(bytes);
+        if (!decoded.ok) continue;
+        if (respreads(decoded.value)) this.#host.respread(decoded.value);
+      }
+    }
   }
 
   /**

@@ -378,16 +378,22 @@ function dropPayloadOf(entry: JobEntry, spec: JobSpec): void {
   entry.history = entry.history.slice();
 }
 
-function addHistory(entry: JobEntry, attempt: AttemptEntry | undefined, historyMax: number): void {
-  if (attempt === undefined) return;
+/**
+ * Whether `entry`'s history holds `attempt`: one node's attempt n of round r started at t is
+ * one event, whichever records told of it (each manual retry numbers its attempts from 1 again).
+ */
+export function holdsAttempt(entry: JobEntry, attempt: AttemptEntry): boolean {
   for (const h of entry.history) {
-    // One node's attempt n of round r started at t is one event; repeats of its record are
-    // dropped (each manual retry numbers its attempts from 1 again).
     if (
       h.attempt === attempt.attempt && h.startedAtMs === attempt.startedAtMs &&
       h.node === attempt.node && (h.retry ?? 0) === (attempt.retry ?? 0)
-    ) return;
+    ) return true;
   }
+  return false;
+}
+
+function addHistory(entry: JobEntry, attempt: AttemptEntry | undefined, historyMax: number): void {
+  if (attempt === undefined || holdsAttempt(entry, attempt)) return;
   entry.history.push(attempt);
   entry.history.sort((a, b) =>
     a.startedAtMs - b.startedAtMs || a.attempt - b.attempt ||

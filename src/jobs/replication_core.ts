@@ -60,6 +60,7 @@ import {
 import { encodeRecord, type Skipped } from "./job_codec.ts";
 import { type AppendBatch, AppendBatcher } from "./append_batcher.ts";
 import {
+  holdsAttempt,
   type JobEntry,
   type JobRecord,
   ownerKeyOf,
@@ -78,7 +79,11 @@ import { type SubmitLimitOptions, SubmitPath, type SubmitPathHost } from "./subm
 import { ProposalDriver, type ProposalDriverHost } from "./proposal_driver.ts";
 import { stampKey } from "./proposals.ts";
 import { JobDuties, type JobDutiesHost } from "./job_duties.ts";
-import { IncomingRecords, type IncomingRecordsHost } from "./incoming_records.ts";
+import {
+  IncomingRecords,
+  type IncomingRecordsHost,
+  type VoidedRecord,
+} from "./incoming_records.ts";
 import { DeliveryReports, type DeliveryReportsHost } from "./delivery_reports.ts";
 import { merged, Recovery, type RecoveryHost } from "./recovery.ts";
 import { EndpointHealth } from "./endpoint_health.ts";
@@ -152,6 +157,8 @@ export class ReplicationCore {
   #phase: CorePhase = "recovering";
   #nextOwnSeq = 1;
   #ownPending = 0;
+  /** Voided records a peer's SKIP brought while this node caught up: sent once it is ready. */
+  #respreadLater: VoidedRecord[] = [];
   /** Which voters are down, and the owners that implies (ownership_view.ts). */
   readonly #ownership: OwnershipView;
   /** Records on their way to peers, lazy ones included (repl_outbox.ts). */
@@ -325,6 +332,7 @@ export class ReplicationCore {
       },
       addToBatch: (bytes, record) => this.#addToBatch(bytes, record),
       applyAndReact: (nowMs, record, wallMs) => this.#applyAndReact(nowMs, record, wallMs),
+      respread: (record) => this.#respread(record),
       undecodable: (from, skipped) => this.#undecodable(from, skipped),
       reconsider: (nowMs, entry) => this.#duties.reconsider(nowMs, entry),
       endpointChanged: (endpointId) => this.#health.endpointChanged(endpointId),
@@ -468,6 +476,7 @@ export class ReplicationCore {
       // After a freeze (see `stalled`): caught up again; no seq of ours needs voiding.
       this.#phase = "ready";
       this.#log("resynced", { from: done.from, tookMs: done.tookMs });
+      this.#respreadDeferred();
       this.#catchup.scheduleAntiEntropy(nowMs);
       for (const entry of this.table.entries()) this.#duties.reconsider(nowMs, entry);
       return;
@@ -479,6 +488,7 @@ export class ReplicationCore {
     this.#phase = "ready";
     const stamp = this.#ownStamp();
     this.#originate({ type: "skip", stamp, ranges: merged(voided.ranges, stamp.seq) });
+    this.#respreadDeferred();
     this.#log("caught-up", {
       from: done.from,
       tookMs: done.tookMs,
@@ -492,6 +502,31 @@ export class ReplicationCore {
   // -------------------------------------------------------------------------------------------
   // Submits, retries by hand, queries (submit_path.ts, proposal_driver.ts)
   // -------------------------------------------------------------------------------------------
+
+  /**
+   * Sends again, as a record of this node's own, a record a peer's restart voided that this
+   * node holds (incoming_records.ts, `#respreadVoided`). Not before catch-up ends: our next seq
+   * is not known then (a restart voids past it), so the record waits for `#finishCatchup`. Our
+   * own records not yet on disk stay within `originPendingMax`, the margin a restart of ours
+   * voids past; beyond it the record is not sent (another holder may; the case needs a peer's
+   * crash to void tens of thousands of records this node holds).
+   */
+  #respread(record: VoidedRecord): void {
+    if (this.#phase === "catching_up") {
+      if (this.#respreadLater.length < this.config.originPendingMax) {
+        this.#respreadLater.push(record);
+      }
+      return;
+    }
+    if (this.#phase !== "ready" || this.#ownPending >= this.config.originPendingMax) return;
+    this.#originate({ ...record, stamp: this.#ownStamp() });
+  }
+
+  #respreadDeferred(): void {
+    const later = this.#respreadLater;
+    this.#respreadLater = [];
+    for (const record of later) this.#respread(record);
+  }
 
   /** A client submit (already validated). Answered by a `submit-done` output, never hangs. */
   submit(nowMs: number, wallMs: number, requestId: number, request: SubmitRequest): void {
@@ -718,6 +753,7 @@ export class ReplicationCore {
     record: JobRecord,
     wallMs: number,
   ): "unchanged" | "changed" | "conflict" {
+    const attemptKnown = this.#attemptKnown(record);
     const result = this.table.apply(record, wallMs);
     if (result.effect === "conflict" && record.type === "commit") {
       this.#metrics.commitConflicts.inc();
@@ -736,14 +772,28 @@ export class ReplicationCore {
       result.effect === "changed" &&
       (record.type === "endpoint" || record.type === "endpoint-state")
     ) this.#health.endpointChanged(record.state.id);
-    this.#noteAttempt(record, result.entry, wallMs);
+    if (!attemptKnown) this.#noteAttempt(record, result.entry, wallMs);
     return result.effect;
+  }
+
+  /**
+   * Whether a delivery record is a copy sent again by a replica (`#respread`: its origin's
+   * restart voided it) of an attempt this node's history of the job holds already: each
+   * holder sends one, and the attempt counts once. The record its attempting node wrote
+   * counts as it always did, whatever came first (a `state` may bring the history before it).
+   */
+  #attemptKnown(record: JobRecord): boolean {
+    if (record.type !== "retry" && record.type !== "done" && record.type !== "dead") return false;
+    if (record.attempt === undefined || record.attempt.node === record.stamp.origin) return false;
+    const entry = this.table.get(record.jobId);
+    return entry !== undefined && holdsAttempt(entry, record.attempt);
   }
 
   /**
    * The attempt a delivery record brought, counted in its endpoint's health. Once: a record
    * reaches here once per node (incoming records are dropped by stamp when already held or on
-   * their way to disk), and each attempt is reported in one record. Whatever the job's state:
+   * their way to disk), each attempt is reported in one record, and one sent again under
+   * another stamp is not counted again (`#attemptKnown`). Whatever the job's state:
    * a RETRY that arrives after the job's DONE changes nothing in the job but still tells of an
    * attempt. The endpoint comes from the job's id, so a record applied before the job's body
    * (a stub) counts too; a record the table refused (its job finished and was compacted here)
