@@ -542,6 +542,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/voided_outcome_test.ts"],
   },
   {
+    name: "voided-record-sent-late",
+    breaks: "a voided record is sent again only while the life it speaks of is open here",
+    file: "src/jobs/replication_core.ts",
+    from: "    if (!this.#stillOpen(record)) return;\n",
+    to: "",
+    tests: ["tests/jobs/voided_outcome_test.ts"],
+  },
+  {
     name: "voided-revive-not-respread",
     breaks: "a voided REVIVE is sent again by its holders",
     file: "src/jobs/incoming_records.ts",

@@ -519,7 +519,40 @@ export class ReplicationCore {
       return;
     }
     if (this.#phase !== "ready" || this.#ownPending >= this.config.originPendingMax) return;
+    if (!this.#stillOpen(record)) return;
     this.#originate({ ...record, stamp: this.#ownStamp() });
+  }
+
+  /**
+   * Whether a voided record still speaks of a life this node holds and that is not over, when
+   * it is sent (a put-off one, after the catch-up that may have brought the life's end). Under
+   * its old stamp a late copy could never land again (the seq is held everywhere); under a new
+   * one only tombstones stop it, and they expire: a REVIVE or a keyed COMMIT carries the spec,
+   * so one sent by a holder back after a day would make a job delivered and compacted anew,
+   * and deliver it again. A life that ended needs none of them: the record that ended it
+   * (a DONE or DEAD of that generation) spreads, or is sent again itself.
+   */
+  #stillOpen(record: VoidedRecord): boolean {
+    switch (record.type) {
+      case "endpoint-health":
+        return true;
+      case "event-commit": {
+        const body = this.table.event(record.eventId)?.body;
+        return body !== undefined &&
+          eventJobIds(body).some((jobId) => this.table.get(jobId)?.phase === "pending");
+      }
+      case "commit":
+        return this.table.get(record.jobId)?.phase === "pending";
+      case "revive": {
+        const entry = this.table.get(record.jobId);
+        return entry?.gen === record.gen && entry.phase === "pending";
+      }
+      case "retry":
+      case "done":
+      case "dead":
+        // No spec: a late one makes at most a stub; still, only a generation held here.
+        return this.table.get(record.jobId)?.gen === record.gen;
+    }
   }
 
   #respreadDeferred(): void {

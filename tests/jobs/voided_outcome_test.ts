@@ -173,3 +173,63 @@ Deno.test("an attempt told again by the replicas that held its voided record cou
   // The owner's restart forgot its own tally (a replay counts nothing): 0 there.
   assertEquals(counts.filter((_, i) => i !== owner), [1, 1, 1, 1]);
 });
+
+Deno.test("a holder back after a day sends no voided REVIVE of a retry that was delivered and compacted meanwhile", () => {
+  // A retry by hand through core R reached only core H before both crashed (H with it on
+  // disk); R's restart voided it. The client, unanswered, retried through another node: that
+  // retry was acknowledged, delivered, compacted, and its tombstones expired (24 h). Then H
+  // came back: its catch-up brought R's old SKIP, and a REVIVE sent again then (it carries the
+  // spec) made the job anew on every peer, and its owner delivered it a third time.
+  const c = new ReviewCluster({ catchupStragglerWaitMs: 0 });
+  c.startAll();
+  const id = committedJob(c);
+  const owner = c.cores.findIndex((core) => core.ownerOf(id) === core.self);
+  c.cores[owner]!.reportDead(c.nowMs, c.wallOf(owner), {
+    kind: "dead",
+    jobId: id,
+    attemptsMade: 1,
+    reason: "attempts exhausted",
+  });
+  c.collect();
+  drain(c);
+  const [reviver, holder, retryVia] = [0, 1, 2, 3, 4].filter((i) => i !== owner);
+  c.cores[reviver!]!.revive(c.nowMs, c.wallOf(reviver!), 77, id);
+  c.collect();
+  c.step((m) => m.from === reviver && m.to === holder && m.records.includes("revive"));
+  c.persist(holder!);
+  c.crash(reviver!);
+  c.crash(holder!);
+  c.restart(reviver!);
+  const withoutHolder = avoiding(holder!);
+  c.settle(withoutHolder);
+  c.cores[retryVia!]!.revive(c.nowMs, c.wallOf(retryVia!), 78, id);
+  c.collect();
+  c.settle(withoutHolder);
+  c.tick(50);
+  c.settle(withoutHolder);
+  assertEquals(c.reviveAnswers.get(78)?.ok, true, "the second retry is acknowledged");
+  c.delivered(owner, id);
+  c.tick(50);
+  c.settle(withoutHolder);
+  const scheduled = c.scheduled[owner]!.filter((j) => j === id).length;
+  // Compacted after the retention (1 h), its tombstones expired (24 h).
+  for (let h = 0; h < 27; h++) {
+    c.nowMs += 3_600_000;
+    for (const [i, core] of c.cores.entries()) {
+      if (!c.down.has(i)) core.tick(c.nowMs, c.wallOf(i));
+    }
+    c.collect();
+    c.settle(withoutHolder);
+  }
+  for (const [i, core] of c.cores.entries()) {
+    if (i === holder) continue;
+    assertEquals(core.table.get(id), undefined, `compacted on core ${i}`);
+    assertEquals(core.table.goneTombstone(id), undefined, `no tombstone left on core ${i}`);
+  }
+  c.restart(holder!);
+  drain(c);
+  assertEquals(c.scheduled[owner]!.filter((j) => j === id).length, scheduled, "not again");
+  for (const [i, core] of c.cores.entries()) {
+    assert(core.table.get(id)?.phase !== "pending", `pending again on core ${i}`);
+  }
+});
