@@ -1266,8 +1266,9 @@ const MUTANTS: Mutant[] = [
     breaks:
       "a RETRY applied after its job's DONE still brings its attempt to the endpoint's health",
     file: "src/jobs/replication_core.ts",
-    from: "    this.#noteAttempt(record, result.entry, wallMs);",
-    to: '    if (result.effect === "changed") this.#noteAttempt(record, result.entry, wallMs);',
+    from: "    if (!attemptKnown) this.#noteAttempt(record, result.entry, wallMs);",
+    to:
+      '    if (!attemptKnown && result.effect === "changed") this.#noteAttempt(record, result.entry, wallMs);',
     tests: ["tests/jobs/endpoint_attempt_stats_test.ts"],
   },
   {
