@@ -29,6 +29,7 @@ export interface CoreMetrics {
   commitConflicts: Counter;
   finishedElsewhere: Counter;
   staleHandoffs: Counter;
+  voidedRecordsResent: Counter;
   jobsPending: Gauge;
   queueAgeRefusals: Counter;
   backlogRefusals: Counter;
@@ -113,6 +114,10 @@ export function registerMetrics(m: MetricsRegistry): CoreMetrics {
     staleHandoffs: m.counter(
       "hookd_jobs_stale_handoffs_total",
       "Handoffs of a pending job this node held, saw finish and compacted: ignored",
+    ),
+    voidedRecordsResent: m.counter(
+      "hookd_jobs_voided_records_resent_total",
+      "Records a peer's restart voided that this node held and sent again under its own stamp",
     ),
     commitConflicts: m.counter(
       "hookd_jobs_commit_conflicts_total",

@@ -521,6 +521,7 @@ export class ReplicationCore {
     if (this.#phase !== "ready" || this.#ownPending >= this.config.originPendingMax) return;
     if (!this.#stillOpen(record)) return;
     this.#originate({ ...record, stamp: this.#ownStamp() });
+    this.#metrics.voidedRecordsResent.inc();
   }
 
   /**

@@ -62,6 +62,10 @@ Deno.test("a DONE its origin's restart voided reaches the replicas that missed i
   // The SKIP reaches cores 1 and 2, which hold the DONE under a seq it voids.
   drain(c);
   assertEquals(phases(c, id), ALL_DELIVERED);
+  const resent = c.cores.map((core) =>
+    c.registries.get(core.self)!.sumCounters("hookd_jobs_voided_records_resent_total")
+  );
+  assertEquals(resent, [0, 1, 1, 0, 0], "the DONE, once by each holder");
 });
 
 Deno.test("the only holder of a voided DONE, catching up after its own restart, sends it once it is ready, on a seq of its own that names nothing else", () => {
