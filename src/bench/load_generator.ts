@@ -225,6 +225,10 @@ export const generatorCommand: LeafCommand = {
         if (line.trim() === "") continue;
         const command = JSON.parse(line) as GeneratorCommand;
         if (command.op === "exit") break;
+        if (command.op === "clock") {
+          console.log(JSON.stringify({ op: "clock", now_ms: generatorRuntime.nowMs() }));
+          continue;
+        }
         const report = await runStep(submitter, request, command, {
           inFlightMax,
           idsDir,
@@ -254,7 +258,7 @@ export interface StepOptions {
 export async function runStep(
   submitter: Submitter,
   request: SubmitRequest,
-  command: Exclude<GeneratorCommand, { op: "exit" }>,
+  command: Exclude<GeneratorCommand, { op: "exit" | "clock" }>,
   options: StepOptions,
 ): Promise<StepReport> {
   const runtime = options.runtime ?? generatorRuntime;

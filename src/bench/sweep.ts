@@ -71,11 +71,13 @@ import { memoryFilesystemRefusal, probeWalFilesystem, SET_TMPDIR } from "./files
 import {
   backlogIn,
   jobReceiptIndex,
+  onSweepClock,
   type StepRecord,
   type SweepRow,
   sweepRow,
   type SweepRowOptions,
 } from "./sweep_row.ts";
+import { measureClockOffset } from "./clock_offset.ts";
 import {
   createFanoutEndpoints,
   FANOUT_EVENT_TYPE,
@@ -585,6 +587,10 @@ async function runCluster(
       const cpu0 = await cpuMsOf(Object.values(pids));
       const wakeups0 = await mainThreadWakeupsOf(nodePids);
       const threads0 = await threadCpuMsOf(nodePids);
+      // The latencies join the generator's times with the sink's: both onto our clock.
+      const running = generator;
+      const sinkClock = await measureClockOffset(() => sink.clock(), wallNow);
+      const generatorClock = await measureClockOffset(() => running.clock(), wallNow);
       const startMs = wallNow();
       const report = await generator.run(
         { op: "open", step, rate, seconds: options.durationS },
@@ -662,6 +668,8 @@ async function runCluster(
         silent,
         ids,
         memory: nodeMemoryMb(scrape1),
+        sinkClock,
+        generatorClock,
       });
       if (nodes.unexpectedExits.length > 0) {
         throw new Error(`a node exited during the sweep: ${nodes.unexpectedExits.join("; ")}`);
@@ -675,7 +683,11 @@ async function runCluster(
     });
     // Every job of every accepted submit of every step, joined with the sink's receipts once
     // all drained: `paths.length` per submit, in the order sweepRow reads them.
-    const receipts = await sink.receipts(steps.flatMap((s) => jobsOf(s.ids)));
+    const receipts = onSweepClock(
+      steps,
+      await sink.receipts(steps.flatMap((s) => jobsOf(s.ids))),
+      paths.length,
+    );
     let offset = 0;
     const windows = steps.map((s) => ({ from: s.startMs, to: s.graceEndMs }));
     for (const [index, s] of steps.entries()) {
@@ -710,27 +722,31 @@ export const LATENCY_TSV_HEADER =
 
 /**
  * One TSV line per job of a step's accepted submits (an event's jobs one each): the raw
- * times a row's percentiles summarize, so a tail can be placed in time, told apart from the
+ * times a row's percentiles summarize, all on the sweep's clock (the generator's moved by its
+ * measured offset; `receipts` moved already, `onSweepClock`), so a tail can be placed in time, told apart from the
  * generator's own lateness (`sent_ms` after `scheduled_ms`) and laid at the node that took the
  * submit (`targets`: node ids in the generator's `--targets` order). `receipts` as `sweepRow`
  * takes them.
  */
 export function latencyLines(
-  s: Pick<StepRecord, "step" | "rate" | "ids">,
+  s: Pick<StepRecord, "step" | "rate" | "ids" | "generatorClock">,
   receipts: ReadonlyArray<SinkReceipt | null>,
   fanout: number,
   loss: number,
   targets: readonly string[],
 ): string[] {
   const lines: string[] = [];
+  // The generator's times onto the sweep's clock, where the receipts are already.
+  const g = s.generatorClock.offsetMs;
+  const at = (ms: number) => round(ms - g, 3);
   s.ids.forEach(([id, scheduledMs, ackedMs, sentMs, target], i) => {
     const node = targets[target];
     if (node === undefined) throw new Error(`latencyLines: ${id} went to target ${target}`);
     for (let k = 0; k < fanout; k++) {
       const r = receipts[jobReceiptIndex(i, k, fanout)];
       lines.push(
-        `${s.step}\t${s.rate}\t${loss}\t${id}\t${scheduledMs}\t${ackedMs}\t${r?.at ?? ""}` +
-          `\t${sentMs}\t${node}\n`,
+        `${s.step}\t${s.rate}\t${loss}\t${id}\t${at(scheduledMs)}\t${at(ackedMs)}\t${r?.at ?? ""}` +
+          `\t${at(sentMs)}\t${node}\n`,
       );
     }
   });
@@ -761,6 +777,12 @@ class SinkProcess {
       for await (const _ of lines) { /* its final stats line */ }
     })();
     return new SinkProcess(`http://${listening}`, child, rest);
+  }
+
+  /** The sink's clock now (GET /clock): the one its receipts are read on. */
+  async clock(): Promise<number> {
+    const response = await fetch(`${this.url}/clock`, { signal: AbortSignal.timeout(10_000) });
+    return (await response.json() as { now_ms: number }).now_ms;
   }
 
   async stats(): Promise<SinkStats> {

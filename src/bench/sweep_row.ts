@@ -27,6 +27,7 @@ import {
 } from "./bench_cluster.ts";
 import type { AcceptedSubmit, GeneratorProcess } from "../process/generator_protocol.ts";
 import type { SinkReceipt } from "../process/sink.ts";
+import type { ClockOffset } from "./clock_offset.ts";
 
 /** One step of a sweep, as `--json` prints it and the CSV holds it. */
 export interface SweepRow {
@@ -104,6 +105,12 @@ export interface SweepRow {
   p90_ms: number | null;
   p99_ms: number | null;
   max_ms: number | null;
+  /**
+   * The sink's and the generator's clocks minus the sweep's, ms, measured before the step: a
+   * latency joins a time of each, so both are moved onto the sweep's clock (clock_offset.ts).
+   */
+  sink_clock_offset_ms: number;
+  generator_clock_offset_ms: number;
   /** Cluster-wide over the step's window, per job made (`jobs_made`). */
   fsyncs_per_job: number | null;
   datagrams_per_job: number | null;
@@ -192,6 +199,39 @@ export interface StepRecord {
   ids: AcceptedSubmit[];
   /** The nodes' mean memory once the step drained; null: the nodes do not report it. */
   memory: NodeMemory | null;
+  /**
+   * The sink's and the generator's clocks against the sweep's, measured before the step
+   * (bench/clock_offset.ts). `ids` holds the generator's own times; receipts are moved onto
+   * the sweep's clock before they reach `sweepRow` (`onSweepClock`).
+   */
+  sinkClock: ClockOffset;
+  generatorClock: ClockOffset;
+}
+
+/**
+ * The sink's receipts (`fanout` per accepted submit of every step, in order) moved onto the
+ * sweep's clock, each by its step's measured sink offset: the step windows they are judged
+ * against are the sweep's.
+ */
+/** A process clock further than this from the sweep's is named in the row's note, ms. */
+const CLOCK_OFFSET_NOTE_MS = 1;
+
+export function onSweepClock(
+  steps: readonly Pick<StepRecord, "ids" | "sinkClock">[],
+  receipts: ReadonlyArray<SinkReceipt | null>,
+  fanout = 1,
+): Array<SinkReceipt | null> {
+  const out: Array<SinkReceipt | null> = [];
+  let i = 0;
+  for (const s of steps) {
+    const offsetMs = s.sinkClock.offsetMs;
+    for (let n = s.ids.length * fanout; n > 0; n--, i++) {
+      const r = receipts[i];
+      out.push(r === null || r === undefined ? null : { ...r, at: r.at - offsetMs });
+    }
+  }
+  assert(i === receipts.length, `onSweepClock: ${receipts.length} receipts for ${i} jobs`);
+  return out;
 }
 
 /**
@@ -246,6 +286,8 @@ export function sweepRow(
   let completed = 0;
   let lost = 0;
   let duplicates = 0;
+  // The generator's times, moved onto the sweep's clock (the receipts are on it already).
+  const generatorOffsetMs = s.generatorClock.offsetMs;
   s.ids.forEach(([, scheduledMs], i) => {
     for (let k = 0; k < fanout; k++) {
       const r = receipts[jobReceiptIndex(i, k, fanout)];
@@ -254,7 +296,7 @@ export function sweepRow(
         continue;
       }
       duplicates += r.duplicates;
-      latency.record(Math.max(0, r.at - scheduledMs));
+      latency.record(Math.max(0, r.at - (scheduledMs - generatorOffsetMs)));
       if (r.at <= s.graceEndMs) completed++;
     }
   });
@@ -287,6 +329,14 @@ export function sweepRow(
     );
   }
   if (accepted > 0 && completed === 0) notes.push("nothing completed within the step");
+  for (const [who, clock] of [["sink", s.sinkClock], ["generator", s.generatorClock]] as const) {
+    // Corrected either way; said, since it is what made such rows wrong before.
+    if (Math.abs(clock.offsetMs) > CLOCK_OFFSET_NOTE_MS) {
+      notes.push(
+        `the ${who}'s clock was ${round(clock.offsetMs, 1)} ms off the sweep's (corrected)`,
+      );
+    }
+  }
   if (backlog > 0) {
     notes.push(`completions in this window include ${backlog} jobs of earlier steps`);
   }
@@ -333,6 +383,8 @@ export function sweepRow(
     p90_ms: has ? round(latency.percentile(90), 2) : null,
     p99_ms: has ? round(latency.percentile(99), 2) : null,
     max_ms: has ? round(latency.summary().max, 2) : null,
+    sink_clock_offset_ms: round(s.sinkClock.offsetMs, 3)!,
+    generator_clock_offset_ms: round(s.generatorClock.offsetMs, 3)!,
     fsyncs_per_job: per(s.counters.fsyncs, 3),
     datagrams_per_job: per(s.counters.datagramsOut, 2),
     ack_only_datagrams_per_job: per(s.counters.ackOnlyOut, 2),

@@ -20,7 +20,15 @@ export type GeneratorCommand =
     readonly seconds: number;
     readonly outstanding: number;
   }
+  /** Answer the generator's clock at once (`ClockLine`): a sweep sets it against its own. */
+  | { readonly op: "clock" }
   | { readonly op: "exit" };
+
+/** The answer to `clock`: the generator's wall clock, the one its step times are on. */
+export interface ClockLine {
+  readonly op: "clock";
+  readonly now_ms: number;
+}
 
 /** What one step did, as its `done` line says. */
 export interface StepReport {
@@ -112,9 +120,21 @@ export class GeneratorProcess {
     return this.#child.pid;
   }
 
+  /** The generator's clock now (its answer to `clock`). Throws if the generator died. */
+  async clock(): Promise<number> {
+    await this.#writer.write(new TextEncoder().encode(JSON.stringify({ op: "clock" }) + "\n"));
+    for (;;) {
+      const next = await this.#lines.next();
+      if (next.done) throw new Error("the generator exited before it told its clock");
+      if (next.value === "") continue;
+      const line = JSON.parse(next.value) as ClockLine | ProgressLine | StepReport;
+      if (line.op === "clock") return line.now_ms;
+    }
+  }
+
   /** Runs one step; `onProgress` sees each progress line. Throws if the generator died. */
   async run(
-    command: Exclude<GeneratorCommand, { op: "exit" }>,
+    command: Exclude<GeneratorCommand, { op: "exit" | "clock" }>,
     onProgress: (line: ProgressLine) => void,
   ): Promise<StepReport> {
     await this.#writer.write(new TextEncoder().encode(JSON.stringify(command) + "\n"));

@@ -2,7 +2,8 @@
  * The webhook sink: a real receiver on `Deno.serve` for benchmarks and tests. It answers 204
  * to every POST, counts receipts and duplicates by (request path, `webhook-id`), measures
  * latency from the `hookd-submitted-at` header (epoch ms) when a job carries one, optionally
- * verifies signatures with the `standardwebhooks` package, and serves its figures on GET /stats.
+ * verifies signatures with the `standardwebhooks` package, and serves its figures on GET /stats
+ * and the clock it reads receipts on at GET /clock (`{"now_ms": …}`).
  * POST /receipts `{"ids":[…], "path"?: "/hook/2"}` answers, for each id, when it first arrived
  * at that path (epoch ms, the `performance.timeOrigin + performance.now()` clock) and how many
  * duplicates followed there, or null: the sweeps join it with what their generator had
@@ -104,6 +105,10 @@ export function startSink(options: SinkOptions): Promise<Sink> {
     const path = new URL(request.url).pathname;
     if (request.method === "GET" && path === "/stats") {
       return Response.json(stats());
+    }
+    if (request.method === "GET" && path === "/clock") {
+      // The clock receipts are read on: a sweep sets it against its own (bench/clock_offset.ts).
+      return Response.json({ now_ms: performance.timeOrigin + performance.now() });
     }
     if (request.method === "POST" && path === "/receipts") {
       return await receipts(request);

@@ -16,6 +16,7 @@ Deno.test("latencyLines: one TSV line per job, in the header's columns, received
       ["job_a", 1000.5, 1004, 1000.75, 0],
       ["job_b", 1005.5, 1011, 1007.5, 2],
     ] as AcceptedSubmit[],
+    generatorClock: { offsetMs: 0, roundTripMs: 0.2 },
   };
   const lines = latencyLines(step, [{ at: 1003.25, duplicates: 0 }, null], 1, 0.1, [
     "n1",
@@ -38,4 +39,16 @@ Deno.test("latencyLines: one TSV line per job, in the header's columns, received
     ["n1"],
   );
   assertEquals(events.map((l) => l.split("\t")[6]), ["1002", "1009"]);
+});
+
+Deno.test("latencyLines: the generator's times are moved onto the sweep's clock, as the receipts are", () => {
+  // The generator's clock is 4 ms behind the sweep's; the receipt is on the sweep's already.
+  const step = {
+    step: "s1-r200",
+    rate: 200,
+    ids: [["job_a", 996.5, 1000, 996.75, 0]] as AcceptedSubmit[],
+    generatorClock: { offsetMs: -4, roundTripMs: 0.2 },
+  };
+  const [line] = latencyLines(step, [{ at: 1003.25, duplicates: 0 }], 1, 0, ["n1"]);
+  assertEquals(line, "s1-r200\t200\t0\tjob_a\t1000.5\t1004\t1003.25\t1000.75\tn1\n");
 });

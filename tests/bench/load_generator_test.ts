@@ -48,7 +48,7 @@ function fakeSubmitter(
 async function step(
   runtime: VirtualRuntime,
   submitter: Submitter,
-  command: Exclude<GeneratorCommand, { op: "exit" }>,
+  command: Exclude<GeneratorCommand, { op: "exit" | "clock" }>,
   inFlightMax: number,
 ): Promise<{ report: StepReport; ids: AcceptedSubmit[] }> {
   const idsDir = await Deno.makeTempDir({ prefix: "hookd-generator-test-" });

@@ -8,7 +8,7 @@
 
 import { assert, assertEquals } from "../assert.ts";
 import { type SweepOptions, waitForReceipts } from "../../src/bench/sweep.ts";
-import { backlogIn, type StepRecord, sweepRow } from "../../src/bench/sweep_row.ts";
+import { backlogIn, onSweepClock, type StepRecord, sweepRow } from "../../src/bench/sweep_row.ts";
 import { walFilesystem } from "../../src/bench/filesystem.ts";
 import type { SinkReceipt } from "../../src/process/sink.ts";
 import type { AcceptedSubmit, StepReport } from "../../src/process/generator_protocol.ts";
@@ -90,6 +90,8 @@ function record(n: number, fields: Partial<StepReport> = {}): StepRecord {
     silent: [],
     ids,
     memory: { rss_mb: 90.5, heap_used_mb: 31.2, external_mb: 4.1 },
+    sinkClock: { offsetMs: 0, roundTripMs: 0.2 },
+    generatorClock: { offsetMs: 0, roundTripMs: 0.3 },
   };
 }
 
@@ -115,6 +117,58 @@ Deno.test("sweepRow: completed within the grace, lost, duplicates, latency from 
   assertEquals(row.node_cpu_cores_by_thread, { main: 0.308, v8_workers: 0.077, other: 0.038 });
   assertEquals(row.goodput_per_s, 99.8);
   assert(row.note.includes("1 accepted jobs never reached the sink"), row.note);
+});
+
+Deno.test("sweepRow: latencies join the generator's and the sink's clocks through their measured offsets", () => {
+  // Every job takes 3 ms. The generator's clock runs 2 ms behind the sweep's and the sink's
+  // 5 ms behind: read raw, each job took -4 ms, and p50, p90 and p99 all came out as 0 (the
+  // short sweeps of sessions 39 and 40 on this VM).
+  const generatorOffsetMs = -2;
+  const sinkOffsetMs = -5;
+  const s: StepRecord = {
+    ...record(1000),
+    sinkClock: { offsetMs: sinkOffsetMs, roundTripMs: 0.2 },
+    generatorClock: { offsetMs: generatorOffsetMs, roundTripMs: 0.3 },
+  };
+  s.ids = s.ids.map((
+    [id, scheduled, acked, sent, target],
+  ) => [
+    id,
+    scheduled + generatorOffsetMs,
+    acked + generatorOffsetMs,
+    sent + generatorOffsetMs,
+    target,
+  ]);
+  // The sink's receipts, on its own clock; then moved onto the sweep's as the harness does.
+  const raw = record(1000).ids.map(([, scheduledMs]) => ({
+    at: scheduledMs + 3 + sinkOffsetMs,
+    duplicates: 0,
+  }));
+  const row = sweepRow(OPTIONS, VARIANT, s, onSweepClock([s], raw), 0);
+  assertEquals([row.p50_ms, row.p99_ms, row.max_ms], [3, 3, 3]);
+  assertEquals([row.sink_clock_offset_ms, row.generator_clock_offset_ms], [-5, -2]);
+  assertEquals(row.completed, 1000);
+  assert(row.note.includes("the sink's clock was -5 ms off the sweep's (corrected)"), row.note);
+  assert(row.note.includes("the generator's clock was -2 ms off"), row.note);
+  // Read raw, as before: every latency clamped to 0.
+  const rawRow = sweepRow(
+    OPTIONS,
+    VARIANT,
+    { ...s, generatorClock: { offsetMs: 0, roundTripMs: 0 } },
+    raw,
+    0,
+  );
+  assertEquals(rawRow.p99_ms, 0);
+});
+
+Deno.test("onSweepClock moves each step's receipts by that step's sink offset, and keeps the missing", () => {
+  const a = { ids: record(2).ids, sinkClock: { offsetMs: 4, roundTripMs: 0.1 } };
+  const b = { ids: record(1).ids, sinkClock: { offsetMs: -1, roundTripMs: 0.1 } };
+  const moved = onSweepClock([a, b], [{ at: 100, duplicates: 1 }, null, {
+    at: 200,
+    duplicates: 0,
+  }]);
+  assertEquals(moved, [{ at: 96, duplicates: 1 }, null, { at: 201, duplicates: 0 }]);
 });
 
 Deno.test("sweepRow: a step that completed nothing within the step and the grace has no latency", () => {

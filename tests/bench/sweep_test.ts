@@ -208,6 +208,8 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     p90_ms: 5,
     p99_ms: 8,
     max_ms: 12,
+    sink_clock_offset_ms: 0,
+    generator_clock_offset_ms: 0,
     fsyncs_per_job: 0.5,
     datagrams_per_job: 3,
     ack_only_datagrams_per_job: 1,
