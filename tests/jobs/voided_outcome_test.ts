@@ -41,6 +41,36 @@ function phases(c: ReviewCluster, id: string): (string | undefined)[] {
   return c.cores.map((core) => core.table.get(id)?.phase);
 }
 
+/**
+ * Core 0 delivers a job and crashes with its DONE only on core 1, which writes it (a lazy
+ * append: ticks let it out). Returns the job's id.
+ */
+function onlyCore1HoldsTheDone(c: ReviewCluster): string {
+  const id = committedJob(c);
+  c.delivered(0, id);
+  doneReaches(c, 0, [1]);
+  c.crash(0);
+  c.tick(50);
+  c.persist(1);
+  return id;
+}
+
+/** A committed job its owner recorded dead (attempts exhausted) on every core; its id, owner. */
+function deadLetter(c: ReviewCluster): { id: string; owner: number } {
+  const id = committedJob(c);
+  const owner = c.cores.findIndex((core) => core.ownerOf(id) === core.self);
+  c.cores[owner]!.reportDead(c.nowMs, c.wallOf(owner), {
+    kind: "dead",
+    jobId: id,
+    attemptsMade: 1,
+    reason: "attempts exhausted",
+  });
+  c.collect();
+  drain(c);
+  assertEquals(phases(c, id), ["dead", "dead", "dead", "dead", "dead"]);
+  return { id, owner };
+}
+
 const ALL_DELIVERED = ["delivered", "delivered", "delivered", "delivered", "delivered"];
 
 Deno.test("a DONE its origin's restart voided reaches the replicas that missed it, sent again by those that hold it", () => {
@@ -75,13 +105,7 @@ Deno.test("the only holder of a voided DONE, catching up after its own restart, 
   // about to void (its lost SUBMIT's among them), so the DONE waits until core 1 is ready.
   const c = new ReviewCluster({ catchupStragglerWaitMs: 0 });
   c.startAll();
-  const id = committedJob(c);
-  c.delivered(0, id);
-  doneReaches(c, 0, [1]);
-  c.crash(0);
-  // Core 1 writes the DONE (a lazy append: ticks let it out).
-  c.tick(50);
-  c.persist(1);
+  const id = onlyCore1HoldsTheDone(c);
   c.submit(1, { url: "http://b.test/", payload: "{}" });
   c.step((m) => m.from === 1 && m.kind === "repl" && m.records.includes("submit"));
   c.persist(2, 3, 4);
@@ -99,12 +123,7 @@ Deno.test("the only holder of a voided DONE, catching up after its own restart, 
 Deno.test("the only holder of a voided DONE, resyncing after a freeze when the SKIP comes, sends it once it is ready", () => {
   const c = new ReviewCluster({ catchupStragglerWaitMs: 0 });
   c.startAll();
-  const id = committedJob(c);
-  c.delivered(0, id);
-  doneReaches(c, 0, [1]);
-  c.crash(0);
-  c.tick(50);
-  c.persist(1);
+  const id = onlyCore1HoldsTheDone(c);
   c.restart(0);
   c.settle(avoiding(1));
   // Core 1 wakes from a freeze just as core 0's SKIP reaches it.
@@ -122,25 +141,7 @@ Deno.test("a voided REVIVE held by one replica is sent again: every copy ends in
   // in generation 0, and nothing ever told either side of the other.
   const c = new ReviewCluster({ catchupStragglerWaitMs: 0 });
   c.startAll();
-  const id = committedJob(c);
-  const owner = c.cores.findIndex((core) => core.ownerOf(id) === core.self);
-  c.cores[owner]!.reportDead(c.nowMs, c.wallOf(owner), {
-    kind: "dead",
-    jobId: id,
-    attemptsMade: 1,
-    reason: "attempts exhausted",
-    attempt: {
-      attempt: 1,
-      startedAtMs: c.wallOf(owner),
-      latencyMs: 3,
-      outcome: "http_error",
-      status: 500,
-      detail: "",
-    },
-  });
-  c.collect();
-  drain(c);
-  assertEquals(phases(c, id), ["dead", "dead", "dead", "dead", "dead"]);
+  const { id, owner } = deadLetter(c);
   const reviver = owner === 1 ? 3 : 1;
   const holder = owner === 2 ? 4 : 2;
   c.cores[reviver]!.revive(c.nowMs, c.wallOf(reviver), 77, id);
@@ -186,16 +187,7 @@ Deno.test("a holder back after a day sends no voided REVIVE of a retry that was 
   // spec) made the job anew on every peer, and its owner delivered it a third time.
   const c = new ReviewCluster({ catchupStragglerWaitMs: 0 });
   c.startAll();
-  const id = committedJob(c);
-  const owner = c.cores.findIndex((core) => core.ownerOf(id) === core.self);
-  c.cores[owner]!.reportDead(c.nowMs, c.wallOf(owner), {
-    kind: "dead",
-    jobId: id,
-    attemptsMade: 1,
-    reason: "attempts exhausted",
-  });
-  c.collect();
-  drain(c);
+  const { id, owner } = deadLetter(c);
   const [reviver, holder, retryVia] = [0, 1, 2, 3, 4].filter((i) => i !== owner);
   c.cores[reviver!]!.revive(c.nowMs, c.wallOf(reviver!), 77, id);
   c.collect();
