@@ -499,10 +499,6 @@ export class ReplicationCore {
     for (const entry of this.table.entries()) this.#duties.reconsider(nowMs, entry);
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Submits, retries by hand, queries (submit_path.ts, proposal_driver.ts)
-  // -------------------------------------------------------------------------------------------
-
   /**
    * Sends again, as a record of this node's own, a record a peer's restart voided that this
    * node holds (incoming_records.ts, `#respreadVoided`). Not before catch-up ends: our next seq
@@ -561,6 +557,10 @@ export class ReplicationCore {
     this.#respreadLater = [];
     for (const record of later) this.#respread(record);
   }
+
+  // -------------------------------------------------------------------------------------------
+  // Submits, retries by hand, queries (submit_path.ts, proposal_driver.ts)
+  // -------------------------------------------------------------------------------------------
 
   /** A client submit (already validated). Answered by a `submit-done` output, never hangs. */
   submit(nowMs: number, wallMs: number, requestId: number, request: SubmitRequest): void {
