@@ -1,4 +1,4 @@
-import { webhookHeaders } from "/work/main/src/delivery/signing.ts";
+import { webhookHeaders } from "../../../../src/delivery/signing.ts";
 const job = { id: "job_0123456789abcdef0123456789abcdef", payload: JSON.stringify({ bench: "x".repeat(116) }), secrets: [] as string[], submittedAtMs: Date.now(), url: "http://127.0.0.1:8080/hook" };
 const CONNECTION = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "host", "upgrade"]);
 function viaHeaders(): Uint8Array {
