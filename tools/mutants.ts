@@ -553,8 +553,8 @@ const MUTANTS: Mutant[] = [
     name: "voided-revive-not-respread",
     breaks: "a voided REVIVE is sent again by its holders",
     file: "src/jobs/incoming_records.ts",
-    from: '    case "revive":\n    case "commit":',
-    to: '    case "commit":',
+    from: "new Set(VOIDED_RECORD_TYPES);",
+    to: 'new Set(VOIDED_RECORD_TYPES.filter((type) => type !== "revive"));',
     tests: ["tests/jobs/voided_outcome_test.ts"],
   },
   {

@@ -723,10 +723,10 @@ export const LATENCY_TSV_HEADER =
 /**
  * One TSV line per job of a step's accepted submits (an event's jobs one each): the raw
  * times a row's percentiles summarize, all on the sweep's clock (the generator's moved by its
- * measured offset; `receipts` moved already, `onSweepClock`), so a tail can be placed in time, told apart from the
- * generator's own lateness (`sent_ms` after `scheduled_ms`) and laid at the node that took the
- * submit (`targets`: node ids in the generator's `--targets` order). `receipts` as `sweepRow`
- * takes them.
+ * measured offset; `receipts` moved already, `onSweepClock`), so a tail can be placed in time,
+ * told apart from the generator's own lateness (`sent_ms` after `scheduled_ms`) and laid at the
+ * node that took the submit (`targets`: node ids in the generator's `--targets` order).
+ * `receipts` as `sweepRow` takes them.
  */
 export function latencyLines(
   s: Pick<StepRecord, "step" | "rate" | "ids" | "generatorClock">,

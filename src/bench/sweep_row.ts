@@ -208,14 +208,14 @@ export interface StepRecord {
   generatorClock: ClockOffset;
 }
 
+/** A process clock further than this from the sweep's is named in the row's note, ms. */
+const CLOCK_OFFSET_NOTE_MS = 1;
+
 /**
  * The sink's receipts (`fanout` per accepted submit of every step, in order) moved onto the
  * sweep's clock, each by its step's measured sink offset: the step windows they are judged
  * against are the sweep's.
  */
-/** A process clock further than this from the sweep's is named in the row's note, ms. */
-const CLOCK_OFFSET_NOTE_MS = 1;
-
 export function onSweepClock(
   steps: readonly Pick<StepRecord, "ids" | "sinkClock">[],
   receipts: ReadonlyArray<SinkReceipt | null>,

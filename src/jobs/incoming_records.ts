@@ -45,25 +45,26 @@ export interface IncomingRecordsHost {
  * their stamp is part of what they are (a confirm round resends the SUBMIT's own stamp; an
  * endpoint value's version is its record's stamp).
  */
+const VOIDED_RECORD_TYPES = [
+  "retry",
+  "done",
+  "dead",
+  "revive",
+  "commit",
+  "event-commit",
+  "endpoint-health",
+] as const;
+
 export type VoidedRecord = Extract<
   ReplicatedRecord,
-  { type: "retry" | "done" | "dead" | "revive" | "commit" | "event-commit" | "endpoint-health" }
+  { type: (typeof VOIDED_RECORD_TYPES)[number] }
 >;
+
+const VOIDED_TYPE_SET: ReadonlySet<string> = new Set(VOIDED_RECORD_TYPES);
 
 /** Whether `record` is one a replica sends again when its seq is voided. */
 function respreads(record: JobRecord): record is VoidedRecord {
-  switch (record.type) {
-    case "retry":
-    case "done":
-    case "dead":
-    case "revive":
-    case "commit":
-    case "event-commit":
-    case "endpoint-health":
-      return true;
-    default:
-      return false;
-  }
+  return VOIDED_TYPE_SET.has(record.type);
 }
 
 export interface IncomingRecordsOptions {
@@ -144,10 +145,9 @@ export class IncomingRecords {
         if (wantsAck) this.#deferAck(pendingToken, from, this.#ackFor(record));
         continue;
       }
+      let effect: ApplyEffect = "unchanged";
       if (record.type === "skip") this.#respreadVoided(record);
-      const effect = record.type === "skip"
-        ? "unchanged"
-        : this.#host.applyAndReact(nowMs, record, wallMs);
+      else effect = this.#host.applyAndReact(nowMs, record, wallMs);
       this.#host.addToBatch(bytes, record);
       this.#log.add(record.stamp.origin, record.stamp.seq, bytes);
       if (!wantsAck) continue;
