@@ -574,6 +574,22 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/review_found_test.ts"],
   },
   {
+    name: "revive-other-start-acknowledged",
+    breaks: "a replica whose generation another REVIVE started answers this one `finished`",
+    file: "src/jobs/incoming_records.ts",
+    from: "return startedBy !== undefined && startedBy.gen === gen &&",
+    to: "return startedBy !== undefined && startedBy.gen === gen + 1 &&",
+    tests: ["tests/jobs/review_found_test.ts"],
+  },
+  {
+    name: "revive-start-not-recorded",
+    breaks: "a REVIVE answered again is voted for by the replica whose generation it started",
+    file: "src/jobs/job_model.ts",
+    from: "entry.reviveOf = { gen: record.gen, stamp: record.stamp };",
+    to: "entry.reviveOf = { gen: record.gen, stamp: { origin: record.stamp.origin, seq: 0 } };",
+    tests: ["tests/jobs/review_found_test.ts"],
+  },
+  {
     name: "stub-deletes-key",
     breaks: "a later generation's stub leaves the key its dead letter left",
     file: "src/jobs/job_table.ts",

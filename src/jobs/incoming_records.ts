@@ -259,12 +259,22 @@ export class IncomingRecords {
    * and its end went by while it was cut off) and changes nothing here: dead beats pending
    * within a generation. Acknowledged as usual, that retry was never attempted (session 39's
    * review).
+   *
+   * So is one of `gen` when another REVIVE started that generation here (`reviveOf`): this one
+   * was made from a copy a generation behind as well, while that first retry still runs here.
+   * Its end (a DEAD on its owner alone, the owner cut off) would absorb this one the same way.
+   * Where the generation came by a `state`, which REVIVE started it is not known, and the vote
+   * is `ok` as before.
    */
-  #pastStartOf(jobId: string, gen: number): boolean {
+  #pastStartOf(jobId: string, gen: number, stamp: Stamp): boolean {
     const entry = this.#table.get(jobId);
     if (entry !== undefined) {
-      return entry.phase === "delivered" || entry.gen > gen ||
-        (entry.gen === gen && entry.phase === "dead");
+      if (entry.phase === "delivered" || entry.gen > gen) return true;
+      if (entry.gen < gen) return false;
+      if (entry.phase === "dead") return true;
+      const startedBy = entry.reviveOf;
+      return startedBy !== undefined && startedBy.gen === gen &&
+        (startedBy.stamp.origin !== stamp.origin || startedBy.stamp.seq !== stamp.seq);
     }
     const gone = this.#table.goneTombstone(jobId);
     const key = this.#table.keyTombstone(jobId);
@@ -275,7 +285,7 @@ export class IncomingRecords {
   #ackFor(record: ReplicatedRecord, conflicted = false): AckEntry {
     if (record.type === "event") return this.#eventAck(record, conflicted);
     if (record.type === "revive") {
-      const stale = this.#pastStartOf(record.jobId, record.gen);
+      const stale = this.#pastStartOf(record.jobId, record.gen, record.stamp);
       return { stamp: record.stamp, status: stale ? "finished" : "ok", bodyHash: "" };
     }
     if (record.type !== "submit") return { stamp: record.stamp, status: "ok", bodyHash: "" };

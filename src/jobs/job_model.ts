@@ -314,6 +314,13 @@ export interface JobEntry {
   history: AttemptEntry[];
   /** The payload (and secrets, headers) were dropped after delivery to save memory. */
   payloadDropped: boolean;
+  /**
+   * The REVIVE that started generation `gen` here, when this node applied it as such: a
+   * replica votes for another REVIVE of the same generation only if it is that one
+   * (incoming_records.ts, `#ackFor`). Undefined for generation 0, and where the generation came
+   * by a `state` or a checkpoint: which REVIVE started it is then not known here.
+   */
+  reviveOf: { readonly gen: number; readonly stamp: Stamp } | undefined;
 }
 
 /** What applying a record did, for the caller's bookkeeping (scheduling, metrics, acks). */
@@ -340,6 +347,7 @@ export function newEntry(jobId: string): JobEntry {
     deadReason: "",
     history: [],
     payloadDropped: false,
+    reviveOf: undefined,
   };
 }
 
@@ -607,7 +615,11 @@ export function applyRecord(
       const spec = record.spec;
       let changed = spec !== undefined &&
         mergeSpec(entry, spec, spec.bodyHash, true, record.submitStamp);
+      const genBefore = entry.gen;
       if (mergeProgress(entry, record.gen, "pending", 0, 0, 0, "")) changed = true;
+      if (genBefore < record.gen && entry.gen === record.gen) {
+        entry.reviveOf = { gen: record.gen, stamp: record.stamp };
+      }
       // This generation was delivered already here (its DONE came first): no payload kept.
       if (entry.phase === "delivered") dropPayload(entry);
       return changed ? "changed" : "unchanged";

@@ -713,6 +713,7 @@ export class JobStore implements JobService, DeliveryStore {
       deadReason: s.deadReason,
       history: [...s.history],
       payloadDropped: s.phase === "delivered",
+      reviveOf: undefined,
     };
     return this.#view(entry);
   }

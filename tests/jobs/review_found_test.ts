@@ -13,6 +13,7 @@ import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
 import type { SubmitRequest } from "../../src/jobs/service.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
 import { jobsDefaults } from "../../src/config/jobs.ts";
+import { decodeMessage } from "../../src/jobs/job_messages.ts";
 
 const QUORUM = 3;
 
@@ -622,4 +623,88 @@ Deno.test("a retry through a node a generation behind is refused, and one after 
   assertEquals(c.reviveAnswers.get(3)?.ok, true);
   assertEquals(c.cores[0]!.table.get(id)?.gen, 2);
   assert(c.scheduled[0]!.slice(before).includes(id), "the owner attempts the new retry");
+});
+
+Deno.test("a retry through a node a generation behind is refused while that generation still runs elsewhere", () => {
+  // Session 39's known limit: core 5, cut off, missed a first retry; the owner's attempt of
+  // it failed, but its DEAD reached nobody (the owner was cut off too). The other replicas
+  // still held the first retry pending, so a client's retry through core 5 (a REVIVE of that
+  // same generation) changed nothing there and they voted `ok`: acknowledged, then absorbed
+  // by the owner's DEAD once it spread, never attempted. A replica whose generation another
+  // REVIVE started now answers `finished`, and the retry is refused (`not_ready`); after the
+  // heal a retry starts the next generation. Mutation: `revive-other-start-acknowledged`.
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = deadLetterOnEveryCore(c, undefined);
+  const cutFive = (m: InFlight) => m.from === 4 || m.to === 4;
+  c.cores[1]!.revive(c.nowMs, c.wallOf(1), 1, id);
+  c.collect();
+  c.settle((m) => noSync(m) && !cutFive(m));
+  c.drop(cutFive);
+  assertEquals(c.reviveAnswers.get(1)?.ok, true);
+  // The owner is cut off as well; its attempt of generation 1 fails, and its DEAD stays home.
+  const cutOwnerToo = (m: InFlight) => cutFive(m) || m.from === 0 || m.to === 0;
+  failOnOwner(c, id);
+  c.drop(cutOwnerToo);
+  assertEquals([c.cores[0]!.table.get(id)?.phase, c.cores[0]!.table.get(id)?.gen], ["dead", 1]);
+  for (const i of [1, 2, 3]) {
+    assertEquals([c.cores[i]!.table.get(id)?.phase, c.cores[i]!.table.get(id)?.gen], [
+      "pending",
+      1,
+    ]);
+  }
+  assertEquals([c.cores[4]!.table.get(id)?.phase, c.cores[4]!.table.get(id)?.gen], ["dead", 0]);
+  // Core 5 rejoins cores 2-4 (the owner stays cut off) and a client retries through it.
+  c.cores[4]!.revive(c.nowMs, c.wallOf(4), 2, id);
+  c.collect();
+  c.settle((m) => noSync(m) && !(m.from === 0 || m.to === 0));
+  c.drop((m) => m.from === 0 || m.to === 0);
+  const refused = c.reviveAnswers.get(2);
+  assert(refused?.ok === false && refused.code === "not_ready", JSON.stringify(refused));
+  // The heal: the owner's DEAD spreads (anti-entropy asks a peer at random each round), and a
+  // retry then starts generation 2, attempted.
+  const deadOne = () =>
+    c.cores.every((core) => core.table.get(id)?.gen === 1 && core.table.get(id)?.phase === "dead");
+  for (let t = 0; t < 20 * jobsDefaults.antiEntropyIntervalMs && !deadOne(); t += 500) {
+    c.tick(500);
+    c.settle();
+  }
+  for (const [i, core] of c.cores.entries()) {
+    assertEquals([i, core.table.get(id)?.phase, core.table.get(id)?.gen], [i, "dead", 1]);
+  }
+  const before = c.scheduled[0]!.length;
+  c.cores[4]!.revive(c.nowMs, c.wallOf(4), 3, id);
+  c.collect();
+  c.settle(noSync);
+  assertEquals(c.reviveAnswers.get(3)?.ok, true);
+  assertEquals(c.cores[0]!.table.get(id)?.gen, 2);
+  assert(c.scheduled[0]!.slice(before).includes(id), "the owner attempts the new retry");
+});
+
+Deno.test("a REVIVE answered again (a retransmission, its seq held) is still voted for", () => {
+  // The vote for a REVIVE is worked out again when its record comes a second time; the
+  // generation it started here must not then count as started by another REVIVE. Mutation:
+  // `revive-start-not-recorded` (every REVIVE's second answer would be `finished`).
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = deadLetterOnEveryCore(c, undefined);
+  c.cores[1]!.revive(c.nowMs, c.wallOf(1), 1, id);
+  c.collect();
+  const revive = c.inflight.find((m) =>
+    m.from === 1 && m.to === 2 && m.kind === "repl" && m.records.includes("revive")
+  );
+  assert(revive !== undefined, "the REVIVE is on its way to core 3");
+  c.settle(noSync);
+  assertEquals(c.reviveAnswers.get(1)?.ok, true);
+  assertEquals([c.cores[2]!.table.get(id)?.phase, c.cores[2]!.table.get(id)?.gen], ["pending", 1]);
+  // The same message once more: core 3 holds the seq and answers at once.
+  c.inflight.push(revive);
+  c.step((m) => m === revive);
+  const statuses = c.inflight
+    .filter((m) => m.from === 2 && m.to === 1 && m.kind === "ack")
+    .flatMap((m) => {
+      const d = decodeMessage(m.bytes);
+      return d.ok && d.value.kind === "ack" ? d.value.entries.map((e) => e.status) : [];
+    });
+  assertEquals(statuses, ["ok"]);
 });
