@@ -590,6 +590,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/review_found_test.ts"],
   },
   {
+    name: "revive-claims-only-when-moving",
+    breaks: "the first REVIVE of a generation applied claims it, whatever moved the generation",
+    file: "src/jobs/job_model.ts",
+    from: "if (entry.gen === record.gen && entry.reviveOf?.gen !== record.gen) {",
+    to: "if (changed && entry.gen === record.gen && entry.reviveOf?.gen !== record.gen) {",
+    tests: ["tests/jobs/review_found_test.ts"],
+  },
+  {
     name: "stub-deletes-key",
     breaks: "a later generation's stub leaves the key its dead letter left",
     file: "src/jobs/job_table.ts",

@@ -260,11 +260,10 @@ export class IncomingRecords {
    * within a generation. Acknowledged as usual, that retry was never attempted (session 39's
    * review).
    *
-   * So is one of `gen` when another REVIVE started that generation here (`reviveOf`): this one
+   * So is one of `gen` when another REVIVE claimed that generation here (`reviveOf`): this one
    * was made from a copy a generation behind as well, while that first retry still runs here.
    * Its end (a DEAD on its owner alone, the owner cut off) would absorb this one the same way.
-   * Where the generation came by a `state`, which REVIVE started it is not known, and the vote
-   * is `ok` as before.
+   * Where no REVIVE of it was applied here (it came by a `state`), the vote is `ok` as before.
    */
   #pastStartOf(jobId: string, gen: number, stamp: Stamp): boolean {
     const entry = this.#table.get(jobId);

@@ -315,10 +315,11 @@ export interface JobEntry {
   /** The payload (and secrets, headers) were dropped after delivery to save memory. */
   payloadDropped: boolean;
   /**
-   * The REVIVE that started generation `gen` here, when this node applied it as such: a
-   * replica votes for another REVIVE of the same generation only if it is that one
-   * (incoming_records.ts, `#ackFor`). Undefined for generation 0, and where the generation came
-   * by a `state` or a checkpoint: which REVIVE started it is then not known here.
+   * The first REVIVE of generation `gen` this node applied (the one that started it, or came
+   * after the owner's RETRY had brought the generation): a replica votes for another REVIVE of
+   * the same generation only if it is that one (incoming_records.ts, `#pastStartOf`).
+   * Undefined for generation 0, and where the generation came by a `state` or a checkpoint and
+   * no REVIVE of it since: which REVIVE started it is then not known here.
    */
   reviveOf: { readonly gen: number; readonly stamp: Stamp } | undefined;
 }
@@ -615,9 +616,10 @@ export function applyRecord(
       const spec = record.spec;
       let changed = spec !== undefined &&
         mergeSpec(entry, spec, spec.bodyHash, true, record.submitStamp);
-      const genBefore = entry.gen;
       if (mergeProgress(entry, record.gen, "pending", 0, 0, 0, "")) changed = true;
-      if (genBefore < record.gen && entry.gen === record.gen) {
+      // The first REVIVE of the generation applied here claims it, even where the generation
+      // came first by the owner's RETRY (its REVIVE slow or lost on the way here).
+      if (entry.gen === record.gen && entry.reviveOf?.gen !== record.gen) {
         entry.reviveOf = { gen: record.gen, stamp: record.stamp };
       }
       // This generation was delivered already here (its DONE came first): no payload kept.

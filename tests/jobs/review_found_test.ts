@@ -708,3 +708,69 @@ Deno.test("a REVIVE answered again (a retransmission, its seq held) is still vot
     });
   assertEquals(statuses, ["ok"]);
 });
+
+Deno.test("a retry through a node a generation behind is refused where the owner's RETRY came before the first REVIVE", () => {
+  // The review of session 41's change: `reviveOf` was set only when the REVIVE itself moved
+  // the generation. Cores 3 and 4 got generation 1 from the owner's RETRY first (the REVIVE
+  // to them was slow), so no REVIVE claimed it there, and they voted `ok` for core 5's stale
+  // one: acknowledged, then absorbed by the owner's DEAD. The first REVIVE of a generation
+  // applied here claims it, whatever record moved the generation. Mutation:
+  // `revive-claims-only-when-moving`.
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = deadLetterOnEveryCore(c, undefined);
+  const cutFive = (m: InFlight) => m.from === 4 || m.to === 4;
+  c.cores[1]!.revive(c.nowMs, c.wallOf(1), 1, id);
+  c.collect();
+  const slow = c.inflight.filter((m) =>
+    m.from === 1 && (m.to === 2 || m.to === 3) && m.kind === "repl"
+  );
+  for (const m of slow) c.inflight.splice(c.inflight.indexOf(m), 1);
+  c.settle((m) => noSync(m) && !cutFive(m));
+  c.drop(cutFive);
+  c.cores[0]!.reportRetry(c.nowMs, c.wallOf(0), {
+    kind: "retry",
+    jobId: id,
+    attempt: {
+      attempt: 1,
+      startedAtMs: c.wallOf(0),
+      latencyMs: 3,
+      outcome: "http_error",
+      status: 500,
+      detail: "HTTP 500",
+    },
+    attemptsMade: 1,
+    nextAttemptAtMs: c.wallOf(0) + 1_000,
+  });
+  c.tick(jobsDefaults.lazySendMs + 1);
+  c.settle((m) => noSync(m) && !cutFive(m));
+  c.drop(cutFive);
+  for (const i of [2, 3]) {
+    assertEquals([c.cores[i]!.table.get(id)?.phase, c.cores[i]!.table.get(id)?.gen], [
+      "pending",
+      1,
+    ]);
+  }
+  c.inflight.push(...slow);
+  c.settle((m) => noSync(m) && !cutFive(m));
+  c.drop(cutFive);
+  assertEquals(c.reviveAnswers.get(1)?.ok, true);
+  // The owner is cut off; its last attempt fails, and its DEAD stays home.
+  const cutOwner = (m: InFlight) => m.from === 0 || m.to === 0;
+  c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
+    kind: "dead",
+    jobId: id,
+    attemptsMade: 2,
+    reason: "attempts exhausted",
+  });
+  c.collect();
+  c.tick(100);
+  c.drop((m) => cutFive(m) || cutOwner(m));
+  assertEquals([c.cores[4]!.table.get(id)?.phase, c.cores[4]!.table.get(id)?.gen], ["dead", 0]);
+  c.cores[4]!.revive(c.nowMs, c.wallOf(4), 2, id);
+  c.collect();
+  c.settle((m) => noSync(m) && !cutOwner(m));
+  c.drop(cutOwner);
+  const refused = c.reviveAnswers.get(2);
+  assert(refused?.ok === false && refused.code === "not_ready", JSON.stringify(refused));
+});
