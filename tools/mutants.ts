@@ -598,6 +598,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/review_found_test.ts"],
   },
   {
+    name: "retry-of-live-job-not-found",
+    breaks: "a retry by hand of a pending or delivered job is refused 409, not 404",
+    file: "src/jobs/submit_path.ts",
+    from: '"not_dead_letter",',
+    to: '"not_found",',
+    tests: ["tests/jobs/contracts_test.ts"],
+  },
+  {
     name: "stub-deletes-key",
     breaks: "a later generation's stub leaves the key its dead letter left",
     file: "src/jobs/job_table.ts",

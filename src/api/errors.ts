@@ -42,6 +42,7 @@ const ALL_CODES: Readonly<Record<ApiErrorCode, true>> = {
   method_not_allowed: true,
   body_timeout: true,
   idempotency_conflict: true,
+  not_dead_letter: true,
   payload_too_large: true,
   unsupported_media_type: true,
   internal: true,
@@ -79,6 +80,7 @@ export function statusOf(code: ApiErrorCode): number {
     case "body_timeout":
       return 408;
     case "idempotency_conflict":
+    case "not_dead_letter":
       return 409;
     case "payload_too_large":
       return 413;

@@ -295,15 +295,18 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
       "/v1/jobs/{id}/retry": {
         post: {
           operationId: "retryJob",
-          summary: "Retry a dead letter by hand (attempts start again from 1). No body. 503 " +
-            "not_ready when this node does not yet know the job was acknowledged, or another " +
-            "node holds a newer state of it (retried again or delivered since): retry shortly.",
+          summary: "Retry a dead letter by hand (attempts start again from 1). No body. 409 " +
+            "not_dead_letter when the job held here is pending or delivered. 503 not_ready " +
+            "when this node does not yet know the job was acknowledged or its dead letter is " +
+            "not yet on its disk, or another node holds a newer state of it (retried again or " +
+            "delivered since): retry shortly.",
           security: bearer,
           parameters: [id],
           responses: {
             "202": { description: "Scheduled again", content: jsonContent(ref("RetryAccepted")) },
             "401": response("Unauthorized"),
             "404": response("NotFound"),
+            "409": response("NotDeadLetter"),
             "500": response("Internal"),
             "503": response("Unavailable"),
           },
@@ -672,6 +675,10 @@ export function buildOpenApi(config: ApiConfig, limits: SubmitLimits): JsonObjec
           "WWW-Authenticate": { schema: { type: "string", const: "Bearer" } },
         }),
         NotFound: errorResponse("No such job (or no such dead letter, for a retry)."),
+        NotDeadLetter: errorResponse(
+          "A retry of a job that is not a dead letter: pending, already being delivered, or " +
+            "delivered (not_dead_letter; the message says which).",
+        ),
         BodyTimeout: errorResponse("The body did not arrive in time."),
         Conflict: errorResponse("The Idempotency-Key was used with another body."),
         TooLarge: errorResponse("The body, or the job's payload, is over its bound."),

@@ -29,8 +29,13 @@ export type RefusalCode =
   | "idempotency_conflict"
   /** The request is valid JSON but not an acceptable job: 400 (names `field`). */
   | "invalid"
-  /** No such job (or no such dead letter, for a retry): 404. */
-  | "not_found";
+  /** No such job (or, for a retry, none held here with its spec): 404. */
+  | "not_found"
+  /**
+   * A retry by hand of a job that is not a dead letter (pending, being delivered, or
+   * delivered): 409, the message says which.
+   */
+  | "not_dead_letter";
 
 export interface Refusal {
   readonly ok: false;

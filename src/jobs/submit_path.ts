@@ -377,13 +377,35 @@ export class SubmitPath {
       return;
     }
     const entry = this.#table.get(jobId);
-    if (
-      entry === undefined || entry.spec === undefined || entry.phase !== "dead" ||
-      this.#appends.deadNotDurable(jobId)
-    ) {
+    if (entry === undefined || entry.spec === undefined) {
       this.#host.output(
         reviveRefused(requestId, "not_found", `no dead letter ${JSON.stringify(jobId)}`),
       );
+      return;
+    }
+    if (entry.phase !== "dead") {
+      // A second click on Retry, or a retry of a job another node retried or delivered
+      // since: the job is there, so not a 404; the message says what it is instead.
+      const what = entry.phase === "delivered"
+        ? "was delivered"
+        : `is pending, still being delivered (attempts made so far: ${entry.attemptsMade})`;
+      this.#host.output(
+        reviveRefused(
+          requestId,
+          "not_dead_letter",
+          `job ${JSON.stringify(jobId)} ${what}; only a dead letter can be retried`,
+        ),
+      );
+      return;
+    }
+    if (this.#appends.deadNotDurable(jobId)) {
+      // Its DEAD is still on its way to this node's disk: a dead letter in a moment.
+      this.#host.output(reviveRefused(
+        requestId,
+        "not_ready",
+        `job ${JSON.stringify(jobId)} is becoming a dead letter on this node; try again shortly`,
+        1,
+      ));
       return;
     }
     if (!entry.committed) {

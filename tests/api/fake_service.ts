@@ -167,8 +167,15 @@ export class FakeJobService implements JobService {
     const refusal = this.#refusal();
     if (refusal !== undefined) return Promise.resolve(refusal);
     const job = this.jobs.get(id);
-    if (job === undefined || job.state !== "dead") {
+    if (job === undefined) {
       return Promise.resolve({ ok: false, code: "not_found", message: `no dead letter ${id}` });
+    }
+    if (job.state !== "dead") {
+      return Promise.resolve({
+        ok: false,
+        code: "not_dead_letter",
+        message: `job ${id} is ${job.state}; only a dead letter can be retried`,
+      });
     }
     this.retried.push(id);
     this.jobs.set(id, { ...job, state: "pending", attemptsMade: 0 });

@@ -331,6 +331,11 @@ const SCENARIOS: Readonly<Record<string, Scenario>> = {
   },
   "POST /v1/jobs/{id}/retry 401": unauthorized(retry("d-1")),
   "POST /v1/jobs/{id}/retry 404": () => makeApi().handler(retry("nope")),
+  "POST /v1/jobs/{id}/retry 409": () => {
+    const api = makeApi();
+    api.service.put({ ...deadJob("d-1"), state: "delivered" });
+    return api.handler(retry("d-1"));
+  },
   "POST /v1/jobs/{id}/retry 500": throwing(retry("d-1")),
   "POST /v1/jobs/{id}/retry 503": () => whileFull(retry("d-1")),
 

@@ -63,7 +63,7 @@ Deno.test("GET /v1/dead-letters pages with limit and cursor; a bad cursor or lim
   assertEquals(errorOf(await call(api, get("/v1/dead-letters?limit=x"))).field, "limit");
 });
 
-Deno.test("POST /v1/jobs/:id/retry answers 202 for a dead letter, 404 otherwise, 503 with Retry-After when refused", async () => {
+Deno.test("POST /v1/jobs/:id/retry answers 202 for a dead letter, 409 for another job, 404 for none, 503 with Retry-After when refused", async () => {
   const api = makeApi();
   api.service.put(deadJob("d-1"));
   const answer = await call(api, new Request(`${BASE}/v1/jobs/d-1/retry`, { method: "POST" }));
@@ -71,7 +71,10 @@ Deno.test("POST /v1/jobs/:id/retry answers 202 for a dead letter, 404 otherwise,
   assertEquals(answer.body, { id: "d-1" });
   assertEquals(api.service.retried, ["d-1"]);
   const again = await call(api, new Request(`${BASE}/v1/jobs/d-1/retry`, { method: "POST" }));
-  assertEquals(again.status, 404, "no longer a dead letter");
+  assertEquals(again.status, 409, "no longer a dead letter");
+  assertEquals(errorOf(again).code, "not_dead_letter");
+  const none = await call(api, new Request(`${BASE}/v1/jobs/d-9/retry`, { method: "POST" }));
+  assertEquals(none.status, 404);
   api.service.mode = { kind: "refuse", code: "no_quorum" };
   const refused = await call(api, new Request(`${BASE}/v1/jobs/d-1/retry`, { method: "POST" }));
   assertEquals(refused.status, 503);

@@ -53,8 +53,8 @@ Deno.test("a dead letter is listed, and can be retried, only once its DEAD recor
   c.collect();
   assertEquals(
     c.reviveAnswers.get(requestId),
-    { ok: false, code: "not_found" },
-    "not durable: no manual retry",
+    { ok: false, code: "not_ready" },
+    "not durable: no manual retry yet",
   );
   c.persist(0);
   assertEquals(listed(c, 0), [id], "durable: listed");
@@ -140,4 +140,26 @@ Deno.test("a node that learns by snapshot that a compacted job ended does not ca
     restarted.table.goneTombstone(died) !== undefined,
     "with a tombstone against late records",
   );
+});
+
+Deno.test("a manual retry of a job that is not a dead letter is refused not_dead_letter, saying what it is", () => {
+  // Before session 41 a retry of a pending or delivered job answered 404 "no dead letter", as
+  // if the job did not exist. Mutation: `retry-of-live-job-not-found`.
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = committedJob(c);
+  c.cores[0]!.revive(c.nowMs, c.wallMs, 9_101, id);
+  c.collect();
+  assertEquals(c.reviveAnswers.get(9_101), { ok: false, code: "not_dead_letter" });
+  c.delivered(0, id);
+  // Straight from the core's outputs: the harness keeps only the code.
+  c.collect();
+  c.cores[0]!.revive(c.nowMs, c.wallMs, 9_102, id);
+  const answer = c.cores[0]!.takeOutputs().find((o) => o.type === "revive-done");
+  assert(answer?.type === "revive-done" && !answer.outcome.ok, JSON.stringify(answer));
+  assertEquals(answer.outcome.code, "not_dead_letter");
+  assert(answer.outcome.message.includes("was delivered"), answer.outcome.message);
+  c.cores[0]!.revive(c.nowMs, c.wallMs, 9_103, "no-such-job");
+  c.collect();
+  assertEquals(c.reviveAnswers.get(9_103), { ok: false, code: "not_found" });
 });
