@@ -6,7 +6,14 @@
  */
 
 import { assert, assertEquals } from "../assert.ts";
-import { avoiding, between, type InFlight, ReviewCluster, WALL } from "./review_harness.ts";
+import {
+  avoiding,
+  between,
+  type InFlight,
+  type Pick,
+  ReviewCluster,
+  WALL,
+} from "./review_harness.ts";
 import { snapshotOf } from "../../src/jobs/job_model.ts";
 import { submitBodyHash } from "../../src/jobs/replication_core.ts";
 import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
@@ -14,6 +21,7 @@ import type { SubmitRequest } from "../../src/jobs/service.ts";
 import { JobTable } from "../../src/jobs/job_table.ts";
 import { jobsDefaults } from "../../src/config/jobs.ts";
 import { decodeMessage } from "../../src/jobs/job_messages.ts";
+import type { AttemptRecord } from "../../src/delivery/types.ts";
 
 const QUORUM = 3;
 
@@ -441,24 +449,67 @@ function deadLetterOnEveryCore(c: ReviewCluster, idempotencyKey: string | undefi
   return id;
 }
 
+/** Attempt 1 by core 1, the owner, answered HTTP 500. */
+function failedAttemptOnOwner(c: ReviewCluster): AttemptRecord {
+  return {
+    attempt: 1,
+    startedAtMs: c.wallOf(0),
+    latencyMs: 3,
+    outcome: "http_error",
+    status: 500,
+    detail: "HTTP 500",
+  };
+}
+
 /** Core 1, job `id`'s owner, reports its one allowed attempt failed: the job is dead there. */
 function failOnOwner(c: ReviewCluster, id: string): void {
   c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
     kind: "dead",
     jobId: id,
-    attempt: {
-      attempt: 1,
-      startedAtMs: c.wallOf(0),
-      latencyMs: 3,
-      outcome: "http_error",
-      status: 500,
-      detail: "HTTP 500",
-    },
+    attempt: failedAttemptOnOwner(c),
     attemptsMade: 1,
     reason: "attempts exhausted",
   });
   c.collect();
   c.tick(100);
+}
+
+/**
+ * A dead letter on every core, and a client's retry of it through core 2 (its REVIVE made and
+ * in flight); `cutFive` picks what core 5 sends or is sent, for the tests that cut it off.
+ */
+function firstRetryThroughTwo(): { c: ReviewCluster; id: string; cutFive: Pick } {
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = deadLetterOnEveryCore(c, undefined);
+  c.cores[1]!.revive(c.nowMs, c.wallOf(1), 1, id);
+  c.collect();
+  return { c, id, cutFive: (m: InFlight) => m.from === 4 || m.to === 4 };
+}
+
+/** Core i's copy of job `id` as [phase, generation]. */
+function phaseGen(
+  c: ReviewCluster,
+  i: number,
+  id: string,
+): [string | undefined, number | undefined] {
+  const entry = c.cores[i]!.table.get(id);
+  return [entry?.phase, entry?.gen];
+}
+
+/** A client's retry through core 5, caught up, starts generation 2, and the owner attempts it. */
+function retryThroughFiveStartsGenerationTwo(
+  c: ReviewCluster,
+  id: string,
+  requestId: number,
+): void {
+  const before = c.scheduled[0]!.length;
+  c.cores[4]!.revive(c.nowMs, c.wallOf(4), requestId, id);
+  c.collect();
+  c.settle(noSync);
+  assertEquals(c.reviveAnswers.get(requestId)?.ok, true);
+  assertEquals(c.cores[0]!.table.get(id)?.gen, 2);
+  assert(c.scheduled[0]!.slice(before).includes(id), "the owner attempts the new retry");
 }
 
 function reviveThroughHolder(idempotencyKey: string | undefined): void {
@@ -603,8 +654,8 @@ Deno.test("a retry through a node a generation behind is refused, and one after 
   assertEquals(c.reviveAnswers.get(1)?.ok, true);
   failOnOwner(c, id);
   stepCut();
-  assertEquals([c.cores[0]!.table.get(id)?.phase, c.cores[0]!.table.get(id)?.gen], ["dead", 1]);
-  assertEquals([c.cores[4]!.table.get(id)?.phase, c.cores[4]!.table.get(id)?.gen], ["dead", 0]);
+  assertEquals(phaseGen(c, 0, id), ["dead", 1]);
+  assertEquals(phaseGen(c, 4, id), ["dead", 0]);
   c.cores[4]!.revive(c.nowMs, c.wallOf(4), 2, id);
   c.collect();
   c.settle(noSync);
@@ -615,14 +666,8 @@ Deno.test("a retry through a node a generation behind is refused, and one after 
     c.tick(500);
     c.settle();
   }
-  assertEquals([c.cores[4]!.table.get(id)?.phase, c.cores[4]!.table.get(id)?.gen], ["dead", 1]);
-  const before = c.scheduled[0]!.length;
-  c.cores[4]!.revive(c.nowMs, c.wallOf(4), 3, id);
-  c.collect();
-  c.settle(noSync);
-  assertEquals(c.reviveAnswers.get(3)?.ok, true);
-  assertEquals(c.cores[0]!.table.get(id)?.gen, 2);
-  assert(c.scheduled[0]!.slice(before).includes(id), "the owner attempts the new retry");
+  assertEquals(phaseGen(c, 4, id), ["dead", 1]);
+  retryThroughFiveStartsGenerationTwo(c, id, 3);
 });
 
 Deno.test("a retry through a node a generation behind is refused while that generation still runs elsewhere", () => {
@@ -631,14 +676,9 @@ Deno.test("a retry through a node a generation behind is refused while that gene
   // still held the first retry pending, so a client's retry through core 5 (a REVIVE of that
   // same generation) changed nothing there and they voted `ok`: acknowledged, then absorbed
   // by the owner's DEAD once it spread, never attempted. A replica whose generation another
-  // REVIVE started now answers `finished`, and the retry is refused (`not_ready`); after the
+  // REVIVE claimed now answers `finished`, and the retry is refused (`not_ready`); after the
   // heal a retry starts the next generation. Mutation: `revive-other-start-acknowledged`.
-  const c = new ReviewCluster();
-  c.startAll();
-  const id = deadLetterOnEveryCore(c, undefined);
-  const cutFive = (m: InFlight) => m.from === 4 || m.to === 4;
-  c.cores[1]!.revive(c.nowMs, c.wallOf(1), 1, id);
-  c.collect();
+  const { c, id, cutFive } = firstRetryThroughTwo();
   c.settle((m) => noSync(m) && !cutFive(m));
   c.drop(cutFive);
   assertEquals(c.reviveAnswers.get(1)?.ok, true);
@@ -646,14 +686,14 @@ Deno.test("a retry through a node a generation behind is refused while that gene
   const cutOwnerToo = (m: InFlight) => cutFive(m) || m.from === 0 || m.to === 0;
   failOnOwner(c, id);
   c.drop(cutOwnerToo);
-  assertEquals([c.cores[0]!.table.get(id)?.phase, c.cores[0]!.table.get(id)?.gen], ["dead", 1]);
+  assertEquals(phaseGen(c, 0, id), ["dead", 1]);
   for (const i of [1, 2, 3]) {
-    assertEquals([c.cores[i]!.table.get(id)?.phase, c.cores[i]!.table.get(id)?.gen], [
+    assertEquals(phaseGen(c, i, id), [
       "pending",
       1,
     ]);
   }
-  assertEquals([c.cores[4]!.table.get(id)?.phase, c.cores[4]!.table.get(id)?.gen], ["dead", 0]);
+  assertEquals(phaseGen(c, 4, id), ["dead", 0]);
   // Core 5 rejoins cores 2-4 (the owner stays cut off) and a client retries through it.
   c.cores[4]!.revive(c.nowMs, c.wallOf(4), 2, id);
   c.collect();
@@ -672,13 +712,7 @@ Deno.test("a retry through a node a generation behind is refused while that gene
   for (const [i, core] of c.cores.entries()) {
     assertEquals([i, core.table.get(id)?.phase, core.table.get(id)?.gen], [i, "dead", 1]);
   }
-  const before = c.scheduled[0]!.length;
-  c.cores[4]!.revive(c.nowMs, c.wallOf(4), 3, id);
-  c.collect();
-  c.settle(noSync);
-  assertEquals(c.reviveAnswers.get(3)?.ok, true);
-  assertEquals(c.cores[0]!.table.get(id)?.gen, 2);
-  assert(c.scheduled[0]!.slice(before).includes(id), "the owner attempts the new retry");
+  retryThroughFiveStartsGenerationTwo(c, id, 3);
 });
 
 Deno.test("a REVIVE answered again (a retransmission, its seq held) is still voted for", () => {
@@ -696,7 +730,7 @@ Deno.test("a REVIVE answered again (a retransmission, its seq held) is still vot
   assert(revive !== undefined, "the REVIVE is on its way to core 3");
   c.settle(noSync);
   assertEquals(c.reviveAnswers.get(1)?.ok, true);
-  assertEquals([c.cores[2]!.table.get(id)?.phase, c.cores[2]!.table.get(id)?.gen], ["pending", 1]);
+  assertEquals(phaseGen(c, 2, id), ["pending", 1]);
   // The same message once more: core 3 holds the seq and answers at once.
   c.inflight.push(revive);
   c.step((m) => m === revive);
@@ -716,12 +750,7 @@ Deno.test("a retry through a node a generation behind is refused where the owner
   // one: acknowledged, then absorbed by the owner's DEAD. The first REVIVE of a generation
   // applied here claims it, whatever record moved the generation. Mutation:
   // `revive-claims-only-when-moving`.
-  const c = new ReviewCluster();
-  c.startAll();
-  const id = deadLetterOnEveryCore(c, undefined);
-  const cutFive = (m: InFlight) => m.from === 4 || m.to === 4;
-  c.cores[1]!.revive(c.nowMs, c.wallOf(1), 1, id);
-  c.collect();
+  const { c, id, cutFive } = firstRetryThroughTwo();
   const slow = c.inflight.filter((m) =>
     m.from === 1 && (m.to === 2 || m.to === 3) && m.kind === "repl"
   );
@@ -731,14 +760,7 @@ Deno.test("a retry through a node a generation behind is refused where the owner
   c.cores[0]!.reportRetry(c.nowMs, c.wallOf(0), {
     kind: "retry",
     jobId: id,
-    attempt: {
-      attempt: 1,
-      startedAtMs: c.wallOf(0),
-      latencyMs: 3,
-      outcome: "http_error",
-      status: 500,
-      detail: "HTTP 500",
-    },
+    attempt: failedAttemptOnOwner(c),
     attemptsMade: 1,
     nextAttemptAtMs: c.wallOf(0) + 1_000,
   });
@@ -746,7 +768,7 @@ Deno.test("a retry through a node a generation behind is refused where the owner
   c.settle((m) => noSync(m) && !cutFive(m));
   c.drop(cutFive);
   for (const i of [2, 3]) {
-    assertEquals([c.cores[i]!.table.get(id)?.phase, c.cores[i]!.table.get(id)?.gen], [
+    assertEquals(phaseGen(c, i, id), [
       "pending",
       1,
     ]);
@@ -766,7 +788,7 @@ Deno.test("a retry through a node a generation behind is refused where the owner
   c.collect();
   c.tick(100);
   c.drop((m) => cutFive(m) || cutOwner(m));
-  assertEquals([c.cores[4]!.table.get(id)?.phase, c.cores[4]!.table.get(id)?.gen], ["dead", 0]);
+  assertEquals(phaseGen(c, 4, id), ["dead", 0]);
   c.cores[4]!.revive(c.nowMs, c.wallOf(4), 2, id);
   c.collect();
   c.settle((m) => noSync(m) && !cutOwner(m));
