@@ -694,6 +694,14 @@ async function retry(id, button) {
       askForToken("The node refused the token.");
       return;
     }
+    if (error instanceof ApiError && error.code === "not_dead_letter") {
+      // Retried or delivered meanwhile (another click, another node): nothing to try again;
+      // the list drops it on the refresh.
+      button.textContent = "Not a dead letter";
+      $("dead-message").textContent = `Retry of ${id} not needed: ${error.message}`;
+      void refreshSoon();
+      return;
+    }
     button.disabled = false;
     button.textContent = "Retry";
     $("dead-message").textContent = `Retry of ${id} failed: ${
