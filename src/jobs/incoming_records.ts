@@ -17,7 +17,13 @@ import type { CoreMetrics } from "./core_metrics.ts";
 import { type AppendBatcher, WAL_BATCH_SLACK_BYTES } from "./append_batcher.ts";
 import { decodeRecord, type Skipped } from "./job_codec.ts";
 import type { AckEntry, AckStatus, OutgoingMessage } from "./job_messages.ts";
-import type { ApplyEffect, JobRecord, ReplicatedRecord, Stamp } from "./job_model.ts";
+import {
+  type ApplyEffect,
+  type JobRecord,
+  type ReplicatedRecord,
+  sameStamp,
+  type Stamp,
+} from "./job_model.ts";
 import type { Incarnation, JobTable } from "./job_table.ts";
 import type { SeqTracker } from "./seq_tracker.ts";
 
@@ -272,8 +278,7 @@ export class IncomingRecords {
       if (entry.gen < gen) return false;
       if (entry.phase === "dead") return true;
       const startedBy = entry.reviveOf;
-      return startedBy !== undefined && startedBy.gen === gen &&
-        (startedBy.stamp.origin !== stamp.origin || startedBy.stamp.seq !== stamp.seq);
+      return startedBy !== undefined && startedBy.gen === gen && !sameStamp(startedBy.stamp, stamp);
     }
     const gone = this.#table.goneTombstone(jobId);
     const key = this.#table.keyTombstone(jobId);

@@ -28,6 +28,7 @@ import {
   type JobSpec,
   type JobStateSnapshot,
   type KeyTombstone,
+  sameStamp,
   type Stamp,
 } from "./job_model.ts";
 
@@ -358,8 +359,7 @@ export function writeRecord(w: ByteWriter, record: JobRecord): void {
       return;
     case "endpoint":
       assert(
-        record.state.version.origin === record.stamp.origin &&
-          record.state.version.seq === record.stamp.seq,
+        sameStamp(record.state.version, record.stamp),
         "an endpoint record's version is its stamp",
       );
       writeStamp(w, record.stamp);
@@ -488,7 +488,7 @@ function readRecord(r: ByteReader): JobRecord {
     case RECORD_CODES.endpoint: {
       const stamp = readStamp(r);
       const state = readEndpointState(r);
-      if (state.version.origin !== stamp.origin || state.version.seq !== stamp.seq) {
+      if (!sameStamp(state.version, stamp)) {
         throw new DecodeError("an endpoint record's version must be its stamp");
       }
       return { type: "endpoint", stamp, state };

@@ -27,6 +27,7 @@ import {
   type JobSpec,
   type JobStateSnapshot,
   ownerKeyOf,
+  sameStamp,
   snapshotOf,
   type Stamp,
 } from "./job_model.ts";
@@ -34,7 +35,6 @@ import type { JobTable } from "./job_table.ts";
 import { OrderedQueues, orderOf } from "./ordered_queues.ts";
 import type { OwnershipView } from "./ownership_view.ts";
 import { ownerOf } from "./preference.ts";
-import { stampKey } from "./proposals.ts";
 import type { SeqTracker } from "./seq_tracker.ts";
 import type { CorePhase } from "./submit_admission.ts";
 import type { VoterSet } from "./voter_set.ts";
@@ -419,7 +419,7 @@ export class JobDuties {
     if (entry === undefined || entry.committed) return;
     if (
       stamp !== undefined &&
-      (entry.submitStamp === undefined || stampKey(entry.submitStamp) !== stampKey(stamp))
+      (entry.submitStamp === undefined || !sameStamp(entry.submitStamp, stamp))
     ) return;
     this.#table.dropUncommitted(jobId);
     this.cancel(jobId);

@@ -26,6 +26,11 @@ export interface Stamp {
   readonly seq: number;
 }
 
+/** Whether two stamps name the same record. */
+export function sameStamp(a: Stamp, b: Stamp): boolean {
+  return a.origin === b.origin && a.seq === b.seq;
+}
+
 /** A job as submitted: immutable once written. */
 export interface JobSpec {
   readonly id: string;

@@ -65,6 +65,7 @@ import {
   type JobRecord,
   ownerKeyOf,
   type ReplicatedRecord,
+  sameStamp,
   type Stamp,
 } from "./job_model.ts";
 import type { EndpointWrite } from "./endpoint_model.ts";
@@ -77,7 +78,6 @@ import type { CorePhase } from "./submit_admission.ts";
 import { CatchupClient, type CaughtUp } from "./catchup_client.ts";
 import { type SubmitLimitOptions, SubmitPath, type SubmitPathHost } from "./submit_path.ts";
 import { ProposalDriver, type ProposalDriverHost } from "./proposal_driver.ts";
-import { stampKey } from "./proposals.ts";
 import { JobDuties, type JobDutiesHost } from "./job_duties.ts";
 import {
   IncomingRecords,
@@ -592,7 +592,7 @@ export class ReplicationCore {
     if (event === undefined || event.committed) return;
     if (
       stamp !== undefined &&
-      (event.stamp === undefined || stampKey(event.stamp) !== stampKey(stamp))
+      (event.stamp === undefined || !sameStamp(event.stamp, stamp))
     ) return;
     for (const jobId of this.table.dropUncommittedEvent(eventId)) {
       this.#duties.removed(nowMs, jobId);
