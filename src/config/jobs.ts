@@ -65,6 +65,28 @@ export interface JobsConfig extends EndpointHealthConfig {
    */
   antiEntropyIntervalMs: number;
   /**
+   * A pending job this node holds but does not own, whose attempt was due this long ago with
+   * no word of it since (no RETRY, DONE or DEAD moved it), is asked about of its owner, which
+   * answers with its end if it finished (its state, or its tombstone) and with nothing while
+   * it is pending (pending_checks.ts). The repair of a replica that missed a job's end and
+   * can no longer get the record (a restart voided its seq while the holders' catch-up logs
+   * had let it go: `hookd sim --events --seed 1802`). Longer than an attempt's timeout plus
+   * its report's way here, so a job merely in flight is rarely asked about.
+   * @default 60_000
+   */
+  pendingCheckAfterMs: number;
+  /** How often a node looks for such jobs (one walk of its pending jobs). @default 10_000 */
+  pendingCheckIntervalMs: number;
+  /**
+   * A job asked about and still pending is asked again after twice the previous wait (the
+   * first is `pendingCheckAfterMs`), up to this: a job its owner holds back (an open circuit,
+   * an ordered queue, a long backlog) costs a few ids in a message per wait, not one per walk.
+   * @default 3_600_000 (1 h)
+   */
+  pendingCheckBackoffMaxMs: number;
+  /** Most jobs asked about in one walk; the rest wait for the next one. @default 1000 */
+  pendingChecksPerWalkMax: number;
+  /**
    * A restarting node re-asks voters that have not finished its catch-up this often, and a
    * page of a catch-up or anti-entropy reply that has not come in this long is asked again.
    * @default 500
@@ -301,6 +323,10 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   confirmDelayMs: 3000,
   confirmRetryMs: 2000,
   antiEntropyIntervalMs: 2000,
+  pendingCheckAfterMs: 60_000,
+  pendingCheckIntervalMs: 10_000,
+  pendingCheckBackoffMaxMs: 3_600_000,
+  pendingChecksPerWalkMax: 1000,
   catchupRetryMs: 500,
   catchupStragglerWaitMs: 250,
   catchupLogBytesMax: 64 * 1024 * 1024,
@@ -345,6 +371,10 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "confirmDelayMs",
       "confirmRetryMs",
       "antiEntropyIntervalMs",
+      "pendingCheckAfterMs",
+      "pendingCheckIntervalMs",
+      "pendingCheckBackoffMaxMs",
+      "pendingChecksPerWalkMax",
       "catchupRetryMs",
       "catchupLogBytesMax",
       "messageBytesMax",
@@ -403,6 +433,13 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
     "<=",
     "jobs.maxAttemptsMax",
     config.maxAttemptsMax,
+  );
+  relation(
+    "jobs.pendingCheckAfterMs",
+    config.pendingCheckAfterMs,
+    "<=",
+    "jobs.pendingCheckBackoffMaxMs",
+    config.pendingCheckBackoffMaxMs,
   );
   // History is u16-counted on the wire and in records.
   relation("jobs.historyMax", config.historyMax, "<=", "1024", 1024);

@@ -30,6 +30,8 @@ export interface CoreMetrics {
   finishedElsewhere: Counter;
   staleHandoffs: Counter;
   voidedRecordsResent: Counter;
+  pendingChecksSent: Counter;
+  pendingChecksSettled: Counter;
   jobsPending: Gauge;
   queueAgeRefusals: Counter;
   backlogRefusals: Counter;
@@ -118,6 +120,18 @@ export function registerMetrics(m: MetricsRegistry): CoreMetrics {
     voidedRecordsResent: m.counter(
       "hookd_jobs_voided_records_resent_total",
       "Records a peer's restart voided that this node held and sent again under its own stamp",
+    ),
+    pendingChecksSent: m.counter(
+      "hookd_jobs_pending_checks_total",
+      "Pending jobs this node does not own, overdue and not heard of, asked about of their " +
+        "owner, and those the answer ended here (missed DONE/DEAD repaired)",
+      { result: "asked" },
+    ),
+    pendingChecksSettled: m.counter(
+      "hookd_jobs_pending_checks_total",
+      "Pending jobs this node does not own, overdue and not heard of, asked about of their " +
+        "owner, and those the answer ended here (missed DONE/DEAD repaired)",
+      { result: "settled" },
     ),
     commitConflicts: m.counter(
       "hookd_jobs_commit_conflicts_total",

@@ -154,6 +154,11 @@ export class JobDuties {
     return this.#queues.queued(endpointId);
   }
 
+  /** The first pending job of an ordered endpoint held here: the only one of it attempted. */
+  orderedHead(endpointId: string): string | undefined {
+    return this.#queues.head(endpointId);
+  }
+
   /** The generation job `jobId` was scheduled at, if it is scheduled. */
   scheduledGen(jobId: string): number | undefined {
     return this.#scheduled.get(jobId);

@@ -203,6 +203,22 @@ export type JobsMessage =
     readonly state: JobStateSnapshot | undefined;
   }
   | {
+    /**
+     * Jobs pending here that the receiver owns, due long ago and not heard of since
+     * (pending_checks.ts): it answers those it holds finished.
+     */
+    readonly kind: "pending-check";
+    readonly from: string;
+    readonly jobIds: readonly string[];
+  }
+  | {
+    /** The asked jobs the owner holds finished: `state`, `gone` or `key` records. */
+    readonly kind: "pending-check-reply";
+    readonly from: string;
+    readonly records: readonly { record: JobRecord; bytes: Uint8Array }[];
+    readonly undecodable?: Skipped;
+  }
+  | {
     /** Before a PATCH or DELETE: the value this peer holds of an endpoint (endpoint_reads.ts). */
     readonly kind: "endpoint-read";
     readonly from: string;
@@ -252,16 +268,26 @@ const MESSAGE_CODES = {
   "client-result": 9,
   "endpoint-read": 10,
   "endpoint-read-reply": 11,
+  "pending-check": 12,
+  "pending-check-reply": 13,
 } as const satisfies Record<JobsMessage["kind"], number>;
 
 /** Record lists inside messages are given as encoded bytes (the catch-up log's form). */
 export type OutgoingMessage =
   | { readonly kind: "repl"; readonly from: string; readonly records: readonly Uint8Array[] }
-  | Exclude<JobsMessage, { kind: "repl" | "sync-reply" | "handoff" }>
+  | Exclude<JobsMessage, { kind: "repl" | "sync-reply" | "handoff" | "pending-check-reply" }>
   | (Omit<Extract<JobsMessage, { kind: "sync-reply" }>, "records"> & {
     readonly records: readonly Uint8Array[];
   })
-  | { readonly kind: "handoff"; readonly from: string; readonly records: readonly Uint8Array[] };
+  | { readonly kind: "handoff"; readonly from: string; readonly records: readonly Uint8Array[] }
+  | {
+    readonly kind: "pending-check-reply";
+    readonly from: string;
+    readonly records: readonly Uint8Array[];
+  };
+
+/** The record types a pending check's answer carries: a finished job's state, or its guard. */
+const PENDING_CHECK_ANSWERS: ReadonlySet<JobRecord["type"]> = new Set(["state", "gone", "key"]);
 
 function writeSubmitRequest(w: ByteWriter, q: SubmitRequest): void {
   w.str(q.url, CODEC_LIMITS.urlBytesMax).str(q.payload, CODEC_LIMITS.payloadBytesMax);
@@ -330,6 +356,14 @@ export function encodeMessage(m: OutgoingMessage): Uint8Array {
       writeRecordList(w, m.records);
       break;
     case "handoff":
+      w.str(m.from, CODEC_LIMITS.addressBytesMax);
+      writeRecordList(w, m.records);
+      break;
+    case "pending-check":
+      w.str(m.from, CODEC_LIMITS.addressBytesMax).u32(m.jobIds.length);
+      for (const jobId of m.jobIds) w.str(jobId, CODEC_LIMITS.idBytesMax);
+      break;
+    case "pending-check-reply":
       w.str(m.from, CODEC_LIMITS.addressBytesMax);
       writeRecordList(w, m.records);
       break;
@@ -479,6 +513,32 @@ export function decodeMessage(bytes: Uint8Array): Result<JobsMessage> {
           if (item.record.type !== "state") throw new DecodeError("handoff carries state records");
         }
         m = { kind: "handoff", from, records, ...(undecodable.count > 0 ? { undecodable } : {}) };
+        break;
+      }
+      case MESSAGE_CODES["pending-check"]: {
+        const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
+        const n = r.u32();
+        if (n > CODEC_LIMITS.recordsMax) throw new DecodeError("too many pending-check jobs");
+        const jobIds: string[] = [];
+        for (let i = 0; i < n; i++) jobIds.push(r.str(CODEC_LIMITS.idBytesMax));
+        m = { kind: "pending-check", from, jobIds };
+        break;
+      }
+      case MESSAGE_CODES["pending-check-reply"]: {
+        const from = r.strCached(CODEC_LIMITS.addressBytesMax, ADDRESS_STRINGS);
+        const undecodable: Skipped = { count: 0, reason: undefined };
+        const records = readRecordList(r, false, undecodable);
+        for (const item of records) {
+          if (!PENDING_CHECK_ANSWERS.has(item.record.type)) {
+            throw new DecodeError(`a pending check is not answered with a ${item.record.type}`);
+          }
+        }
+        m = {
+          kind: "pending-check-reply",
+          from,
+          records,
+          ...(undecodable.count > 0 ? { undecodable } : {}),
+        };
         break;
       }
       case MESSAGE_CODES.query: {

@@ -219,6 +219,8 @@ const RECENT_MAX = 1_000;
 export class JobTable {
   readonly #options: JobTableOptions;
   readonly #entries = new Map<string, JobEntry>();
+  /** The pending entries' ids: what a pending check walks (pending_checks.ts), not the table. */
+  readonly #pending = new Set<string>();
   /** Idempotency keys whose job was compacted, by job id (a keyed job's id derives from its key). */
   readonly #keys = new Map<string, KeyTombstone>();
   /**
@@ -424,6 +426,15 @@ export class JobTable {
 
   entries(): IterableIterator<JobEntry> {
     return this.#entries.values();
+  }
+
+  /** The pending entries, without walking the finished ones (the table's bulk). */
+  *pendingEntries(): Generator<JobEntry> {
+    for (const jobId of this.#pending) {
+      const entry = this.#entries.get(jobId);
+      assert(entry?.phase === "pending", "the pending index names pending entries only");
+      yield entry;
+    }
   }
 
   /**
@@ -712,6 +723,8 @@ export class JobTable {
   }
 
   #afterPhase(entry: JobEntry, previous: JobPhase | undefined): void {
+    if (entry.phase === "pending") this.#pending.add(entry.jobId);
+    else this.#pending.delete(entry.jobId);
     if (previous === "dead" && entry.phase !== "dead") {
       this.#dead.delete(entry.jobId);
       this.#deadExpiry.delete(entry.jobId);
@@ -897,6 +910,7 @@ export class JobTable {
     const spec = entry.spec;
     this.#countPayload(entry, -1);
     this.#entries.delete(entry.jobId);
+    this.#pending.delete(entry.jobId);
     for (
       const queue of [
         this.#deliveredExpiry,

@@ -87,6 +87,7 @@ import {
 import { DeliveryReports, type DeliveryReportsHost } from "./delivery_reports.ts";
 import { merged, Recovery, type RecoveryHost } from "./recovery.ts";
 import { EndpointHealth } from "./endpoint_health.ts";
+import { PendingChecks, type PendingChecksHost } from "./pending_checks.ts";
 import type { EventRequest, SubmitRequest } from "./service.ts";
 
 /** The core's phase; it takes submits only when `ready` (submit_admission.ts). */
@@ -136,7 +137,8 @@ type Hosts =
   & JobDutiesHost
   & IncomingRecordsHost
   & DeliveryReportsHost
-  & RecoveryHost;
+  & RecoveryHost
+  & PendingChecksHost;
 
 /**
  * Driven like every core (docs/architecture.md, "Driving a core"): inputs by named methods
@@ -172,6 +174,8 @@ export class ReplicationCore {
   readonly #submits: SubmitPath;
   /** Scheduling, confirming and handing over the jobs held here (job_duties.ts). */
   readonly #duties: JobDuties;
+  /** Overdue pending jobs of other owners, asked about (pending_checks.ts). */
+  readonly #checks: PendingChecks;
   /**
    * Each endpoint's recent attempts, from the delivery records applied here (every node's),
    * for the dashboard (endpoint_attempt_stats.ts). Read-only for everything but
@@ -288,6 +292,7 @@ export class ReplicationCore {
       proposals: this.#proposals,
     });
     this.#duties = new JobDuties(shared);
+    this.#checks = new PendingChecks(shared);
     this.#incoming = new IncomingRecords(shared);
     this.#reports = new DeliveryReports(shared);
     this.#recovery = new Recovery(shared);
@@ -335,6 +340,7 @@ export class ReplicationCore {
       respread: (record) => this.#respread(record),
       undecodable: (from, skipped) => this.#undecodable(from, skipped),
       reconsider: (nowMs, entry) => this.#duties.reconsider(nowMs, entry),
+      orderedHead: (endpointId) => this.#duties.orderedHead(endpointId),
       endpointChanged: (endpointId) => this.#health.endpointChanged(endpointId),
       dropUncommittedCopy: (jobId, stamp) => this.#duties.dropUncommittedCopy(jobId, stamp),
       dropUncommittedEvent: (nowMs, eventId, stamp) =>
@@ -750,6 +756,12 @@ export class ReplicationCore {
       case "query":
         this.#submits.answerQuery(m.from, m.requestId, m.jobId);
         return;
+      case "pending-check":
+        this.#checks.answer(m.from, m.jobIds);
+        return;
+      case "pending-check-reply":
+        this.#checks.onReply(nowMs, wallMs, m.records);
+        return;
       case "query-reply":
         this.#submits.queryReply(m.from, m.requestId, m.state);
         return;
@@ -1034,6 +1046,7 @@ export class ReplicationCore {
     this.#syncServer.expire(nowMs);
     if (this.#phase === "catching_up") this.#catchup.catchupTick(nowMs);
     if (this.#phase === "ready") this.#catchup.antiEntropy(nowMs);
+    this.#checks.tick(nowMs, wallMs);
     // Not while a checkpoint's snapshot is being drawn (the next round is then an interval
     // later): it walks the live table, and a key or a tombstone expired before the walk reached
     // it would be missing from the snapshot while a late record it had blocked, appended after
@@ -1098,6 +1111,7 @@ export class ReplicationCore {
     t = Math.min(t, this.#catchup.exchangesDueMs());
     t = Math.min(t, this.#syncServer.nextWakeMs());
     if (this.#phase === "ready") t = Math.min(t, this.#catchup.antiEntropyDueMs);
+    if (this.#phase === "ready") t = Math.min(t, this.#checks.walkDueMs);
     return t;
   }
 

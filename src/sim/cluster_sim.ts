@@ -474,7 +474,10 @@ export class ClusterSim implements SimHistory {
       }),
       metrics,
       onLog: (event, fields) => {
-        if (event === "caught-up" || event === "wal-failed" || event === "wal-truncated") {
+        if (
+          event === "caught-up" || event === "wal-failed" || event === "wal-truncated" ||
+          event === "pending-check-settled"
+        ) {
           this.#traceLine(`log ${slot.nodeId}/${life} ${event} ${JSON.stringify(fields)}`);
         }
         if (event === "caught-up") {

@@ -17,7 +17,12 @@ import {
   plainSpec,
   stampArb,
 } from "./arbitraries.ts";
-import type { AttemptEntry, JobRecord } from "../../src/jobs/job_model.ts";
+import {
+  type AttemptEntry,
+  type JobRecord,
+  newEntry,
+  snapshotOf,
+} from "../../src/jobs/job_model.ts";
 
 Deno.test("job records round-trip through the codec", () => {
   fc.assert(
@@ -202,6 +207,60 @@ Deno.test("endpoint read messages round-trip, with and without a value", () => {
     ),
     { numRuns: 200 },
   );
+});
+
+Deno.test("pending checks and their answers round-trip; an answer carries only ends", () => {
+  const keyArb = anyRecordArb.filter((r) => r.type === "key");
+  fc.assert(
+    fc.property(
+      fc.array(fc.string({ minLength: 1, maxLength: 40 }), { maxLength: 20 }),
+      fc.array(keyArb, { maxLength: 3 }),
+      fc.integer({ min: 0, max: 3 }),
+      (jobIds, keys, gen) => {
+        const check = { kind: "pending-check" as const, from: ORIGINS[1]!, jobIds };
+        const back = decodeMessage(encodeMessage(check));
+        assert(back.ok);
+        assertEquals(back.value, check);
+        const records: JobRecord[] = [
+          ...keys,
+          { type: "gone", gone: { jobId: "job_1", gen, expiresAtMs: 1_800_000_000_000 } },
+          { type: "state", state: { ...snapshotOf(newEntry("job_2")), phase: "delivered", gen } },
+        ];
+        const reply = decodeMessage(encodeMessage({
+          kind: "pending-check-reply",
+          from: ORIGINS[2]!,
+          records: records.map(encodeRecord),
+        }));
+        assert(reply.ok && reply.value.kind === "pending-check-reply");
+        assertEquals(reply.value.records.map((r) => r.record), records);
+        // Cut short, it is an error value, never a throw.
+        const bytes = encodeMessage(check);
+        if (jobIds.length > 0) assert(!decodeMessage(bytes.subarray(0, bytes.length - 1)).ok);
+      },
+    ),
+    { numRuns: 200 },
+  );
+  // A record that is not an end (a DONE, a SUBMIT...) makes the answer undecodable.
+  const done = encodeRecord({
+    type: "done",
+    stamp: { origin: ORIGINS[0]!, seq: 1 },
+    jobId: "job_1",
+    gen: 0,
+    finishedAtMs: 1,
+    attempt: {
+      attempt: 1,
+      startedAtMs: 1,
+      latencyMs: 1,
+      outcome: "success",
+      status: 200,
+      detail: "",
+      node: ORIGINS[0]!,
+    },
+  });
+  const bad = decodeMessage(
+    encodeMessage({ kind: "pending-check-reply", from: ORIGINS[0]!, records: [done] }),
+  );
+  assert(!bad.ok && bad.reason.includes("not answered with a done"), JSON.stringify(bad));
 });
 
 Deno.test("the decoders never throw on hostile bytes: random, truncated or bit-flipped", () => {

@@ -1,0 +1,169 @@
+/**
+ * Pending checks (src/jobs/pending_checks.ts): a replica that missed a job's DONE, with no
+ * holder left able to send it the record (their catch-up logs let it go before the origin's
+ * restart voided its seq: `hookd sim --events --seed 1802`), asks the owner once the job is
+ * long overdue and applies the end it answers. Hand-driven cores
+ * (tests/jobs/review_harness.ts): every message and fsync happens when the test says.
+ */
+
+import { assert, assertEquals } from "../assert.ts";
+import { jobsDefaults } from "../../src/config/jobs.ts";
+import { encodeRecord } from "../../src/jobs/job_codec.ts";
+import { encodeMessage } from "../../src/jobs/job_messages.ts";
+import { endpoint, ReviewCluster, VOTERS } from "./review_harness.ts";
+
+/** Catch-up logs that keep nothing: every record is gone from them as soon as it is applied. */
+const NO_LOG = { catchupStragglerWaitMs: 0, catchupLogBytesMax: 1 };
+
+function committedJob(c: ReviewCluster): string {
+  const requestId = c.submit(0, { url: "http://a.test/", payload: "{}" });
+  c.settle();
+  const answer = c.answers.get(requestId);
+  assert(answer?.ok === true, JSON.stringify(answer));
+  assertEquals(c.cores[0]!.ownerOf(answer.id), VOTERS[0], "core 0 owns the jobs it mints");
+  return answer.id;
+}
+
+function phases(c: ReviewCluster, id: string): (string | undefined)[] {
+  return c.cores.map((core) => core.table.get(id)?.phase);
+}
+
+function counter(c: ReviewCluster, core: number, result: "asked" | "settled"): number {
+  return c.registries.get(VOTERS[core]!)!.sumCounters(
+    "hookd_jobs_pending_checks_total",
+    (labels) => labels.result === result,
+  );
+}
+
+/** Advances the clock `totalMs` in steps, letting everything through after each. */
+function run(c: ReviewCluster, totalMs: number, stepMs = 1_000): void {
+  for (let t = 0; t < totalMs; t += stepMs) {
+    c.tick(stepMs);
+    c.settle();
+  }
+}
+
+/**
+ * Core 0 delivers a job and crashes with its DONE on cores 1 and 2 only, then restarts and
+ * catches up from everyone (by snapshot: the logs keep nothing), so it holds the job
+ * delivered; its SKIP voids the DONE's seq, which no holder can send again. Cores 3 and 4 hold
+ * the job pending, with no seq left to fetch: seed 1802's state. With `commitLost`, the lazy
+ * COMMIT had not left core 0 yet and rode with the DONE: cores 3 and 4 hold the job
+ * uncommitted too, and its owner, which holds it delivered, runs no confirm round. Returns
+ * the job's id.
+ */
+function doneLostToTwoReplicas(c: ReviewCluster, commitLost: boolean): string {
+  const id = committedJob(c);
+  if (!commitLost) run(c, 100, 10);
+  assertEquals(c.cores[3]!.table.get(id)?.committed, !commitLost);
+  c.delivered(0, id);
+  for (let i = 0; i < 20 && !c.inflight.some((m) => m.records.includes("done")); i++) c.tick(5);
+  c.step((m) => m.from === 0 && (m.to === 1 || m.to === 2) && m.records.includes("done"));
+  c.drop((m) => m.from === 0);
+  c.crash(0);
+  c.tick(50);
+  c.persist(1, 2);
+  c.restart(0);
+  run(c, 3_000, 100);
+  assertEquals(c.cores[0]!.phase, "ready");
+  assertEquals(phases(c, id), ["delivered", "delivered", "delivered", "pending", "pending"]);
+  return id;
+}
+
+Deno.test("a replica that missed a DONE no holder can send again asks the owner once the job is overdue, and ends it", () => {
+  const c = new ReviewCluster(NO_LOG);
+  c.startAll();
+  const id = doneLostToTwoReplicas(c, false);
+  // Nothing is asked before the job is `pendingCheckAfterMs` overdue.
+  run(c, jobsDefaults.pendingCheckAfterMs - 5_000);
+  assertEquals(phases(c, id), ["delivered", "delivered", "delivered", "pending", "pending"]);
+  assertEquals([counter(c, 3, "asked"), counter(c, 4, "asked")], [0, 0]);
+  run(c, 5_000 + jobsDefaults.pendingCheckIntervalMs);
+  assertEquals(phases(c, id), ["delivered", "delivered", "delivered", "delivered", "delivered"]);
+  assertEquals([counter(c, 3, "settled"), counter(c, 4, "settled")], [1, 1]);
+  // The answer is on core 3's disk: restarted, it holds the job delivered at once, with no
+  // seq to fetch and no check to make.
+  c.crash(3);
+  const restarted = c.restart(3);
+  c.settle();
+  assertEquals(restarted.phase, "ready");
+  assertEquals(restarted.table.get(id)?.phase, "delivered");
+});
+
+Deno.test("an owner that compacted the job answers with its tombstone: the replica's copy, never committed, is compacted too", () => {
+  const c = new ReviewCluster({ ...NO_LOG, finishedRetentionMs: 5_000 });
+  c.startAll();
+  const id = doneLostToTwoReplicas(c, true);
+  run(c, jobsDefaults.pendingCheckAfterMs + jobsDefaults.pendingCheckIntervalMs);
+  assertEquals(phases(c, id), [undefined, undefined, undefined, undefined, undefined]);
+  for (const core of c.cores) assertEquals(core.table.goneTombstone(id)?.gen, 0xffff_ffff);
+  assertEquals([counter(c, 3, "settled"), counter(c, 4, "settled")], [1, 1]);
+  // A walk after the compaction finds nothing left to ask about.
+  const asked = counter(c, 3, "asked");
+  run(c, 2 * jobsDefaults.pendingCheckIntervalMs);
+  assertEquals(counter(c, 3, "asked"), asked);
+});
+
+Deno.test("a job its owner still holds pending is answered nothing, and asked again after twice the wait", () => {
+  // Core 0 owns the job and never reports an attempt (its receiver hangs, its circuit is
+  // open): each replica asks at `pendingCheckAfterMs`, again a wait later, then two.
+  const after = jobsDefaults.pendingCheckAfterMs;
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = committedJob(c);
+  const asked = () => [1, 2, 3, 4].map((i) => counter(c, i, "asked"));
+  run(c, after - 5_000, 5_000);
+  assertEquals(asked(), [0, 0, 0, 0]);
+  run(c, 5_000 + jobsDefaults.pendingCheckIntervalMs, 5_000);
+  assertEquals(asked(), [1, 1, 1, 1]);
+  run(c, after, 5_000);
+  assertEquals(asked(), [2, 2, 2, 2]);
+  run(c, after, 5_000);
+  assertEquals(asked(), [2, 2, 2, 2], "the third wait is twice the second");
+  run(c, after + jobsDefaults.pendingCheckIntervalMs, 5_000);
+  assertEquals(asked(), [3, 3, 3, 3]);
+  assertEquals(phases(c, id), ["pending", "pending", "pending", "pending", "pending"]);
+  assertEquals(counter(c, 0, "asked"), 0, "the owner asks nobody about its own job");
+});
+
+Deno.test("an answer to a check a node did not make ends nothing there", () => {
+  // A peer (a bug, or a stale answer) says the job is compacted: core 3 did not ask, so its
+  // pending copy stays.
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = committedJob(c);
+  const gone = { jobId: id, gen: 0, expiresAtMs: c.wallMs + 60_000 };
+  c.cores[3]!.receive(
+    c.nowMs,
+    c.wallMs,
+    VOTERS[1]!,
+    encodeMessage({
+      kind: "pending-check-reply",
+      from: VOTERS[1]!,
+      records: [encodeRecord({ type: "gone", gone })],
+    }),
+  );
+  c.collect();
+  assertEquals(c.cores[3]!.table.get(id)?.phase, "pending");
+  assertEquals(counter(c, 3, "settled"), 0);
+});
+
+Deno.test("of an ordered endpoint's jobs, only the head is asked about: the others wait for it", () => {
+  // The owner attempts the head and never reports (its receiver hangs): the jobs behind it
+  // are rightly held back, and asking about each would cost a message per job per wait.
+  const c = new ReviewCluster();
+  c.startAll();
+  const ordered = endpoint(c, { url: "https://o.test/hook", ordered: true });
+  for (let n = 0; n < 3; n++) {
+    const requestId = c.submitEvent(n % 5, { type: "invoice.paid", payload: `{"n":${n}}` });
+    run(c, 20, 10);
+    assert(c.eventAnswers.get(requestId)?.ok === true, "the event is acknowledged");
+  }
+  const owner = c.cores.findIndex((core) => core.ownerOf(ordered.id) === core.self);
+  const jobs = c.cores[owner]!.table.pendingEntries();
+  assertEquals([...jobs].length, 3);
+  run(c, jobsDefaults.pendingCheckAfterMs + 2 * jobsDefaults.pendingCheckIntervalMs, 5_000);
+  assertEquals(c.scheduled[owner]!.filter((id) => id.endsWith("." + ordered.id)).length, 1);
+  const replicas = [0, 1, 2, 3, 4].filter((i) => i !== owner);
+  assertEquals(replicas.map((i) => counter(c, i, "asked")), [1, 1, 1, 1]);
+});
