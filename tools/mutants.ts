@@ -656,6 +656,14 @@ const MUTANTS: Mutant[] = [
     tests: ["tests/jobs/pending_check_test.ts"],
   },
   {
+    name: "pending-check-behind-owner-not-handed",
+    breaks: "an owner that answers an earlier generation is handed the retry pending here",
+    file: "src/jobs/pending_checks.ts",
+    from: "if (handoffs.length > 0) {",
+    to: "if (handoffs.length < 0) {",
+    tests: ["tests/jobs/pending_check_test.ts"],
+  },
+  {
     name: "pending-index-keeps-removed",
     breaks: "the table's pending index forgets a job that leaves the table",
     file: "src/jobs/job_table.ts",

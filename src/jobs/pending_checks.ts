@@ -16,8 +16,10 @@
  * it compacted it, and says nothing of one still pending. The answer is applied and written
  * like a snapshot's records (the merge takes the finished state; a tombstone ends a copy of
  * its generation or an earlier one), and a job left pending is asked again after twice the
- * wait, up to `pendingCheckBackoffMaxMs`. A node's pending jobs are few beside its table (the
- * finished ones are the bulk), and the table keeps them indexed, so a walk costs little.
+ * wait, up to `pendingCheckBackoffMaxMs`. An owner that answers an earlier generation than
+ * the one pending here missed a retry by hand: it is handed the job. A node's pending jobs
+ * are few beside its table (the finished ones are the bulk), and the table keeps them
+ * indexed, so a walk costs little.
  *
  * Owns: which jobs were asked about, in which generation, and when each may be asked again;
  * when the next walk is due; the owner's answer to a check. Must not: decide ownership (it
@@ -66,7 +68,10 @@ export interface PendingChecksOptions {
     | "pendingChecksPerWalkMax"
     | "messageBytesMax"
   >;
-  readonly metrics: Pick<CoreMetrics, "pendingChecksSent" | "pendingChecksSettled">;
+  readonly metrics: Pick<
+    CoreMetrics,
+    "pendingChecksSent" | "pendingChecksSettled" | "handoffsSent"
+  >;
   readonly table: Pick<JobTable, "pendingEntries" | "get" | "goneTombstone" | "keyTombstone">;
   readonly ownership: Pick<OwnershipView, "ownerOf" | "isDown">;
   readonly host: PendingChecksHost;
@@ -227,14 +232,19 @@ export class PendingChecks {
   /**
    * The owner's answer: each record of a job asked about here is applied, and written when it
    * changed something (an answer of a job asked about no more, or a pending state, is not:
-   * a peer must not end a job here that this node did not ask it about).
+   * a peer must not end a job here that this node did not ask it about). An owner that
+   * answers an earlier generation than the one pending here missed the retry by hand that
+   * started it (its REVIVE voided, and no holder's log had it to send again), and would
+   * never deliver it: this node hands it the job, as a holder does to a new owner.
    */
   onReply(
     nowMs: number,
     wallMs: number,
+    from: string,
     records: readonly { record: JobRecord; bytes: Uint8Array }[],
   ): void {
     let settled = 0;
+    const handoffs: Uint8Array[] = [];
     for (const { record, bytes } of records) {
       const jobId = record.type === "state"
         ? record.state.jobId
@@ -247,10 +257,24 @@ export class PendingChecks {
       if (record.type === "state" && record.state.phase === "pending") continue;
       const effect = this.#host.applyAndReact(nowMs, record, wallMs);
       if (effect === "changed") this.#host.addToBatch(bytes, record);
-      if (this.#table.get(jobId)?.phase !== "pending") {
+      const entry = this.#table.get(jobId);
+      if (entry?.phase !== "pending") {
         this.#asked.delete(jobId);
         settled++;
+      } else if (
+        record.type === "state" && record.state.gen < entry.gen && entry.spec !== undefined
+      ) {
+        handoffs.push(encodeRecord({ type: "state", state: snapshotOf(entry) }));
       }
+    }
+    if (handoffs.length > 0) {
+      this.#metrics.handoffsSent.inc(handoffs.length);
+      this.#host.sendChunked(
+        from,
+        handoffs,
+        (chunk) => ({ kind: "handoff", from: this.#self, records: chunk }),
+      );
+      this.#host.log("pending-check-handoff", { to: from, jobs: handoffs.length });
     }
     if (settled === 0) return;
     this.#metrics.pendingChecksSettled.inc(settled);

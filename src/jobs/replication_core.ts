@@ -760,7 +760,7 @@ export class ReplicationCore {
         this.#checks.answer(m.from, m.jobIds);
         return;
       case "pending-check-reply":
-        this.#checks.onReply(nowMs, wallMs, m.records);
+        this.#checks.onReply(nowMs, wallMs, m.from, m.records);
         return;
       case "query-reply":
         this.#submits.queryReply(m.from, m.requestId, m.state);

@@ -10,6 +10,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { jobsDefaults } from "../../src/config/jobs.ts";
 import { encodeRecord } from "../../src/jobs/job_codec.ts";
 import { encodeMessage } from "../../src/jobs/job_messages.ts";
+import { snapshotOf } from "../../src/jobs/job_model.ts";
 import { endpoint, ReviewCluster, VOTERS } from "./review_harness.ts";
 
 /** Catch-up logs that keep nothing: every record is gone from them as soon as it is applied. */
@@ -166,4 +167,39 @@ Deno.test("of an ordered endpoint's jobs, only the head is asked about: the othe
   assertEquals(c.scheduled[owner]!.filter((id) => id.endsWith("." + ordered.id)).length, 1);
   const replicas = [0, 1, 2, 3, 4].filter((i) => i !== owner);
   assertEquals(replicas.map((i) => counter(c, i, "asked")), [1, 1, 1, 1]);
+});
+
+Deno.test("an owner that missed a retry by hand answers the dead letter it holds: it is handed the retry, and delivers it", () => {
+  // Every replica but the owner holds generation 1 pending (a REVIVE its restart voided and
+  // no log could send again; here brought by a handoff, which no seq names): the owner holds
+  // the dead letter of generation 0 and would never attempt the retry.
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = committedJob(c);
+  c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
+    kind: "dead",
+    jobId: id,
+    attemptsMade: 1,
+    reason: "attempts exhausted",
+  });
+  c.collect();
+  run(c, 1_000, 100);
+  assertEquals(phases(c, id), ["dead", "dead", "dead", "dead", "dead"]);
+  const dead = c.cores[1]!.table.get(id)!;
+  const retried = {
+    ...snapshotOf(dead),
+    gen: 1,
+    phase: "pending" as const,
+    attemptsMade: 0,
+    nextAttemptAtMs: c.wallMs,
+    finishedAtMs: 0,
+    deadReason: "",
+  };
+  for (const i of [1, 2, 3, 4]) c.handOff(i, i === 1 ? 2 : 1, retried);
+  assertEquals(phases(c, id), ["dead", "pending", "pending", "pending", "pending"]);
+  const scheduledBefore = c.scheduled[0]!.filter((j) => j === id).length;
+  run(c, jobsDefaults.pendingCheckAfterMs + jobsDefaults.pendingCheckIntervalMs);
+  assertEquals(phases(c, id), ["pending", "pending", "pending", "pending", "pending"]);
+  assertEquals(c.cores[0]!.table.get(id)?.gen, 1);
+  assertEquals(c.scheduled[0]!.filter((j) => j === id).length, scheduledBefore + 1);
 });
