@@ -65,17 +65,17 @@ export interface JobsConfig extends EndpointHealthConfig {
    */
   antiEntropyIntervalMs: number;
   /**
-   * A pending job this node holds but does not own, whose attempt was due this long ago with
-   * no word of it since (no RETRY, DONE or DEAD moved it), is asked about of its owner, which
-   * answers with its end if it finished (its state, or its tombstone) and with nothing while
-   * it is pending (pending_checks.ts). The repair of a replica that missed a job's end and
-   * can no longer get the record (a restart voided its seq while the holders' catch-up logs
-   * had let it go: `hookd sim --events --seed 1802`). Longer than an attempt's timeout plus
-   * its report's way here, so a job merely in flight is rarely asked about.
-   * @default 60_000
+   * A pending job this node holds but does not own, whose attempt is due (its timeout on top)
+   * and which this node has seen so, its progress unmoved (no RETRY, DONE or DEAD), for this
+   * long, is asked about of its owner. The owner answers with its end if it finished (its
+   * state, or its tombstone) and with nothing while it is pending (pending_checks.ts). The
+   * repair of a replica that missed a job's end and can no longer get the record (a restart
+   * voided its seq while the holders' catch-up logs had let it go: `hookd sim --events --seed
+   * 1802`). Longer than an attempt's timeout plus its report's way here, so a job merely in
+   * flight is rarely asked about. @default 60_000
    */
   pendingCheckAfterMs: number;
-  /** How often a node looks for such jobs (one walk of its pending jobs). @default 10_000 */
+  /** How often a node walks on through its pending jobs for such ones. @default 10_000 */
   pendingCheckIntervalMs: number;
   /**
    * A job asked about and still pending is asked again after twice the previous wait (the
@@ -86,6 +86,12 @@ export interface JobsConfig extends EndpointHealthConfig {
   pendingCheckBackoffMaxMs: number;
   /** Most jobs asked about in one walk; the rest wait for the next one. @default 1000 */
   pendingChecksPerWalkMax: number;
+  /**
+   * Most pending jobs one walk looks at; the next walk goes on from there, so a backlog of a
+   * million is gone through in ten walks, and no walk holds the event loop long (a look is a
+   * few comparisons; the owner is computed only for a job long overdue). @default 100_000
+   */
+  pendingCheckScanMax: number;
   /**
    * A restarting node re-asks voters that have not finished its catch-up this often, and a
    * page of a catch-up or anti-entropy reply that has not come in this long is asked again.
@@ -327,6 +333,7 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   pendingCheckIntervalMs: 10_000,
   pendingCheckBackoffMaxMs: 3_600_000,
   pendingChecksPerWalkMax: 1000,
+  pendingCheckScanMax: 100_000,
   catchupRetryMs: 500,
   catchupStragglerWaitMs: 250,
   catchupLogBytesMax: 64 * 1024 * 1024,
@@ -375,6 +382,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "pendingCheckIntervalMs",
       "pendingCheckBackoffMaxMs",
       "pendingChecksPerWalkMax",
+      "pendingCheckScanMax",
       "catchupRetryMs",
       "catchupLogBytesMax",
       "messageBytesMax",

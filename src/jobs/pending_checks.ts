@@ -7,22 +7,31 @@
  * their 16-KiB logs before the restarted owner's SKIP voided it), the third replica holds the
  * job pending for ever, and delivers it again the next time it owns it.
  *
- * So each node walks, every `pendingCheckIntervalMs`, the pending jobs it holds but does not
- * own (committed or not) whose attempt was due `pendingCheckAfterMs` ago, an attempt's own
- * timeout on top, with no word since: no RETRY moved the due time, no DONE or DEAD ended
- * them. An ordered job counts only as its endpoint's head (the others wait for it, rightly).
- * Their owners are asked (`pending-check`), thousands of ids to a message; an owner answers
- * each job it holds finished with its `state`, or its tombstone (`gone`, or a kept `key`) if
- * it compacted it, and says nothing of one still pending. The answer is applied and written
- * like a snapshot's records (the merge takes the finished state; a tombstone ends a copy of
- * its generation or an earlier one), and a job left pending is asked again after twice the
- * wait, up to `pendingCheckBackoffMaxMs`. An owner that answers an earlier generation than
- * the one pending here missed a retry by hand: it is handed the job. A node's pending jobs
- * are few beside its table (the finished ones are the bulk), and the table keeps them
- * indexed, so a walk costs little.
+ * So each node walks on, every `pendingCheckIntervalMs`, through the pending jobs it holds
+ * (at most `pendingCheckScanMax` a walk, each walk from where the last stopped). A job whose
+ * attempt is due (its own timeout on top) is watched from then, with the progress it has; one
+ * that keeps it (no RETRY, DONE or DEAD moved it) for `pendingCheckAfterMs` is asked about of
+ * its owner, if that is another node not held down (a failover hands the job on instead); an
+ * ordered job only as its endpoint's head (the others wait for it, rightly). Uncommitted
+ * copies too: an owner holding the job finished runs no confirm round, and a lazy COMMIT
+ * rides with the DONE, so a copy that missed one may miss both. The owners are asked in
+ * `pending-check` messages, thousands of ids to one; an owner answers each job it holds
+ * finished with its `state`, or its tombstone (`gone`, or a kept `key`) if it compacted it,
+ * and says nothing of one still pending. The answer is applied and written like a snapshot's
+ * records (the merge takes the finished state; a tombstone ends a copy of its generation or
+ * an earlier one), and a job left pending is asked again after twice the wait, up to
+ * `pendingCheckBackoffMaxMs`. An owner that answers an earlier generation than the one
+ * pending here missed a retry by hand: it is handed the job.
  *
- * Owns: which jobs were asked about, in which generation, and when each may be asked again;
- * when the next walk is due; the owner's answer to a check. Must not: decide ownership (it
+ * What it costs: a look at each pending job every walk (a few comparisons; the owner is
+ * computed only for a job watched long enough), a Set entry per pending job in the table's
+ * index (21 bytes), and 93 bytes per pending job seen overdue (bench/results/session42/
+ * memory/): in a backlog queued behind a busy owner's engine, all of them (a receiver that
+ * fails moves its jobs by their RETRYs).
+ *
+ * Owns: which jobs are watched, with what progress, and when each may be asked about; where
+ * the walks are; the jobs asked about lately; when the next walk is due; the owner's answer
+ * to a check. Must not: decide ownership (it
  * reads the view), apply an answer it did not ask for, or answer with a pending state (a
  * pending copy is the asker's own business, and its payload would ride along for nothing).
  */
@@ -32,6 +41,7 @@ import type { CoreMetrics } from "./core_metrics.ts";
 import { encodeRecord } from "./job_codec.ts";
 import type { OutgoingMessage } from "./job_messages.ts";
 import {
+  ALL_GENERATIONS,
   type ApplyEffect,
   type JobEntry,
   type JobRecord,
@@ -66,6 +76,7 @@ export interface PendingChecksOptions {
     | "pendingCheckIntervalMs"
     | "pendingCheckBackoffMaxMs"
     | "pendingChecksPerWalkMax"
+    | "pendingCheckScanMax"
     | "messageBytesMax"
   >;
   readonly metrics: Pick<
@@ -77,11 +88,17 @@ export interface PendingChecksOptions {
   readonly host: PendingChecksHost;
 }
 
-/** A job asked about: in which generation, and when it may be asked again. */
-interface Asked {
+/**
+ * A pending job seen overdue here, and the progress it had then: while it keeps that progress,
+ * it is asked about once `waitMs` has passed since `sinceWallMs` (since it was first seen so,
+ * or last asked about).
+ */
+interface Watched {
   readonly gen: number;
-  readonly againAtWallMs: number;
-  readonly waitMs: number;
+  readonly attemptsMade: number;
+  readonly nextAttemptAtMs: number;
+  sinceWallMs: number;
+  waitMs: number;
 }
 
 /** An id's bytes in a check beyond the id itself (its length prefix). */
@@ -96,7 +113,17 @@ export class PendingChecks {
   readonly #table: PendingChecksOptions["table"];
   readonly #ownership: PendingChecksOptions["ownership"];
   readonly #host: PendingChecksHost;
-  readonly #asked = new Map<string, Asked>();
+  /** Pending jobs seen overdue, by id: the only per-job state kept, 93 bytes each. */
+  readonly #watched = new Map<string, Watched>();
+  /**
+   * Where the walks are in the pending index: each walk goes on from where the last stopped,
+   * so with more pending jobs than a walk scans every one is still reached in turn (a Set's
+   * iterator survives adds and deletes).
+   */
+  #cursor: Iterator<JobEntry> | undefined;
+  /** Jobs asked about in this walk and the one before: the answers taken (see `onReply`). */
+  #askedNow = new Set<string>();
+  #askedBefore = new Set<string>();
   #walkAtMs = 0;
 
   constructor(options: PendingChecksOptions) {
@@ -113,31 +140,42 @@ export class PendingChecks {
     return this.#walkAtMs;
   }
 
-  /** Jobs asked about and not yet seen to end (tests and metrics read it). */
-  get asking(): number {
-    return this.#asked.size;
+  /** Pending jobs seen overdue and watched (tests read it). */
+  get watching(): number {
+    return this.#watched.size;
   }
 
-  /** Walks the pending jobs when it is time, and asks their owners about the overdue ones. */
+  /**
+   * Walks on through the pending jobs when it is time (at most `pendingCheckScanMax` of them),
+   * and asks the owners about the ones overdue and unmoved long enough.
+   */
   tick(nowMs: number, wallMs: number): void {
     if (nowMs < this.#walkAtMs) return;
     this.#walkAtMs = nowMs + this.#config.pendingCheckIntervalMs;
     if (this.#host.phase() !== "ready") return;
-    this.#forgetEnded();
+    [this.#askedBefore, this.#askedNow] = [this.#askedNow, this.#askedBefore];
+    this.#askedNow.clear();
     const byOwner = new Map<string, string[]>();
     let asked = 0;
-    for (const entry of this.#table.pendingEntries()) {
+    for (let scanned = 0; scanned < this.#config.pendingCheckScanMax; scanned++) {
       if (asked >= this.#config.pendingChecksPerWalkMax) break;
-      const owner = this.#ownerToAsk(entry, wallMs);
+      if (this.#cursor === undefined) {
+        // A new round of the index: forget what was watched of jobs no longer pending.
+        this.#forgetEnded();
+        this.#cursor = this.#table.pendingEntries();
+      }
+      const next = this.#cursor.next();
+      if (next.done === true) {
+        this.#cursor = undefined;
+        // One round a walk at most: a short index is not walked over and over.
+        break;
+      }
+      const owner = this.#ownerToAsk(next.value, wallMs);
       if (owner === undefined) continue;
-      const before = this.#asked.get(entry.jobId);
-      const waitMs = before === undefined || before.gen !== entry.gen
-        ? this.#config.pendingCheckAfterMs
-        : Math.min(2 * before.waitMs, this.#config.pendingCheckBackoffMaxMs);
-      this.#asked.set(entry.jobId, { gen: entry.gen, againAtWallMs: wallMs + waitMs, waitMs });
       let jobIds = byOwner.get(owner);
       if (jobIds === undefined) byOwner.set(owner, jobIds = []);
-      jobIds.push(entry.jobId);
+      jobIds.push(next.value.jobId);
+      this.#askedNow.add(next.value.jobId);
       asked++;
     }
     if (asked === 0) return;
@@ -147,36 +185,54 @@ export class PendingChecks {
   }
 
   /**
-   * The owner to ask about `entry`, if it is overdue here: not ours, its owner not held down
-   * (a failover hands it on instead), its due time long past, and not asked about again too
-   * soon. Uncommitted copies too: an owner holding the job finished runs no confirm round, so
-   * a copy whose COMMIT was lost with the DONE (a lazy COMMIT rides with it) waited a day.
+   * The owner to ask about `entry` now, if any. The job must be overdue (its attempt was due,
+   * its own timeout on top, and not in the future) and have stayed so, with the same progress
+   * (generation, attempts, next attempt), for `pendingCheckAfterMs` since this node first saw
+   * it so: a retry by hand moves no due time (a REVIVE clears it), so the time it has been
+   * seen unmoved is what says nothing happened. Then its owner, if it is not this node and
+   * not held down (a failover hands the job on instead); an ordered job only as its
+   * endpoint's head. Asked, it waits twice as long before the next asking, up to
+   * `pendingCheckBackoffMaxMs`. Cheap tests first: most jobs a walk meets are not due.
    */
   #ownerToAsk(entry: JobEntry, wallMs: number): string | undefined {
     const spec = entry.spec;
     if (spec === undefined) return undefined;
+    const dueWallMs = Math.max(entry.nextAttemptAtMs, spec.submittedAtMs) + spec.timeoutMs;
+    if (wallMs < dueWallMs) {
+      this.#watched.delete(entry.jobId);
+      return undefined;
+    }
+    const watched = this.#watched.get(entry.jobId);
+    if (
+      watched === undefined || watched.gen !== entry.gen ||
+      watched.attemptsMade !== entry.attemptsMade ||
+      watched.nextAttemptAtMs !== entry.nextAttemptAtMs
+    ) {
+      this.#watched.set(entry.jobId, {
+        gen: entry.gen,
+        attemptsMade: entry.attemptsMade,
+        nextAttemptAtMs: entry.nextAttemptAtMs,
+        sinceWallMs: wallMs,
+        waitMs: this.#config.pendingCheckAfterMs,
+      });
+      return undefined;
+    }
+    if (wallMs < watched.sinceWallMs + watched.waitMs) return undefined;
     const key = ownerKeyOf(entry.jobId, spec);
     if (spec.ordered === true && this.#host.orderedHead(key) !== entry.jobId) return undefined;
     const owner = this.#ownership.ownerOf(key);
     if (owner === undefined || owner === this.#self || this.#ownership.isDown(owner)) {
       return undefined;
     }
-    const dueWallMs = Math.max(entry.nextAttemptAtMs, spec.submittedAtMs) + spec.timeoutMs;
-    if (wallMs < dueWallMs + this.#config.pendingCheckAfterMs) return undefined;
-    const before = this.#asked.get(entry.jobId);
-    if (before !== undefined && before.gen === entry.gen && wallMs < before.againAtWallMs) {
-      return undefined;
-    }
+    watched.sinceWallMs = wallMs;
+    watched.waitMs = Math.min(2 * watched.waitMs, this.#config.pendingCheckBackoffMaxMs);
     return owner;
   }
 
-  /** Drops what was asked of jobs no longer pending here in the generation asked about. */
+  /** Drops what was watched of jobs no longer pending here. */
   #forgetEnded(): void {
-    for (const [jobId, asked] of this.#asked) {
-      const entry = this.#table.get(jobId);
-      if (entry === undefined || entry.phase !== "pending" || entry.gen !== asked.gen) {
-        this.#asked.delete(jobId);
-      }
+    for (const jobId of this.#watched.keys()) {
+      if (this.#table.get(jobId)?.phase !== "pending") this.#watched.delete(jobId);
     }
   }
 
@@ -230,12 +286,13 @@ export class PendingChecks {
   }
 
   /**
-   * The owner's answer: each record of a job asked about here is applied, and written when it
-   * changed something (an answer of a job asked about no more, or a pending state, is not:
-   * a peer must not end a job here that this node did not ask it about). An owner that
-   * answers an earlier generation than the one pending here missed the retry by hand that
-   * started it (its REVIVE voided, and no holder's log had it to send again), and would
-   * never deliver it: this node hands it the job, as a holder does to a new owner.
+   * The owner's answer: each record of a job asked about in this walk or the one before is
+   * applied, and written when it changed something (a pending state is not applied, nor an
+   * answer of a job not asked about lately: a peer must not end a job here that this node did
+   * not ask it about). An owner that answers an earlier generation than the one pending here
+   * (a dead letter, or the tombstone of one it compacted) missed the retry by hand that
+   * started it (its REVIVE voided, and no holder's log had it to send again), and would never
+   * deliver it: this node hands it the job, as a holder does to a new owner.
    */
   onReply(
     nowMs: number,
@@ -246,24 +303,18 @@ export class PendingChecks {
     let settled = 0;
     const handoffs: Uint8Array[] = [];
     for (const { record, bytes } of records) {
-      const jobId = record.type === "state"
-        ? record.state.jobId
-        : record.type === "gone"
-        ? record.gone.jobId
-        : record.type === "key"
-        ? record.key.jobId
-        : undefined;
-      if (jobId === undefined || !this.#asked.has(jobId)) continue;
+      const answered = answerOf(record);
+      if (answered === undefined) continue;
+      const { jobId, gen } = answered;
+      if (!this.#askedNow.has(jobId) && !this.#askedBefore.has(jobId)) continue;
       if (record.type === "state" && record.state.phase === "pending") continue;
       const effect = this.#host.applyAndReact(nowMs, record, wallMs);
       if (effect === "changed") this.#host.addToBatch(bytes, record);
       const entry = this.#table.get(jobId);
       if (entry?.phase !== "pending") {
-        this.#asked.delete(jobId);
-        settled++;
-      } else if (
-        record.type === "state" && record.state.gen < entry.gen && entry.spec !== undefined
-      ) {
+        this.#watched.delete(jobId);
+        if (effect === "changed") settled++;
+      } else if (gen < entry.gen && entry.spec !== undefined) {
         handoffs.push(encodeRecord({ type: "state", state: snapshotOf(entry) }));
       }
     }
@@ -279,5 +330,22 @@ export class PendingChecks {
     if (settled === 0) return;
     this.#metrics.pendingChecksSettled.inc(settled);
     this.#host.log("pending-check-settled", { jobs: settled });
+  }
+}
+
+/** The job an answer's record is about, and the generation it ends (a delivered one: all). */
+function answerOf(record: JobRecord): { jobId: string; gen: number } | undefined {
+  switch (record.type) {
+    case "state":
+      return {
+        jobId: record.state.jobId,
+        gen: record.state.phase === "delivered" ? ALL_GENERATIONS : record.state.gen,
+      };
+    case "gone":
+      return { jobId: record.gone.jobId, gen: record.gone.gen };
+    case "key":
+      return { jobId: record.key.jobId, gen: record.key.gen ?? 0 };
+    default:
+      return undefined;
   }
 }

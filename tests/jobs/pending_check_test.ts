@@ -9,7 +9,7 @@
 import { assert, assertEquals } from "../assert.ts";
 import { jobsDefaults } from "../../src/config/jobs.ts";
 import { encodeRecord } from "../../src/jobs/job_codec.ts";
-import { encodeMessage } from "../../src/jobs/job_messages.ts";
+import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
 import { snapshotOf } from "../../src/jobs/job_model.ts";
 import { endpoint, ReviewCluster, VOTERS } from "./review_harness.ts";
 
@@ -107,21 +107,26 @@ Deno.test("an owner that compacted the job answers with its tombstone: the repli
 
 Deno.test("a job its owner still holds pending is answered nothing, and asked again after twice the wait", () => {
   // Core 0 owns the job and never reports an attempt (its receiver hangs, its circuit is
-  // open): each replica asks at `pendingCheckAfterMs`, again a wait later, then two.
+  // open). Each replica first sees the job overdue at its first walk, asks `after` later,
+  // then twice that after the asking, then four times.
   const after = jobsDefaults.pendingCheckAfterMs;
+  const walkMs = jobsDefaults.pendingCheckIntervalMs;
   const c = new ReviewCluster();
   c.startAll();
   const id = committedJob(c);
   const asked = () => [1, 2, 3, 4].map((i) => counter(c, i, "asked"));
-  run(c, after - 5_000, 5_000);
-  assertEquals(asked(), [0, 0, 0, 0]);
-  run(c, 5_000 + jobsDefaults.pendingCheckIntervalMs, 5_000);
+  const at = (targetMs: number) => run(c, targetMs - c.nowMs, 5_000);
+  at(after - 5_000);
+  assertEquals(asked(), [0, 0, 0, 0], "not before the job was seen unmoved for `after`");
+  at(after + walkMs + 5_000);
   assertEquals(asked(), [1, 1, 1, 1]);
-  run(c, after, 5_000);
+  at(after + 2 * after - 5_000);
+  assertEquals(asked(), [1, 1, 1, 1], "the second wait is twice the first");
+  at(3 * after + walkMs + 5_000);
   assertEquals(asked(), [2, 2, 2, 2]);
-  run(c, after, 5_000);
+  at(3 * after + 4 * after - 5_000);
   assertEquals(asked(), [2, 2, 2, 2], "the third wait is twice the second");
-  run(c, after + jobsDefaults.pendingCheckIntervalMs, 5_000);
+  at(7 * after + walkMs + 5_000);
   assertEquals(asked(), [3, 3, 3, 3]);
   assertEquals(phases(c, id), ["pending", "pending", "pending", "pending", "pending"]);
   assertEquals(counter(c, 0, "asked"), 0, "the owner asks nobody about its own job");
@@ -202,4 +207,84 @@ Deno.test("an owner that missed a retry by hand answers the dead letter it holds
   assertEquals(phases(c, id), ["pending", "pending", "pending", "pending", "pending"]);
   assertEquals(c.cores[0]!.table.get(id)?.gen, 1);
   assertEquals(c.scheduled[0]!.filter((j) => j === id).length, scheduledBefore + 1);
+});
+
+/** A committed job core 0 owns, dead on every core (its one attempt failed). */
+function deadOnAll(c: ReviewCluster): string {
+  const id = committedJob(c);
+  c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
+    kind: "dead",
+    jobId: id,
+    attemptsMade: 1,
+    reason: "attempts exhausted",
+  });
+  c.collect();
+  run(c, 1_000, 100);
+  assertEquals(phases(c, id), ["dead", "dead", "dead", "dead", "dead"]);
+  return id;
+}
+
+Deno.test("a retry by hand of an old dead letter is not taken for overdue while it runs", () => {
+  // A REVIVE clears the next-attempt time, so by its times alone the retry of a job submitted
+  // ten minutes ago looks ten minutes overdue. It is asked about only once it has been seen
+  // unmoved for `pendingCheckAfterMs` (second-engineer review of the first form, which asked
+  // at once: four replicas per retry, each answered with the dead letter's whole payload).
+  const c = new ReviewCluster();
+  c.startAll();
+  const id = deadOnAll(c);
+  run(c, 600_000, 10_000);
+  const before = [1, 2, 3, 4].map((i) => counter(c, i, "asked"));
+  c.cores[1]!.revive(c.nowMs, c.wallOf(1), 9_001, id);
+  run(c, 1_000, 100);
+  assert(c.reviveAnswers.get(9_001)?.ok === true, "the retry is acknowledged");
+  assertEquals(phases(c, id), ["pending", "pending", "pending", "pending", "pending"]);
+  run(c, jobsDefaults.pendingCheckAfterMs - 5_000, 5_000);
+  assertEquals([1, 2, 3, 4].map((i) => counter(c, i, "asked")), before);
+});
+
+Deno.test("an owner that compacted a dead letter and missed its retry by hand is handed the retry", () => {
+  // As above, but the owner's dead letter is gone (compacted: its tombstone answers for it).
+  const c = new ReviewCluster({ deadRetentionMs: 5_000 });
+  c.startAll();
+  const id = deadOnAll(c);
+  const dead = c.cores[1]!.table.get(id)!;
+  run(c, 10_000, 1_000);
+  assertEquals(c.cores[0]!.table.goneTombstone(id)?.gen, 0);
+  const retried = {
+    ...snapshotOf(dead),
+    gen: 1,
+    phase: "pending" as const,
+    attemptsMade: 0,
+    nextAttemptAtMs: c.wallMs,
+    finishedAtMs: 0,
+    deadReason: "",
+  };
+  for (const i of [1, 2, 3, 4]) c.handOff(i, i === 1 ? 2 : 1, retried);
+  assertEquals(phases(c, id), [undefined, "pending", "pending", "pending", "pending"]);
+  run(c, jobsDefaults.pendingCheckAfterMs + 2 * jobsDefaults.pendingCheckIntervalMs);
+  assertEquals(c.cores[0]!.table.get(id)?.gen, 1);
+  assertEquals(c.cores[0]!.table.get(id)?.phase, "pending");
+  assert(c.scheduled[0]!.includes(id), "the owner schedules the retry");
+});
+
+Deno.test("walks go on where the last stopped: with more overdue jobs than a walk takes, each is asked in turn", () => {
+  // A walk looks at 2 pending jobs and asks about 1; the second asking of the first jobs
+  // comes soon (backoff capped at the first wait), yet no job is left behind (second-engineer
+  // review: every walk began at the index's head, and the front jobs took every turn).
+  const c = new ReviewCluster({
+    pendingCheckScanMax: 2,
+    pendingChecksPerWalkMax: 1,
+    pendingCheckBackoffMaxMs: jobsDefaults.pendingCheckAfterMs,
+  });
+  c.startAll();
+  const ids = Array.from({ length: 7 }, () => committedJob(c));
+  const askedIds = new Set<string>();
+  for (let walk = 0; walk < 40; walk++) {
+    for (const m of c.inflight.filter((m) => m.kind === "pending-check")) {
+      const d = decodeMessage(m.bytes);
+      if (d.ok && d.value.kind === "pending-check") d.value.jobIds.forEach((j) => askedIds.add(j));
+    }
+    c.tick(jobsDefaults.pendingCheckIntervalMs);
+  }
+  assertEquals(ids.filter((id) => !askedIds.has(id)), [], "every overdue job asked about");
 });
