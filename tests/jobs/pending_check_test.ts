@@ -10,7 +10,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { jobsDefaults } from "../../src/config/jobs.ts";
 import { encodeRecord } from "../../src/jobs/job_codec.ts";
 import { decodeMessage, encodeMessage } from "../../src/jobs/job_messages.ts";
-import { snapshotOf } from "../../src/jobs/job_model.ts";
+import { type JobStateSnapshot, snapshotOf } from "../../src/jobs/job_model.ts";
 import { endpoint, ReviewCluster, VOTERS } from "./review_harness.ts";
 
 /** Catch-up logs that keep nothing: every record is gone from them as soon as it is applied. */
@@ -174,32 +174,36 @@ Deno.test("of an ordered endpoint's jobs, only the head is asked about: the othe
   assertEquals(replicas.map((i) => counter(c, i, "asked")), [1, 1, 1, 1]);
 });
 
+/** A committed job core 0 owns, dead on every core (its one attempt failed). */
+function deadOnAll(c: ReviewCluster): string {
+  const id = committedJob(c);
+  c.dead(0, id);
+  run(c, 1_000, 100);
+  assertEquals(phases(c, id), ["dead", "dead", "dead", "dead", "dead"]);
+  return id;
+}
+
+/** Job `id`'s dead letter as a retry by hand of it makes it: generation 1, pending. */
+function retriedState(c: ReviewCluster, id: string): JobStateSnapshot {
+  return {
+    ...snapshotOf(c.cores[1]!.table.get(id)!),
+    gen: 1,
+    phase: "pending",
+    attemptsMade: 0,
+    nextAttemptAtMs: c.wallMs,
+    finishedAtMs: 0,
+    deadReason: "",
+  };
+}
+
 Deno.test("an owner that missed a retry by hand answers the dead letter it holds: it is handed the retry, and delivers it", () => {
   // Every replica but the owner holds generation 1 pending (a REVIVE its restart voided and
   // no log could send again; here brought by a handoff, which no seq names): the owner holds
   // the dead letter of generation 0 and would never attempt the retry.
   const c = new ReviewCluster();
   c.startAll();
-  const id = committedJob(c);
-  c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
-    kind: "dead",
-    jobId: id,
-    attemptsMade: 1,
-    reason: "attempts exhausted",
-  });
-  c.collect();
-  run(c, 1_000, 100);
-  assertEquals(phases(c, id), ["dead", "dead", "dead", "dead", "dead"]);
-  const dead = c.cores[1]!.table.get(id)!;
-  const retried = {
-    ...snapshotOf(dead),
-    gen: 1,
-    phase: "pending" as const,
-    attemptsMade: 0,
-    nextAttemptAtMs: c.wallMs,
-    finishedAtMs: 0,
-    deadReason: "",
-  };
+  const id = deadOnAll(c);
+  const retried = retriedState(c, id);
   for (const i of [1, 2, 3, 4]) c.handOff(i, i === 1 ? 2 : 1, retried);
   assertEquals(phases(c, id), ["dead", "pending", "pending", "pending", "pending"]);
   const scheduledBefore = c.scheduled[0]!.filter((j) => j === id).length;
@@ -208,21 +212,6 @@ Deno.test("an owner that missed a retry by hand answers the dead letter it holds
   assertEquals(c.cores[0]!.table.get(id)?.gen, 1);
   assertEquals(c.scheduled[0]!.filter((j) => j === id).length, scheduledBefore + 1);
 });
-
-/** A committed job core 0 owns, dead on every core (its one attempt failed). */
-function deadOnAll(c: ReviewCluster): string {
-  const id = committedJob(c);
-  c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
-    kind: "dead",
-    jobId: id,
-    attemptsMade: 1,
-    reason: "attempts exhausted",
-  });
-  c.collect();
-  run(c, 1_000, 100);
-  assertEquals(phases(c, id), ["dead", "dead", "dead", "dead", "dead"]);
-  return id;
-}
 
 Deno.test("a retry by hand of an old dead letter is not taken for overdue while it runs", () => {
   // A REVIVE clears the next-attempt time, so by its times alone the retry of a job submitted
@@ -247,18 +236,9 @@ Deno.test("an owner that compacted a dead letter and missed its retry by hand is
   const c = new ReviewCluster({ deadRetentionMs: 5_000 });
   c.startAll();
   const id = deadOnAll(c);
-  const dead = c.cores[1]!.table.get(id)!;
+  const retried = retriedState(c, id);
   run(c, 10_000, 1_000);
   assertEquals(c.cores[0]!.table.goneTombstone(id)?.gen, 0);
-  const retried = {
-    ...snapshotOf(dead),
-    gen: 1,
-    phase: "pending" as const,
-    attemptsMade: 0,
-    nextAttemptAtMs: c.wallMs,
-    finishedAtMs: 0,
-    deadReason: "",
-  };
   for (const i of [1, 2, 3, 4]) c.handOff(i, i === 1 ? 2 : 1, retried);
   assertEquals(phases(c, id), [undefined, "pending", "pending", "pending", "pending"]);
   run(c, jobsDefaults.pendingCheckAfterMs + 2 * jobsDefaults.pendingCheckIntervalMs);

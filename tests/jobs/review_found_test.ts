@@ -609,13 +609,7 @@ Deno.test("a dead letter held uncommitted is not retried through that node: refu
   assert(answer?.ok === true, JSON.stringify(answer));
   const id = answer.id;
   assertEquals(c.cores[1]!.table.get(id)?.committed, false, "core 2 missed the COMMIT");
-  c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
-    kind: "dead",
-    jobId: id,
-    attemptsMade: 1,
-    reason: "attempts exhausted",
-  });
-  c.collect();
+  c.dead(0, id);
   c.tick(100);
   step();
   for (let t = 0; t < 62_000; t += 1_000) {
@@ -779,13 +773,7 @@ Deno.test("a retry through a node a generation behind is refused where the owner
   assertEquals(c.reviveAnswers.get(1)?.ok, true);
   // The owner is cut off; its last attempt fails, and its DEAD stays home.
   const cutOwner = (m: InFlight) => m.from === 0 || m.to === 0;
-  c.cores[0]!.reportDead(c.nowMs, c.wallOf(0), {
-    kind: "dead",
-    jobId: id,
-    attemptsMade: 2,
-    reason: "attempts exhausted",
-  });
-  c.collect();
+  c.dead(0, id, 2);
   c.tick(100);
   c.drop((m) => cutFive(m) || cutOwner(m));
   assertEquals(phaseGen(c, 4, id), ["dead", 0]);

@@ -384,6 +384,17 @@ export class ReviewCluster {
     this.collect();
   }
 
+  /** Core `i` reports job `jobId` dead: its retry policy gave up after `attemptsMade`. */
+  dead(i: number, jobId: string, attemptsMade = 1): void {
+    this.cores[i]!.reportDead(this.nowMs, this.wallOf(i), {
+      kind: "dead",
+      jobId,
+      attemptsMade,
+      reason: "attempts exhausted",
+    });
+    this.collect();
+  }
+
   /** Core `to` receives a handoff of `state` from core `from`, outside `inflight`. */
   handOff(to: number, from: number, state: JobStateSnapshot): void {
     this.cores[to]!.receive(

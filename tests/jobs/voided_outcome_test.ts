@@ -59,13 +59,7 @@ function onlyCore1HoldsTheDone(c: ReviewCluster): string {
 function deadLetter(c: ReviewCluster): { id: string; owner: number } {
   const id = committedJob(c);
   const owner = c.cores.findIndex((core) => core.ownerOf(id) === core.self);
-  c.cores[owner]!.reportDead(c.nowMs, c.wallOf(owner), {
-    kind: "dead",
-    jobId: id,
-    attemptsMade: 1,
-    reason: "attempts exhausted",
-  });
-  c.collect();
+  c.dead(owner, id);
   drain(c);
   assertEquals(phases(c, id), ["dead", "dead", "dead", "dead", "dead"]);
   return { id, owner };
