@@ -200,7 +200,9 @@ export interface JobsConfig extends EndpointHealthConfig {
    * 400,000, bench/results/session29/backlog/), so about 1.4 GB at the default. With the
    * byte bounds (their bodies, counted at 2 bytes a character) and `finishedJobsMax`'s 0.7 GB
    * that is about 3.5 GB of the 4,192 MB, by formula: events delivered keep their payloads for
-   * their retention, bounded by time only (docs/reliability.md). Endpoint writes are never
+   * their retention, bounded by time only (docs/reliability.md). A backlog all overdue (queued
+   * behind a busy owner) adds up to 2 × 94 bytes a job of pending checks' watch (about 0.19 GB
+   * at the default; pending_checks.ts). Endpoint writes are never
    * refused by it: disabling a failing endpoint is how an operator drains a backlog.
    * @default 1_000_000
    */
