@@ -25,15 +25,15 @@
  *
  * What it costs: a look at each pending job every walk (a few comparisons; the owner is
  * computed only for a job watched long enough), a Set entry per pending job in the table's
- * index (21 bytes), and 93 bytes per pending job seen overdue (bench/results/session42/
+ * index (21 bytes), and 94 bytes per pending job seen overdue (bench/results/session42/
  * memory/): in a backlog queued behind a busy owner's engine, all of them (a receiver that
  * fails moves its jobs by their RETRYs).
  *
  * Owns: which jobs are watched, with what progress, and when each may be asked about; where
  * the walks are; the jobs asked about lately; when the next walk is due; the owner's answer
- * to a check. Must not: decide ownership (it
- * reads the view), apply an answer it did not ask for, or answer with a pending state (a
- * pending copy is the asker's own business, and its payload would ride along for nothing).
+ * to a check. Must not: decide ownership (it reads the view), apply an answer it did not ask
+ * for, or answer with a pending state (a pending copy is the asker's own business, and its
+ * payload would ride along for nothing).
  */
 
 import type { JobsConfig } from "../config/jobs.ts";
@@ -113,7 +113,7 @@ export class PendingChecks {
   readonly #table: PendingChecksOptions["table"];
   readonly #ownership: PendingChecksOptions["ownership"];
   readonly #host: PendingChecksHost;
-  /** Pending jobs seen overdue, by id: the only per-job state kept, 93 bytes each. */
+  /** Pending jobs seen overdue, by id: the only per-job state kept, 94 bytes each. */
   readonly #watched = new Map<string, Watched>();
   /**
    * Where the walks are in the pending index: each walk goes on from where the last stopped,
