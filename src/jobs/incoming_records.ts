@@ -269,7 +269,8 @@ export class IncomingRecords {
    * So is one of `gen` when another REVIVE claimed that generation here (`reviveOf`): this one
    * was made from a copy a generation behind as well, while that first retry still runs here.
    * Its end (a DEAD on its owner alone, the owner cut off) would absorb this one the same way.
-   * Where no REVIVE of it was applied here (it came by a `state`), the vote is `ok` as before.
+   * Where no REVIVE of it is known here (it came by a state whose writer knew none), the vote
+   * is `ok` as before.
    */
   #pastStartOf(jobId: string, gen: number, stamp: Stamp): boolean {
     const entry = this.#table.get(jobId);

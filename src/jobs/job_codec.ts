@@ -275,6 +275,12 @@ export function writeState(w: ByteWriter, s: JobStateSnapshot): void {
   assert(s.history.length <= CODEC_LIMITS.historyMax, "history exceeds historyMax");
   w.u16(s.history.length);
   for (const h of s.history) writeAttempt(w, h);
+  // A trailer, last in the record (and in a query's reply): a state with none keeps the bytes
+  // it had before the field.
+  if (s.reviveOf !== undefined) {
+    w.u32(s.reviveOf.gen);
+    writeStamp(w, s.reviveOf.stamp);
+  }
 }
 
 export function readState(r: ByteReader): JobStateSnapshot {
@@ -295,6 +301,11 @@ export function readState(r: ByteReader): JobStateSnapshot {
   const history: AttemptEntry[] = [];
   for (let i = 0; i < historyCount; i++) history.push(readAttempt(r));
   if (spec !== undefined && spec.id !== jobId) throw new DecodeError("state spec id mismatch");
+  let reviveOf: { gen: number; stamp: Stamp } | undefined;
+  if (r.remaining > 0) {
+    const reviveGen = r.u32();
+    reviveOf = { gen: reviveGen, stamp: readStamp(r) };
+  }
   return {
     jobId,
     ...(spec !== undefined ? { spec } : {}),
@@ -308,6 +319,7 @@ export function readState(r: ByteReader): JobStateSnapshot {
     finishedAtMs,
     deadReason,
     history,
+    ...(reviveOf !== undefined ? { reviveOf } : {}),
   };
 }
 

@@ -301,6 +301,12 @@ export interface JobStateSnapshot {
   readonly finishedAtMs: number;
   readonly deadReason: string;
   readonly history: readonly AttemptEntry[];
+  /**
+   * The REVIVE that claimed generation `gen` on the node that wrote this state (`JobEntry`'s
+   * `reviveOf`), if one did: a node that gets the generation by this state (a checkpoint, a
+   * snapshot, a handoff) then refuses another REVIVE of it as that node does.
+   */
+  readonly reviveOf?: { readonly gen: number; readonly stamp: Stamp };
 }
 
 /** Mutable per-job state in a node's table. */
@@ -323,8 +329,10 @@ export interface JobEntry {
    * The first REVIVE of generation `gen` this node applied (the one that started it, or came
    * after the owner's RETRY had brought the generation): a replica votes for another REVIVE of
    * the same generation only if it is that one (incoming_records.ts, `#pastStartOf`).
-   * Undefined for generation 0, and where the generation came by a `state` or a checkpoint and
-   * no REVIVE of it since: which REVIVE started it is then not known here.
+   * A `state` (a checkpoint replayed, a snapshot, a handoff) carries it: the node that wrote it
+   * named the REVIVE, and a node that gets the generation so takes that one. Undefined for
+   * generation 0, and where the generation came by a state whose writer knew no REVIVE of it
+   * either (one written before session 42, or a chain of them back to the owner's RETRY).
    */
   reviveOf: { readonly gen: number; readonly stamp: Stamp } | undefined;
 }
@@ -646,6 +654,16 @@ export function applyRecord(
           s.deadReason,
         )
       ) changed = true;
+      // The REVIVE that claimed the generation where the state comes from claims it here, if
+      // none did (a checkpoint replayed, a snapshot or a handoff brought the generation: the
+      // replica then voted `ok` for any other REVIVE of it, session 41's known limit).
+      if (
+        s.reviveOf !== undefined && s.reviveOf.gen === entry.gen &&
+        entry.reviveOf?.gen !== entry.gen
+      ) {
+        entry.reviveOf = s.reviveOf;
+        changed = true;
+      }
       if (entry.phase === "delivered") dropPayload(entry);
       return changed ? "changed" : "unchanged";
     }
@@ -740,6 +758,8 @@ export function snapshotOf(entry: JobEntry): JobStateSnapshot {
     finishedAtMs: entry.finishedAtMs,
     deadReason: entry.deadReason,
     history: entry.history,
+    // Only the current generation's: an earlier one's names nothing a REVIVE could be refused by.
+    ...(entry.reviveOf?.gen === entry.gen ? { reviveOf: entry.reviveOf } : {}),
   };
 }
 

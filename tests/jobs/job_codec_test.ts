@@ -263,6 +263,37 @@ Deno.test("pending checks and their answers round-trip; an answer carries only e
   assert(!bad.ok && bad.reason.includes("not answered with a done"), JSON.stringify(bad));
 });
 
+Deno.test("a state carries the REVIVE that claimed its generation; one without keeps the bytes it had before the field", () => {
+  const base = { ...snapshotOf(newEntry("job_1")), gen: 2 };
+  const stamp = { origin: ORIGINS[1]!, seq: 77 };
+  const withRevive: JobRecord = { type: "state", state: { ...base, reviveOf: { gen: 2, stamp } } };
+  const without: JobRecord = { type: "state", state: base };
+  const back = decodeRecord(encodeRecord(withRevive));
+  assert(back.ok);
+  assertEquals(back.value, withRevive);
+  const bare = encodeRecord(without);
+  assertEquals(encodeRecord(withRevive).length, bare.length + 4 + encodeStampBytes(stamp));
+  const plain = decodeRecord(bare);
+  assert(plain.ok && plain.value.type === "state");
+  assertEquals(plain.value.state.reviveOf, undefined);
+  // In a query's answer too (the state is its last field).
+  const reply = decodeMessage(encodeMessage({
+    kind: "query-reply",
+    from: ORIGINS[0]!,
+    requestId: 5,
+    state: (withRevive as Extract<JobRecord, { type: "state" }>).state,
+  }));
+  assert(reply.ok && reply.value.kind === "query-reply");
+  assertEquals(reply.value.state?.reviveOf, { gen: 2, stamp });
+});
+
+/** The bytes a stamp takes in a record (its origin, length-prefixed, and its seq). */
+function encodeStampBytes(stamp: { origin: string; seq: number }): number {
+  const w = new ByteWriter(64);
+  w.str(stamp.origin, 64).u53(stamp.seq);
+  return w.finish().length;
+}
+
 Deno.test("the decoders never throw on hostile bytes: random, truncated or bit-flipped", () => {
   fc.assert(
     fc.property(fc.uint8Array({ maxLength: 400 }), (bytes) => {

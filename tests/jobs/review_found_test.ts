@@ -709,6 +709,38 @@ Deno.test("a retry through a node a generation behind is refused while that gene
   retryThroughFiveStartsGenerationTwo(c, id, 3);
 });
 
+Deno.test("a replica that got a retry's generation by a state refuses another REVIVE of it, as its writer does", () => {
+  // Session 41's known limit: `reviveOf` was not in `state` records, so a replica that got the
+  // generation by one (a checkpoint replayed, a snapshot, a handoff) knew no REVIVE of it and
+  // voted `ok` for a stale one from core 5, a generation behind. The state now names the
+  // REVIVE that claimed the generation where it was written. Mutation: `state-revive-of-dropped`.
+  const { c, id, cutFive } = firstRetryThroughTwo();
+  const first = c.inflight.find((m) =>
+    m.from === 1 && m.kind === "repl" && m.records.includes("revive")
+  );
+  assert(first !== undefined, "the first retry's REVIVE is on its way");
+  const toCore4 = (m: InFlight) => m.to === 3 && m.from === 1;
+  for (const m of c.inflight.filter(toCore4)) c.inflight.splice(c.inflight.indexOf(m), 1);
+  c.settle((m) => noSync(m) && !cutFive(m) && !toCore4(m));
+  c.drop((m) => cutFive(m) || toCore4(m));
+  assertEquals(c.reviveAnswers.get(1)?.ok, true);
+  assertEquals(phaseGen(c, 3, id), ["dead", 0], "core 4 missed the REVIVE");
+  c.handOff(3, 2, snapshotOf(c.cores[2]!.table.get(id)!));
+  assertEquals(phaseGen(c, 3, id), ["pending", 1]);
+  // Core 5, cut off through the first retry, takes a client's retry: a REVIVE of generation 1.
+  c.cores[4]!.revive(c.nowMs, c.wallOf(4), 2, id);
+  c.collect();
+  c.step((m) => m.from === 4 && m.to === 3 && m.kind === "repl");
+  c.persist(3);
+  const statuses = c.inflight
+    .filter((m) => m.from === 3 && m.to === 4 && m.kind === "ack")
+    .flatMap((m) => {
+      const d = decodeMessage(m.bytes);
+      return d.ok && d.value.kind === "ack" ? d.value.entries.map((e) => e.status) : [];
+    });
+  assertEquals(statuses, ["finished"]);
+});
+
 Deno.test("a REVIVE answered again (a retransmission, its seq held) is still voted for", () => {
   // The vote for a REVIVE is worked out again when its record comes a second time; the
   // generation it started here must not then count as started by another REVIVE. Mutation:
