@@ -276,9 +276,10 @@ export function writeState(w: ByteWriter, s: JobStateSnapshot): void {
   w.u16(s.history.length);
   for (const h of s.history) writeAttempt(w, h);
   // A trailer, last in the record (and in a query's reply): a state with none keeps the bytes
-  // it had before the field.
+  // it had before the field. Only the stamp: the claim is of the state's own generation, so
+  // bytes cannot name another (second review of session 42).
   if (s.reviveOf !== undefined) {
-    w.u32(s.reviveOf.gen);
+    assert(s.reviveOf.gen === s.gen && s.gen > 0, "a state names a REVIVE of its own generation");
     writeStamp(w, s.reviveOf.stamp);
   }
 }
@@ -303,8 +304,8 @@ export function readState(r: ByteReader): JobStateSnapshot {
   if (spec !== undefined && spec.id !== jobId) throw new DecodeError("state spec id mismatch");
   let reviveOf: { gen: number; stamp: Stamp } | undefined;
   if (r.remaining > 0) {
-    const reviveGen = r.u32();
-    reviveOf = { gen: reviveGen, stamp: readStamp(r) };
+    if (gen === 0) throw new DecodeError("a state of generation 0 names no REVIVE");
+    reviveOf = { gen, stamp: readStamp(r) };
   }
   return {
     jobId,

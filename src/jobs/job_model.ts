@@ -657,9 +657,11 @@ export function applyRecord(
       // The REVIVE that claimed the generation where the state comes from claims it here, if
       // none did (a checkpoint replayed, a snapshot or a handoff brought the generation: the
       // replica then voted `ok` for any other REVIVE of it, session 41's known limit).
+      // Only while the generation is pending here: a finished one refuses every REVIVE of it
+      // anyway (`#pastStartOf`), and writing the state again for the claim alone is waste.
       if (
-        s.reviveOf !== undefined && s.reviveOf.gen === entry.gen &&
-        entry.reviveOf?.gen !== entry.gen
+        s.reviveOf !== undefined && s.reviveOf.gen === entry.gen && s.gen === entry.gen &&
+        entry.phase === "pending" && entry.reviveOf?.gen !== entry.gen
       ) {
         entry.reviveOf = s.reviveOf;
         changed = true;
@@ -758,8 +760,10 @@ export function snapshotOf(entry: JobEntry): JobStateSnapshot {
     finishedAtMs: entry.finishedAtMs,
     deadReason: entry.deadReason,
     history: entry.history,
-    // Only the current generation's: an earlier one's names nothing a REVIVE could be refused by.
-    ...(entry.reviveOf?.gen === entry.gen ? { reviveOf: entry.reviveOf } : {}),
+    // Only a pending generation's: an earlier or finished one's decides no vote.
+    ...(entry.reviveOf?.gen === entry.gen && entry.phase === "pending"
+      ? { reviveOf: entry.reviveOf }
+      : {}),
   };
 }
 

@@ -272,10 +272,16 @@ Deno.test("a state carries the REVIVE that claimed its generation; one without k
   assert(back.ok);
   assertEquals(back.value, withRevive);
   const bare = encodeRecord(without);
-  assertEquals(encodeRecord(withRevive).length, bare.length + 4 + encodeStampBytes(stamp));
+  assertEquals(encodeRecord(withRevive).length, bare.length + encodeStampBytes(stamp));
   const plain = decodeRecord(bare);
   assert(plain.ok && plain.value.type === "state");
   assertEquals(plain.value.state.reviveOf, undefined);
+  // A state of generation 0 has no REVIVE to name: bytes that do are refused, not read.
+  const zero = encodeRecord({ type: "state", state: { ...base, gen: 0 } });
+  const withTrailer = new Uint8Array(zero.length + encodeStampBytes(stamp));
+  withTrailer.set(zero);
+  withTrailer.set(encodeStampBytesOf(stamp), zero.length);
+  assert(!decodeRecord(withTrailer).ok, "a generation-0 state's trailer is an error");
   // In a query's answer too (the state is its last field).
   const reply = decodeMessage(encodeMessage({
     kind: "query-reply",
@@ -287,11 +293,15 @@ Deno.test("a state carries the REVIVE that claimed its generation; one without k
   assertEquals(reply.value.state?.reviveOf, { gen: 2, stamp });
 });
 
-/** The bytes a stamp takes in a record (its origin, length-prefixed, and its seq). */
-function encodeStampBytes(stamp: { origin: string; seq: number }): number {
+/** A stamp as a record writes it (its origin, length-prefixed, and its seq). */
+function encodeStampBytesOf(stamp: { origin: string; seq: number }): Uint8Array {
   const w = new ByteWriter(64);
   w.str(stamp.origin, 64).u53(stamp.seq);
-  return w.finish().length;
+  return w.finish();
+}
+
+function encodeStampBytes(stamp: { origin: string; seq: number }): number {
+  return encodeStampBytesOf(stamp).length;
 }
 
 Deno.test("the decoders never throw on hostile bytes: random, truncated or bit-flipped", () => {

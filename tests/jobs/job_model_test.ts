@@ -313,3 +313,42 @@ Deno.test("a revive that carries the committed spec fills and commits a copy wit
   applyRecord(other, revive, HISTORY_MAX);
   assertEquals([other.spec, other.gen], [undefined, 1]);
 });
+
+Deno.test("a state's REVIVE claim is taken only while its generation is pending here", () => {
+  // A finished generation refuses every REVIVE of it anyway: taking the claim there would only
+  // make the state count as a change, written again, payload and all (second review, session 42).
+  const claim = { gen: 1, stamp: stamp(9) };
+  const pending = newEntry("job_1");
+  applyRecord(pending, { type: "submit", stamp: stamp(0), spec: SPEC }, HISTORY_MAX);
+  applyRecord(pending, { type: "revive", stamp: stamp(3), jobId: "job_1", gen: 1 }, HISTORY_MAX);
+  pending.reviveOf = undefined; // as if the generation came by the owner's RETRY
+  const state = { ...snapshotOf(pending), reviveOf: claim };
+  assertEquals(applyRecord(pending, { type: "state", state }, HISTORY_MAX), "changed");
+  assertEquals(pending.reviveOf, claim);
+  const dead = newEntry("job_1");
+  applyRecord(dead, { type: "submit", stamp: stamp(0), spec: SPEC }, HISTORY_MAX);
+  applyRecord(dead, { type: "revive", stamp: stamp(3), jobId: "job_1", gen: 1 }, HISTORY_MAX);
+  applyRecord(
+    dead,
+    {
+      type: "dead",
+      stamp: stamp(4),
+      jobId: "job_1",
+      gen: 1,
+      attemptsMade: 1,
+      finishedAtMs: 9,
+      reason: "r",
+    },
+    HISTORY_MAX,
+  );
+  dead.reviveOf = undefined;
+  assertEquals(
+    applyRecord(
+      dead,
+      { type: "state", state: { ...snapshotOf(dead), reviveOf: claim } },
+      HISTORY_MAX,
+    ),
+    "unchanged",
+  );
+  assertEquals(dead.reviveOf, undefined);
+});
