@@ -669,7 +669,7 @@ const MUTANTS: Mutant[] = [
     breaks: "a job's unmoved time runs from when this node first saw it overdue, not its due time",
     file: "src/jobs/pending_checks.ts",
     from: "        sinceWallMs: wallMs,\n",
-    to: "        sinceWallMs: dueWallMs,\n",
+    to: "        sinceWallMs: dueWallMs(entry, spec),\n",
     tests: ["tests/jobs/pending_check_test.ts", "tests/jobs/pending_checks_unit_test.ts"],
   },
   {

@@ -219,19 +219,26 @@ export class JobDuties {
       }
       this.reconsider(nowMs, entry);
     }
-    for (const [to, records] of handoffs) {
-      this.#metrics.handoffsSent.inc(records.length);
-      this.#host.sendChunked(
-        to,
-        records,
-        (chunk) => ({ kind: "handoff", from: this.#self, records: chunk }),
-      );
-    }
+    for (const [to, records] of handoffs) this.handOff(to, records);
     this.#host.log("view", {
       reachable: this.#ownership.reachableVoters(),
       down: this.#peers.filter((p) => this.#ownership.isDown(p)).join(","),
       handoffs: [...handoffs.values()].reduce((n, l) => n + l.length, 0),
     });
+  }
+
+  /**
+   * Sends `to` the encoded `state` records of jobs it should hold as this node does: to a new
+   * owner after a failover, or to an owner a pending check found a generation behind
+   * (pending_checks.ts).
+   */
+  handOff(to: string, states: readonly Uint8Array[]): void {
+    this.#metrics.handoffsSent.inc(states.length);
+    this.#host.sendChunked(
+      to,
+      states,
+      (chunk) => ({ kind: "handoff", from: this.#self, records: chunk }),
+    );
   }
 
   onHandoff(

@@ -45,6 +45,7 @@ import {
   type ApplyEffect,
   type JobEntry,
   type JobRecord,
+  type JobSpec,
   ownerKeyOf,
   snapshotOf,
 } from "./job_model.ts";
@@ -65,6 +66,8 @@ export interface PendingChecksHost {
   addToBatch(bytes: Uint8Array, record: JobRecord): void;
   /** The head of an ordered endpoint's queue here (job_duties.ts). */
   orderedHead(endpointId: string): string | undefined;
+  /** Sends `to` the encoded `state` records of jobs it should hold (job_duties.ts). */
+  handOff(to: string, states: readonly Uint8Array[]): void;
   log(event: string, fields: Record<string, unknown>): void;
 }
 
@@ -79,10 +82,7 @@ export interface PendingChecksOptions {
     | "pendingCheckScanMax"
     | "messageBytesMax"
   >;
-  readonly metrics: Pick<
-    CoreMetrics,
-    "pendingChecksSent" | "pendingChecksSettled" | "handoffsSent"
-  >;
+  readonly metrics: Pick<CoreMetrics, "pendingChecksSent" | "pendingChecksSettled">;
   readonly table: Pick<JobTable, "pendingEntries" | "get" | "goneTombstone" | "keyTombstone">;
   readonly ownership: Pick<OwnershipView, "ownerOf" | "isDown">;
   readonly host: PendingChecksHost;
@@ -182,15 +182,11 @@ export class PendingChecks {
       }
       const owner = this.#ownerToAsk(next.value, wallMs);
       if (owner === undefined) continue;
-      let jobIds = byOwner.get(owner);
-      if (jobIds === undefined) byOwner.set(owner, jobIds = []);
-      jobIds.push(next.value.jobId);
-      this.#askedNow.add(next.value.jobId);
+      this.#ask(byOwner, owner, next.value.jobId);
       asked++;
     }
     if (asked === 0) return;
-    this.#metrics.pendingChecksSent.inc(asked);
-    for (const [owner, jobIds] of byOwner) this.#sendChecks(owner, jobIds);
+    this.#sendChecks(byOwner);
     this.#host.log("pending-check", { jobs: asked, owners: [...byOwner.keys()].join(",") });
   }
 
@@ -207,8 +203,7 @@ export class PendingChecks {
   #ownerToAsk(entry: JobEntry, wallMs: number): string | undefined {
     const spec = entry.spec;
     if (spec === undefined) return undefined;
-    const dueWallMs = Math.max(entry.nextAttemptAtMs, spec.submittedAtMs) + spec.timeoutMs;
-    if (wallMs < dueWallMs) {
+    if (wallMs < dueWallMs(entry, spec)) {
       this.#watched.delete(entry.jobId);
       return undefined;
     }
@@ -230,10 +225,8 @@ export class PendingChecks {
     if (wallMs < watched.sinceWallMs + watched.waitMs) return undefined;
     const key = ownerKeyOf(entry.jobId, spec);
     if (spec.ordered === true && this.#host.orderedHead(key) !== entry.jobId) return undefined;
-    const owner = this.#ownership.ownerOf(key);
-    if (owner === undefined || owner === this.#self || this.#ownership.isDown(owner)) {
-      return undefined;
-    }
+    const owner = this.#askableOwner(key);
+    if (owner === undefined) return undefined;
     watched.sinceWallMs = wallMs;
     watched.waitMs = Math.min(2 * watched.waitMs, this.#config.pendingCheckBackoffMaxMs);
     return owner;
@@ -246,7 +239,31 @@ export class PendingChecks {
     }
   }
 
-  #sendChecks(owner: string, jobIds: readonly string[]): void {
+  /** The owner of `key` if it is another node, not held down: one to ask. */
+  #askableOwner(key: string): string | undefined {
+    const owner = this.#ownership.ownerOf(key);
+    return owner === undefined || owner === this.#self || this.#ownership.isDown(owner)
+      ? undefined
+      : owner;
+  }
+
+  /** Adds `jobId` to the asking being built, under its owner. */
+  #ask(byOwner: Map<string, string[]>, owner: string, jobId: string): void {
+    let jobIds = byOwner.get(owner);
+    if (jobIds === undefined) byOwner.set(owner, jobIds = []);
+    jobIds.push(jobId);
+    this.#askedNow.add(jobId);
+  }
+
+  /** Sends each owner its ids, as many messages as their size needs. */
+  #sendChecks(byOwner: ReadonlyMap<string, readonly string[]>): void {
+    for (const [owner, jobIds] of byOwner) {
+      this.#metrics.pendingChecksSent.inc(jobIds.length);
+      this.#sendChecksTo(owner, jobIds);
+    }
+  }
+
+  #sendChecksTo(owner: string, jobIds: readonly string[]): void {
     let chunk: string[] = [];
     let bytes = MESSAGE_HEADER_BYTES;
     for (const jobId of jobIds) {
@@ -339,12 +356,7 @@ export class PendingChecks {
     }
     this.#askNextHeads(wallMs, endpointsMoved);
     if (handoffs.length > 0) {
-      this.#metrics.handoffsSent.inc(handoffs.length);
-      this.#host.sendChunked(
-        from,
-        handoffs,
-        (chunk) => ({ kind: "handoff", from: this.#self, records: chunk }),
-      );
+      this.#host.handOff(from, handoffs);
       this.#host.log("pending-check-handoff", { to: from, jobs: handoffs.length });
     }
     if (settled === 0) return;
@@ -367,20 +379,20 @@ export class PendingChecks {
       const entry = head !== undefined ? this.#table.get(head) : undefined;
       const spec = entry?.spec;
       if (entry === undefined || spec === undefined || entry.phase !== "pending") continue;
-      if (wallMs < Math.max(entry.nextAttemptAtMs, spec.submittedAtMs) + spec.timeoutMs) continue;
-      if (this.#askedNow.has(entry.jobId)) continue;
-      const owner = this.#ownership.ownerOf(endpointId);
-      if (owner === undefined || owner === this.#self || this.#ownership.isDown(owner)) continue;
-      let jobIds = byOwner.get(owner);
-      if (jobIds === undefined) byOwner.set(owner, jobIds = []);
-      jobIds.push(entry.jobId);
-      this.#askedNow.add(entry.jobId);
+      if (wallMs < dueWallMs(entry, spec) || this.#askedNow.has(entry.jobId)) continue;
+      const owner = this.#askableOwner(endpointId);
+      if (owner !== undefined) this.#ask(byOwner, owner, entry.jobId);
     }
-    for (const [owner, jobIds] of byOwner) {
-      this.#metrics.pendingChecksSent.inc(jobIds.length);
-      this.#sendChecks(owner, jobIds);
-    }
+    this.#sendChecks(byOwner);
   }
+}
+
+/**
+ * When a pending job's attempt is due to have ended: its next attempt (or its submit, before
+ * any), plus its own timeout.
+ */
+function dueWallMs(entry: JobEntry, spec: JobSpec): number {
+  return Math.max(entry.nextAttemptAtMs, spec.submittedAtMs) + spec.timeoutMs;
 }
 
 /** The job an answer's record is about, and the generation it ends (a delivered one: all). */

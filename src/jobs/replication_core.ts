@@ -341,6 +341,7 @@ export class ReplicationCore {
       undecodable: (from, skipped) => this.#undecodable(from, skipped),
       reconsider: (nowMs, entry) => this.#duties.reconsider(nowMs, entry),
       orderedHead: (endpointId) => this.#duties.orderedHead(endpointId),
+      handOff: (to, states) => this.#duties.handOff(to, states),
       endpointChanged: (endpointId) => this.#health.endpointChanged(endpointId),
       dropUncommittedCopy: (jobId, stamp) => this.#duties.dropUncommittedCopy(jobId, stamp),
       dropUncommittedEvent: (nowMs, eventId, stamp) =>

@@ -37,6 +37,7 @@ function rig(config: Partial<typeof jobsDefaults> = {}) {
         table.apply(record, wallMs).effect,
       addToBatch: () => {},
       orderedHead: () => undefined,
+      handOff: () => {},
       log: () => {},
     },
   });

@@ -487,6 +487,16 @@ function firstRetryThroughTwo(): { c: ReviewCluster; id: string; cutFive: Pick }
   return { c, id, cutFive: (m: InFlight) => m.from === 4 || m.to === 4 };
 }
 
+/** The statuses of the ACKs in flight from core `from` to core `to`, in order. */
+function ackStatuses(c: ReviewCluster, from: number, to: number): string[] {
+  return c.inflight
+    .filter((m) => m.from === from && m.to === to && m.kind === "ack")
+    .flatMap((m) => {
+      const d = decodeMessage(m.bytes);
+      return d.ok && d.value.kind === "ack" ? d.value.entries.map((e) => e.status) : [];
+    });
+}
+
 /** Core i's copy of job `id` as [phase, generation]. */
 function phaseGen(
   c: ReviewCluster,
@@ -732,13 +742,7 @@ Deno.test("a replica that got a retry's generation by a state refuses another RE
   c.collect();
   c.step((m) => m.from === 4 && m.to === 3 && m.kind === "repl");
   c.persist(3);
-  const statuses = c.inflight
-    .filter((m) => m.from === 3 && m.to === 4 && m.kind === "ack")
-    .flatMap((m) => {
-      const d = decodeMessage(m.bytes);
-      return d.ok && d.value.kind === "ack" ? d.value.entries.map((e) => e.status) : [];
-    });
-  assertEquals(statuses, ["finished"]);
+  assertEquals(ackStatuses(c, 3, 4), ["finished"]);
 });
 
 Deno.test("a REVIVE answered again (a retransmission, its seq held) is still voted for", () => {
@@ -760,13 +764,7 @@ Deno.test("a REVIVE answered again (a retransmission, its seq held) is still vot
   // The same message once more: core 3 holds the seq and answers at once.
   c.inflight.push(revive);
   c.step((m) => m === revive);
-  const statuses = c.inflight
-    .filter((m) => m.from === 2 && m.to === 1 && m.kind === "ack")
-    .flatMap((m) => {
-      const d = decodeMessage(m.bytes);
-      return d.ok && d.value.kind === "ack" ? d.value.entries.map((e) => e.status) : [];
-    });
-  assertEquals(statuses, ["ok"]);
+  assertEquals(ackStatuses(c, 2, 1), ["ok"]);
 });
 
 Deno.test("a retry through a node a generation behind is refused where the owner's RETRY came before the first REVIVE", () => {
