@@ -9,8 +9,9 @@
  *    instant it was acknowledged (the durability probe read what a crash would leave).
  * 2. Every acknowledged job got a 2xx at the receiver or is a dead letter once the cluster
  *    healed and drained, even with nodes left down, and the cluster holds it finished; after
- *    the settle time no live node still holds a finished job pending (DONE/DEAD reached every
- *    replica), and none holds pending a job finished and compacted everywhere else (a zombie).
+ *    the settle time (and, while some copy is still pending, the pending checks' wait) no live
+ *    node still holds a finished job pending (DONE/DEAD reached every replica), and none holds
+ *    pending a job finished and compacted everywhere else (a zombie).
  * 3. Every attempt of a job carries the job's id as `webhook-id`, the body and URL the client
  *    submitted, and a signature under the secret the client gave; nothing is delivered that no
  *    client submitted; an unkeyed submit makes at most one job; a node that saw a 2xx never

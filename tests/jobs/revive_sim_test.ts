@@ -47,6 +47,21 @@ Deno.test("retries by hand together with events keep every invariant", async () 
   assertEquals(failures, [], failures.join("\n"));
 });
 
+Deno.test("the run waits for pending checks to repair a replica that missed a DONE no log holds", async () => {
+  // `--revives` seed 4929: a retry's DONE reached three replicas, not the fourth (lossy then),
+  // and its node's restart voided the seq after the 16-KiB catch-up logs had let it go. Only a
+  // pending check repairs that, 60 s on; the run used to end after the anti-entropy settle and
+  // fail the seed with the copy still pending (session 43).
+  const lines: string[] = [];
+  const options: ClusterSimOptions = { seed: 4929, revives: true, onTrace: (l) => lines.push(l) };
+  const report = await runClusterSim(options);
+  assertEquals(report.violations, [], replayCommand(options));
+  assert(
+    lines.some((l) => l.includes("pending-check-settled")),
+    "a pending check settled the copy",
+  );
+});
+
 /**
  * One acknowledged retry of job `j` from generation 0 at 100 ms, the receiver's requests and
  * when an owner reported the job dead: what the retry checker finds.
