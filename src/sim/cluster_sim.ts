@@ -616,7 +616,6 @@ export class ClusterSim implements SimHistory {
     );
   }
 
-  /** Every up node holds every up node alive and every down node dead. */
   /** Some acknowledged job is finished on one live node and pending on another. */
   #finishedPendingOnALiveNode(): boolean {
     for (const id of this.ackedJobs().keys()) {
@@ -630,6 +629,7 @@ export class ClusterSim implements SimHistory {
     return false;
   }
 
+  /** Every up node holds every up node alive and every down node dead. */
   #membershipConverged(): boolean {
     for (const observer of this.#slots) {
       const stack = observer.stack;
@@ -732,12 +732,15 @@ export class ClusterSim implements SimHistory {
     await this.#runTo(this.scheduler.nowMs + 4 * 1.5 * jobsDefaults.antiEntropyIntervalMs);
     // A replica can miss a DONE that no catch-up log holds any more (its node's restart voided
     // the seq after every holder's bounded log let the record go). Only pending checks repair
-    // that, and they ask once the copy has not moved for `pendingCheckAfterMs`, at a walk: give
-    // them that long, two walks and the answer's spread before the checker judges. Runs
-    // without such a copy end as before, so their traces do not change.
+    // that, and they ask once the copy has not moved for `pendingCheckAfterMs`, at a walk, then
+    // again after twice that wait. The loss a profile sets stays on after the heal, so one
+    // question or answer can be lost: give them the first question, a second one, two walks
+    // and the answer's spread before the checker judges. Runs without such a copy end as
+    // before, so their traces do not change. (While it waits, another job's zombie copy can be
+    // repaired by its own check and so pass; zombies outside this wait are judged as before.)
     const jobs = this.profile.jobs;
     const repairLimitMs = this.scheduler.nowMs +
-      (jobs.pendingCheckAfterMs ?? jobsDefaults.pendingCheckAfterMs) +
+      3 * (jobs.pendingCheckAfterMs ?? jobsDefaults.pendingCheckAfterMs) +
       2 * (jobs.pendingCheckIntervalMs ?? jobsDefaults.pendingCheckIntervalMs) +
       4 * 1.5 * jobsDefaults.antiEntropyIntervalMs;
     while (this.scheduler.nowMs < repairLimitMs && this.#finishedPendingOnALiveNode()) {
