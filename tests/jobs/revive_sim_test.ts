@@ -48,10 +48,11 @@ Deno.test("retries by hand together with events keep every invariant", async () 
 });
 
 Deno.test("the run waits for pending checks to repair a replica that missed a DONE no log holds", async () => {
-  // `--revives` seed 4929: a retry's DONE reached three replicas, not the fourth (lossy then),
-  // and its node's restart voided the seq after the 16-KiB catch-up logs had let it go. Only a
-  // pending check repairs that, 60 s on; the run used to end after the anti-entropy settle and
-  // fail the seed with the copy still pending (session 43).
+  // `--revives` seed 4929: n3 was down when a retry's DONE went out and came back partitioned,
+  // then lossy; the DONE's node crashed, and its restart voided the seq after the 16-KiB
+  // catch-up logs had let the record go. Only a pending check repairs that, 60 s on; the run
+  // used to end after the anti-entropy settle and fail the seed with n3's copy still pending
+  // (session 43).
   const lines: string[] = [];
   const options: ClusterSimOptions = { seed: 4929, revives: true, onTrace: (l) => lines.push(l) };
   const report = await runClusterSim(options);
