@@ -2351,6 +2351,38 @@ const MUTANTS: Mutant[] = [
     to: "if (where.memory !== undefined && allowTmpfs) {",
     tests: ["tests/wal/wal_bench_test.ts"],
   },
+  {
+    name: "jobs-archive-apply-to-copy",
+    breaks: "a record about an archived job changes the job (it thaws it), not a decoded copy",
+    file: "src/jobs/job_table.ts",
+    from: "    let entry = this.#thawed(jobId);",
+    to: "    let entry = this.#held(jobId);",
+    tests: ["tests/jobs/job_archive_test.ts"],
+  },
+  {
+    name: "jobs-archive-thaw-forever",
+    breaks: "a job a record thawed is archived again, even when the record changed nothing",
+    file: "src/jobs/job_table.ts",
+    from: "    this.#entries.set(jobId, entry);\n    this.#archiveQueue.push(",
+    to: "    this.#entries.set(jobId, entry);\n    if (Math.random() > 2) this.#archiveQueue.push(",
+    tests: ["tests/jobs/job_archive_test.ts"],
+  },
+  {
+    name: "jobs-archive-slot-leak",
+    breaks: "a job removed from the table frees its archive slot",
+    file: "src/jobs/job_table.ts",
+    from: '    if (typeof held === "number") this.#archive.free(held);\n    this.#entries.delete',
+    to: "    this.#entries.delete",
+    tests: ["tests/jobs/job_archive_test.ts"],
+  },
+  {
+    name: "slab-drop-current",
+    breaks: "the slab being filled is kept when its values are all freed",
+    file: "src/lib/slab_store.ts",
+    from: "if (live === 0 && slab !== this.#current) this.#drop(slab);",
+    to: "if (live === 0) this.#drop(slab);",
+    tests: ["tests/lib/slab_store_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -176,6 +176,20 @@ export interface JobsConfig extends EndpointHealthConfig {
    * @default 1_000_000
    */
   finishedJobsMax: number;
+  /**
+   * A delivered job is archived this long after this node learned of its delivery (or last
+   * changed it): its state is kept as the bytes of its `state` record in large slabs, not as
+   * objects (job_table.ts, Archive), so an hour of delivered jobs stops being most of the heap
+   * and of every full GC's work. Reading an archived job decodes it (a few µs); a record that
+   * changes it makes it an object again until this long after. @default 10_000
+   */
+  deliveredArchiveAfterMs: number;
+  /**
+   * Most delivered jobs one retention pass (`expireIntervalMs`) archives: about 2 µs each, so
+   * the default is some 10 ms of a turn, and keeps up with 5,000 deliveries a second; after a
+   * restart the replayed jobs are archived that many a pass. @default 5_000
+   */
+  archiveBatchMax: number;
   /** Dead letters stay this long (they can be retried by hand until then). @default 604_800_000 (7 d) */
   deadRetentionMs: number;
   /** Most dead letters kept; the oldest go first past it. @default 100_000 */
@@ -347,6 +361,8 @@ export const jobsDefaults: Readonly<JobsConfig> = Object.freeze({
   queryTimeoutMs: 500,
   finishedRetentionMs: 3_600_000,
   finishedJobsMax: 1_000_000,
+  deliveredArchiveAfterMs: 10_000,
+  archiveBatchMax: 5_000,
   deadRetentionMs: 7 * 24 * 3_600_000,
   deadLettersMax: 100_000,
   deadLetterBytesMax: 256 * 1024 * 1024,
@@ -397,6 +413,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
       "backlogJobsMax",
       "backlogBytesMax",
       "finishedJobsMax",
+      "archiveBatchMax",
       "finishedTombstonesMax",
       "historyMax",
       "expireIntervalMs",
@@ -410,6 +427,7 @@ export function validateJobsConfig(config: JobsConfig): JobsConfig {
   for (
     const name of [
       "finishedRetentionMs",
+      "deliveredArchiveAfterMs",
       "deadRetentionMs",
       "idempotencyClockSkewMs",
       "stubRetentionMs",

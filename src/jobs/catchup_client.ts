@@ -153,7 +153,7 @@ export interface CatchupClientOptions extends Pick<VoterSet, "self" | "peers" | 
   readonly rng: Rng;
   readonly tracker: Pick<SeqTracker, "summary">;
   readonly catchupLog: Pick<CatchupLog, "raiseFloor">;
-  readonly table: Pick<JobTable, "entries" | "endpoints">;
+  readonly table: Pick<JobTable, "activeEntries" | "endpoints">;
   readonly metrics: Pick<CoreMetrics, "catchupRecords" | "finishedElsewhere">;
   readonly host: CatchupHost;
 }
@@ -484,7 +484,7 @@ export class CatchupClient {
   ): void {
     const finished: JobEntry[] = [];
     const keyKeptMs = this.#config.idempotencyWindowMs + this.#config.idempotencyClockSkewMs;
-    for (const entry of this.#table.entries()) {
+    for (const entry of this.#table.activeEntries()) {
       if (entry.phase !== "pending" || ids.has(entry.jobId)) continue;
       // A keyed SUBMIT the server held may be one it refused (another incarnation of the key
       // was live there: sim seed 319), so "held but not in its table" says nothing while the

@@ -44,6 +44,8 @@ export interface CoreMetrics {
   scheduled: Gauge;
   logBytes: Gauge;
   goneTombstones: Gauge;
+  archivedJobs: Gauge;
+  archiveBytes: Gauge;
   lateRecords: Gauge;
 }
 
@@ -165,6 +167,15 @@ export function registerMetrics(m: MetricsRegistry): CoreMetrics {
     goneTombstones: m.gauge(
       "hookd_jobs_gone_tombstones",
       "Unkeyed jobs finished and compacted whose tombstone is kept (finishedTombstonesMax)",
+    ),
+    archivedJobs: m.gauge(
+      "hookd_jobs_archived",
+      "Delivered jobs held as bytes in the archive's slabs, not as objects " +
+        "(deliveredArchiveAfterMs)",
+    ),
+    archiveBytes: m.gauge(
+      "hookd_jobs_archive_bytes",
+      "Bytes of the slabs the archived jobs are kept in (outside the JavaScript heap's objects)",
     ),
     lateRecords: m.gauge(
       "hookd_jobs_late_records",

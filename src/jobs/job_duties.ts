@@ -85,7 +85,7 @@ export interface JobDutiesOptions extends VoterSet {
     | "deliverWithoutMajority"
   >;
   readonly metrics: Pick<CoreMetrics, "handoffsSent" | "handoffsReceived" | "staleHandoffs">;
-  readonly table: Pick<JobTable, "entries" | "get" | "dropUncommitted">;
+  readonly table: Pick<JobTable, "activeEntries" | "get" | "dropUncommitted">;
   readonly tracker: Pick<SeqTracker, "has">;
   readonly ownership: Pick<OwnershipView, "ownerOf" | "isDown" | "isGone" | "reachableVoters">;
   readonly host: JobDutiesHost;
@@ -201,7 +201,7 @@ export class JobDuties {
    */
   ownersChanged(nowMs: number, wasGone: (voter: string) => boolean): void {
     const handoffs = new Map<string, Uint8Array[]>();
-    for (const entry of this.#table.entries()) {
+    for (const entry of this.#table.activeEntries()) {
       if (entry.phase !== "pending" || entry.spec === undefined) continue;
       const key = ownerKeyOf(entry.jobId, entry.spec);
       const oldOwner = ownerOf(key, this.#voters, wasGone);

@@ -491,7 +491,7 @@ export class JobStore implements JobService, DeliveryStore {
     if (this.core.table.endpoints.get(id) === undefined) {
       return { ok: false, code: "not_found", message: `no endpoint ${JSON.stringify(id)}` };
     }
-    const jobIds = recoverableJobs(this.core.table.entries(), id, sinceMs);
+    const jobIds = recoverableJobs(this.core.table.activeEntries(), id, sinceMs);
     const batch = this.core.config.endpointRecoverBatchMax;
     let recovered = 0;
     let failed = 0;

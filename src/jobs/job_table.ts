@@ -29,7 +29,10 @@
  */
 
 import { assert } from "../lib/assert.ts";
+import { SlabStore } from "../lib/slab_store.ts";
 import { jobsDefaults } from "../config/jobs.ts";
+import { decodeRecord, writeRecord } from "./job_codec.ts";
+import { ByteWriter } from "../lib/bytes.ts";
 import { candidateIds, isLiveFor, keyedJobId } from "./keyed_id.ts";
 import { EndpointTable } from "./endpoint_table.ts";
 import { type EventEntry, eventJobIds, eventJobSpec, EventTable } from "./event_table.ts";
@@ -38,6 +41,7 @@ import {
   ALL_GENERATIONS,
   type ApplyEffect,
   applyRecord,
+  type AttemptEntry,
   type EventRecord,
   type GoneTombstone,
   isStub,
@@ -80,6 +84,16 @@ export interface JobTableOptions {
    * @default jobsDefaults.endpointTombstoneMs
    */
   endpointTombstoneMs?: number;
+  /**
+   * A delivered job is archived this long after it finished (JobTable, Archive).
+   * @default jobsDefaults.deliveredArchiveAfterMs
+   */
+  archiveAfterMs?: number;
+  /**
+   * Most jobs one `expire` pass archives.
+   * @default jobsDefaults.archiveBatchMax
+   */
+  archiveBatchMax?: number;
 }
 
 export interface ApplyResult {
@@ -216,9 +230,40 @@ interface PendingEvent {
 /** Most ids kept for "recent jobs" (the dashboard's list). */
 const RECENT_MAX = 1_000;
 
+/**
+ * Whether a job may be archived: delivered in every generation (no record of any generation
+ * changes its phase, `ALL_GENERATIONS`), committed (its body is the acknowledged one), and
+ * whole (not a stub waiting for its SUBMIT). Nothing waits on it but its retention.
+ */
+function isArchivable(entry: JobEntry): boolean {
+  return entry.phase === "delivered" && entry.committed && !isStub(entry);
+}
+
 export class JobTable {
   readonly #options: JobTableOptions;
-  readonly #entries = new Map<string, JobEntry>();
+  /**
+   * Every job held, by id: its entry, or, once archived, its slot in `#archive`. One Map for
+   * both, so archiving or thawing a job changes the value under its key and never its place in
+   * the iteration order: a snapshot drawn over several turns (a checkpoint, a peer's catch-up)
+   * meets each job once, whichever way it moved meanwhile.
+   */
+  readonly #entries = new Map<string, JobEntry | number>();
+  /**
+   * Archive: delivered jobs `archiveAfterMs` after they finished, kept as the bytes of their
+   * `state` record (what a checkpoint writes for them) in slabs, not as objects. A delivered job
+   * stays an hour, so an old node holds hundreds of thousands of them: as objects they were
+   * most of its heap and of every full GC's work (bench/results/session43/memory/: 742 bytes
+   * of heap a job as objects, against the id and a slot; a full GC over 720,000 jobs 399 ms,
+   * 108 as bytes). Reading one decodes a fresh entry (`get`), which the caller must only read;
+   * a record applied to one thaws it back into an object (`#thawed`), archived again later.
+   */
+  readonly #archive = new SlabStore();
+  /** One writer for every job archived: a fresh one each cost 2.5 µs more a job (memory/). */
+  readonly #archiveWriter = new ByteWriter(1024);
+  readonly #archiveAfterMs: number;
+  readonly #archiveBatchMax: number;
+  /** Delivered entries, by when they are archived. */
+  readonly #archiveQueue = new ExpiryQueue();
   /** The pending entries' ids: what a pending check walks (pending_checks.ts), not the table. */
   readonly #pending = new Set<string>();
   /** Idempotency keys whose job was compacted, by job id (a keyed job's id derives from its key). */
@@ -279,6 +324,8 @@ export class JobTable {
     this.#options = options;
     this.#deadLetterBytesMax = options.deadLetterBytesMax ??
       jobsDefaults.deadLetterBytesMax;
+    this.#archiveAfterMs = options.archiveAfterMs ?? jobsDefaults.deliveredArchiveAfterMs;
+    this.#archiveBatchMax = options.archiveBatchMax ?? jobsDefaults.archiveBatchMax;
     this.endpoints = new EndpointTable({
       endpointTombstoneMs: options.endpointTombstoneMs ?? jobsDefaults.endpointTombstoneMs,
     });
@@ -340,11 +387,88 @@ export class JobTable {
   /** Items the retention queues hold (memory that must follow the table, not the job rate). */
   get retentionItems(): number {
     return this.#deliveredExpiry.size + this.#deadExpiry.size + this.#stubExpiry.size +
-      this.#keyExpiry.size + this.#uncommittedExpiry.size;
+      this.#keyExpiry.size + this.#uncommittedExpiry.size + this.#archiveQueue.size;
   }
 
+  /** Jobs archived (held as bytes, not objects). */
+  get archivedJobs(): number {
+    return this.#archive.size;
+  }
+
+  /** Bytes of the archive's slabs (outside the object graph, but memory all the same). */
+  get archiveBytes(): number {
+    return this.#archive.allocatedBytes;
+  }
+
+  /**
+   * Job `jobId` if held. An archived job comes back as a fresh entry decoded from its bytes:
+   * read it, never change it (a change would be lost; records change jobs, through `apply`).
+   */
   get(jobId: string): JobEntry | undefined {
-    return this.#entries.get(jobId);
+    return this.#held(jobId);
+  }
+
+  #held(jobId: string): JobEntry | undefined {
+    const held = this.#entries.get(jobId);
+    return typeof held === "number" ? this.#decodeArchived(jobId, held) : held;
+  }
+
+  /**
+   * The archived job in `slot` as an entry: the fields of its `state` record as they are. They
+   * were a delivered entry's (its spec's payload, headers and secrets dropped, its history
+   * merged), which applying the record to a new entry would rebuild field by field, three
+   * times slower (memory/); the property test of job_archive_test.ts holds the two equal.
+   */
+  #decodeArchived(jobId: string, slot: number): JobEntry {
+    const decoded = decodeRecord(this.#archive.bytes(slot));
+    assert(
+      decoded.ok && decoded.value.type === "state" && decoded.value.state.jobId === jobId,
+      "an archived job decodes to its own state",
+    );
+    const s = decoded.value.state;
+    assert(s.phase === "delivered" && s.spec !== undefined, "only delivered jobs are archived");
+    return {
+      jobId,
+      spec: s.spec,
+      submitStamp: s.submitStamp,
+      bodyHash: s.bodyHash,
+      committed: s.committed,
+      gen: s.gen,
+      phase: s.phase,
+      attemptsMade: s.attemptsMade,
+      nextAttemptAtMs: s.nextAttemptAtMs,
+      finishedAtMs: s.finishedAtMs,
+      deadReason: s.deadReason,
+      history: s.history as AttemptEntry[],
+      payloadDropped: true,
+      reviveOf: undefined,
+    };
+  }
+
+  /** Job `jobId`'s entry, as an object again if it was archived: for `apply` to change. */
+  #thawed(jobId: string): JobEntry | undefined {
+    const held = this.#entries.get(jobId);
+    if (typeof held !== "number") return held;
+    const entry = this.#decodeArchived(jobId, held);
+    this.#archive.free(held);
+    this.#entries.set(jobId, entry);
+    this.#archiveQueue.push(jobId, this.#nowWallMs + this.#archiveAfterMs);
+    return entry;
+  }
+
+  /** Archives the delivered jobs due, at most `archiveBatchMax` of them (see `#archive`). */
+  #archiveDue(nowWallMs: number): void {
+    let budget = this.#archiveBatchMax;
+    for (const jobId of this.#archiveQueue.due(nowWallMs)) {
+      const held = this.#entries.get(jobId);
+      if (typeof held === "object" && isArchivable(held)) {
+        const w = this.#archiveWriter.reset();
+        writeRecord(w, { type: "state", state: snapshotOf(held) });
+        this.#entries.set(jobId, this.#archive.put(w.view()));
+      }
+      if (--budget <= 0) break;
+    }
+    this.#archive.compact();
   }
 
   keyTombstone(jobId: string): KeyTombstone | undefined {
@@ -357,7 +481,7 @@ export class JobTable {
    */
   liveIncarnation(key: string, wallMs: number, exceptId?: string): Incarnation | undefined {
     return this.#liveAmong(key, wallMs, exceptId, keyedJobId, (jobId) => {
-      const entry = this.#entries.get(jobId);
+      const entry = this.#held(jobId);
       // A stub knows no key: the key an earlier generation left (kept beside a retry's stub)
       // answers for it.
       if (entry === undefined || entry.spec === undefined) return "absent";
@@ -424,15 +548,29 @@ export class JobTable {
     return best;
   }
 
-  entries(): IterableIterator<JobEntry> {
-    return this.#entries.values();
+  /** Every job held, archived ones decoded (`get`: read them only). */
+  *entries(): Generator<JobEntry> {
+    for (const [jobId, held] of this.#entries) {
+      yield typeof held === "number" ? this.#decodeArchived(jobId, held) : held;
+    }
+  }
+
+  /**
+   * The jobs held as objects: all but the archived, which are delivered and settled, so a walk
+   * for pending, dead or uncommitted jobs (ownership changes, catch-up) need not decode them.
+   */
+  *activeEntries(): Generator<JobEntry> {
+    for (const held of this.#entries.values()) if (typeof held !== "number") yield held;
   }
 
   /** The pending entries, without walking the finished ones (the table's bulk). */
   *pendingEntries(): Generator<JobEntry> {
     for (const jobId of this.#pending) {
       const entry = this.#entries.get(jobId);
-      assert(entry?.phase === "pending", "the pending index names pending entries only");
+      assert(
+        typeof entry === "object" && entry.phase === "pending",
+        "the pending index names pending entries only",
+      );
       yield entry;
     }
   }
@@ -477,7 +615,7 @@ export class JobTable {
         // DONE (it would be delivered again, or handed to an owner that would), or a losing
         // body no majority will ever confirm (its owner kept asking for a confirm forever).
         const jobId = record.key.jobId;
-        const removed = this.#entries.get(jobId);
+        const removed = this.#held(jobId);
         if (removed !== undefined && removed.gen > (record.key.gen ?? 0)) {
           // Retried by hand since the generation the key ended: not the life it speaks of.
           return {
@@ -516,7 +654,7 @@ export class JobTable {
         // 240). A copy held finished in that generation stays until its own retention (it
         // guards itself meanwhile), and one in a later generation is not this one.
         const { jobId, gen } = record.gone;
-        const held = this.#entries.get(jobId);
+        const held = this.#held(jobId);
         const removed = held !== undefined &&
             (held.phase === "pending" ? held.gen <= gen : held.phase === "dead" && held.gen < gen)
           ? held
@@ -592,7 +730,7 @@ export class JobTable {
         previousCommitted: false,
       };
     }
-    let entry = this.#entries.get(jobId);
+    let entry = this.#thawed(jobId);
     const existed = entry !== undefined;
     if (entry === undefined) {
       entry = newEntry(jobId);
@@ -737,6 +875,10 @@ export class JobTable {
         entry.jobId,
         entry.finishedAtMs + this.#options.finishedRetentionMs,
       );
+      // From when this node learned of it or last changed it: records about a job come in
+      // for a while after its delivery (a replica's DONE, a COMMIT that rode lazily), and
+      // each would thaw it again.
+      this.#archiveQueue.push(entry.jobId, this.#nowWallMs + this.#archiveAfterMs);
     }
   }
 
@@ -754,7 +896,7 @@ export class JobTable {
     const n = this.#recent.length;
     for (let i = 1; i <= n && out.length < limit; i++) {
       const id = this.#recent[(this.#recentHead - i + n) % n]!;
-      const entry = this.#entries.get(id);
+      const entry = this.#held(id);
       if (entry !== undefined && !isStub(entry)) out.push(entry);
     }
     return out;
@@ -776,7 +918,7 @@ export class JobTable {
       if (after !== undefined && place <= after) continue;
       if (!listed(id)) continue;
       if (items.length >= limit) return { items, more: true, next: last };
-      const entry = this.#entries.get(id);
+      const entry = this.#held(id);
       // A stub (its DEAD came before its SUBMIT) has nothing to show nor retry: listed, it
       // threw in the job view of every page that held it (`hookd sim --revives`, seed 16).
       if (entry !== undefined && !isStub(entry)) {
@@ -799,7 +941,7 @@ export class JobTable {
     const dropped: string[] = [];
     const finished = (queue: ExpiryQueue, phase: JobPhase, retentionMs: number) => {
       for (const jobId of queue.due(nowWallMs)) {
-        const entry = this.#entries.get(jobId);
+        const entry = this.#held(jobId);
         if (entry === undefined || entry.phase !== phase) continue;
         // A finished stub (its DONE or DEAD came before its SUBMIT, from another origin by
         // anti-entropy) waits for its SUBMIT under the stub retention instead: dropped now, the
@@ -833,7 +975,7 @@ export class JobTable {
       this.#deliveredExpiry.oldestFirst(),
       this.#deliveredExpiry.size - this.#options.finishedJobsMax,
       (jobId) => {
-        const entry = this.#entries.get(jobId);
+        const entry = this.#held(jobId);
         if (
           entry === undefined || entry.phase !== "delivered" || isStub(entry) ||
           isUnsettledKeyed(entry)
@@ -847,7 +989,7 @@ export class JobTable {
     );
     finished(this.#deadExpiry, "dead", this.#options.deadRetentionMs);
     const evictDead = (jobId: string) => {
-      const entry = this.#entries.get(jobId);
+      const entry = this.#held(jobId);
       if (entry === undefined) {
         this.#dead.delete(jobId);
         return;
@@ -860,14 +1002,14 @@ export class JobTable {
     // `trimOldest`); a dead stub holds none, and dropping it would free nothing.
     if (this.#deadLetterBytes > this.#deadLetterBytesMax) {
       for (const jobId of this.#dead.keys()) {
-        const entry = this.#entries.get(jobId);
+        const entry = this.#held(jobId);
         if (entry !== undefined && entry.spec === undefined) continue;
         evictDead(jobId);
         if (this.#deadLetterBytes <= this.#deadLetterBytesMax) break;
       }
     }
     for (const jobId of this.#stubExpiry.due(nowWallMs)) {
-      const entry = this.#entries.get(jobId);
+      const entry = this.#held(jobId);
       if (entry !== undefined && isStub(entry)) {
         this.#remove(entry);
         dropped.push(jobId);
@@ -890,6 +1032,7 @@ export class JobTable {
       this.#goneGens.delete(jobId);
     }
     this.#trimGone(this.#options.finishedTombstonesMax);
+    this.#archiveDue(nowWallMs);
     return dropped;
   }
 
@@ -909,6 +1052,8 @@ export class JobTable {
   #remove(entry: JobEntry, keepKey = true): void {
     const spec = entry.spec;
     this.#countPayload(entry, -1);
+    const held = this.#entries.get(entry.jobId);
+    if (typeof held === "number") this.#archive.free(held);
     this.#entries.delete(entry.jobId);
     this.#pending.delete(entry.jobId);
     for (
@@ -917,6 +1062,7 @@ export class JobTable {
         this.#deadExpiry,
         this.#stubExpiry,
         this.#uncommittedExpiry,
+        this.#archiveQueue,
       ]
     ) queue.delete(entry.jobId);
     this.#counts[entry.phase]--;
@@ -1090,7 +1236,7 @@ export class JobTable {
           held.stamp ?? record.stamp,
           body,
           fanout,
-          (jobId) => this.#entries.get(jobId)?.spec === undefined,
+          (jobId) => this.#held(jobId)?.spec === undefined,
           nowWallMs,
         );
         // Jobs of an event committed here are committed with it (below).
@@ -1104,7 +1250,7 @@ export class JobTable {
     if (held.committed && held.body !== undefined && (committed || changed)) {
       const stamp = record.type === "event-state" ? record.state.stamp : record.stamp;
       for (const jobId of eventJobIds(held.body)) {
-        const entry = this.#entries.get(jobId);
+        const entry = this.#held(jobId);
         if (entry === undefined || entry.committed) continue;
         const r = this.apply({ type: "commit", stamp, jobId, bodyHash: "" }, nowWallMs);
         if (r.entry !== undefined && r.effect === "changed" && !fanout.includes(r.entry)) {
@@ -1213,7 +1359,7 @@ export class JobTable {
   dueUncommitted(nowWallMs: number): JobEntry[] {
     const out: JobEntry[] = [];
     for (const jobId of this.#uncommittedExpiry.due(nowWallMs)) {
-      const entry = this.#entries.get(jobId);
+      const entry = this.#held(jobId);
       if (entry === undefined || entry.committed) continue;
       if (entry.phase === "pending" || isUnsettledKeyed(entry)) out.push(entry);
     }
@@ -1227,7 +1373,7 @@ export class JobTable {
 
   /** Drops a job that was never acknowledged, leaving no idempotency key behind. */
   dropUncommitted(jobId: string): boolean {
-    const entry = this.#entries.get(jobId);
+    const entry = this.#held(jobId);
     if (entry === undefined || entry.committed) return false;
     this.#remove(entry, false);
     return true;
@@ -1240,8 +1386,14 @@ export class JobTable {
       const state = this.events.stateOf(event);
       if (state !== undefined) yield { type: "event-state", state };
     }
-    for (const entry of this.#entries.values()) {
-      yield { type: "state", state: snapshotOf(entry) };
+    for (const [jobId, held] of this.#entries) {
+      if (typeof held !== "number") yield { type: "state", state: snapshotOf(held) };
+      else {
+        // The record it was archived as, decoded at once (the view lasts until the next put).
+        const decoded = decodeRecord(this.#archive.bytes(held));
+        assert(decoded.ok && decoded.value.type === "state", `archived job ${jobId} decodes`);
+        yield decoded.value;
+      }
     }
     for (const state of this.endpoints.values()) yield { type: "endpoint-state", state };
     for (const key of this.#keys.values()) yield { type: "key", key };

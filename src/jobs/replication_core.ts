@@ -235,6 +235,8 @@ export class ReplicationCore {
       finishedTombstoneMs: this.config.finishedTombstoneMs,
       finishedTombstonesMax: this.config.finishedTombstonesMax,
       endpointTombstoneMs: this.config.endpointTombstoneMs,
+      archiveAfterMs: this.config.deliveredArchiveAfterMs,
+      archiveBatchMax: this.config.archiveBatchMax,
     });
     this.log = new CatchupLog(this.config.catchupLogBytesMax);
     this.#outbox = new ReplicationOutbox(this.config.lazySendMs);
@@ -485,7 +487,7 @@ export class ReplicationCore {
       this.#log("resynced", { from: done.from, tookMs: done.tookMs });
       this.#respreadDeferred();
       this.#catchup.scheduleAntiEntropy(nowMs);
-      for (const entry of this.table.entries()) this.#duties.reconsider(nowMs, entry);
+      for (const entry of this.table.activeEntries()) this.#duties.reconsider(nowMs, entry);
       return;
     }
     // After a restart: our own seqs the majority does not know of are declared void
@@ -503,7 +505,7 @@ export class ReplicationCore {
       nextOwnSeq: this.#nextOwnSeq,
     });
     this.#catchup.scheduleAntiEntropy(nowMs);
-    for (const entry of this.table.entries()) this.#duties.reconsider(nowMs, entry);
+    for (const entry of this.table.activeEntries()) this.#duties.reconsider(nowMs, entry);
   }
 
   /**
@@ -1220,6 +1222,8 @@ export class ReplicationCore {
     this.#metrics.scheduled.set(this.#duties.scheduledCount);
     this.#metrics.logBytes.set(this.log.bytes);
     this.#metrics.goneTombstones.set(this.table.goneTombstones);
+    this.#metrics.archivedJobs.set(this.table.archivedJobs);
+    this.#metrics.archiveBytes.set(this.table.archiveBytes);
     this.#metrics.lateRecords.set(this.table.lateRecords);
   }
 }

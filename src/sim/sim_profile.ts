@@ -122,6 +122,14 @@ export function profileFor(seed: number): SimProfile {
     profile.jobs = { ...profile.jobs, idempotencyWindowMs: reuse.next() < 0.5 ? 4_000 : 8_000 };
     if (profile.skewMsMax === 0) profile.skewMsMax = 2_000;
   }
+  // Some runs archive delivered jobs within a second or two instead of the default's ten, so
+  // the runs' reads, late records and retention meet archived jobs (job_table.ts, Archive),
+  // thawed and archived again. Its own generator too.
+  const archive = new Sfc32(seed ^ 0x0a7c_41e5);
+  const archiveRoll = archive.next();
+  if (archiveRoll < 0.5) {
+    profile.jobs = { ...profile.jobs, deliveredArchiveAfterMs: archiveRoll < 0.25 ? 0 : 2_000 };
+  }
   return profile;
 }
 
