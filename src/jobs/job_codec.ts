@@ -673,10 +673,12 @@ export function encodeWalBatch(records: readonly Uint8Array[]): Uint8Array {
  * holding 700,000 jobs allocates no buffer per job (a checkpoint of 143,000 took 2.0 s against
  * 2.8 with a buffer or more each: bench/results/session34/micro/).
  */
-export function encodeWalSingleInto(w: ByteWriter, record: JobRecord): Uint8Array {
+export function encodeWalSingleInto(w: ByteWriter, record: JobRecord | Uint8Array): Uint8Array {
   w.reset().u8(WAL_BATCH_MAGIC).u8(WAL_BATCH_VERSION).u32(1).u32(0);
   const start = w.length;
-  writeRecord(w, record);
+  // A record already encoded (an archived job's, job_table.ts) is copied as it is.
+  if (record instanceof Uint8Array) w.raw(record);
+  else writeRecord(w, record);
   const recordBytes = w.length - start;
   assert(recordBytes <= CODEC_LIMITS.recordBytesMax, "record exceeds recordBytesMax");
   w.setU32(start - 4, recordBytes);

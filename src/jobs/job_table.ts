@@ -85,7 +85,8 @@ export interface JobTableOptions {
    */
   endpointTombstoneMs?: number;
   /**
-   * A delivered job is archived this long after it finished (JobTable, Archive).
+   * A delivered job is archived this long after this node learned of its delivery or last
+   * changed it (JobTable, Archive).
    * @default jobsDefaults.deliveredArchiveAfterMs
    */
   archiveAfterMs?: number;
@@ -249,13 +250,15 @@ export class JobTable {
    */
   readonly #entries = new Map<string, JobEntry | number>();
   /**
-   * Archive: delivered jobs `archiveAfterMs` after they finished, kept as the bytes of their
+   * Archive: delivered jobs `archiveAfterMs` after this node learned of their delivery (or last
+   * changed them), kept as the bytes of their
    * `state` record (what a checkpoint writes for them) in slabs, not as objects. A delivered job
    * stays an hour, so an old node holds hundreds of thousands of them: as objects they were
    * most of its heap and of every full GC's work (bench/results/session43/memory/: 742 bytes
    * of heap a job as objects, against the id and a slot; a full GC over 720,000 jobs 399 ms,
    * 108 as bytes). Reading one decodes a fresh entry (`get`), which the caller must only read;
-   * a record applied to one thaws it back into an object (`#thawed`), archived again later.
+   * a record that changes one thaws it back into an object (`#keepChanges`), archived again
+   * later.
    */
   readonly #archive = new SlabStore();
   /** One writer for every job archived: a fresh one each cost 2.5 µs more a job (memory/). */
@@ -445,15 +448,23 @@ export class JobTable {
     };
   }
 
-  /** Job `jobId`'s entry, as an object again if it was archived: for `apply` to change. */
-  #thawed(jobId: string): JobEntry | undefined {
-    const held = this.#entries.get(jobId);
-    if (typeof held !== "number") return held;
-    const entry = this.#decodeArchived(jobId, held);
-    this.#archive.free(held);
+  /**
+   * After `apply` applied a record to a copy decoded from archive slot `slot`: the copy takes
+   * the job's place as an object (archived again `archiveAfterMs` later) if the record changed
+   * it, else the slot stays. Whether it changed is told by its bytes, not only the effect: a
+   * `state` merges history without calling it a change. Thawed on every record instead, a
+   * peer's snapshot (a `state` for every job, nearly all changing nothing) turned a resyncing
+   * node's whole archive back into objects for minutes (session 44's review).
+   */
+  #keepChanges(jobId: string, slot: number, entry: JobEntry, effect: ApplyEffect): void {
+    if (effect !== "changed") {
+      const w = this.#archiveWriter.reset();
+      writeRecord(w, { type: "state", state: snapshotOf(entry) });
+      if (sameBytes(w.view(), this.#archive.bytes(slot))) return;
+    }
+    this.#archive.free(slot);
     this.#entries.set(jobId, entry);
     this.#archiveQueue.push(jobId, this.#nowWallMs + this.#archiveAfterMs);
-    return entry;
   }
 
   /** Archives the delivered jobs due, at most `archiveBatchMax` of them (see `#archive`). */
@@ -730,7 +741,9 @@ export class JobTable {
         previousCommitted: false,
       };
     }
-    let entry = this.#thawed(jobId);
+    const held = this.#entries.get(jobId);
+    // An archived job: the record is applied to a copy, kept if it changed the job.
+    let entry = typeof held === "number" ? this.#decodeArchived(jobId, held) : held;
     const existed = entry !== undefined;
     if (entry === undefined) {
       entry = newEntry(jobId);
@@ -740,6 +753,7 @@ export class JobTable {
     const wasStub = existed && isStub(entry);
     if (existed) this.#countPayload(entry, -1);
     const effect = applyRecord(entry, record, this.#options.historyMax);
+    if (typeof held === "number") this.#keepChanges(jobId, held, entry, effect);
     if (record.type === "commit" && effect === "conflict" && entry.committed) {
       this.commitConflicts++;
     }
@@ -1381,19 +1395,36 @@ export class JobTable {
 
   /** Every job and kept key as records: what a checkpoint writes and a snapshot ships. */
   *snapshotRecords(): Generator<JobRecord> {
+    for (const item of this.#snapshotItems()) {
+      if (!(item instanceof Uint8Array)) yield item;
+      else {
+        const decoded = decodeRecord(item);
+        assert(decoded.ok, "an archived job's record decodes");
+        yield decoded.value;
+      }
+    }
+  }
+
+  /**
+   * `snapshotRecords`, with an archived job as the bytes of its record (a view of the archive,
+   * valid until the next record is drawn: copy it before): a checkpoint or a snapshot page
+   * copies them as they are, where decoding each to encode it again cost a checkpoint of an
+   * old node about 2.5 µs a job more.
+   */
+  snapshotRecordsOrBytes(): Generator<JobRecord | Uint8Array> {
+    return this.#snapshotItems();
+  }
+
+  *#snapshotItems(): Generator<JobRecord | Uint8Array> {
     // Events before jobs: a replay or a snapshot's requester holds an event before its jobs.
     for (const event of this.events.values()) {
       const state = this.events.stateOf(event);
       if (state !== undefined) yield { type: "event-state", state };
     }
-    for (const [jobId, held] of this.#entries) {
-      if (typeof held !== "number") yield { type: "state", state: snapshotOf(held) };
-      else {
-        // The record it was archived as, decoded at once (the view lasts until the next put).
-        const decoded = decodeRecord(this.#archive.bytes(held));
-        assert(decoded.ok && decoded.value.type === "state", `archived job ${jobId} decodes`);
-        yield decoded.value;
-      }
+    for (const held of this.#entries.values()) {
+      yield typeof held === "number"
+        ? this.#archive.bytes(held)
+        : { type: "state", state: snapshotOf(held) };
     }
     for (const state of this.endpoints.values()) yield { type: "endpoint-state", state };
     for (const key of this.#keys.values()) yield { type: "key", key };
@@ -1402,6 +1433,12 @@ export class JobTable {
       if (gone !== undefined) yield { type: "gone", gone };
     }
   }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**

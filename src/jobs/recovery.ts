@@ -31,7 +31,7 @@ export interface RecoveryOptions {
   readonly self: string;
   readonly config: Pick<JobsConfig, "originPendingMax" | "checkpointBytes">;
   readonly metrics: Pick<CoreMetrics, "decodeErrors">;
-  readonly table: Pick<JobTable, "apply" | "snapshotRecords">;
+  readonly table: Pick<JobTable, "apply" | "snapshotRecordsOrBytes">;
   readonly tracker: Pick<SeqTracker, "merge" | "addRange" | "add" | "max" | "gaps" | "summary">;
   readonly catchupLog: Pick<CatchupLog, "raiseFloor" | "add">;
   readonly appends: Pick<AppendBatcher, "notDurableSeqs">;
@@ -142,7 +142,7 @@ export class Recovery {
       // One buffer for every record: each is copied into the checkpoint before the next is
       // drawn (Wal.checkpoint), so no job costs a buffer of its own.
       const writer = new ByteWriter(1024);
-      for (const r of table.snapshotRecords()) yield encodeWalSingleInto(writer, r);
+      for (const r of table.snapshotRecordsOrBytes()) yield encodeWalSingleInto(writer, r);
       yield meta;
     })();
   }

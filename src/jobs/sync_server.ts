@@ -30,7 +30,7 @@ type SyncRequest = Extract<JobsMessage, { kind: "sync-req" }>;
  */
 interface SnapshotSession {
   readonly id: number;
-  readonly walk: Iterator<JobRecord>;
+  readonly walk: Iterator<JobRecord | Uint8Array>;
   readonly held: readonly HeldRanges[];
   /** The page sent last, sent again if it is asked for again (a part was lost). */
   last: { readonly page: number; readonly records: Uint8Array[]; readonly more: boolean };
@@ -50,7 +50,7 @@ export interface SyncPage {
 export interface SyncServerOptions {
   readonly tracker: Pick<SeqTracker, "origins" | "max" | "summary">;
   readonly log: Pick<CatchupLog, "floor" | "collectSorted" | "max" | "origins">;
-  readonly table: Pick<JobTable, "snapshotRecords">;
+  readonly table: Pick<JobTable, "snapshotRecordsOrBytes">;
   readonly syncReplyBytesMax: number;
   readonly syncSessionIdleMs: number;
 }
@@ -102,7 +102,7 @@ export class SyncServer {
     if (walked === undefined) {
       const session: SnapshotSession = {
         id: this.#nextSessionId++,
-        walk: this.#table.snapshotRecords(),
+        walk: this.#table.snapshotRecordsOrBytes(),
         held: this.#tracker.summary(4096),
         last: { page: m.page, records: [], more: true },
         usedAtMs: nowMs,
@@ -189,7 +189,8 @@ export class SyncServer {
     while (bytes < this.#replyBytesMax) {
       const next = session.walk.next();
       if (next.done === true) return { records, more: false };
-      const r = encodeRecord(next.value);
+      // An archived job's record comes encoded, as a view of the archive: copied.
+      const r = next.value instanceof Uint8Array ? next.value.slice() : encodeRecord(next.value);
       records.push(r);
       bytes += r.length;
     }

@@ -29,8 +29,13 @@ export class SlabStore {
   readonly #slabBytes: number;
   /** Slabs by index; a dropped one leaves `undefined` and its index on `#freeSlabs`. */
   readonly #slabs: (Uint8Array | undefined)[] = [];
-  /** Bytes of each slab still in use. */
+  /** Bytes of each slab still in use (what `compact` weighs). */
   readonly #slabLive: number[] = [];
+  /**
+   * Values in each slab: a slab is dropped when none is left, not when its bytes in use are 0
+   * (an empty value uses none, and its view would name a dropped slab).
+   */
+  readonly #slabValues: number[] = [];
   readonly #freeSlabs: number[] = [];
   /** The slab being filled (its index), and how much of it is. */
   #current = -1;
@@ -137,7 +142,7 @@ export class SlabStore {
         this.#current = this.#newSlab(this.#slabBytes);
         this.#currentUsed = 0;
         // The slab just left behind may already be empty (all its values freed while filled).
-        if (full >= 0 && this.#slabLive[full] === 0) this.#drop(full);
+        if (full >= 0 && this.#slabValues[full] === 0) this.#drop(full);
       }
       slab = this.#current;
     }
@@ -145,6 +150,7 @@ export class SlabStore {
     this.#slabs[slab]!.set(value, offset);
     if (slab === this.#current) this.#currentUsed += length;
     this.#slabLive[slab]! += length;
+    this.#slabValues[slab]!++;
     this.#slotSlab[slot] = slab;
     this.#slotOffset[slot] = offset;
     this.#slotLength[slot] = length;
@@ -152,9 +158,11 @@ export class SlabStore {
 
   #release(slab: number, length: number): void {
     const live = this.#slabLive[slab]! - length;
-    assert(live >= 0, "a slab's bytes in use never go negative");
+    const values = this.#slabValues[slab]! - 1;
+    assert(live >= 0 && values >= 0, "a slab's bytes and values in use never go negative");
     this.#slabLive[slab] = live;
-    if (live === 0 && slab !== this.#current) this.#drop(slab);
+    this.#slabValues[slab] = values;
+    if (values === 0 && slab !== this.#current) this.#drop(slab);
   }
 
   #newSlab(bytes: number): number {
@@ -162,6 +170,7 @@ export class SlabStore {
     const index = this.#freeSlabs.length > 0 ? this.#freeSlabs.pop()! : this.#slabs.length;
     this.#slabs[index] = slab;
     this.#slabLive[index] = 0;
+    this.#slabValues[index] = 0;
     this.#allocatedBytes += slab.length;
     return index;
   }

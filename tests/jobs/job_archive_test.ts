@@ -8,6 +8,7 @@ import { assert, assertEquals } from "../assert.ts";
 import { JobTable, type JobTableOptions } from "../../src/jobs/job_table.ts";
 import type { AttemptEntry, JobEntry, JobRecord, JobSpec } from "../../src/jobs/job_model.ts";
 import { jobRecordArb, plainSpec, tableTestOptions } from "./arbitraries.ts";
+import { encodeRecord } from "../../src/jobs/job_codec.ts";
 import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
 
 const HOUR = 3_600_000;
@@ -80,13 +81,24 @@ Deno.test("a delivered job is archived after archiveAfterMs and reads back as it
   assertEquals([...t.entries()].map(seen), before);
   assertEquals([...t.activeEntries()], [], "archived jobs are not active");
   assertEquals([...t.snapshotRecords()], snapshotBefore, "a checkpoint writes the same records");
+  // As bytes, an archived job's record is the one its object would encode to.
+  const asBytes = Array.from(
+    t.snapshotRecordsOrBytes(),
+    (r) => r instanceof Uint8Array ? r.slice() : encodeRecord(r),
+  );
+  assertEquals(asBytes, snapshotBefore.map((r) => encodeRecord(r)));
+  assertEquals(
+    Array.from(t.snapshotRecordsOrBytes()).filter((r) => r instanceof Uint8Array).length,
+    2,
+    "both jobs came as their archived bytes",
+  );
   assertEquals([t.size, t.counts.delivered], [2, 2]);
   // The idempotency key still answers for the archived job.
   const live = t.liveIncarnation("order-7", T0 + 5000);
   assertEquals([live?.jobId, live?.settled], [keyed, true]);
 });
 
-Deno.test("a record about an archived job thaws it, and it is archived again later", () => {
+Deno.test("a record that changes an archived job thaws it, archived again later; others do not", () => {
   const t = table();
   deliver(t, "a");
   t.expire(T0 + 1010 + AFTER);
@@ -109,14 +121,26 @@ Deno.test("a record about an archived job thaws it, and it is archived again lat
   t.expire(T0 + 20_000 + AFTER);
   assertEquals(t.archivedJobs, 1);
   assert(t.get("a")!.history.some((h) => h.attempt === 3), "archived with the change");
-  // A late SUBMIT of the delivered job changes nothing and does not make it pending again; it
-  // thawed the job all the same, which is archived again after its time.
+  // A late SUBMIT of the delivered job changes nothing and does not make it pending again; nor
+  // does it thaw the job.
   const submit = t.apply({ type: "submit", stamp: stamp(), spec: plainSpec("a", T0) }, T0 + 40_000);
   assertEquals(submit.effect, "unchanged");
   assertEquals([t.get("a")!.phase, t.counts.pending, t.counts.delivered], ["delivered", 0, 1]);
-  assertEquals(t.archivedJobs, 0);
-  t.expire(T0 + 40_000 + AFTER);
+  assertEquals(t.archivedJobs, 1, "a record that changes nothing leaves the job archived");
+  // A peer's `state` of it with one more attempt merges history without calling it a change:
+  // kept all the same, and archived again later.
+  const state = [...t.snapshotRecords()].find((r) => r.type === "state")!;
+  assert(state.type === "state");
+  const more = {
+    ...state,
+    state: { ...state.state, history: [...state.state.history, attempt(4, T0 + 950, 200)] },
+  };
+  assertEquals(t.apply(more, T0 + 50_000).effect, "unchanged");
+  assertEquals(t.archivedJobs, 0, "thawed: its bytes changed");
+  assert(t.get("a")!.history.some((h) => h.attempt === 4));
+  t.expire(T0 + 50_000 + AFTER);
   assertEquals(t.archivedJobs, 1, "archived again");
+  assert(t.get("a")!.history.some((h) => h.attempt === 4), "with the merged attempt");
 });
 
 Deno.test("archived jobs leave at their retention, keys and tombstones kept, slabs freed", () => {
