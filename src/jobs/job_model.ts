@@ -768,6 +768,30 @@ export function snapshotOf(entry: JobEntry): JobStateSnapshot {
 }
 
 /**
+ * The entry a snapshot describes, field by field, for reading (a job view, an archived job): a
+ * delivered one's payload is taken as dropped, and `reviveOf` is left out (snapshotOf keeps it
+ * only for a pending generation, and a reader decides no vote).
+ */
+export function entryOfSnapshot(s: JobStateSnapshot): JobEntry {
+  return {
+    jobId: s.jobId,
+    spec: s.spec,
+    submitStamp: s.submitStamp,
+    bodyHash: s.bodyHash,
+    committed: s.committed,
+    gen: s.gen,
+    phase: s.phase,
+    attemptsMade: s.attemptsMade,
+    nextAttemptAtMs: s.nextAttemptAtMs,
+    finishedAtMs: s.finishedAtMs,
+    deadReason: s.deadReason,
+    history: [...s.history],
+    payloadDropped: s.phase === "delivered",
+    reviveOf: undefined,
+  };
+}
+
+/**
  * Numbers a job's attempts across manual retries, for display: a retry continues the count
  * ("Attempts 3 (retry 1: 1 of 2)") where the records count within the round. Round r made as
  * many attempts as the highest number of its attempts in the history (the current round: at

@@ -43,7 +43,12 @@ import { type EndpointState, type EndpointWrite, fieldsOf, secretsAt } from "./e
 import { recoverableJobs } from "./endpoint_health.ts";
 import { eventJobId } from "./event_model.ts";
 import { keyedEndpointId } from "./endpoint_keyed.ts";
-import { type JobEntry, type JobStateSnapshot, numberAttempts } from "./job_model.ts";
+import {
+  entryOfSnapshot,
+  type JobEntry,
+  type JobStateSnapshot,
+  numberAttempts,
+} from "./job_model.ts";
 import { ReplicationCore, type ReplicationOutput, type VoterState } from "./replication_core.ts";
 import type { EndpointHealthView } from "./endpoint_attempt_stats.ts";
 import type {
@@ -699,23 +704,7 @@ export class JobStore implements JobService, DeliveryStore {
   }
 
   #viewOfSnapshot(s: JobStateSnapshot): JobView {
-    const entry: JobEntry = {
-      jobId: s.jobId,
-      spec: s.spec,
-      submitStamp: s.submitStamp,
-      bodyHash: s.bodyHash,
-      committed: s.committed,
-      gen: s.gen,
-      phase: s.phase,
-      attemptsMade: s.attemptsMade,
-      nextAttemptAtMs: s.nextAttemptAtMs,
-      finishedAtMs: s.finishedAtMs,
-      deadReason: s.deadReason,
-      history: [...s.history],
-      payloadDropped: s.phase === "delivered",
-      reviveOf: undefined,
-    };
-    return this.#view(entry);
+    return this.#view(entryOfSnapshot(s));
   }
 
   #ownerName(jobId: string): string {

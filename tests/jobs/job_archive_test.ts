@@ -180,16 +180,17 @@ Deno.test("a snapshot drawn while jobs are archived and thawed meets each job on
   for (let i = 0; i < 40; i++) deliver(t, `j${i}`);
   // Half archived before the walk.
   t.expire(T0 + 1010 + AFTER);
-  for (let i = 0; i < 40; i += 2) {
+  // A DONE from another node with an attempt not held yet: a change, which thaws the job.
+  const lateDone = (i: number, attemptNo: number, atMs: number) =>
     t.apply({
       type: "done",
       stamp: stamp(),
       jobId: `j${i}`,
       gen: 0,
       finishedAtMs: T0 + 1010,
-      attempt: attempt(9, T0 + 1, 200),
-    }, T0 + 30_000);
-  }
+      attempt: attempt(attemptNo, T0 + attemptNo, 200),
+    }, atMs);
+  for (let i = 0; i < 40; i += 2) lateDone(i, 9, T0 + 30_000);
   assertEquals(t.archivedJobs, 20);
   const seenIds: string[] = [];
   let step = 0;
@@ -198,16 +199,7 @@ Deno.test("a snapshot drawn while jobs are archived and thawed meets each job on
     seenIds.push(record.state.jobId);
     // Meanwhile: the odd ones thawed, the even ones archived.
     if (step++ === 10) {
-      for (let i = 1; i < 40; i += 2) {
-        t.apply({
-          type: "done",
-          stamp: stamp(),
-          jobId: `j${i}`,
-          gen: 0,
-          finishedAtMs: T0 + 1010,
-          attempt: attempt(8, T0 + 2, 200),
-        }, T0 + 31_000);
-      }
+      for (let i = 1; i < 40; i += 2) lateDone(i, 8, T0 + 31_000);
       t.expire(T0 + 30_000 + AFTER);
     }
   }
