@@ -2289,8 +2289,8 @@ const MUTANTS: Mutant[] = [
       "    const inner = this.#table;\n" +
       "    let meta: Uint8Array = new Uint8Array(0);\n" +
       "    const table = {\n" +
-      "      *snapshotRecords() {\n" +
-      "        yield* inner.snapshotRecords();\n" +
+      "      *snapshotRecordsOrBytes() {\n" +
+      "        yield* inner.snapshotRecordsOrBytes();\n" +
       "        meta = encodeWalSingleInto(new ByteWriter(), {\n" +
       '          type: "meta",\n' +
       "          nextOwnSeq: host.nextOwnSeq(),\n" +
@@ -2306,8 +2306,12 @@ const MUTANTS: Mutant[] = [
       "a checkpoint's table records are drawn as the WAL writes them, a slice at a time, not all at the cut",
     file: "src/jobs/recovery.ts",
     from: "    const table = this.#table;\n    return (function* () {\n",
-    to: "    const records = [...this.#table.snapshotRecords()];\n" +
-      "    const table = { snapshotRecords: () => records };\n" +
+    // Archived jobs come as views of the archive: copied, as a caller that keeps them must.
+    to: "    const records = Array.from(\n" +
+      "      this.#table.snapshotRecordsOrBytes(),\n" +
+      "      (r) => r instanceof Uint8Array ? r.slice() : r,\n" +
+      "    );\n" +
+      "    const table = { snapshotRecordsOrBytes: () => records };\n" +
       "    return (function* () {\n",
     tests: ["tests/jobs/checkpoint_core_test.ts"],
   },
@@ -2365,6 +2369,14 @@ const MUTANTS: Mutant[] = [
     file: "src/jobs/job_table.ts",
     from: "    this.#entries.set(jobId, entry);\n    this.#archiveQueue.push(",
     to: "    this.#entries.set(jobId, entry);\n    if (Math.random() > 2) this.#archiveQueue.push(",
+    tests: ["tests/jobs/job_archive_test.ts"],
+  },
+  {
+    name: "jobs-archive-history-merge-lost",
+    breaks: "a record that changes an archived job's bytes without calling it a change is kept",
+    file: "src/jobs/job_table.ts",
+    from: "if (sameBytes(w.view(), this.#archive.bytes(slot))) return;",
+    to: "return;",
     tests: ["tests/jobs/job_archive_test.ts"],
   },
   {

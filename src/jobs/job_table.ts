@@ -419,8 +419,9 @@ export class JobTable {
   /**
    * The archived job in `slot` as an entry: the fields of its `state` record as they are. They
    * were a delivered entry's (its spec's payload, headers and secrets dropped, its history
-   * merged), which applying the record to a new entry would rebuild field by field, 1.4 times
-   * slower (session 44's memory/); the property test of job_archive_test.ts holds the two equal.
+   * merged), which applying the record to a new entry would rebuild field by field, at about
+   * 1.4 times the cost of a read (session 44's memory/); the property test of
+   * job_archive_test.ts holds the two equal.
    */
   #decodeArchived(jobId: string, slot: number): JobEntry {
     const decoded = decodeRecord(this.#archive.bytes(slot));
@@ -1384,7 +1385,7 @@ export class JobTable {
       if (!(item instanceof Uint8Array)) yield item;
       else {
         const decoded = decodeRecord(item);
-        assert(decoded.ok, "an archived job's record decodes");
+        assert(decoded.ok && decoded.value.type === "state", "an archived job's record decodes");
         yield decoded.value;
       }
     }

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { assert, assertEquals } from "../assert.ts";
 import { JobTable, type JobTableOptions } from "../../src/jobs/job_table.ts";
 import type { AttemptEntry, JobEntry, JobRecord, JobSpec } from "../../src/jobs/job_model.ts";
-import { jobRecordArb, plainSpec, tableTestOptions } from "./arbitraries.ts";
+import { attemptArb, jobRecordArb, plainSpec, tableTestOptions } from "./arbitraries.ts";
 import { encodeRecord } from "../../src/jobs/job_codec.ts";
 import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
 
@@ -213,14 +213,35 @@ Deno.test("property: a table that archives at every step answers as one that nev
     stubRetentionMs: 3e12,
     uncommittedRetentionMs: 3e12,
   };
+  // A step is a record, or a peer's `state` of the job as the never-archiving table holds it,
+  // maybe with one more attempt (a snapshot or handoff: merged history is no "change").
+  type Step = JobRecord | { peerState: AttemptEntry | undefined };
+  const steps = fc.array(
+    fc.oneof(
+      { weight: 4, arbitrary: jobRecordArb() as fc.Arbitrary<Step> },
+      { weight: 1, arbitrary: fc.record({ peerState: fc.option(attemptArb, { nil: undefined }) }) },
+    ),
+    { maxLength: 14 },
+  );
   let archivedRuns = 0;
+  let statesOnArchived = 0;
   fc.assert(
-    fc.property(fc.array(jobRecordArb(), { maxLength: 14 }), (records: JobRecord[]) => {
+    fc.property(steps, (script: Step[]) => {
       let archived = false;
       const archiving = table({ ...noRetention, archiveAfterMs: 0 });
       const plain = table({ ...noRetention, archiveAfterMs: 3e12 });
       const now = 2.5e12;
-      for (const record of records) {
+      for (const step of script) {
+        let record: JobRecord;
+        if ("peerState" in step) {
+          const held = [...plain.snapshotRecords()].find((r) => r.type === "state");
+          if (held === undefined || held.type !== "state") continue;
+          const extra = step.peerState;
+          record = extra === undefined
+            ? held
+            : { ...held, state: { ...held.state, history: [...held.state.history, extra] } };
+          if (archiving.archivedJobs > 0) statesOnArchived++;
+        } else record = step;
         const a = archiving.apply(record, now);
         const b = plain.apply(record, now);
         assertEquals(a.effect, b.effect, `effect of ${record.type}`);
@@ -240,4 +261,5 @@ Deno.test("property: a table that archives at every step answers as one that nev
     { numRuns: 500 },
   );
   assert(archivedRuns >= 50, `only ${archivedRuns} of 500 runs archived the job`);
+  assert(statesOnArchived >= 20, `only ${statesOnArchived} peer states met an archived job`);
 });
