@@ -251,17 +251,16 @@ export class JobTable {
   readonly #entries = new Map<string, JobEntry | number>();
   /**
    * Archive: delivered jobs `archiveAfterMs` after this node learned of their delivery (or last
-   * changed them), kept as the bytes of their
-   * `state` record (what a checkpoint writes for them) in slabs, not as objects. A delivered job
-   * stays an hour, so an old node holds hundreds of thousands of them: as objects they were
-   * most of its heap and of every full GC's work (bench/results/session43/memory/: 742 bytes
-   * of heap a job as objects, against the id and a slot; a full GC over 720,000 jobs 399 ms,
-   * 108 as bytes). Reading one decodes a fresh entry (`get`), which the caller must only read;
+   * changed them), kept as the bytes of their `state` record (what a checkpoint writes for
+   * them) in slabs, not as objects. A delivered job stays an hour, so an old node holds
+   * hundreds of thousands of them: as objects they were most of its heap and of every full GC's
+   * work (bench/results/session44/memory/: 707 bytes of heap a job as objects, 154 archived; a
+   * full GC over 720,000 jobs 547 ms, 132 archived). Reading one decodes a fresh entry (`get`), which the caller must only read;
    * a record that changes one thaws it back into an object (`#keepChanges`), archived again
    * later.
    */
   readonly #archive = new SlabStore();
-  /** One writer for every job archived: a fresh one each cost 2.5 µs more a job (memory/). */
+  /** One writer for every job archived: a fresh buffer each cost 3.4 µs more a job (same). */
   readonly #archiveWriter = new ByteWriter(1024);
   readonly #archiveAfterMs: number;
   readonly #archiveBatchMax: number;
