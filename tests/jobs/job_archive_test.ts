@@ -10,6 +10,7 @@ import type { AttemptEntry, JobEntry, JobRecord, JobSpec } from "../../src/jobs/
 import { attemptArb, jobRecordArb, plainSpec, tableTestOptions } from "./arbitraries.ts";
 import { encodeRecord } from "../../src/jobs/job_codec.ts";
 import { keyedJobId, keyEpoch } from "../../src/jobs/keyed_id.ts";
+import { ReviewCluster, VOTERS } from "./review_harness.ts";
 
 const HOUR = 3_600_000;
 const T0 = 1_800_000_000_000;
@@ -262,4 +263,45 @@ Deno.test("property: a table that archives at every step answers as one that nev
   );
   assert(archivedRuns >= 50, `only ${archivedRuns} of 500 runs archived the job`);
   assert(statesOnArchived >= 20, `only ${statesOnArchived} peer states met an archived job`);
+});
+
+Deno.test("five cores archive a delivered job after deliveredArchiveAfterMs and say so in their gauges", () => {
+  const c = new ReviewCluster({ deliveredArchiveAfterMs: 3_000 });
+  c.startAll();
+  const requestId = c.submit(0, { url: "http://a.test/", payload: "{}" });
+  c.settle();
+  const answer = c.answers.get(requestId);
+  assert(answer?.ok === true, JSON.stringify(answer));
+  c.delivered(0, answer.id);
+  c.settle();
+  const archived = () =>
+    c.cores.map((core, i) => [
+      core.table.archivedJobs,
+      c.registries.get(VOTERS[i]!)!.snapshot()["hookd_jobs_archived"],
+    ]);
+  for (let t = 0; t < 2_000; t += 500) {
+    c.tick(500);
+    c.settle();
+  }
+  assertEquals(archived(), c.cores.map(() => [0, 0]), "not before its time");
+  for (let t = 0; t < 3_000; t += 500) {
+    c.tick(500);
+    c.settle();
+  }
+  assertEquals(archived(), c.cores.map(() => [1, 1]));
+  for (const core of c.cores) {
+    assertEquals(core.table.get(answer.id)?.phase, "delivered");
+    assert(core.table.archiveBytes > 0);
+  }
+  // Restarted, a core replays the job as an object, and archives it again in its time.
+  c.crash(2);
+  const restarted = c.restart(2);
+  c.settle();
+  assertEquals([restarted.phase, restarted.table.archivedJobs], ["ready", 0]);
+  assertEquals(restarted.table.get(answer.id)?.phase, "delivered");
+  for (let t = 0; t < 5_000; t += 500) {
+    c.tick(500);
+    c.settle();
+  }
+  assertEquals(restarted.table.archivedJobs, 1);
 });
