@@ -14,6 +14,7 @@
  */
 
 import { fail } from "./assert.ts";
+import { sameBytesAt } from "./bytes.ts";
 
 export class StringCache {
   readonly #mask: number;
@@ -53,7 +54,7 @@ export class StringCache {
     for (let i = 0; i < n; i++) hash = Math.imul(hash ^ source[start + i]!, 0x01000193);
     const slot = (hash >>> 0) & this.#mask;
     const key = this.#keys[slot];
-    if (key !== undefined && key.length === n && sameBytes(key, source, start, n)) {
+    if (key !== undefined && key.length === n && sameBytesAt(key, source, start)) {
       this.hits++;
       return this.#values[slot]!;
     }
@@ -63,9 +64,4 @@ export class StringCache {
     this.#values[slot] = value;
     return value;
   }
-}
-
-function sameBytes(key: Uint8Array, source: Uint8Array, start: number, n: number): boolean {
-  for (let i = 0; i < n; i++) if (key[i] !== source[start + i]) return false;
-  return true;
 }
