@@ -37,14 +37,6 @@ const ASCII_CODES: number[][] = Array.from(
 /** Largest integer the u64-style fields carry: JavaScript numbers are exact up to 2^53. */
 const SAFE_U53_MAX = Number.MAX_SAFE_INTEGER;
 
-/** Whether `key` holds the `key.length` bytes of `source` from `start`: no view is made. */
-export function sameBytesAt(key: Uint8Array, source: Uint8Array, start: number): boolean {
-  const n = key.length;
-  if (start + n > source.length) return false;
-  for (let i = 0; i < n; i++) if (key[i] !== source[start + i]) return false;
-  return true;
-}
-
 /** Thrown by `ByteReader` on truncated or malformed input; codecs turn it into a value. */
 export class DecodeError extends Error {
   override name = "DecodeError";

@@ -14,7 +14,7 @@
  */
 
 import { fail } from "./assert.ts";
-import { sameBytesAt } from "./bytes.ts";
+import { sameBytesAt } from "./same_bytes.ts";
 
 export class StringCache {
   readonly #mask: number;
