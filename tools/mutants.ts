@@ -2395,6 +2395,22 @@ const MUTANTS: Mutant[] = [
     to: "if (values === 0) this.#drop(slab);",
     tests: ["tests/lib/slab_store_test.ts"],
   },
+  {
+    name: "submit-lone-surrogate-url",
+    breaks: "a URL with an unpaired UTF-16 surrogate is accepted (the codec keeps U+FFFD for it)",
+    file: "src/delivery/submit_validation.ts",
+    from: 'if (!raw.isWellFormed()) return loneSurrogateRefusal("url");',
+    to: "",
+    tests: ["tests/jobs/submit_validation_test.ts"],
+  },
+  {
+    name: "endpoint-lone-surrogate-description",
+    breaks: "an endpoint's description with an unpaired UTF-16 surrogate is accepted",
+    file: "src/api/endpoint_validate.ts",
+    from: "if (!d.isWellFormed()) return",
+    to: "if (Math.random() > 2) return",
+    tests: ["tests/api/endpoints_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

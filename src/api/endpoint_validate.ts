@@ -11,7 +11,11 @@
  */
 
 import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
-import { type SubmitLimits, validateSubmit } from "../delivery/submit_validation.ts";
+import {
+  loneSurrogateRefusal,
+  type SubmitLimits,
+  validateSubmit,
+} from "../delivery/submit_validation.ts";
 import type { EndpointFields } from "../jobs/service.ts";
 import { ok, type Result } from "../lib/result.ts";
 import { describe, type FieldError, invalid, isPlainObject } from "./validate.ts";
@@ -135,6 +139,7 @@ function decodeFields(
     if (typeof d !== "string") {
       return invalid("description", `description must be a string, not ${describe(d)}`);
     }
+    if (!d.isWellFormed()) return invalid("description", loneSurrogateRefusal("description"));
     if (encoder.encode(d).length > ENDPOINT_LIMITS.descriptionBytesMax) {
       return invalid(
         "description",

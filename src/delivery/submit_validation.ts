@@ -96,6 +96,11 @@ const URL_FORBIDDEN = /[\x00-\x20\x7f-\x9f]/;
 
 const encoder = new TextEncoder();
 
+/** The refusal of a text field holding an unpaired UTF-16 surrogate, which UTF-8 cannot carry. */
+export function loneSurrogateRefusal(field: string): string {
+  return `${field} has an unpaired UTF-16 surrogate (\\ud800-\\udfff alone), which is not text`;
+}
+
 function problem(field: SubmitProblem["field"], message: string): Result<never, SubmitProblem> {
   return err({ field, message });
 }
@@ -167,6 +172,10 @@ function checkUrl(raw: string, allowPrivateTargets: boolean | undefined): string
   if (URL_FORBIDDEN.test(raw)) {
     return "url must not contain spaces or control characters; percent-encode them";
   }
+  // An unpaired UTF-16 surrogate (JSON's "\ud800") has no UTF-8 form: the job codec would
+  // write U+FFFD, so every replica, the WAL and a checkpoint would hold a URL other than the
+  // one this node kept and showed. Refused rather than changed behind the client's back.
+  if (!raw.isWellFormed()) return loneSurrogateRefusal("url");
   const url = checkScheme(raw);
   if (!url.ok) return url.reason;
   if (url.value.username !== "" || url.value.password !== "") {

@@ -76,6 +76,8 @@ Deno.test("POST /v1/endpoints refuses bad fields with 400 naming the field", asy
     [{ ...ENDPOINT, secret: "plain" }, "secret"],
     [{ ...ENDPOINT, secret: "whsec_" + btoa("short") }, "secret"],
     [{ ...ENDPOINT, description: "é".repeat(2049) }, "description"],
+    [{ ...ENDPOINT, description: "billing \ud800" }, "description"],
+    [{ ...ENDPOINT, url: "https://a.example/\udc00" }, "url"],
     [{ ...ENDPOINT, headers: { "x-a": 1 } }, "headers"],
     [{ ...ENDPOINT, headers: { "webhook-id": "x" } }, "headers"],
     [{ ...ENDPOINT, rate_limit_per_s: 1.5 }, "rate_limit_per_s"],

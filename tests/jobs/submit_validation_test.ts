@@ -4,6 +4,7 @@
  * replication core's `client-submit`), which must give the same verdict with the same message.
  */
 
+import fc from "fast-check";
 import { assert, assertEquals } from "../assert.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
 import { MetricsRegistry } from "../../src/metrics/registry.ts";
@@ -226,4 +227,46 @@ Deno.test("a store checks a UDP client's idempotency key against the node's api.
   } finally {
     await store.close();
   }
+});
+
+Deno.test("a URL with an unpaired surrogate is refused, as no codec could keep it; a pair is text", async () => {
+  // JSON's "\ud800" parses to a string UTF-8 has no form for: kept, every replica would have
+  // held U+FFFD in its place while the node that took it held the surrogate.
+  for (
+    const url of [
+      "https://a.example/\ud800",
+      "https://a.example/\udc00x",
+      "https://a.example/\udc00\ud800",
+    ]
+  ) {
+    const verdict = validateSubmit({ ...OK, url }, LIMITS);
+    assertEquals(verdict.ok ? undefined : verdict.reason.field, "url", JSON.stringify(url));
+    const api = await viaApi({ ...OK, url });
+    assertEquals(api?.field, "url");
+    assert(api.message.includes("unpaired UTF-16 surrogate"), api.message);
+  }
+  assert(validateSubmit({ ...OK, url: "https://a.example/\u{1F600}" }, LIMITS).ok);
+});
+
+Deno.test("what validateSubmit accepts, the job codec carries unchanged (property)", () => {
+  // Any UTF-16 code units after a valid prefix, lone surrogates included: whatever is
+  // accepted must come back from the wire bytes as the same string.
+  fc.assert(
+    fc.property(
+      fc.string({ unit: "binary", maxLength: 12 }),
+      fc.string({ unit: "binary", maxLength: 12 }),
+      (path, key) => {
+        const request: SubmitRequest = { ...OK, url: `https://a.example/${path}`, payload: "1" };
+        const keyed = /^[\x20-\x7e]+$/.test(key) ? { ...request, idempotencyKey: key } : request;
+        const verdict = validateSubmit(keyed, LIMITS);
+        if (!verdict.ok) return;
+        const decoded = decodeMessage(
+          encodeMessage({ kind: "client-submit", requestId: 1, submits: [{ request: keyed }] }),
+        );
+        assert(decoded.ok && decoded.value.kind === "client-submit");
+        assertEquals(decoded.value.submits[0]!.request, keyed);
+      },
+    ),
+    { numRuns: 2000 },
+  );
 });
