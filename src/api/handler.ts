@@ -28,7 +28,6 @@ import {
   dashboardAsset,
 } from "../dashboard/assets.ts";
 import type { DashboardSource, ReceiversView, SeriesView } from "../dashboard/view.ts";
-import { JOB_ID_CHARS_MAX } from "../delivery/job_check.ts";
 import type {
   ClusterView,
   EndpointHealthPage,
@@ -40,6 +39,7 @@ import type {
   SubmitRequest,
 } from "../jobs/service.ts";
 import { ENDPOINT_LIMITS } from "../config/endpoints.ts";
+import { JOB_LIMITS } from "../config/job_limits.ts";
 import {
   decodeEndpointCreate,
   decodeEndpointPatch,
@@ -358,7 +358,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   }
 
   async function retryJob(rawId: string): Promise<Response> {
-    const id = decodeJobId(rawId);
+    const id = decodeId(rawId, JOB_LIMITS.idBytesMax);
     if (id === undefined) return errorResponse(noSuchJob(rawId));
     return await admitted("retry", async () => {
       const outcome = await service.retryDeadLetter(id);
@@ -368,7 +368,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   }
 
   async function getJob(rawId: string): Promise<Response> {
-    const id = decodeJobId(rawId);
+    const id = decodeId(rawId, JOB_LIMITS.idBytesMax);
     if (id === undefined) return errorResponse(noSuchJob(rawId));
     const view = await service.getJob(id);
     if (view === undefined) return errorResponse(noSuchJob(id));
@@ -419,7 +419,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   }
 
   function getEvent(rawId: string): Response {
-    const id = decodeJobId(rawId);
+    const id = decodeId(rawId, JOB_LIMITS.idBytesMax);
     const view = id === undefined ? undefined : service.getEvent(id);
     if (view === undefined) {
       const shown = JSON.stringify(rawId.length > 64 ? `${rawId.slice(0, 64)}…` : rawId);
@@ -473,7 +473,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   }
 
   async function updateEndpoint(rawId: string, request: Request): Promise<Response> {
-    const id = decodeJobId(rawId);
+    const id = decodeId(rawId, ENDPOINT_LIMITS.idBytesMax);
     if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
     const contentError = checkJsonContentType(request);
     if (contentError !== undefined) return errorResponse(contentError);
@@ -489,7 +489,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   }
 
   async function deleteEndpoint(rawId: string): Promise<Response> {
-    const id = decodeJobId(rawId);
+    const id = decodeId(rawId, ENDPOINT_LIMITS.idBytesMax);
     if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
     return await admitted("endpoint", async () => {
       const outcome = await service.deleteEndpoint(id);
@@ -503,7 +503,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
    * optional, and without a secret one is generated as for a create.
    */
   async function rotateEndpointSecret(rawId: string, request: Request): Promise<Response> {
-    const id = decodeJobId(rawId);
+    const id = decodeId(rawId, ENDPOINT_LIMITS.idBytesMax);
     if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
     if (!hasBody(request)) {
       return await admitted(
@@ -534,7 +534,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
    * submitted since `since`, in event order; 202 `{recovered, failed}`.
    */
   async function recoverEndpoint(rawId: string, request: Request): Promise<Response> {
-    const id = decodeJobId(rawId);
+    const id = decodeId(rawId, ENDPOINT_LIMITS.idBytesMax);
     if (id === undefined) return errorResponse(noSuchEndpoint(rawId));
     const contentError = checkJsonContentType(request);
     if (contentError !== undefined) return errorResponse(contentError);
@@ -554,7 +554,7 @@ export function createApiHandler(options: ApiOptions): ApiHandler {
   async function readEndpoint(
     rawId: string,
   ): Promise<{ ok: true; view: EndpointView } | { ok: false; response: Response }> {
-    const id = decodeJobId(rawId);
+    const id = decodeId(rawId, ENDPOINT_LIMITS.idBytesMax);
     if (id === undefined) return { ok: false, response: errorResponse(noSuchEndpoint(rawId)) };
     const read = await storeCall(() => service.readEndpoint(id));
     if (read === undefined) return { ok: false, response: errorResponse(noSuchEndpoint(id)) };
@@ -763,14 +763,21 @@ function assetResponse(asset: DashboardAsset): Response {
   });
 }
 
-function decodeJobId(raw: string): string | undefined {
+/**
+ * A job or event id from a path (`charsMax` JOB_LIMITS.idBytesMax), or an endpoint's
+ * (ENDPOINT_LIMITS.idBytesMax); undefined: no such thing can exist (404). The bound is the
+ * codec's: a longer id the node does not hold would be asked of the peers in a message that
+ * cannot carry it (an assertion, answered 500).
+ */
+function decodeId(raw: string, charsMax: number): string | undefined {
   let id: string;
   try {
     id = decodeURIComponent(raw);
   } catch {
     return undefined;
   }
-  if (id.length === 0 || id.length > JOB_ID_CHARS_MAX || !JOB_ID.test(id)) return undefined;
+  // Printable ASCII only (JOB_ID), so characters are bytes.
+  if (id.length === 0 || id.length > charsMax || !JOB_ID.test(id)) return undefined;
   return id;
 }
 
