@@ -52,7 +52,8 @@ const STATE_CODES: Record<MemberState, number> = { alive: 0, suspect: 1, dead: 2
 const STATES: readonly MemberState[] = ["alive", "suspect", "dead", "left"];
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+/** `ignoreBOM`: a node id that begins with U+FEFF keeps it (by default the decoder drops it). */
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 function stringBytes(value: string): number {
   return 1 + utf8Bytes(value);

@@ -108,10 +108,13 @@ export interface DecodedDatagram extends DatagramHeader {
 }
 
 const utf8 = new TextEncoder();
-const utf8Strict = new TextDecoder("utf-8", { fatal: true });
+/** `ignoreBOM`: a node id that begins with U+FEFF keeps it (by default the decoder drops it). */
+const utf8Strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** The node id's UTF-8 bytes, or a reason it is not acceptable on the wire. */
 export function encodeNodeId(nodeId: string): Result<Uint8Array> {
+  // UTF-8 has no form for an unpaired surrogate: peers would learn another id than ours.
+  if (!nodeId.isWellFormed()) return err("node id has an unpaired UTF-16 surrogate");
   const bytes = utf8.encode(nodeId);
   if (bytes.length === 0) return err("node id is empty");
   if (bytes.length > NODE_ID_BYTES_MAX) {

@@ -4,6 +4,7 @@ import {
   DatagramWriter,
   decodeDatagram,
   encodeDatagram,
+  encodeNodeId,
   FLAG_ACK_MAY_WAIT,
   type Frame,
   HEADER_FIXED_BYTES,
@@ -228,7 +229,10 @@ Deno.test("decodeDatagram reads each node id afresh from its bytes, and refuses 
       0,
     );
   // Ids of one length, alternating: a decoded id is never an earlier datagram's.
-  for (const nodeId of ["10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.1:7000", "é0.0.0.1:700"]) {
+  // A leading U+FEFF is part of the id (a default TextDecoder drops it).
+  for (
+    const nodeId of ["10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.1:7000", "é0.0.0.1:700", "\ufeffn1"]
+  ) {
     const decoded = decodeDatagram(datagramOf(nodeId), 0);
     ok(decoded.ok);
     if (decoded.ok) equal(decoded.value.nodeId, nodeId);
@@ -238,6 +242,10 @@ Deno.test("decodeDatagram reads each node id afresh from its bytes, and refuses 
   const result = decodeDatagram(bad, 0);
   equal(result.ok, false);
   if (!result.ok) equal(result.reason, "node id is not UTF-8");
+  // UTF-8 has no form for an unpaired surrogate: such an id is refused, not changed.
+  const lone = encodeNodeId("n\ud800");
+  equal(lone.ok, false);
+  if (!lone.ok) equal(lone.reason, "node id has an unpaired UTF-16 surrogate");
 });
 
 Deno.test("DatagramWriter.finish without a seal ends in zeros where the tag goes, whatever came before", () => {
