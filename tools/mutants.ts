@@ -2411,6 +2411,38 @@ const MUTANTS: Mutant[] = [
     to: "if (Math.random() > 2) return",
     tests: ["tests/api/endpoints_test.ts"],
   },
+  {
+    name: "api-path-id-past-codec-bound",
+    breaks: "an id in a path is bounded by 256 characters, not by what the codec carries",
+    file: "src/api/handler.ts",
+    from: "id.length > charsMax ||",
+    to: "id.length > 256 ||",
+    tests: ["tests/api/path_ids_test.ts"],
+  },
+  {
+    name: "transport-node-id-bom-dropped",
+    breaks: "the transport's decoder drops a node id's leading U+FEFF",
+    file: "src/transport/frame_codec.ts",
+    from: 'new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })',
+    to: 'new TextDecoder("utf-8", { fatal: true })',
+    tests: ["tests/transport/frame_codec_test.ts"],
+  },
+  {
+    name: "swim-node-id-bom-dropped",
+    breaks: "SWIM's decoder drops a node id's leading U+FEFF",
+    file: "src/membership/codec.ts",
+    from: 'new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })',
+    to: 'new TextDecoder("utf-8", { fatal: true })',
+    tests: ["tests/membership/codec_test.ts"],
+  },
+  {
+    name: "transport-node-id-lone-surrogate",
+    breaks: "a node id with an unpaired surrogate goes on the wire as U+FFFD",
+    file: "src/transport/frame_codec.ts",
+    from: 'if (!nodeId.isWellFormed()) return err("node id has an unpaired UTF-16 surrogate");',
+    to: "",
+    tests: ["tests/transport/frame_codec_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];
