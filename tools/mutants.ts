@@ -2443,6 +2443,23 @@ const MUTANTS: Mutant[] = [
     to: "",
     tests: ["tests/transport/frame_codec_test.ts"],
   },
+  {
+    name: "wal-batch-end-length-ignored",
+    breaks: "recovery ignores the batch length a BatchEnd carries after damage",
+    file: "src/wal/recovery.ts",
+    from:
+      "if (start !== undefined && start > damagedBatchStart && start >= SEGMENT_HEADER_BYTES) {",
+    to: "if (start !== undefined && start > bytes.length) {",
+    tests: ["tests/wal/wal_test.ts"],
+  },
+  {
+    name: "wal-batch-end-own-batch-as-later",
+    breaks: "the damaged batch's own BatchEnd counts as proof of a later batch",
+    file: "src/wal/recovery.ts",
+    from: "start > damagedBatchStart &&",
+    to: "start >= damagedBatchStart &&",
+    tests: ["tests/wal/wal_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -18,6 +18,13 @@
  * read as "a later batch is intact" and keep the node from starting. A random salt per
  * segment, unknown to whoever chose the payload, makes such a frame fail its checksum.
  *
+ * A data batch's BatchEnd carries a u32 (little-endian): how many bytes of the batch come
+ * before it, so recovery can tell where a batch that ends intact after damage began, and so
+ * whether the damage lies in an earlier batch (written, fsynced and acknowledged before this
+ * one was written: corruption) or in this one (the last, possibly torn). A checkpoint's
+ * BatchEnd, and every BatchEnd written before session 45, is empty: recovery then falls back to
+ * finding a frame after it.
+ *
  * Segment header (32 bytes, little-endian):
  *
  *     0  u32  magic "HKWL"
@@ -59,6 +66,27 @@ const MAX_TYPE = RecordType.SnapshotEnd;
 
 export function frameBytes(payloadBytes: number): number {
   return RECORD_HEADER_BYTES + payloadBytes;
+}
+
+/** A data batch's BatchEnd payload: the u32 count of the batch's bytes before it. */
+export const BATCH_END_PAYLOAD_BYTES = 4;
+
+/** Writes a data batch's BatchEnd payload into `target` (BATCH_END_PAYLOAD_BYTES long). */
+export function writeBatchEndPayload(target: Uint8Array, batchBytesBefore: number): Uint8Array {
+  new DataView(target.buffer, target.byteOffset, BATCH_END_PAYLOAD_BYTES)
+    .setUint32(0, batchBytesBefore, true);
+  return target;
+}
+
+/**
+ * Where the batch closed by the BatchEnd `payload` at `offset` began, when the payload says
+ * (a data batch's, written since session 45); undefined for an empty one.
+ */
+export function batchStartOf(payload: Uint8Array, offset: number): number | undefined {
+  if (payload.length !== BATCH_END_PAYLOAD_BYTES) return undefined;
+  const before = new DataView(payload.buffer, payload.byteOffset, payload.byteLength)
+    .getUint32(0, true);
+  return offset - before;
 }
 
 /** Writes one frame at `offset` of `target`, salted; returns the offset just past it. */

@@ -14,6 +14,8 @@
  */
 
 import {
+  BATCH_END_PAYLOAD_BYTES,
+  batchStartOf,
   decodeRecord,
   decodeSegmentHeader,
   parseSegmentFileName,
@@ -188,7 +190,14 @@ export async function recoverWal(
         "incomplete checkpoint in a sealed segment",
       );
     }
-    const later = findFrameAfterBatch(bytes, SEGMENT_HEADER_BYTES, recordBytesMax, salt);
+    // The checkpoint is the segment's one batch, from its header on.
+    const later = findFrameAfterBatch(
+      bytes,
+      SEGMENT_HEADER_BYTES,
+      SEGMENT_HEADER_BYTES,
+      recordBytesMax,
+      salt,
+    );
     if (later !== undefined) {
       throw new WalCorruptionError(
         segment.name,
@@ -257,7 +266,13 @@ export async function recoverWal(
         if (!isLast) {
           throw new WalCorruptionError(segment.name, offset, `${frame.reason} in a sealed segment`);
         }
-        const later = findFrameAfterBatch(bytes, offset + 1, recordBytesMax, header.salt);
+        const later = findFrameAfterBatch(
+          bytes,
+          offset + 1,
+          batchStart,
+          recordBytesMax,
+          header.salt,
+        );
         if (later !== undefined) {
           throw new WalCorruptionError(
             segment.name,
@@ -431,29 +446,40 @@ function checkpointComplete(bytes: Uint8Array, recordBytesMax: number, salt: num
 }
 
 /**
- * Looks past damage at `from` for an intact frame that belongs to a later batch: a valid
- * BatchEnd followed by at least one more valid frame. Returns that frame's offset. The salt
- * keeps frame-shaped bytes inside a caller's payload from counting (record_codec.ts).
+ * Looks past damage at `from`, inside the batch that began at `damagedBatchStart`, for an
+ * intact later batch; returns where it begins. Evidence is a valid BatchEnd that says its batch
+ * began after `damagedBatchStart` (a data batch's BatchEnd carries its length), or a valid
+ * BatchEnd followed by another valid frame. Either way a batch was written after the damaged
+ * one, which the writer does only once the damaged one's fsync returned. The salt keeps
+ * frame-shaped bytes inside a caller's payload from counting (record_codec.ts).
  */
 function findFrameAfterBatch(
   bytes: Uint8Array,
   from: number,
+  damagedBatchStart: number,
   recordBytesMax: number,
   salt: number,
 ): number | undefined {
   for (let offset = from; offset + RECORD_HEADER_BYTES <= bytes.length; offset++) {
-    // A BatchEnd frame is empty: checking its type and zero length first means no offset
-    // costs more than a 9-byte checksum. Decoding every offset as a frame would checksum up
-    // to recordBytesMax bytes at each one whose bytes merely look like a header, which a
-    // payload can arrange everywhere, making the scan quadratic in the damaged region.
+    // A BatchEnd frame's payload is empty or BATCH_END_PAYLOAD_BYTES: checking its type and
+    // length first means no offset costs more than a 13-byte checksum. Decoding every offset
+    // as a frame would checksum up to recordBytesMax bytes at each one whose bytes merely look
+    // like a header, which a payload can arrange everywhere, making the scan quadratic in the
+    // damaged region.
+    const length = bytes[offset]!;
     if (
       bytes[offset + 8] !== RecordType.BatchEnd ||
-      (bytes[offset]! | bytes[offset + 1]! | bytes[offset + 2]! | bytes[offset + 3]!) !== 0
+      (length !== 0 && length !== BATCH_END_PAYLOAD_BYTES) ||
+      (bytes[offset + 1]! | bytes[offset + 2]! | bytes[offset + 3]!) !== 0
     ) {
       continue;
     }
     const frame = decodeRecord(bytes, offset, recordBytesMax, salt);
     if (!frame.ok || frame.type !== RecordType.BatchEnd) continue;
+    const start = batchStartOf(frame.payload, offset);
+    if (start !== undefined && start > damagedBatchStart && start >= SEGMENT_HEADER_BYTES) {
+      return start;
+    }
     const next = decodeRecord(bytes, frame.next, recordBytesMax, salt);
     if (next.ok) return frame.next;
   }

@@ -28,6 +28,7 @@ import { validateWalConfig, type WalConfig, walDefaults } from "../config/wal.ts
 import type { Histogram } from "../metrics/histogram.ts";
 import { type Counter, type Gauge, MetricsRegistry } from "../metrics/registry.ts";
 import {
+  BATCH_END_PAYLOAD_BYTES,
   encodeRecordInto,
   encodeSegmentHeader,
   frameBytes,
@@ -36,6 +37,7 @@ import {
   SEGMENT_HEADER_BYTES,
   SEGMENT_VERSION,
   segmentFileName,
+  writeBatchEndPayload,
 } from "./record_codec.ts";
 import { recoverWal, type RecoveryReport, type ReplayedRecord } from "./recovery.ts";
 import { denoWalFsWith, joinPath, type WalFile, type WalFs } from "./wal_fs.ts";
@@ -110,8 +112,12 @@ interface CheckpointWaiter {
 
 type QueueItem = AppendWaiter | CheckpointWaiter;
 
-const BATCH_END_BYTES = frameBytes(0);
+const BATCH_END_BYTES = frameBytes(BATCH_END_PAYLOAD_BYTES);
+/** A checkpoint's BatchEnd: empty (record_codec.ts says why only data batches carry one). */
+const CHECKPOINT_END_BYTES = frameBytes(0);
 const EMPTY = new Uint8Array(0);
+/** The BatchEnd payload, rewritten for each batch (encodeRecordInto copies it at once). */
+const batchEndPayload = new Uint8Array(BATCH_END_PAYLOAD_BYTES);
 
 export interface WalMetrics {
   appends: Counter;
@@ -434,7 +440,13 @@ export class Wal {
         // payloads (up to recordBytesMax each) already copied into the batch buffer.
         item.payload = EMPTY;
       }
-      offset = encodeRecordInto(buffer, offset, RecordType.BatchEnd, EMPTY, this.#salt);
+      offset = encodeRecordInto(
+        buffer,
+        offset,
+        RecordType.BatchEnd,
+        writeBatchEndPayload(batchEndPayload, offset),
+        this.#salt,
+      );
       assert(offset === bytes, "batch buffer filled exactly");
       await this.#writeAndSync(buffer);
     } catch (error) {
@@ -517,7 +529,7 @@ export class Wal {
     const sliceBytes = this.#config.checkpointSliceBytes;
     const result: CheckpointResult = {
       snapshotRecords: 0,
-      snapshotBytes: frameBytes(0) * 2 + BATCH_END_BYTES,
+      snapshotBytes: frameBytes(0) * 2 + CHECKPOINT_END_BYTES,
       removedSegments: [],
     };
     let chunk = new Uint8Array(sliceBytes + 3 * frameBytes(0));

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { assert, assertEquals, assertRejects } from "../assert.ts";
 import { SimDisk } from "../../src/sim/disk.ts";
 import { Sfc32 } from "../../src/lib/rng.ts";
@@ -10,6 +11,7 @@ import {
   type WalFs,
 } from "../../src/wal/mod.ts";
 import {
+  BATCH_END_PAYLOAD_BYTES,
   encodeRecord,
   RECORD_HEADER_BYTES,
   RecordType,
@@ -152,7 +154,7 @@ Deno.test("Wal refuses to open over mid-log corruption and names segment and off
   const path = `${DIR}/${segmentFileName(0)}`;
   // Damage the third record's payload; batches after it are intact.
   const frame = RECORD_HEADER_BYTES + 40;
-  const batch = frame + RECORD_HEADER_BYTES;
+  const batch = frame + RECORD_HEADER_BYTES + BATCH_END_PAYLOAD_BYTES;
   const offset = SEGMENT_HEADER_BYTES + 2 * batch;
   disk.corrupt(path, offset + 12, new Uint8Array([0xde, 0xad]));
   const error = await assertRejects(() => reopen(disk), WalCorruptionError);
@@ -547,7 +549,8 @@ Deno.test("Wal treats a torn last batch as torn even when a payload holds frame-
   // A crash tears the last batch before the forged bytes: recovery must cut it as a torn
   // tail, not call it corruption of an earlier batch and refuse to start.
   const path = `${DIR}/${segmentFileName(0)}`;
-  const lastBatch = SEGMENT_HEADER_BYTES + (RECORD_HEADER_BYTES + 40) + RECORD_HEADER_BYTES;
+  const lastBatch = SEGMENT_HEADER_BYTES + (RECORD_HEADER_BYTES + 40) + RECORD_HEADER_BYTES +
+    BATCH_END_PAYLOAD_BYTES;
   disk.corrupt(path, lastBatch + 2, new Uint8Array([0xff, 0xff]));
   const again = await reopen(disk);
   assertEquals(again.numbers, [0]);
@@ -563,4 +566,65 @@ Deno.test("Wal refuses to open when a damaged segment header has records after i
   disk.corrupt(`${DIR}/${segmentFileName(0)}`, 0, new Uint8Array([0]));
   const error = await assertRejects(() => reopen(disk), WalCorruptionError);
   assertEquals(error.segment, segmentFileName(0));
+});
+
+Deno.test("Wal refuses to open when the damage is in an earlier batch's end and only the last batch follows intact", async () => {
+  // Two acknowledged batches, one record each; a flipped bit in the first one's BatchEnd. The
+  // second batch is whole and last: before BatchEnd frames carried their batch's length,
+  // nothing after the damage proved a later batch, and both were cut as a torn tail (found by
+  // session 45's review).
+  const disk = new SimDisk();
+  const { wal } = await Wal.open(DIR, { fs: disk });
+  await wal.append(record(1));
+  await wal.append(record(2));
+  await wal.close();
+  const path = `${DIR}/${segmentFileName(0)}`;
+  const firstEnd = SEGMENT_HEADER_BYTES + RECORD_HEADER_BYTES + 40;
+  disk.corrupt(path, firstEnd, new Uint8Array([disk.bytes(path)![firstEnd]! ^ 1]));
+  const error = await assertRejects(() => reopen(disk), WalCorruptionError);
+  assertEquals(error.offset, firstEnd);
+});
+
+Deno.test("Wal never cuts damage to an acknowledged batch that is not the last as a torn tail (property)", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.integer({ min: 1, max: 3 }), { minLength: 2, maxLength: 6 }),
+      fc.nat(),
+      fc.integer({ min: 1, max: 255 }),
+      async (batchSizes, where, flip) => {
+        const disk = new SimDisk();
+        const { wal } = await Wal.open(DIR, { fs: disk });
+        const starts: number[] = [];
+        let n = 0;
+        for (const size of batchSizes) {
+          starts.push(disk.bytes(`${DIR}/${segmentFileName(0)}`)!.length);
+          const appends: Promise<number>[] = [];
+          for (let i = 0; i < size; i++) appends.push(wal.append(record(n++, 8 + (n % 13))));
+          await Promise.all(appends);
+        }
+        await wal.close();
+        const path = `${DIR}/${segmentFileName(0)}`;
+        const bytes = disk.bytes(path)!;
+        const lastStart = starts.at(-1)!;
+        // One byte somewhere in the acknowledged batches before the last one.
+        const at = SEGMENT_HEADER_BYTES + where % (lastStart - SEGMENT_HEADER_BYTES);
+        disk.corrupt(path, at, new Uint8Array([bytes[at]! ^ flip]));
+        let opened: Awaited<ReturnType<typeof reopen>> | undefined;
+        try {
+          opened = await reopen(disk);
+        } catch (error) {
+          assert(error instanceof WalCorruptionError, String(error));
+          return;
+        }
+        await opened.wal.close();
+        throw new Error(
+          `damage at ${at} (batches start at ${starts.join(", ")}) was not reported: ` +
+            `replayed ${opened.numbers.length} of ${n}, truncated ${
+              JSON.stringify(opened.report.truncated)
+            }`,
+        );
+      },
+    ),
+    { numRuns: 400 },
+  );
 });
