@@ -2460,6 +2460,27 @@ const MUTANTS: Mutant[] = [
     to: "start >= damagedBatchStart &&",
     tests: ["tests/wal/wal_test.ts"],
   },
+  {
+    name: "jobs-archive-slice-not-followed",
+    breaks: "a retention pass whose archive slice came back full schedules the next slice soon",
+    file: "src/jobs/replication_core.ts",
+    from: `        this.#archiveAtMs = this.table.archiveBacklogged
+          ? nowMs + this.config.archiveSliceGapMs
+          : Infinity;`,
+    to: "        this.#archiveAtMs = Infinity;",
+    tests: ["tests/jobs/job_archive_test.ts"],
+  },
+  {
+    name: "jobs-archive-slice-wakes-idle",
+    breaks: "once a slice comes back short the core waits for its retention pass, not a slice gap",
+    file: "src/jobs/replication_core.ts",
+    from: `      this.#archiveAtMs = this.table.archiveDue(wallMs)
+        ? nowMs + this.config.archiveSliceGapMs
+        : Infinity;`,
+    to: `      this.table.archiveDue(wallMs);
+      this.#archiveAtMs = nowMs + this.config.archiveSliceGapMs;`,
+    tests: ["tests/jobs/job_archive_test.ts"],
+  },
 ];
 
 const TREE = ["deno.json", "deno.lock", "main.ts", "src", "tests", "bench"];

@@ -393,6 +393,14 @@ export class JobTable {
       this.#keyExpiry.size + this.#uncommittedExpiry.size + this.#archiveQueue.size;
   }
 
+  /** The last archive slice `expire` ran stopped at its bound: more may be due. */
+  #archiveBacklogged = false;
+
+  /** Whether the archive slice of the last `expire` stopped at `archiveBatchMax`. */
+  get archiveBacklogged(): boolean {
+    return this.#archiveBacklogged;
+  }
+
   /** Jobs archived (held as bytes, not objects). */
   get archivedJobs(): number {
     return this.#archive.size;
@@ -455,7 +463,12 @@ export class JobTable {
   }
 
   /** Archives the delivered jobs due, at most `archiveBatchMax` of them (see `#archive`). */
-  #archiveDue(nowWallMs: number): void {
+  /**
+   * One archive slice: at most `archiveBatchMax` due jobs. True when it stopped at that bound,
+   * so more may be due (the caller runs another slice soon: jobs.archiveSliceGapMs).
+   */
+  archiveDue(nowWallMs: number): boolean {
+    this.#nowWallMs = Math.max(this.#nowWallMs, nowWallMs);
     let budget = this.#archiveBatchMax;
     for (const jobId of this.#archiveQueue.due(nowWallMs)) {
       const held = this.#entries.get(jobId);
@@ -467,6 +480,7 @@ export class JobTable {
       if (--budget <= 0) break;
     }
     this.#archive.compact();
+    return budget <= 0;
   }
 
   keyTombstone(jobId: string): KeyTombstone | undefined {
@@ -1033,7 +1047,7 @@ export class JobTable {
       this.#goneGens.delete(jobId);
     }
     this.#trimGone(this.#options.finishedTombstonesMax);
-    this.#archiveDue(nowWallMs);
+    this.#archiveBacklogged = this.archiveDue(nowWallMs);
     return dropped;
   }
 

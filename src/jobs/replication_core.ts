@@ -203,6 +203,8 @@ export class ReplicationCore {
   /** Asks peers for what this node lacks: catch-up and anti-entropy (catchup_client.ts). */
   readonly #catchup: CatchupClient;
   #expireAtMs = Infinity;
+  /** The next archive slice while a backlog lasts (`JobTable.archiveDue`); Infinity: none. */
+  #archiveAtMs = Infinity;
   /** The wall clock as of the latest input (for records made where no wall time is passed). */
   #wallMs = 0;
 
@@ -1056,7 +1058,18 @@ export class ReplicationCore {
     // the cut, is replayed over it on recovery.
     if (nowMs >= this.#expireAtMs) {
       this.#expireAtMs = nowMs + this.config.expireIntervalMs;
-      if (!this.#recovery.checkpointPending) this.#expire(nowMs, wallMs);
+      if (!this.#recovery.checkpointPending) {
+        this.#expire(nowMs, wallMs);
+        this.#archiveAtMs = this.table.archiveBacklogged
+          ? nowMs + this.config.archiveSliceGapMs
+          : Infinity;
+      }
+    } else if (nowMs >= this.#archiveAtMs) {
+      // Another slice of a backlog (a burst's deliveries, a restart's replay): small steps
+      // between other work, not one long turn.
+      this.#archiveAtMs = this.table.archiveDue(wallMs)
+        ? nowMs + this.config.archiveSliceGapMs
+        : Infinity;
     }
     this.#outbox.tick(nowMs);
     this.#appends.tick(nowMs);
@@ -1104,6 +1117,7 @@ export class ReplicationCore {
     this.#dropDecidedProposalTimers();
     let t = Math.min(
       this.#expireAtMs,
+      this.#archiveAtMs,
       this.#duties.deferredAtMs,
       this.#outbox.lazyDueMs,
       this.#appends.dueMs,

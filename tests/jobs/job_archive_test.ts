@@ -148,7 +148,11 @@ Deno.test("archived jobs leave at their retention, keys and tombstones kept, sla
   const t = table({ finishedJobsMax: 1_000_000 });
   for (let i = 0; i < 3000; i++) deliver(t, `j${i}`, i % 3 === 0 ? `key-${i}` : undefined);
   t.expire(T0 + 1010 + AFTER);
-  assertEquals(t.archivedJobs, 3000);
+  assertEquals(t.archivedJobs, 500, "a retention pass archives one slice");
+  assert(t.archiveBacklogged, "and says more may be due");
+  let slices = 1;
+  while (t.archiveDue(T0 + 1010 + AFTER)) slices++;
+  assertEquals([t.archivedJobs, slices], [3000, 6], "the rest in slices of archiveBatchMax");
   const slabBytes = t.archiveBytes;
   assert(slabBytes > 0 && slabBytes <= 2 * (1 << 20), `${slabBytes} bytes of slabs`);
   const dropped = t.expire(T0 + 1010 + HOUR);
@@ -304,4 +308,41 @@ Deno.test("five cores archive a delivered job after deliveredArchiveAfterMs and 
     c.settle();
   }
   assertEquals(restarted.table.archivedJobs, 1);
+});
+
+Deno.test("a core archives a backlog in slices of archiveBatchMax, archiveSliceGapMs apart, then waits for its retention pass again", () => {
+  const gapMs = 20;
+  const c = new ReviewCluster({
+    deliveredArchiveAfterMs: 3_000,
+    archiveBatchMax: 4,
+    archiveSliceGapMs: gapMs,
+  });
+  c.startAll();
+  const ids: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const requestId = c.submit(0, { url: "http://a.test/", payload: `{"n":${i}}` });
+    c.settle();
+    const answer = c.answers.get(requestId);
+    assert(answer?.ok === true, JSON.stringify(answer));
+    ids.push(answer.id);
+  }
+  for (const id of ids) c.delivered(0, id);
+  c.settle();
+  const core = c.cores[0]!;
+  // Up to the first retention pass that finds them due: one slice there, no more.
+  let steps = 0;
+  while (core.table.archivedJobs === 0 && steps++ < 100) {
+    c.tick(100);
+    c.settle();
+  }
+  assertEquals(core.table.archivedJobs, 4, "one slice at the retention pass");
+  assertEquals(core.nextWakeMs() - c.nowMs, gapMs, "the next slice follows soon");
+  c.tick(gapMs);
+  assertEquals(core.table.archivedJobs, 8);
+  c.tick(gapMs);
+  assertEquals(core.table.archivedJobs, 10, "the last slice, not full");
+  assert(
+    core.nextWakeMs() - c.nowMs > gapMs,
+    "with the backlog gone the core waits for its next retention pass, not a slice",
+  );
 });
