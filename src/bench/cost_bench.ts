@@ -150,6 +150,7 @@ export interface CostReport {
   load_after: number[];
   /** Seconds of warm-up each rate's fresh clusters had before they were measured. */
   warmup_s: number;
+  warmup_rate: number;
   floors: Floor[];
   idle: IdleCost | null;
   rows: CostRow[];
@@ -264,9 +265,15 @@ const spec: CommandSpec = {
     warmup: {
       type: "string",
       valueName: "S",
-      help: `Seconds of ${WARMUP_RATE} jobs/s on each fresh cluster before it is measured, not ` +
+      help: "Seconds of --warmup-rate jobs/s on each fresh cluster before it is measured, not " +
         "counted (the sweep's --warmup)",
       default: String(WARMUP_S_DEFAULT),
+    },
+    "warmup-rate": {
+      type: "string",
+      valueName: "R",
+      help: "Jobs/s of the warm-up (the sweep's --warmup-rate)",
+      default: String(WARMUP_RATE),
     },
     "floor-ops": {
       type: "string",
@@ -505,6 +512,7 @@ export const costBenchCommand: LeafCommand = {
     });
     const durationS = numberFlag(v, "duration", 10, { min: 1, max: 600 });
     const warmupS = numberFlag(v, "warmup", WARMUP_S_DEFAULT, { min: 0, max: 600 });
+    const warmupRate = numberFlag(v, "warmup-rate", WARMUP_RATE, { min: 1, max: 100_000 });
     const floorOps = numberFlag(v, "floor-ops", 20_000, {
       min: 100,
       max: 10_000_000,
@@ -572,6 +580,7 @@ export const costBenchCommand: LeafCommand = {
           rates: String(rate),
           duration: String(durationS),
           warmup: String(warmupS),
+          "warmup-rate": String(warmupRate),
         });
         const sweepAt = (profileDir: string | undefined) =>
           runSweep({
@@ -611,6 +620,7 @@ export const costBenchCommand: LeafCommand = {
         load_before: loadBefore,
         load_after: await loadAverage(),
         warmup_s: warmupS,
+        warmup_rate: warmupRate,
         floors,
         idle,
         rows,

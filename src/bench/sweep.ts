@@ -91,19 +91,22 @@ import { SINK_JOB_PATH } from "../process/sink.ts";
  * counted: a first step that pays for JIT compilation, cold keep-alive connections and the
  * first transport sessions measures the start, not the steady state.
  *
- * 30 s, 3,000 submits: with five nodes and plain jobs, 600 through each node's HTTP path, as
- * many as a single-process peer sees in a few seconds (more nodes, or events to K endpoints at
- * 100/K a second, give each node fewer: raise `--warmup` to match). V8 tiers a function up by
- * its own call count (Maglev at 400), and the nodes share the submits, so with 5 s (100 a
- * node) every node's per-submit code tiered up inside the first measured step, all five at the
- * same job count: some 120 Maglev compilations a node within half a second at job ~2,500, V8's
- * workers at up to 0.9 of the two cores, and that second's p99 at 90–118 ms. Alternated at
- * 200/s, 5 s against 30 s: p99 of the step's first two seconds 29–148 ms against 16–29, of the
- * step 60–90 against 28–73 (bench/results/session31/jit_wave, warmup_ab).
+ * V8 tiers a function up by its own call count: Maglev at 400, TurboFan at 3,000
+ * (`--invocation-count-for-turbofan`), and the nodes share the submits. With 5 s at 100/s
+ * (100 submits a node) every node's per-submit code reached Maglev inside the first measured
+ * step, all five at the same job count: some 120 compilations a node within half a second, V8's
+ * workers at up to 0.9 of the two cores, and that second's p99 at 90–118 ms; 30 s fixed that
+ * (bench/results/session31/jit_wave, warmup_ab). At 100/s, 30 s is 600 submits a node: the
+ * TurboFan wave then came inside the first step, 140 compilations a node over an 800/s step
+ * (bench/results/session45/tail800/tiers_timeline_800.txt), and at 200/s the step's CPU a job
+ * was 6–15 % above a cluster warmed 180 s, its V8 workers' time twice as high
+ * (bench/results/session45/warmup/). Hence 500/s: 15,000 jobs, 3,000 through each of five
+ * nodes' HTTP path. More nodes, or events to K endpoints (sent at `WARMUP_RATE`/K a second),
+ * give each node fewer: raise `--warmup` or `--warmup-rate` to match.
  */
 export const WARMUP_S_DEFAULT = 30;
-/** Jobs/s of the warm-up: low enough that no machine this runs on is loaded by it. */
-export const WARMUP_RATE = 100;
+/** Jobs/s of the warm-up: a fifth of what this 2-core machine accepts, so it is not loaded. */
+export const WARMUP_RATE = 500;
 
 const spec: CommandSpec = {
   name: "bench sweep",
@@ -129,9 +132,15 @@ const spec: CommandSpec = {
     warmup: {
       type: "string",
       valueName: "S",
-      help: `Seconds of ${WARMUP_RATE} jobs/s on each fresh cluster before its first step, not ` +
+      help: "Seconds of --warmup-rate jobs/s on each fresh cluster before its first step, not " +
         "counted (JIT, connections); 0 for none",
       default: String(WARMUP_S_DEFAULT),
+    },
+    "warmup-rate": {
+      type: "string",
+      valueName: "R",
+      help: "Jobs/s of the warm-up (events/s: R / --fanout)",
+      default: String(WARMUP_RATE),
     },
     nodes: { type: "string", valueName: "N", help: "Node processes", default: "5" },
     fanout: {
@@ -256,8 +265,10 @@ export interface SweepOptions {
   rates: number[];
   losses: number[];
   durationS: number;
-  /** Seconds of `WARMUP_RATE` jobs/s before the first step of each cluster, not counted. */
+  /** Seconds of `warmupRate` jobs/s before the first step of each cluster, not counted. */
   warmupS: number;
+  /** Jobs/s of the warm-up (`WARMUP_RATE` unless `--warmup-rate`). */
+  warmupRate: number;
   nodes: number;
   /** Endpoints each event goes to (`--fanout`): events instead of jobs. Absent: jobs. */
   fanout?: number;
@@ -396,6 +407,7 @@ export function sweepOptionsFromFlags(values: Record<string, unknown>): SweepOpt
     losses: lossRaw.length > 0 ? lossRaw.map((p) => number(p, "loss", 0, 0.9)) : [0],
     durationS: numberFlag(v, "duration", 20, { min: 0.5, max: 3600 }),
     warmupS: numberFlag(v, "warmup", WARMUP_S_DEFAULT, { min: 0, max: 600 }),
+    warmupRate: numberFlag(v, "warmup-rate", WARMUP_RATE, { min: 1, max: 100_000 }),
     nodes: numberFlag(v, "nodes", 5, { min: 1, max: 15, integer: true }),
     ...(fanout !== undefined ? { fanout } : {}),
     via: (via.length > 0 ? via : ["http"]) as Array<"http" | "udp">,
@@ -555,7 +567,7 @@ async function runCluster(
     const unit = options.fanout === undefined ? "jobs/s" : "events/s";
     if (options.warmupS > 0) {
       // The same jobs/s as a warm-up of plain jobs: an event is `fanout` jobs.
-      const warmRate = Math.max(1, Math.round(WARMUP_RATE / (options.fanout ?? 1)));
+      const warmRate = Math.max(1, Math.round(options.warmupRate / (options.fanout ?? 1)));
       log(`${label}: warm-up: ${warmRate} ${unit} for ${options.warmupS} s, not counted`);
       const warm = await generator.run(
         { op: "open", step: "warmup", rate: warmRate, seconds: options.warmupS },

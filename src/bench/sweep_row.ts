@@ -51,6 +51,7 @@ export interface SweepRow {
    * step, not counted in any row.
    */
   warmup_s: number;
+  warmup_rate: number;
   /**
    * What a submit is: "jobs" (`POST /v1/jobs`, one job each) or "events" (`--fanout`:
    * `POST /v1/events`, each fanned out to `fanout` endpoints). The columns from `asked` to
@@ -165,6 +166,7 @@ export interface SweepRowOptions {
   fanout?: number;
   durationS: number;
   warmupS: number;
+  warmupRate: number;
   drainLimitS: number;
   inFlight: number;
   /** The nodes were the skeleton cluster's (`--skeleton`). */
@@ -365,6 +367,7 @@ export function sweepRow(
     wal_sync: variant.walSync,
     duration_s: options.durationS,
     warmup_s: options.warmupS,
+    warmup_rate: options.warmupRate,
     submits: events ? "events" : "jobs",
     fanout,
     asked: s.report.asked,

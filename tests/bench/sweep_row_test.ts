@@ -22,6 +22,7 @@ const OPTIONS: SweepOptions = {
   losses: [0],
   durationS: 10,
   warmupS: 5,
+  warmupRate: 100,
   nodes: 5,
   via: ["http"],
   walModes: ["batched"],

@@ -66,11 +66,14 @@ Deno.test("hookd bench --rates runs one step per rate over HTTP and loses nothin
     "20",
     "--warmup",
     "1",
+    "--warmup-rate",
+    "40",
   ]);
   assertEquals(rows.map((r) => r.rate), [50, 100]);
   for (const row of rows) {
     checkRow(row);
     assertEquals(row.warmup_s, 1, "the warm-up before the first step is in every row");
+    assertEquals(row.warmup_rate, 40, "and its rate");
     assertEquals([row.submits, row.fanout], ["jobs", 1], "without --fanout: plain jobs");
     assertEquals(row.submit_via, "http");
     assertEquals(row.loss, 0);
@@ -190,6 +193,7 @@ function row(rate: number, fields: Partial<SweepRow> = {}): SweepRow {
     wal_sync: "batched",
     duration_s: 20,
     warmup_s: 5,
+    warmup_rate: 100,
     submits: "jobs",
     fanout: 1,
     asked: n,
