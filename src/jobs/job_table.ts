@@ -462,10 +462,10 @@ export class JobTable {
     this.#archiveQueue.push(jobId, this.#nowWallMs + this.#archiveAfterMs);
   }
 
-  /** Archives the delivered jobs due, at most `archiveBatchMax` of them (see `#archive`). */
   /**
-   * One archive slice: at most `archiveBatchMax` due jobs. True when it stopped at that bound,
-   * so more may be due (the caller runs another slice soon: jobs.archiveSliceGapMs).
+   * One archive slice: the delivered jobs due, at most `archiveBatchMax` of them (see
+   * `#archive`). True when it stopped at that bound, so more may be due (the caller runs
+   * another slice soon: jobs.archiveSliceGapMs).
    */
   archiveDue(nowWallMs: number): boolean {
     this.#nowWallMs = Math.max(this.#nowWallMs, nowWallMs);
