@@ -47,20 +47,26 @@ Deno.test("retries by hand together with events keep every invariant", async () 
   assertEquals(failures, [], failures.join("\n"));
 });
 
-Deno.test("the run waits for pending checks to repair a replica that missed a DONE no log holds", async () => {
+Deno.test("`--revives` seed 4929, once a replica that missed a DONE no log holds, passes", async () => {
   // `--revives` seed 4929: n3 was down when a retry's DONE went out and came back partitioned,
   // then lossy; the DONE's node crashed, and its restart voided the seq after the 16-KiB
   // catch-up logs had let the record go. Only a pending check repairs that, 60 s on; the run
   // used to end after the anti-entropy settle and fail the seed with n3's copy still pending
   // (session 43).
+  //
+  // Since the WAL's batch end markers carry their batch's length (session 45, 1f094f4), every
+  // batch is 4 bytes longer, the simulator's crashes keep other prefixes of unsynced bytes, and
+  // this seed no longer reaches that scenario: it passes without a pending check. No other
+  // `--revives` seed of 4901..6200 and 6201..about 6700 reached it on that code (one in 350 did
+  // before: this one). So the run's wait is no longer exercised here; the test keeps the seed's
+  // verdict, and says so when the scenario comes back.
   const lines: string[] = [];
   const options: ClusterSimOptions = { seed: 4929, revives: true, onTrace: (l) => lines.push(l) };
   const report = await runClusterSim(options);
   assertEquals(report.violations, [], replayCommand(options));
-  assert(
-    lines.some((l) => l.includes("pending-check-settled")),
-    "a pending check settled the copy",
-  );
+  if (lines.some((l) => l.includes("pending-check-settled"))) {
+    console.log("seed 4929 again reaches a copy only a pending check repairs");
+  }
 });
 
 /**
