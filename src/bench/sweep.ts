@@ -99,7 +99,7 @@ import { SINK_JOB_PATH } from "../process/sink.ts";
  * (bench/results/session31/jit_wave, warmup_ab). At 100/s, 30 s is 600 submits a node: the
  * TurboFan wave then came inside the first step, 140 compilations a node over an 800/s step
  * (bench/results/session45/tail800/tiers_timeline_800.txt), and at 200/s the step's CPU a job
- * was 6–15 % above a cluster warmed 180 s, its V8 workers' time twice as high
+ * was 6–17 % above a cluster warmed 180 s, its V8 workers' time twice as high
  * (bench/results/session45/warmup/). Hence 500/s: 15,000 jobs, 3,000 through each of five
  * nodes' HTTP path. More nodes, or events to K endpoints (sent at `WARMUP_RATE`/K a second),
  * give each node fewer: raise `--warmup` or `--warmup-rate` to match.
