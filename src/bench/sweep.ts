@@ -105,7 +105,10 @@ import { SINK_JOB_PATH } from "../process/sink.ts";
  * give each node fewer: raise `--warmup` or `--warmup-rate` to match.
  */
 export const WARMUP_S_DEFAULT = 30;
-/** Jobs/s of the warm-up: a fifth of what this 2-core machine accepts, so it is not loaded. */
+/**
+ * Jobs/s of the warm-up: about a sixth of what the 2-core machine accepted in session 45's
+ * rate sweep (2,889 a second at 3,200 asked), so the warm-up does not load it.
+ */
 export const WARMUP_RATE = 500;
 
 const spec: CommandSpec = {

@@ -256,9 +256,9 @@ export class JobTable {
    * them) in slabs, not as objects. A delivered job stays an hour, so an old node holds
    * hundreds of thousands of them: as objects they were most of its heap and of every full GC's
    * work (bench/results/session44/memory/: 707 bytes of heap a job as objects, 154 archived; a
-   * full GC over 720,000 jobs 547 ms, 132 archived). Reading one decodes a fresh entry (`get`), which the caller must only read;
-   * a record that changes one thaws it back into an object (`#keepChanges`), archived again
-   * later.
+   * full GC over 720,000 jobs 547 ms, 132 archived). Reading one decodes a fresh entry (`get`),
+   * which the caller must only read; a record that changes one thaws it back into an object
+   * (`#keepChanges`), archived again later.
    */
   readonly #archive = new SlabStore();
   /** One writer for every job archived: a fresh buffer each cost 3.4 µs more a job (same). */

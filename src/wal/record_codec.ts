@@ -71,10 +71,15 @@ export function frameBytes(payloadBytes: number): number {
 /** A data batch's BatchEnd payload: the u32 count of the batch's bytes before it. */
 export const BATCH_END_PAYLOAD_BYTES = 4;
 
-/** Writes a data batch's BatchEnd payload into `target` (BATCH_END_PAYLOAD_BYTES long). */
+/**
+ * Writes a data batch's BatchEnd payload into `target` (BATCH_END_PAYLOAD_BYTES long), byte by
+ * byte: it runs once a batch, and a DataView each time would be garbage on the WAL's path.
+ */
 export function writeBatchEndPayload(target: Uint8Array, batchBytesBefore: number): Uint8Array {
-  new DataView(target.buffer, target.byteOffset, BATCH_END_PAYLOAD_BYTES)
-    .setUint32(0, batchBytesBefore, true);
+  target[0] = batchBytesBefore & 0xff;
+  target[1] = (batchBytesBefore >>> 8) & 0xff;
+  target[2] = (batchBytesBefore >>> 16) & 0xff;
+  target[3] = (batchBytesBefore >>> 24) & 0xff;
   return target;
 }
 
